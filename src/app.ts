@@ -1,0 +1,105 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { isPostgresUrl, type Config } from './config.js';
+import { createDomainContext, type DomainContext } from './domain/context.js';
+import { createTokenReader, mintToken } from './http/shared/auth.js';
+import type { HttpDeps } from './http/shared/route.js';
+import { mountV2 } from './http/v2/index.js';
+import { mountV3 } from './http/v3/index.js';
+import { migrate, type MigrationStep } from './storage/migrate.js';
+import { PostgresDriver } from './storage/postgres/postgres-driver.js';
+import type { SqlDriver } from './storage/sql/driver.js';
+import { SqlStore } from './storage/sql/sql-store.js';
+import { SqliteDriver } from './storage/sqlite/sqlite-driver.js';
+
+/** Message batches of 100 x 25,000 characters must fit (contract §7.4). */
+const BODY_LIMIT = 16 * 1024 * 1024;
+
+export interface Database {
+  driver: SqlDriver;
+  store: SqlStore;
+  migrations: MigrationStep[];
+}
+
+/** Opens SQLite or PostgreSQL as `DATABASE_URL` says and brings its schema up to date. */
+export async function openDatabase(databaseUrl: string): Promise<Database> {
+  const driver: SqlDriver = isPostgresUrl(databaseUrl) ? new PostgresDriver(databaseUrl) : new SqliteDriver(databaseUrl);
+  try {
+    const migrations = await migrate(driver);
+    return { driver, store: SqlStore.over(driver), migrations };
+  } catch (error) {
+    await driver.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+export interface AppDeps {
+  config: Config;
+  database: Database;
+  /** Fastify logger options; false silences request logs (tests). */
+  logger?: boolean | Record<string, unknown>;
+  now?: () => Date;
+}
+
+/** Builds the HTTP app with /v2 and /v3 mounted, without listening (tests use inject). */
+export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: DomainContext }> {
+  const { config } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel },
+    bodyLimit: BODY_LIMIT,
+    // ids are client-chosen strings; the router must not reject long ones
+    routerOptions: { maxParamLength: 2048 },
+    requestIdHeader: 'x-request-id',
+    return503OnClosing: true,
+  });
+
+  // Bodies arrive as text: each generation decides how to parse them (contract §1.4, §9.1).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // Validation happens in the route layer so errors come out in the reference's shape and order;
+  // the schemas given to Fastify only document the API.
+  app.setValidatorCompiler(() => () => true);
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Engram', version: '0.1.0', description: 'Memory server for AI agents (Honcho-compatible HTTP API)' },
+      components: { securitySchemes: { HTTPBearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ HTTPBearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  const ctx = createDomainContext(
+    deps.database.store,
+    { sessionObservers: config.sessionObserversLimit, webhookEndpoints: config.webhookMaxWorkspaceLimit },
+    deps.now,
+  );
+  const httpDeps: HttpDeps = {
+    ctx,
+    readToken: config.useAuth ? createTokenReader(config.jwtSecret) : null,
+    mintKey: config.useAuth ? (claims) => mintToken(config.jwtSecret, claims) : null,
+  };
+
+  app.get('/health', { schema: { hide: true } }, async (_request, reply) =>
+    reply.header('content-type', 'application/json').send('{"status":"ok"}'),
+  );
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  mountV2(app, httpDeps);
+  mountV3(app, httpDeps);
+
+  app.setNotFoundHandler((_request, reply) => {
+    reply.code(404).header('content-type', 'application/json').send('{"detail":"Not Found"}');
+  });
+  app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 500) {
+      request.log.error({ err: error }, 'unhandled error');
+      return reply.code(500).send({ detail: 'An unexpected error occurred' });
+    }
+    return reply.code(status).send({ detail: error.message });
+  });
+
+  return { app, ctx };
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+import { openDatabase } from '../app.js';
+import { mintToken } from '../http/shared/auth.js';
+import { configOrExit, serve } from '../main.js';
+
+const USAGE = `usage: engram <command>
+
+commands:
+  serve            start the HTTP server (the default)
+  migrate          apply database migrations and exit
+  token            print an admin JWT signed with AUTH_JWT_SECRET
+  token --workspace <id> [--peer <id>] [--session <id>] [--expires <ISO date>]
+                   print a key scoped to a workspace, peer or session`;
+
+function option(args: string[], name: string): string | undefined {
+  const index = args.indexOf(name);
+  return index >= 0 ? args[index + 1] : undefined;
+}
+
+async function run(args: string[]): Promise<number> {
+  const [command = 'serve', ...rest] = args;
+  switch (command) {
+    case 'serve':
+      await serve(configOrExit());
+      return -1;
+    case 'migrate': {
+      const config = configOrExit();
+      const database = await openDatabase(config.databaseUrl);
+      for (const step of database.migrations) console.log(`${step.applied ? 'applied' : 'already applied'}  ${step.name}`);
+      await database.driver.close();
+      return 0;
+    }
+    case 'token': {
+      const config = configOrExit();
+      if (config.jwtSecret === '') {
+        console.error('engram: AUTH_JWT_SECRET must be set to sign tokens');
+        return 2;
+      }
+      const workspaceId = option(rest, '--workspace');
+      const peerId = option(rest, '--peer');
+      const sessionId = option(rest, '--session');
+      const expires = option(rest, '--expires');
+      const expiresAt = expires === undefined ? undefined : new Date(expires);
+      if (expiresAt !== undefined && Number.isNaN(expiresAt.getTime())) {
+        console.error(`engram: --expires must be an ISO 8601 date, got "${expires}"`);
+        return 2;
+      }
+      if ((peerId !== undefined || sessionId !== undefined) && workspaceId === undefined) {
+        console.error('engram: --workspace is required with --peer or --session');
+        return 2;
+      }
+      const scoped = workspaceId !== undefined;
+      console.log(mintToken(config.jwtSecret, scoped ? { workspaceId, peerId, sessionId, expiresAt } : { isAdmin: true, expiresAt }));
+      return 0;
+    }
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return 0;
+    default:
+      console.error(`engram: unknown command "${command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    console.error('engram:', error instanceof Error ? error.message : error);
+    process.exit(1);
+  },
+);

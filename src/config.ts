@@ -1,0 +1,100 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { parse as parseDotenv } from 'dotenv';
+
+/** Every setting Engram reads, parsed once at start-up. */
+export interface Config {
+  /** TCP port of the HTTP server. */
+  port: number;
+  /** Interface to listen on; 0.0.0.0 exposes the server beyond this machine. */
+  host: string;
+  /** `postgres://...` selects PostgreSQL; anything else is a SQLite file path (`:memory:` allowed). */
+  databaseUrl: string;
+  /** Whether bearer JWTs are required (contract §2.1). */
+  useAuth: boolean;
+  /** HS256 secret for JWTs; required when auth is on. */
+  jwtSecret: string;
+  /** pino level: fatal, error, warn, info, debug, trace or silent. */
+  logLevel: string;
+  /** Most peers with observe_others=true in one session (contract §3.1). */
+  sessionObserversLimit: number;
+  /** Most webhook endpoints per workspace (contract §7.6). */
+  webhookMaxWorkspaceLimit: number;
+  /** Milliseconds graceful shutdown waits for in-flight requests. */
+  shutdownTimeoutMs: number;
+}
+
+export const DEFAULT_SQLITE_PATH = './data/engram.db';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+/**
+ * Reads settings from `env`, falling back to a `.env` file in the working directory for keys
+ * the environment does not set. Collects every bad setting before failing, so one start-up
+ * names them all.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.env'): Config {
+  const fileValues = existsSync(dotenvPath) ? parseDotenv(readFileSync(dotenvPath)) : {};
+  const read = (key: string): string | undefined => {
+    const value = env[key] ?? fileValues[key];
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const problems: string[] = [];
+
+  const integer = (key: string, fallback: number, min: number, max: number): number => {
+    const raw = read(key);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${key} must be an integer from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return value;
+  };
+  const boolean = (key: string, fallback: boolean): boolean => {
+    const raw = read(key);
+    if (raw === undefined) return fallback;
+    const lowered = raw.toLowerCase();
+    if (['true', '1', 'yes', 'on'].includes(lowered)) return true;
+    if (['false', '0', 'no', 'off'].includes(lowered)) return false;
+    problems.push(`${key} must be true or false, got "${raw}"`);
+    return fallback;
+  };
+
+  const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!LOG_LEVELS.includes(logLevel)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const databaseUrl = read('DATABASE_URL') ?? DEFAULT_SQLITE_PATH;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(databaseUrl) && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
+    problems.push(`DATABASE_URL must be a postgres:// URL or a SQLite file path, got "${databaseUrl}"`);
+  }
+  const useAuth = boolean('AUTH_USE_AUTH', false);
+  const jwtSecret = read('AUTH_JWT_SECRET') ?? '';
+  if (useAuth && jwtSecret === '') {
+    problems.push('AUTH_JWT_SECRET must be set when AUTH_USE_AUTH is true');
+  }
+
+  const config: Config = {
+    port: integer('PORT', 8000, 0, 65535),
+    host: read('HOST') ?? '127.0.0.1',
+    databaseUrl,
+    useAuth,
+    jwtSecret,
+    logLevel,
+    sessionObserversLimit: integer('SESSION_OBSERVERS_LIMIT', 10, 0, 1_000_000),
+    webhookMaxWorkspaceLimit: integer('WEBHOOK_MAX_WORKSPACE_LIMIT', 10, 0, 1_000_000),
+    shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}

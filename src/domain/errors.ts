@@ -1,0 +1,22 @@
+/** The closed list of failure kinds the domain reports; each generation maps them to HTTP. */
+export type DomainErrorCode =
+  | 'not_found'
+  | 'conflict'
+  | 'invalid_input'
+  | 'limit_exceeded'
+  | 'unauthorized'
+  | 'disabled';
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: DomainErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const notFound = (message: string) => new DomainError('not_found', message);
+export const conflict = (message: string) => new DomainError('conflict', message);
+export const invalidInput = (message: string) => new DomainError('invalid_input', message);
+export const limitExceeded = (message: string) => new DomainError('limit_exceeded', message);

@@ -1,0 +1,74 @@
+import type { Created, JsonObject, ListQuery, Page, PeerRecord, SessionRecord } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+
+export interface PeerInput {
+  id: string;
+  metadata?: JsonObject;
+  configuration?: JsonObject;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * Gets or creates a peer (and its workspace). For an existing peer, non-null metadata and
+ * configuration replace the stored values (contract §7.2).
+ */
+export function getOrCreatePeer(ctx: DomainContext, workspaceId: string, input: PeerInput): Promise<Created<PeerRecord>> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    const result = await store.createPeerIfAbsent(
+      workspaceId,
+      { id: input.id, metadata: input.metadata ?? {}, configuration: input.configuration ?? {} },
+      now,
+    );
+    if (result.created) return result;
+    const changes = {
+      metadata: input.metadata !== undefined && !sameJson(input.metadata, result.record.metadata) ? input.metadata : undefined,
+      configuration:
+        input.configuration !== undefined && !sameJson(input.configuration, result.record.configuration)
+          ? input.configuration
+          : undefined,
+    };
+    if (changes.metadata === undefined && changes.configuration === undefined) return result;
+    const updated = await store.updatePeer(workspaceId, input.id, changes);
+    return { record: updated ?? result.record, created: false };
+  });
+}
+
+/** Updates a peer, creating it (and its workspace) when missing; non-null fields replace. */
+export async function updatePeer(
+  ctx: DomainContext,
+  workspaceId: string,
+  peerId: string,
+  changes: { metadata?: JsonObject; configuration?: JsonObject },
+): Promise<PeerRecord> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    const { record, created } = await store.createPeerIfAbsent(
+      workspaceId,
+      { id: peerId, metadata: changes.metadata ?? {}, configuration: changes.configuration ?? {} },
+      now,
+    );
+    if (created) return record;
+    return (await store.updatePeer(workspaceId, peerId, changes)) ?? record;
+  });
+}
+
+/** Seed 4.4: the peers of a workspace, oldest first (reverse flips), filtered. */
+export function listPeersOfWorkspace(ctx: DomainContext, workspaceId: string, query: ListQuery): Promise<Page<PeerRecord>> {
+  return ctx.store.listPeers(workspaceId, query);
+}
+
+/** Seed 4.3: every session the peer has a membership row in, left and inactive ones included. */
+export function listSessionsOfPeer(
+  ctx: DomainContext,
+  workspaceId: string,
+  peerId: string,
+  query: ListQuery,
+): Promise<Page<SessionRecord>> {
+  return ctx.store.listSessionsOfPeer(workspaceId, peerId, query);
+}

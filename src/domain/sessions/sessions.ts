@@ -1,0 +1,322 @@
+import type {
+  Created,
+  JsonObject,
+  ListQuery,
+  MembershipRecord,
+  Page,
+  PeerRecord,
+  SessionRecord,
+  Store,
+} from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { limitExceeded, notFound } from '../errors.js';
+import { mergeConfiguration } from '../workspaces/workspaces.js';
+
+/** Session-level configuration of one member (contract §3.1). */
+export interface SessionPeerConfig {
+  observe_me: boolean | null;
+  observe_others: boolean | null;
+}
+
+/** Peer id -> its session-level configuration, in request order. */
+export type PeerConfigMap = Map<string, SessionPeerConfig>;
+
+export interface SessionInput {
+  id: string;
+  metadata?: JsonObject;
+  configuration?: JsonObject;
+  peers?: PeerConfigMap;
+}
+
+const sessionNotFound = (workspaceId: string, sessionId: string) =>
+  notFound(`Session ${sessionId} not found in workspace ${workspaceId}`);
+
+function observerError(sessionId: string, count: number, limit: number) {
+  // The reference says "create" even when adding to an existing session (contract §3.1).
+  return limitExceeded(
+    `Cannot create session ${sessionId} with ${count} observers. Maximum allowed is ${limit} observers per session. ` +
+      `Observers are peers with 'observe_others' set to true.`,
+  );
+}
+
+function countObservers(peers: PeerConfigMap): number {
+  let n = 0;
+  for (const config of peers.values()) if (config.observe_others === true) n++;
+  return n;
+}
+
+function isObserver(config: JsonObject): boolean {
+  return config.observe_others === true;
+}
+
+/**
+ * Joins the peers to the session (seed 4.2, contract §3.1 step 4): unknown peers are created;
+ * new and returning members take the given config; active members keep theirs.
+ */
+async function joinPeers(
+  ctx: DomainContext,
+  store: Store,
+  workspaceId: string,
+  sessionId: string,
+  peers: PeerConfigMap,
+  now: Date,
+): Promise<void> {
+  if (peers.size === 0) return;
+  await store.ensurePeers(workspaceId, [...peers.keys()], now);
+  const existing = new Map((await store.listMemberships(workspaceId, sessionId)).map((m) => [m.peerId, m]));
+  const bodyObservers = countObservers(peers);
+  if (bodyObservers > 0) {
+    let others = 0;
+    for (const member of existing.values()) {
+      if (member.leftAt === null && !peers.has(member.peerId) && isObserver(member.configuration)) others++;
+    }
+    if (others + bodyObservers > ctx.limits.sessionObservers) {
+      throw observerError(sessionId, others + bodyObservers, ctx.limits.sessionObservers);
+    }
+  }
+  const rows: MembershipRecord[] = [];
+  for (const [peerId, config] of peers) {
+    const member = existing.get(peerId);
+    const isActive = member !== undefined && member.leftAt === null;
+    rows.push({
+      peerId,
+      configuration: isActive ? member.configuration : { ...config },
+      joinedAt: now,
+      leftAt: null,
+    });
+  }
+  await store.saveMemberships(workspaceId, sessionId, rows);
+}
+
+/** Finds an active session or creates it (with its workspace); an inactive one is a 404. */
+async function getOrCreateActiveSession(
+  ctx: DomainContext,
+  store: Store,
+  workspaceId: string,
+  input: { id: string; metadata?: JsonObject; configuration?: JsonObject },
+  newPeers: PeerConfigMap | undefined,
+  now: Date,
+): Promise<Created<SessionRecord>> {
+  const found = await store.findSession(workspaceId, input.id);
+  if (found !== undefined) {
+    if (!found.isActive) throw sessionNotFound(workspaceId, input.id);
+    return { record: found, created: false };
+  }
+  if (newPeers !== undefined) {
+    const observers = countObservers(newPeers);
+    if (observers > ctx.limits.sessionObservers) throw observerError(input.id, observers, ctx.limits.sessionObservers);
+  }
+  await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+  const result = await store.createSessionIfAbsent(
+    workspaceId,
+    { id: input.id, metadata: input.metadata ?? {}, configuration: input.configuration ?? {} },
+    now,
+  );
+  if (!result.record.isActive) throw sessionNotFound(workspaceId, input.id);
+  return result;
+}
+
+/**
+ * Get-or-create (contract §7.3): an existing session has non-null metadata replaced,
+ * configuration merged, and the listed peers added as in §3.1.
+ */
+export function getOrCreateSession(ctx: DomainContext, workspaceId: string, input: SessionInput): Promise<Created<SessionRecord>> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    const result = await getOrCreateActiveSession(ctx, store, workspaceId, input, input.peers, now);
+    let record = result.record;
+    if (!result.created && (input.metadata !== undefined || input.configuration !== undefined)) {
+      record =
+        (await store.updateSession(workspaceId, input.id, {
+          metadata: input.metadata,
+          configuration: mergeConfiguration(record.configuration, input.configuration),
+        })) ?? record;
+    }
+    if (input.peers !== undefined) await joinPeers(ctx, store, workspaceId, input.id, input.peers, now);
+    return { record, created: result.created };
+  });
+}
+
+/** Seed 4.2: adds peers to a session, creating the session, workspace and peers as needed. */
+export function addPeersToSession(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  peers: PeerConfigMap,
+): Promise<SessionRecord> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    const { record } = await getOrCreateActiveSession(ctx, store, workspaceId, { id: sessionId }, peers, now);
+    await joinPeers(ctx, store, workspaceId, sessionId, peers, now);
+    return record;
+  });
+}
+
+/** Replaces the membership with exactly the given peers and configs. */
+export function setSessionPeers(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  peers: PeerConfigMap,
+): Promise<SessionRecord> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    const observers = countObservers(peers);
+    if (observers > ctx.limits.sessionObservers) throw observerError(sessionId, observers, ctx.limits.sessionObservers);
+    const session = await store.findSession(workspaceId, sessionId);
+    // The reference commits the change on an inactive session and then answers 404; Engram
+    // refuses before changing anything (docs/compatibility.md).
+    if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
+    await store.markMembersLeft(workspaceId, sessionId, undefined, now);
+    await store.ensurePeers(workspaceId, [...peers.keys()], now);
+    await store.saveMemberships(
+      workspaceId,
+      sessionId,
+      [...peers].map(([peerId, config]) => ({ peerId, configuration: { ...config }, joinedAt: now, leftAt: null })),
+    );
+    return session;
+  });
+}
+
+/** Marks the listed active members as left; unknown ids are ignored. */
+export function removePeersFromSession(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  peerIds: string[],
+): Promise<SessionRecord> {
+  return ctx.store.transaction(async (store) => {
+    const session = await store.findSession(workspaceId, sessionId);
+    if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
+    await store.markMembersLeft(workspaceId, sessionId, [...new Set(peerIds)], ctx.now());
+    return session;
+  });
+}
+
+/** Active members of the session, in storage order (no session check, contract §7.3). */
+export function listSessionPeers(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  page: number,
+  size: number,
+): Promise<Page<PeerRecord>> {
+  return ctx.store.listActiveMemberPeers(workspaceId, sessionId, page, size);
+}
+
+export async function getSessionPeerConfig(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  peerId: string,
+): Promise<SessionPeerConfig> {
+  const member = await ctx.store.findMembership(workspaceId, sessionId, peerId);
+  if (member === undefined) throw notFound(`Session peer ${peerId} not found in session ${sessionId} in workspace ${workspaceId}`);
+  const config = member.configuration;
+  return {
+    observe_me: typeof config.observe_me === 'boolean' ? config.observe_me : null,
+    observe_others: typeof config.observe_others === 'boolean' ? config.observe_others : null,
+  };
+}
+
+/** Merges the non-null fields into the member's config; a non-member becomes a member. */
+export function setSessionPeerConfig(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  peerId: string,
+  changes: Partial<SessionPeerConfig>,
+): Promise<void> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    const session = await store.findSession(workspaceId, sessionId);
+    if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
+    const peer = await store.findPeer(workspaceId, peerId);
+    if (peer === undefined) throw notFound(`Peer ${peerId} not found in workspace ${workspaceId}`);
+    const members = await store.listMemberships(workspaceId, sessionId);
+    const member = members.find((m) => m.peerId === peerId);
+    const configuration: JsonObject = { observe_me: null, observe_others: null, ...member?.configuration };
+    for (const [key, value] of Object.entries(changes)) if (value !== null && value !== undefined) configuration[key] = value;
+    if (isObserver(configuration) && !(member !== undefined && member.leftAt === null && isObserver(member.configuration))) {
+      const others = members.filter((m) => m.peerId !== peerId && m.leftAt === null && isObserver(m.configuration)).length;
+      if (others + 1 > ctx.limits.sessionObservers) throw observerError(sessionId, others + 1, ctx.limits.sessionObservers);
+    }
+    await store.saveMemberships(workspaceId, sessionId, [
+      {
+        peerId,
+        configuration,
+        joinedAt: member !== undefined && member.leftAt === null ? member.joinedAt : now,
+        leftAt: null,
+      },
+    ]);
+  });
+}
+
+export function listSessions(ctx: DomainContext, workspaceId: string, query: ListQuery): Promise<Page<SessionRecord>> {
+  return ctx.store.listSessions(workspaceId, query);
+}
+
+/** Updates a session, creating it (and its workspace) when missing; inactive is a 404. */
+export function updateSession(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  changes: { metadata?: JsonObject; configuration?: JsonObject },
+): Promise<SessionRecord> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    const { record, created } = await getOrCreateActiveSession(ctx, store, workspaceId, { id: sessionId, ...changes }, undefined, now);
+    if (created) return record;
+    return (
+      (await store.updateSession(workspaceId, sessionId, {
+        metadata: changes.metadata,
+        configuration: mergeConfiguration(record.configuration, changes.configuration),
+      })) ?? record
+    );
+  });
+}
+
+/** Marks the session inactive; it stays visible to member reads until purged. */
+export async function deleteSession(ctx: DomainContext, workspaceId: string, sessionId: string): Promise<void> {
+  const changed = await ctx.store.deactivateSession(workspaceId, sessionId);
+  if (!changed) throw sessionNotFound(workspaceId, sessionId);
+}
+
+/** Copies a session: metadata, configuration, messages (up to `messageId`) and memberships. */
+export function cloneSession(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  messageId: string | undefined,
+): Promise<SessionRecord> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    const original = await store.findSession(workspaceId, sessionId);
+    if (original === undefined || !original.isActive) throw notFound('Original session not found');
+    if (messageId !== undefined && !(await store.messageInSession(workspaceId, sessionId, messageId))) {
+      throw notFound('Session not found');
+    }
+    const { record } = await store.createSessionIfAbsent(
+      workspaceId,
+      { id: ctx.newId(), metadata: original.metadata, configuration: original.configuration },
+      now,
+    );
+    await store.copyMessages(workspaceId, sessionId, record.id, messageId, now, ctx.newId);
+    const members = await store.listMemberships(workspaceId, sessionId);
+    await store.saveMemberships(
+      workspaceId,
+      record.id,
+      members.map((m) => ({ peerId: m.peerId, configuration: m.configuration, joinedAt: now, leftAt: null })),
+    );
+    return record;
+  });
+}
+
+export async function isActiveSessionMember(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  peerId: string,
+): Promise<boolean> {
+  return ctx.store.isActiveMember(workspaceId, sessionId, peerId);
+}

@@ -1,0 +1,46 @@
+import type { Created, Page, WebhookEndpointRecord } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { conflict, notFound } from '../errors.js';
+
+/**
+ * Returns the workspace's endpoint with this exact URL, or creates one. The workspace must
+ * exist, and a workspace holds at most `limits.webhookEndpoints` endpoints (contract §7.6).
+ */
+export function getOrCreateWebhookEndpoint(
+  ctx: DomainContext,
+  workspaceId: string,
+  url: string,
+): Promise<Created<WebhookEndpointRecord>> {
+  return ctx.store.transaction(async (store) => {
+    if ((await store.findWorkspace(workspaceId)) === undefined) throw notFound(`Workspace ${workspaceId} not found`);
+    const existing = await store.findWebhookEndpointByUrl(workspaceId, url);
+    if (existing !== undefined) return { record: existing, created: false };
+    const limit = ctx.limits.webhookEndpoints;
+    if ((await store.countWebhookEndpoints(workspaceId)) >= limit) {
+      throw conflict(`Maximum number of webhook endpoints (${limit}) reached for this workspace.`);
+    }
+    const record = { id: ctx.newId(), workspaceId, url, createdAt: ctx.now() };
+    const inserted = await store.insertWebhookEndpoint(record);
+    if (inserted !== undefined) return { record: inserted, created: true };
+    // A concurrent request registered the same URL first.
+    const raced = await store.findWebhookEndpointByUrl(workspaceId, url);
+    if (raced === undefined) throw conflict(`Unable to create webhook endpoint for ${url}`);
+    return { record: raced, created: false };
+  });
+}
+
+export function listWebhookEndpoints(
+  ctx: DomainContext,
+  workspaceId: string,
+  page: number,
+  size: number,
+): Promise<Page<WebhookEndpointRecord>> {
+  return ctx.store.listWebhookEndpoints(workspaceId, page, size);
+}
+
+/** Seed 4.5: deletes the endpoint; unknown or another workspace's id is a 404. */
+export async function deleteWebhookEndpoint(ctx: DomainContext, workspaceId: string, endpointId: string): Promise<void> {
+  if (!(await ctx.store.deleteWebhookEndpoint(workspaceId, endpointId))) {
+    throw notFound(`Webhook endpoint ${endpointId} not found for workspace ${workspaceId}`);
+  }
+}

@@ -1,0 +1,62 @@
+import type { Created, JsonObject, ListQuery, Page, WorkspaceRecord } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { conflict, notFound } from '../errors.js';
+
+export interface WorkspaceInput {
+  id: string;
+  metadata: JsonObject;
+  configuration: JsonObject;
+}
+
+/** Existing workspaces are returned unchanged: the body only seeds a new one (contract §7.1). */
+export function getOrCreateWorkspace(ctx: DomainContext, input: WorkspaceInput): Promise<Created<WorkspaceRecord>> {
+  return ctx.store.createWorkspaceIfAbsent(input, ctx.now());
+}
+
+export function listWorkspaces(ctx: DomainContext, query: ListQuery): Promise<Page<WorkspaceRecord>> {
+  return ctx.store.listWorkspaces(query);
+}
+
+/** Top-level configuration keys replace stored ones; other stored keys stay. */
+export function mergeConfiguration(stored: JsonObject, changes: JsonObject | undefined): JsonObject | undefined {
+  return changes === undefined ? undefined : { ...stored, ...changes };
+}
+
+/** Updates a workspace, creating it first when missing (contract §7.1). */
+export function updateWorkspace(
+  ctx: DomainContext,
+  id: string,
+  changes: { metadata?: JsonObject; configuration?: JsonObject },
+): Promise<WorkspaceRecord> {
+  return ctx.store.transaction(async (store) => {
+    const { record, created } = await store.createWorkspaceIfAbsent(
+      { id, metadata: changes.metadata ?? {}, configuration: changes.configuration ?? {} },
+      ctx.now(),
+    );
+    if (created) return record;
+    const updated = await store.updateWorkspace(id, {
+      metadata: changes.metadata,
+      configuration: mergeConfiguration(record.configuration, changes.configuration),
+    });
+    return updated ?? record;
+  });
+}
+
+export interface DeleteWorkspaceRules {
+  /** v3 refuses while active sessions remain; v2 deletes regardless. */
+  refuseWithActiveSessions: boolean;
+  notFoundMessage: string;
+}
+
+/** Deletes the workspace and everything in it; returns the deleted record. */
+export function deleteWorkspace(ctx: DomainContext, id: string, rules: DeleteWorkspaceRules): Promise<WorkspaceRecord> {
+  return ctx.store.transaction(async (store) => {
+    const workspace = await store.findWorkspace(id);
+    if (workspace === undefined) throw notFound(rules.notFoundMessage);
+    if (rules.refuseWithActiveSessions && (await store.countActiveSessions(id)) > 0) {
+      throw conflict(`Cannot delete workspace '${id}': active session(s) remain. Delete all sessions first.`);
+    }
+    await store.deleteWorkspace(id);
+    return workspace;
+  });
+}

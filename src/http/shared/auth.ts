@@ -1,0 +1,385 @@
+/*
+ * Bearer-token authentication and route authorization (contract-v3 §2, v2 algorithm §9.2).
+ *
+ * Only reached when auth is on: with auth off the app treats every request as ADMIN_CLAIMS and
+ * never reads the Authorization header (§2.1).
+ *
+ * Deliberate differences from the reference (for docs/compatibility.md):
+ * - Keys minted with an expiry carry a numeric `exp` (seconds since the epoch) and work until they
+ *   expire. The reference writes an ISO string `exp`, which its JWT library refuses, so every
+ *   expiring key it mints is unusable.
+ * - A token whose `exp` is an ISO 8601 string (what the reference mints) is honoured: valid until
+ *   that instant, then `Invalid JWT`. A string without an offset is read as UTC. Strings that are
+ *   not ISO 8601 date-times (including "" and digit-only strings) stay `Invalid JWT`.
+ * - A numeric `exp` in the future is accepted (the reference answers 500).
+ * - `exp: null` means no expiry (the reference answers 500).
+ * - `w`/`p`/`s` claims that are neither strings nor null make the token `Invalid JWT`; in the
+ *   reference such a claim never equals a path ID, so the token is refused by every check that
+ *   reads it, only with a different detail.
+ * - `nbf` is checked (a non-number or a future value is `Invalid JWT`), as the reference's library
+ *   does; other registered claims (`iat`, `aud`, `sub`, `jti`) are not inspected.
+ */
+
+import { createSigner, createVerifier } from 'fast-jwt';
+
+/** The token's scope after §2.3 normalisation: `""` claims are absent, `ad` is any truthy value. */
+export interface Claims {
+  isAdmin: boolean;
+  workspaceId?: string;
+  peerId?: string;
+  sessionId?: string;
+}
+
+/** What auth-off mode hands to every handler (§2.1). */
+export const ADMIN_CLAIMS: Claims = Object.freeze({ isAdmin: true });
+
+/** The §2.3 `detail` strings, in one place so tests and handlers cannot drift apart. */
+export const AUTH_DETAIL = {
+  noToken: 'No access token provided',
+  invalidToken: 'Invalid JWT',
+  missingWorkspace: 'Invalid JWT scope: peer/session token missing workspace',
+  adminRequired: 'Resource requires admin privileges',
+  notPermissioned: 'JWT not permissioned for this resource',
+  unauthorized: 'Unauthorized access to resource',
+} as const;
+
+/** Always a 401 with body `{"detail": detail}`. */
+export class AuthError extends Error {
+  readonly status = 401;
+
+  constructor(readonly detail: string) {
+    super(detail);
+    this.name = 'AuthError';
+  }
+}
+
+/** Route scope declarations (contract §2.5). 'member-read' = WS+MR. */
+export type RouteScope =
+  | { kind: 'none' }
+  | { kind: 'admin' }
+  | { kind: 'self' }
+  | { kind: 'workspace' }
+  | { kind: 'peer' }
+  | { kind: 'session'; memberRead?: boolean };
+
+/** IDs the route is scoped by, read from the path (or the same-named query parameter). */
+export interface ScopeIds {
+  workspaceId?: string;
+  peerId?: string;
+  sessionId?: string;
+}
+
+export type IsActiveMember = (workspaceId: string, sessionId: string, peerId: string) => Promise<boolean>;
+
+export interface TokenReaderOptions {
+  /** Milliseconds since the epoch; tests move it to cross `exp`/`nbf`. */
+  now?: () => number;
+  /** Verified tokens remembered; 0 turns the cache off. */
+  cacheSize?: number;
+}
+
+interface VerifiedToken {
+  claims: Claims;
+  /** First millisecond at which the token is no longer valid; Infinity without `exp`. */
+  expiresAtMs: number;
+}
+
+/** Reads the Authorization header: returns Claims or throws AuthError with the exact §2.3 detail. */
+export function createTokenReader(
+  secret: string,
+  options: TokenReaderOptions = {},
+): (authorization: string | undefined) => Claims {
+  if (secret === '') throw new Error('auth: the JWT secret must not be empty');
+  const now = options.now ?? Date.now;
+  // fast-jwt only understands numeric exp/nbf and refuses everything else, so both are checked
+  // here instead, against the injectable clock.
+  const verify = createVerifier({
+    key: secret,
+    algorithms: ['HS256'],
+    ignoreExpiration: true,
+    ignoreNotBefore: true,
+  });
+  // Verification runs on every request. Remembering the normalised claims of tokens that passed
+  // skips the HMAC, base64 and JSON work for the handful of keys a deployment really uses. The
+  // signature of a given token never changes validity, so only expiry is re-checked on a hit;
+  // failures are never stored, so garbage tokens cannot flush the cache.
+  const cache = new LruCache<string, VerifiedToken>(options.cacheSize ?? 1000);
+
+  return (authorization) => {
+    const token = bearerToken(authorization);
+    if (token === undefined) throw new AuthError(AUTH_DETAIL.noToken);
+    const at = now();
+
+    const hit = cache.get(token);
+    if (hit !== undefined) {
+      if (at < hit.expiresAtMs) return hit.claims;
+      cache.delete(token);
+      throw new AuthError(AUTH_DETAIL.invalidToken);
+    }
+
+    let payload: Record<string, unknown>;
+    try {
+      payload = verify(token) as Record<string, unknown>;
+    } catch {
+      throw new AuthError(AUTH_DETAIL.invalidToken);
+    }
+    const verified = readPayload(payload, at);
+    cache.set(token, verified);
+    return verified.claims;
+  };
+}
+
+/**
+ * FastAPI's HTTPBearer: split at the first space, scheme compared case-insensitively, credentials
+ * trimmed. Anything else is "no token", not an invalid one.
+ */
+function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const space = header.indexOf(' ');
+  if (space === -1) return undefined;
+  if (header.slice(0, space).toLowerCase() !== 'bearer') return undefined;
+  const token = header.slice(space + 1).trim();
+  return token === '' ? undefined : token;
+}
+
+function readPayload(payload: Record<string, unknown>, at: number): VerifiedToken {
+  const nbf = payload.nbf;
+  if (nbf !== undefined && (typeof nbf !== 'number' || nbf * 1000 > at)) {
+    throw new AuthError(AUTH_DETAIL.invalidToken);
+  }
+  const expiresAtMs = expiryOf(payload.exp);
+  // The reference's library treats `exp <= now` as expired.
+  if (at >= expiresAtMs) throw new AuthError(AUTH_DETAIL.invalidToken);
+
+  const claims: Claims = { isAdmin: isPythonTruthy(payload.ad) };
+  const w = scopeClaim(payload.w);
+  const p = scopeClaim(payload.p);
+  const s = scopeClaim(payload.s);
+  if (w !== undefined) claims.workspaceId = w;
+  if (p !== undefined) claims.peerId = p;
+  if (s !== undefined) claims.sessionId = s;
+  // Cached claims are shared by every request that presents the same token.
+  return { claims: Object.freeze(claims), expiresAtMs };
+}
+
+function expiryOf(exp: unknown): number {
+  if (exp === undefined || exp === null) return Number.POSITIVE_INFINITY;
+  if (typeof exp === 'number') return exp * 1000;
+  if (typeof exp === 'string') {
+    const ms = parseIsoInstant(exp);
+    if (ms !== undefined) return ms;
+  }
+  throw new AuthError(AUTH_DETAIL.invalidToken);
+}
+
+function scopeClaim(value: unknown): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'string') return value;
+  throw new AuthError(AUTH_DETAIL.invalidToken);
+}
+
+// §2.2: "any truthy value counts" means Python truthiness, where [] and {} are false.
+function isPythonTruthy(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === 'object' && value !== null) return Object.keys(value).length > 0;
+  return Boolean(value);
+}
+
+const ISO_INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?$/;
+
+/** Extended ISO 8601 date or date-time as produced by Python's isoformat(); undefined if not one. */
+function parseIsoInstant(text: string): number | undefined {
+  const m = ISO_INSTANT.exec(text);
+  if (m === null) return undefined;
+  const [year, month, day, hour = 0, minute = 0, second = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((part) =>
+    part === undefined ? undefined : Number(part),
+  ) as number[];
+  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  const local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
+  const d = new Date(local);
+  // Date.UTC rolls 2025-02-30 over into March; refuse instead of guessing.
+  if (
+    d.getUTCFullYear() !== year ||
+    d.getUTCMonth() !== month - 1 ||
+    d.getUTCDate() !== day ||
+    d.getUTCHours() !== hour ||
+    d.getUTCMinutes() !== minute ||
+    d.getUTCSeconds() !== second
+  ) {
+    return undefined;
+  }
+  if (m[9] === undefined) return local;
+  const offsetHours = Number(m[10]);
+  const offsetMinutes = Number(m[11]);
+  if (offsetHours > 23 || offsetMinutes > 59) return undefined;
+  const offsetMs = (offsetHours * 60 + offsetMinutes) * 60_000;
+  return m[9] === '+' ? local - offsetMs : local + offsetMs;
+}
+
+/** Map-backed LRU: Map keeps insertion order, so the first key is the least recently used. */
+class LruCache<K, V> {
+  private readonly entries = new Map<K, V>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: K): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: K, value: V): void {
+    if (this.capacity <= 0) return;
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+  }
+
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+}
+
+function same(claim: string | undefined, routeId: string | undefined): boolean {
+  return claim !== undefined && claim === routeId;
+}
+
+/**
+ * v3 "narrowest claim wins" (§2.4). isActiveMember is only called for member-read routes with a
+ * peer token. `kind: 'self'` routes pass here; the handler runs the matching check* function.
+ */
+export async function authorizeV3(
+  claims: Claims,
+  scope: RouteScope,
+  ids: ScopeIds,
+  isActiveMember: IsActiveMember,
+): Promise<void> {
+  if (scope.kind === 'none') return;
+  // A token-level rule of v3, so it is checked before the admin shortcut and on SELF routes too.
+  if ((claims.peerId !== undefined || claims.sessionId !== undefined) && claims.workspaceId === undefined) {
+    throw new AuthError(AUTH_DETAIL.missingWorkspace);
+  }
+  if (claims.isAdmin) return;
+  if (scope.kind === 'admin') throw new AuthError(AUTH_DETAIL.adminRequired);
+  if (scope.kind === 'self') return;
+
+  // Every remaining kind is workspace-scoped; this also refuses tokens with no w/p/s (step 8).
+  if (!same(claims.workspaceId, ids.workspaceId)) throw new AuthError(AUTH_DETAIL.notPermissioned);
+
+  // A session claim narrows the token to that session, even when it also carries a peer.
+  if (claims.sessionId !== undefined) {
+    if (scope.kind === 'session' && same(claims.sessionId, ids.sessionId)) return;
+    throw new AuthError(AUTH_DETAIL.notPermissioned);
+  }
+  if (claims.peerId !== undefined) {
+    if (scope.kind === 'peer' && same(claims.peerId, ids.peerId)) return;
+    if (
+      scope.kind === 'session' &&
+      scope.memberRead === true &&
+      ids.workspaceId !== undefined &&
+      ids.sessionId !== undefined &&
+      (await isActiveMember(ids.workspaceId, ids.sessionId, claims.peerId))
+    ) {
+      return;
+    }
+    throw new AuthError(AUTH_DETAIL.notPermissioned);
+  }
+}
+
+/** v2 route-scope-first algorithm (§9.2). */
+export function authorizeV2(claims: Claims, scope: RouteScope, ids: ScopeIds): void {
+  if (scope.kind === 'none' || claims.isAdmin) return;
+  if (scope.kind === 'admin') throw new AuthError(AUTH_DETAIL.adminRequired);
+  if (scope.kind === 'self') return;
+  // §9.2 (a) and (b) allow a matching session or peer claim only when `w` also matches, and (c)
+  // allows any token whose `w` matches. Every scoped route declares a workspace, so the three
+  // steps reduce to this one test: p and s can neither widen nor narrow a v2 token.
+  if (same(claims.workspaceId, ids.workspaceId)) return;
+  throw new AuthError(AUTH_DETAIL.notPermissioned);
+}
+
+/** §2.5 `POST /v3/workspaces`: a non-admin token needs `w` equal to the body id. */
+export function checkCreateWorkspace(claims: Claims, bodyId: string): void {
+  if (claims.isAdmin || same(claims.workspaceId, bodyId)) return;
+  throw new AuthError(AUTH_DETAIL.unauthorized);
+}
+
+/**
+ * §2.5 `POST /v3/workspaces/{w}/peers`: `w` (if present) must equal the path, `p` (if present)
+ * the body id. A session token of the workspace, or a token with no claims, may create any peer.
+ */
+export function checkCreatePeer(claims: Claims, pathWorkspaceId: string, bodyPeerId: string): void {
+  if (claims.isAdmin) return;
+  if (claims.workspaceId !== undefined && claims.workspaceId !== pathWorkspaceId) {
+    throw new AuthError(AUTH_DETAIL.unauthorized);
+  }
+  if (claims.peerId !== undefined && claims.peerId !== bodyPeerId) throw new AuthError(AUTH_DETAIL.unauthorized);
+}
+
+/**
+ * §2.5 `POST /v3/workspaces/{w}/sessions`: `w` (if present) must equal the path, `s` (if present)
+ * the body id. A peer token of the workspace, or a token with no claims, may create any session.
+ */
+export function checkCreateSession(claims: Claims, pathWorkspaceId: string, bodySessionId: string): void {
+  if (claims.isAdmin) return;
+  if (claims.workspaceId !== undefined && claims.workspaceId !== pathWorkspaceId) {
+    throw new AuthError(AUTH_DETAIL.unauthorized);
+  }
+  if (claims.sessionId !== undefined && claims.sessionId !== bodySessionId) {
+    throw new AuthError(AUTH_DETAIL.unauthorized);
+  }
+}
+
+/**
+ * §2.5 `GET .../sessions/{s}/peers/{p}/config`, after authorizeV3 with WS+MR: a peer token may
+ * read only its own config.
+ */
+export function checkPeerConfigRead(claims: Claims, pathPeerId: string): void {
+  if (claims.isAdmin || claims.peerId === undefined || claims.peerId === pathPeerId) return;
+  throw new AuthError(AUTH_DETAIL.notPermissioned);
+}
+
+/**
+ * §2.5 chat rule, after authorizeV3 with WP: a peer token must be an active member of the body's
+ * `session_id` and of every session in a `filters.session_id` allowlist.
+ */
+export async function checkChatSessions(
+  claims: Claims,
+  workspaceId: string,
+  sessionIds: readonly string[],
+  isActiveMember: IsActiveMember,
+): Promise<void> {
+  if (claims.isAdmin || claims.peerId === undefined) return;
+  for (const sessionId of sessionIds) {
+    if (!(await isActiveMember(workspaceId, sessionId, claims.peerId))) {
+      throw new AuthError(AUTH_DETAIL.notPermissioned);
+    }
+  }
+}
+
+/**
+ * Mints an HS256 token. Admin: {"t":"","ad":true}. Keys: {"t":"<now YYYY-MM-DDTHH:MM:SSZ>",
+ * "exp"?: <NUMERIC seconds since epoch>, "w"?, "p"?, "s"?} (only present claims written).
+ */
+export function mintToken(
+  secret: string,
+  claims: { isAdmin?: boolean; workspaceId?: string; peerId?: string; sessionId?: string; expiresAt?: Date },
+  now: Date = new Date(),
+): string {
+  // The reference's tokens carry no `iat`; fast-jwt would add one unless told not to.
+  const sign = createSigner({ key: secret, algorithm: 'HS256', noTimestamp: true });
+  if (claims.isAdmin) return sign({ t: '', ad: true });
+  const payload: Record<string, string | number> = { t: `${now.toISOString().slice(0, 19)}Z` };
+  if (claims.expiresAt !== undefined) payload.exp = Math.floor(claims.expiresAt.getTime() / 1000);
+  if (claims.workspaceId) payload.w = claims.workspaceId;
+  if (claims.peerId) payload.p = claims.peerId;
+  if (claims.sessionId) payload.s = claims.sessionId;
+  return sign(payload);
+}

@@ -1,0 +1,64 @@
+import type { JsonObject } from '../../storage/store.js';
+import { bool, dict, int, isPlainObject, model, nullable, optional, refine, str, transform, type Schema } from './validate.js';
+
+/*
+ * Wire fields shared by the workspace generations (v2, v3): ids, metadata, paging, filters.
+ */
+
+export const ID_PATTERN = '^[a-zA-Z0-9_-]+$';
+
+/** Resource ids in create bodies: 1..512 characters in v3, 1..100 in v2 (contract §1.6, §9.1). */
+export function resourceId(generation: 'v2' | 'v3'): Schema<string> {
+  return str({ minLength: 1, maxLength: generation === 'v3' ? 512 : 100, pattern: ID_PATTERN });
+}
+
+/** Removes NUL characters from keys and strings, recursively (contract §1.7). */
+export function stripNul<T>(value: T): T {
+  if (typeof value === 'string') return (value.includes('\u0000') ? value.replace(/\u0000/g, '') : value) as T;
+  if (Array.isArray(value)) return value.map(stripNul) as T;
+  if (isPlainObject(value)) {
+    const out: JsonObject = {};
+    for (const [key, inner] of Object.entries(value)) out[stripNul(key)] = stripNul(inner);
+    return out as T;
+  }
+  return value;
+}
+
+function depthOf(value: unknown): number {
+  if (!isPlainObject(value)) return 0;
+  let deepest = 0;
+  for (const inner of Object.values(value)) deepest = Math.max(deepest, depthOf(inner));
+  return 1 + deepest;
+}
+
+/**
+ * A metadata object. v3 limits it to 100 top-level keys and depth 5. Both generations drop NUL
+ * characters (v2 in the reference keeps them, but PostgreSQL's jsonb cannot store them).
+ */
+export function metadata(generation: 'v2' | 'v3'): Schema<JsonObject> {
+  const base = generation === 'v3'
+    ? refine(dict(), (value) => {
+        if (Object.keys(value).length > 100) return 'Metadata exceeds maximum of 100 top-level keys';
+        if (depthOf(value) > 5) return 'Metadata nesting exceeds maximum depth of 5';
+        return undefined;
+      })
+    : dict();
+  return transform(base, stripNul);
+}
+
+/** Optional and nullable: null and absent both mean "leave unchanged". */
+export function optionalNullable<T>(schema: Schema<T>) {
+  return optional(transform(nullable(schema), (v) => v ?? undefined));
+}
+
+export const pageParam = optional(int({ ge: 1, description: 'Page number' }), () => 1);
+export const sizeParam = optional(int({ ge: 1, le: 100, description: 'Page size' }), () => 50);
+export const reverseParam = optional(bool(), () => false);
+
+/** Paging query of v3 lists that have an order. */
+export const pagedReversible = { page: pageParam, size: sizeParam, reverse: reverseParam };
+/** Paging query without `reverse`. */
+export const paged = { page: pageParam, size: sizeParam };
+
+/** `{"filters": object | null}`, the optional body of list routes. */
+export const filtersBody = model({ filters: optional(nullable(dict())) }, { title: 'Filters' });

@@ -1,0 +1,58 @@
+import type {
+  Page,
+  PeerRecord,
+  SessionRecord,
+  WebhookEndpointRecord,
+  WorkspaceRecord,
+} from '../../storage/store.js';
+
+/*
+ * Domain records -> wire JSON for the workspace generations (v2 and v3 share these shapes).
+ * Field order follows the reference (contract §1.5).
+ */
+
+/** ISO 8601 UTC with `Z`; six fractional digits unless the sub-second part is zero (§1.5). */
+export function isoTime(date: Date): string {
+  const text = date.toISOString();
+  return date.getUTCMilliseconds() === 0 ? `${text.slice(0, 19)}Z` : `${text.slice(0, 23)}000Z`;
+}
+
+export function presentWorkspace(w: WorkspaceRecord) {
+  return { id: w.id, metadata: w.metadata, configuration: w.configuration, created_at: isoTime(w.createdAt) };
+}
+
+export function presentPeer(p: PeerRecord) {
+  return {
+    id: p.id,
+    workspace_id: p.workspaceId,
+    created_at: isoTime(p.createdAt),
+    metadata: p.metadata,
+    configuration: p.configuration,
+  };
+}
+
+export function presentSession(s: SessionRecord) {
+  return {
+    id: s.id,
+    is_active: s.isActive,
+    workspace_id: s.workspaceId,
+    metadata: s.metadata,
+    configuration: s.configuration,
+    created_at: isoTime(s.createdAt),
+  };
+}
+
+export function presentWebhookEndpoint(e: WebhookEndpointRecord) {
+  return { id: e.id, workspace_id: e.workspaceId, url: e.url, created_at: isoTime(e.createdAt) };
+}
+
+/** The page wrapper: `pages` is ceil(total / size), 0 when empty (contract §1.8). */
+export function presentPage<T, U>(page: Page<T>, number: number, size: number, present: (item: T) => U) {
+  return {
+    items: page.items.map(present),
+    total: page.total,
+    page: number,
+    size,
+    pages: Math.ceil(page.total / size),
+  };
+}

@@ -1,0 +1,196 @@
+import type { JsonObject } from '../../storage/store.js';
+import type { SessionPeerConfig } from '../../domain/sessions/sessions.js';
+import { metadata, optionalNullable, resourceId } from './fields.js';
+import {
+  INVALID,
+  bool,
+  dict,
+  int,
+  isPlainObject,
+  list,
+  model,
+  nullable,
+  optional,
+  record,
+  refine,
+  required,
+  str,
+  transform,
+  type Schema,
+  type ValidationItem,
+} from './validate.js';
+import { webhookUrlProblem } from './webhook-url.js';
+
+/*
+ * Request bodies of the workspace generations, built per generation where v2 and v3 differ
+ * (id length, metadata limits, configuration key names). Each generation's schemas.ts picks.
+ */
+
+type Generation = 'v2' | 'v3';
+
+const nullableBool = optional(nullable(bool()), () => null);
+
+function dropNulls(value: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, inner] of Object.entries(value)) if (inner !== null && inner !== undefined) out[key] = inner;
+  return out;
+}
+
+/**
+ * Workspace/session configuration: known sections validated, unknown top-level keys kept
+ * verbatim, null-valued fields dropped (contract §7.1).
+ */
+export function configuration(generation: Generation): Schema<JsonObject> {
+  const reasoning = model({
+    enabled: nullableBool,
+    custom_instructions: optional(nullable(str()), () => null),
+  });
+  const sections: Record<string, Schema<JsonObject>> = {
+    [generation === 'v3' ? 'reasoning' : 'deriver']: reasoning,
+    peer_card: model({ use: nullableBool, create: nullableBool }),
+    summary: refine(
+      model({
+        enabled: nullableBool,
+        messages_per_short_summary: optional(nullable(int({ ge: 10 })), () => null),
+        messages_per_long_summary: optional(nullable(int({ ge: 20 })), () => null),
+      }),
+      (s) =>
+        s.messages_per_short_summary !== null &&
+        s.messages_per_long_summary !== null &&
+        s.messages_per_short_summary >= s.messages_per_long_summary
+          ? 'messages_per_short_summary must be less than messages_per_long_summary'
+          : undefined,
+    ),
+    dream: model({ enabled: nullableBool }),
+  };
+  return {
+    parse(input, loc, errors) {
+      if (!isPlainObject(input)) {
+        errors.push({
+          type: 'model_attributes_type',
+          loc,
+          msg: 'Input should be a valid dictionary or object to extract fields from',
+          input,
+        });
+        return INVALID;
+      }
+      const out: JsonObject = {};
+      let ok = true;
+      for (const [key, value] of Object.entries(input)) {
+        const section = sections[key];
+        if (section === undefined) {
+          out[key] = value;
+          continue;
+        }
+        if (value === null) continue;
+        const parsed = section.parse(value, [...loc, key], errors);
+        if (parsed === INVALID) ok = false;
+        else out[key] = dropNulls(parsed);
+      }
+      return ok ? out : INVALID;
+    },
+    jsonSchema: () => ({
+      type: 'object',
+      additionalProperties: true,
+      properties: Object.fromEntries(Object.entries(sections).map(([k, s]) => [k, s.jsonSchema()])),
+    }),
+  };
+}
+
+/** Session-level peer config; both keys always present in the result (contract §3.1). */
+export const sessionPeerConfig: Schema<SessionPeerConfig> = model(
+  { observe_me: nullableBool, observe_others: nullableBool },
+  { title: 'SessionPeerConfig' },
+);
+
+/**
+ * `{peerId: config}` as an insertion-ordered map (JSON's last duplicate key already won). Keys
+ * are checked as peer ids; the reference lets bad ones through to a 500.
+ */
+export function peerConfigMap(generation: Generation): Schema<Map<string, SessionPeerConfig>> {
+  const entries = record(sessionPeerConfig);
+  const peerId = resourceId(generation);
+  return {
+    parse(input, loc, errors) {
+      const parsed = entries.parse(input, loc, errors);
+      if (parsed === INVALID) return INVALID;
+      let ok = true;
+      for (const key of Object.keys(parsed)) if (peerId.parse(key, [...loc, key], errors) === INVALID) ok = false;
+      return ok ? new Map(Object.entries(parsed)) : INVALID;
+    },
+    jsonSchema: () => entries.jsonSchema(),
+  };
+}
+
+export function workspaceCreate(generation: Generation) {
+  return model(
+    {
+      id: required(resourceId(generation), ['name']),
+      metadata: optional(metadata(generation), () => ({})),
+      configuration: optional(configuration(generation), () => ({})),
+    },
+    { title: 'WorkspaceCreate' },
+  );
+}
+
+export function workspaceUpdate(generation: Generation) {
+  return model(
+    { metadata: optionalNullable(metadata(generation)), configuration: optionalNullable(configuration(generation)) },
+    { title: 'WorkspaceUpdate' },
+  );
+}
+
+export function peerCreate(generation: Generation) {
+  return model(
+    {
+      id: required(resourceId(generation), ['name']),
+      metadata: optionalNullable(metadata(generation)),
+      configuration: optionalNullable(transform(dict(), (c) => c)),
+    },
+    { title: 'PeerCreate' },
+  );
+}
+
+export function peerUpdate(generation: Generation) {
+  return model(
+    { metadata: optionalNullable(metadata(generation)), configuration: optionalNullable(dict()) },
+    { title: 'PeerUpdate' },
+  );
+}
+
+export function sessionCreate(generation: Generation) {
+  return model(
+    {
+      id: required(resourceId(generation), ['name']),
+      metadata: optionalNullable(metadata(generation)),
+      peers: { ...optionalNullable(peerConfigMap(generation)), aliases: ['peer_names'] },
+      configuration: optionalNullable(configuration(generation)),
+    },
+    { title: 'SessionCreate' },
+  );
+}
+
+export function sessionUpdate(generation: Generation) {
+  return model(
+    { metadata: optionalNullable(metadata(generation)), configuration: optionalNullable(configuration(generation)) },
+    { title: 'SessionUpdate' },
+  );
+}
+
+export const peerIdList = list(str());
+
+export function webhookCreate(generation: Generation) {
+  return model(
+    {
+      url: required(refine(str(), (url) => webhookUrlProblem(url, generation === 'v3'))),
+    },
+    { title: 'WebhookEndpointCreate' },
+  );
+}
+
+/** Validates a path id the way the reference's create schemas would (it answers 500 instead). */
+export function checkPathId(generation: Generation, value: string, name: string): JsonObject | undefined {
+  const errors: ValidationItem[] = [];
+  resourceId(generation).parse(value, ['path', name], errors);
+  return errors.length > 0 ? { detail: errors } : undefined;
+}

@@ -1,0 +1,225 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { DomainContext } from '../../domain/context.js';
+import { DomainError } from '../../domain/errors.js';
+import { FilterError } from '../../storage/store.js';
+import { AuthError, authorizeV2, authorizeV3, type Claims, type RouteScope } from './auth.js';
+import { parseJsonLikePython } from './python-json.js';
+import { INVALID, type Field, type Schema, type ValidationItem, missingItem, validationBody } from './validate.js';
+
+export type Generation = 'v1' | 'v2' | 'v3';
+
+/** What every route handler can reach. */
+export interface HttpDeps {
+  ctx: DomainContext;
+  /** null when auth is off: every caller is treated as admin. */
+  readToken: ((authorization: string | undefined) => Claims) | null;
+  /** Signs a scoped key; null when auth is off. */
+  mintKey: ((claims: KeyClaims) => string) | null;
+}
+
+export interface KeyClaims {
+  workspaceId?: string;
+  peerId?: string;
+  sessionId?: string;
+  expiresAt?: Date;
+}
+
+export interface Reply {
+  status: number;
+  /** undefined sends an empty body (204). */
+  body?: unknown;
+}
+
+export interface RouteInput<Q, B> {
+  params: Record<string, string>;
+  query: Q;
+  body: B;
+  claims: Claims;
+}
+
+type QueryFields = Record<string, Field<any>>;
+type QueryOutput<F extends QueryFields> = { [K in keyof F]: F[K] extends Field<infer T> ? T : never };
+
+export interface RouteSpec<F extends QueryFields, B> {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  url: string;
+  generation: Generation;
+  scope: RouteScope;
+  summary: string;
+  tags: string[];
+  /** Query parameters in the order their errors are reported. */
+  query?: F;
+  /** `required: false` lets an absent body (no bytes or `null`) through as undefined. */
+  body?: { schema: Schema<B>; required: boolean };
+  /** Success statuses for the OpenAPI document. */
+  status?: number;
+  handler(input: RouteInput<QueryOutput<F>, B>): Promise<Reply>;
+}
+
+const ADMIN: Claims = { isAdmin: true };
+const NO_BODY = Symbol('no body');
+
+function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const type = header.split(';', 1)[0].trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/** Errors every generation answers the same way; domain codes map per generation. */
+export function errorReply(error: unknown, mapDomain: (error: DomainError) => Reply): Reply | undefined {
+  if (error instanceof AuthError) return { status: 401, body: { detail: error.detail } };
+  if (error instanceof DomainError) return mapDomain(error);
+  if (error instanceof FilterError) return { status: 422, body: { detail: error.message } };
+  return undefined;
+}
+
+export function send(reply: FastifyReply, result: Reply): FastifyReply {
+  reply.code(result.status);
+  if (result.body === undefined) return reply.send();
+  return reply.header('content-type', 'application/json').send(JSON.stringify(result.body));
+}
+
+function lastValue(value: unknown): unknown {
+  // Repeated query keys: FastAPI reads the last one for a scalar parameter.
+  return Array.isArray(value) ? value[value.length - 1] : value;
+}
+
+/**
+ * Registers one route with the contract's processing order (§1.3): JSON parsing, then
+ * authentication, then validation of query and body (all errors in one 422), then the handler.
+ */
+export function defineRoute<F extends QueryFields, B = undefined>(
+  app: FastifyInstance,
+  deps: HttpDeps,
+  mapDomain: (error: DomainError) => Reply,
+  spec: RouteSpec<F, B>,
+): void {
+  const queryEntries = Object.entries(spec.query ?? {}) as [string, Field<unknown>][];
+  const generation = spec.generation;
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const params = request.params as Record<string, string>;
+    try {
+      // 1. body: parsed before authentication, so broken JSON is a 422 even without a token
+      let rawBody: unknown = NO_BODY;
+      const text = request.body as string | undefined;
+      if (spec.body !== undefined && text !== undefined && text !== '') {
+        if (generation === 'v3' && !isJsonContentType(request.headers['content-type'])) {
+          rawBody = text;
+        } else {
+          const parsed = parseJsonLikePython(text);
+          if (!parsed.ok) {
+            const item: ValidationItem = {
+              type: 'json_invalid',
+              loc: ['body', parsed.pos],
+              msg: 'JSON decode error',
+              input: {},
+              ctx: { error: parsed.msg },
+            };
+            return send(reply, { status: 422, body: validationBody([item], generation) });
+          }
+          rawBody = parsed.value === null ? NO_BODY : parsed.value;
+        }
+      }
+
+      // 2. authentication and route scope
+      let claims = ADMIN;
+      if (deps.readToken !== null) {
+        claims = deps.readToken(request.headers.authorization);
+        const rawQuery = request.query as Record<string, unknown>;
+        const pick = (name: string) => params[name] ?? (lastValue(rawQuery[name]) as string | undefined);
+        const ids = { workspaceId: pick('workspace_id'), peerId: pick('peer_id'), sessionId: pick('session_id') };
+        if (generation === 'v3') {
+          await authorizeV3(claims, spec.scope, ids, (w, s, p) => deps.ctx.store.isActiveMember(w, s, p));
+        } else {
+          authorizeV2(claims, spec.scope, ids);
+        }
+      }
+
+      // 3. validation: query parameters in declaration order, then the body
+      const errors: ValidationItem[] = [];
+      const query: Record<string, unknown> = {};
+      const rawQuery = request.query as Record<string, unknown>;
+      for (const [name, field] of queryEntries) {
+        const value = lastValue(rawQuery[name]);
+        if (value === undefined) {
+          if (field.default === undefined) errors.push(missingItem(['query', name]));
+          else query[name] = field.default();
+          continue;
+        }
+        const parsed = field.schema.parse(value, ['query', name], errors);
+        if (parsed !== INVALID) query[name] = parsed;
+      }
+      let body: unknown = undefined;
+      if (spec.body !== undefined) {
+        if (rawBody === NO_BODY) {
+          if (spec.body.required) errors.push(missingItem(['body']));
+        } else {
+          const parsed = spec.body.schema.parse(rawBody, ['body'], errors);
+          if (parsed !== INVALID) body = parsed;
+        }
+      }
+      if (errors.length > 0) return send(reply, { status: 422, body: validationBody(errors, generation) });
+
+      // 4. the handler
+      const result = await spec.handler({ params, query: query as QueryOutput<F>, body: body as B, claims });
+      return send(reply, result);
+    } catch (error) {
+      const known = errorReply(error, mapDomain);
+      if (known !== undefined) return send(reply, known);
+      request.log.error({ err: error }, 'unhandled error');
+      return send(reply, { status: 500, body: { detail: 'An unexpected error occurred' } });
+    }
+  };
+
+  const openapiQuery: Record<string, unknown> = {};
+  for (const [name, field] of queryEntries) openapiQuery[name] = field.schema.jsonSchema();
+  app.route({
+    method: spec.method,
+    url: spec.url,
+    handler: handle,
+    schema: {
+      summary: spec.summary,
+      tags: spec.tags,
+      ...(queryEntries.length > 0
+        ? {
+            querystring: {
+              type: 'object',
+              properties: openapiQuery,
+              required: queryEntries.filter(([, f]) => f.default === undefined).map(([n]) => n),
+            },
+          }
+        : {}),
+      ...(spec.body !== undefined ? { body: spec.body.schema.jsonSchema() } : {}),
+    },
+  });
+}
+
+/** Registers routes of one generation: `route({...})` with the generation and error map bound. */
+export type RouteDefiner = <F extends QueryFields = Record<string, never>, B = undefined>(
+  spec: Omit<RouteSpec<F, B>, 'generation'>,
+) => void;
+
+export function routeDefiner(
+  app: FastifyInstance,
+  deps: HttpDeps,
+  generation: Generation,
+  mapDomain: (error: DomainError) => Reply,
+): RouteDefiner {
+  return (spec) => defineRoute(app, deps, mapDomain, { ...spec, generation } as RouteSpec<any, any>);
+}
+
+/** The list parameters every paged list route hands to the domain. */
+export function listQuery(
+  query: { page: number; size: number; reverse?: boolean },
+  body: { filters?: Record<string, unknown> | null } | undefined,
+  generation: 'v2' | 'v3',
+) {
+  return {
+    filters: body?.filters ?? null,
+    page: query.page,
+    size: query.size,
+    reverse: query.reverse ?? false,
+    generation,
+  };
+}

@@ -1,0 +1,459 @@
+/*
+ * Request validation that reports errors exactly as FastAPI with pydantic v2 does (contract §6):
+ * same `type`, `loc`, `msg`, `input` and `ctx`, in the same order, with pydantic's lax coercions.
+ * No validation library produces pydantic's error bodies, and translating another library's
+ * errors loses the input values and ordering, so the few validators the API needs live here.
+ * Each schema also describes itself as JSON Schema for the served OpenAPI document.
+ */
+
+export type Loc = (string | number)[];
+
+export interface ValidationItem {
+  type: string;
+  loc: Loc;
+  msg: string;
+  input: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+export const INVALID: unique symbol = Symbol('invalid');
+export type Parsed<T> = T | typeof INVALID;
+
+export interface Schema<T> {
+  /** Validates `input`, appending problems to `errors`; INVALID when any were found. */
+  parse(input: unknown, loc: Loc, errors: ValidationItem[]): Parsed<T>;
+  jsonSchema(): Record<string, unknown>;
+}
+
+export type Infer<S> = S extends Schema<infer T> ? T : never;
+
+type JsonObject = Record<string, unknown>;
+
+export function isPlainObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function item(type: string, loc: Loc, msg: string, input: unknown, ctx?: Record<string, unknown>): ValidationItem {
+  return ctx === undefined ? { type, loc, msg, input } : { type, loc, msg, input, ctx };
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** Length in Unicode code points, as Python counts characters. */
+function codePointLength(value: string): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0xd800 || c > 0xdbff) n++;
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------- strings
+
+export interface StringRules {
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  description?: string;
+}
+
+export function str(rules: StringRules = {}): Schema<string> {
+  const regex = rules.pattern === undefined ? undefined : new RegExp(rules.pattern);
+  return {
+    parse(input, loc, errors) {
+      if (typeof input !== 'string') {
+        errors.push(item('string_type', loc, 'Input should be a valid string', input));
+        return INVALID;
+      }
+      if (rules.minLength !== undefined || rules.maxLength !== undefined) {
+        const length = codePointLength(input);
+        if (rules.minLength !== undefined && length < rules.minLength) {
+          errors.push(
+            item('string_too_short', loc, `String should have at least ${plural(rules.minLength, 'character')}`, input, {
+              min_length: rules.minLength,
+            }),
+          );
+          return INVALID;
+        }
+        if (rules.maxLength !== undefined && length > rules.maxLength) {
+          errors.push(
+            item('string_too_long', loc, `String should have at most ${plural(rules.maxLength, 'character')}`, input, {
+              max_length: rules.maxLength,
+            }),
+          );
+          return INVALID;
+        }
+      }
+      if (regex !== undefined && !regex.test(input)) {
+        errors.push(
+          item('string_pattern_mismatch', loc, `String should match pattern '${rules.pattern}'`, input, {
+            pattern: rules.pattern,
+          }),
+        );
+        return INVALID;
+      }
+      return input;
+    },
+    jsonSchema() {
+      const schema: JsonObject = { type: 'string' };
+      if (rules.minLength !== undefined) schema.minLength = rules.minLength;
+      if (rules.maxLength !== undefined) schema.maxLength = rules.maxLength;
+      if (rules.pattern !== undefined) schema.pattern = rules.pattern;
+      if (rules.description !== undefined) schema.description = rules.description;
+      return schema;
+    },
+  };
+}
+
+// ---------------------------------------------------------------- booleans and numbers
+
+const TRUE_WORDS = new Set(['1', 'on', 't', 'true', 'y', 'yes']);
+const FALSE_WORDS = new Set(['0', 'off', 'f', 'false', 'n', 'no']);
+
+export function bool(): Schema<boolean> {
+  return {
+    parse(input, loc, errors) {
+      if (typeof input === 'boolean') return input;
+      if (typeof input === 'string') {
+        const lowered = input.toLowerCase();
+        if (TRUE_WORDS.has(lowered)) return true;
+        if (FALSE_WORDS.has(lowered)) return false;
+        errors.push(item('bool_parsing', loc, 'Input should be a valid boolean, unable to interpret input', input));
+        return INVALID;
+      }
+      if (typeof input === 'number' && (input === 0 || input === 1)) return input === 1;
+      errors.push(item('bool_type', loc, 'Input should be a valid boolean', input));
+      return INVALID;
+    },
+    jsonSchema: () => ({ type: 'boolean' }),
+  };
+}
+
+export interface IntRules {
+  ge?: number;
+  le?: number;
+  description?: string;
+}
+
+export function int(rules: IntRules = {}): Schema<number> {
+  return {
+    parse(input, loc, errors) {
+      let value: number;
+      if (typeof input === 'number') {
+        if (!Number.isFinite(input)) {
+          errors.push(item('finite_number', loc, 'Input should be a finite number', input));
+          return INVALID;
+        }
+        if (!Number.isInteger(input)) {
+          errors.push(item('int_from_float', loc, 'Input should be a valid integer, got a number with a fractional part', input));
+          return INVALID;
+        }
+        value = input;
+      } else if (typeof input === 'boolean') {
+        value = input ? 1 : 0;
+      } else if (typeof input === 'string') {
+        const trimmed = input.trim();
+        if (!/^[+-]?\d+(_\d+)*$/.test(trimmed)) {
+          errors.push(item('int_parsing', loc, 'Input should be a valid integer, unable to parse string as an integer', input));
+          return INVALID;
+        }
+        value = Number(trimmed.replace(/_/g, ''));
+      } else {
+        errors.push(item('int_type', loc, 'Input should be a valid integer', input));
+        return INVALID;
+      }
+      if (rules.ge !== undefined && value < rules.ge) {
+        errors.push(
+          item('greater_than_equal', loc, `Input should be greater than or equal to ${rules.ge}`, input, { ge: rules.ge }),
+        );
+        return INVALID;
+      }
+      if (rules.le !== undefined && value > rules.le) {
+        errors.push(item('less_than_equal', loc, `Input should be less than or equal to ${rules.le}`, input, { le: rules.le }));
+        return INVALID;
+      }
+      return value;
+    },
+    jsonSchema() {
+      const schema: JsonObject = { type: 'integer' };
+      if (rules.ge !== undefined) schema.minimum = rules.ge;
+      if (rules.le !== undefined) schema.maximum = rules.le;
+      if (rules.description !== undefined) schema.description = rules.description;
+      return schema;
+    },
+  };
+}
+
+// ---------------------------------------------------------------- dates
+
+/** Parses the ISO 8601 forms pydantic accepts for a datetime; naive values are taken as UTC. */
+export function parseIsoDateTime(text: string): Date | string {
+  const match =
+    /^(\d{4})-(\d{2})-(\d{2})(?:[T t](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6})\d*)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?)?$/.exec(
+      text,
+    );
+  if (match === null) {
+    return text.length < 10 ? 'input is too short' : 'invalid datetime separator, expected `T`, `t`, `_` or space';
+  }
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = match;
+  const month = Number(mo);
+  const day = Number(d);
+  if (month < 1 || month > 12) return 'month value is outside expected range of 1-12';
+  const daysInMonth = new Date(Date.UTC(Number(y), month, 0)).getUTCDate();
+  if (day < 1 || day > daysInMonth) return 'day value is outside expected range';
+  if (Number(h) > 23) return 'hour value is outside expected range of 0-23';
+  if (Number(mi) > 59) return 'minute value is outside expected range of 0-59';
+  if (Number(s) > 59) return 'second value is outside expected range of 0-59';
+  let offsetMinutes = 0;
+  if (zone !== undefined && zone.toUpperCase() !== 'Z') {
+    const sign = zone.startsWith('-') ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
+  }
+  const millis = Number((frac + '000').slice(0, 3));
+  const utc = Date.UTC(Number(y), month - 1, day, Number(h), Number(mi), Number(s), millis) - offsetMinutes * 60_000;
+  return new Date(utc);
+}
+
+export function datetime(): Schema<Date> {
+  return {
+    parse(input, loc, errors) {
+      if (typeof input === 'number' && Number.isFinite(input)) {
+        // pydantic reads large numbers as milliseconds, small ones as seconds
+        return new Date(Math.abs(input) > 2e10 ? input : input * 1000);
+      }
+      if (typeof input !== 'string') {
+        errors.push(item('datetime_type', loc, 'Input should be a valid datetime', input));
+        return INVALID;
+      }
+      const parsed = parseIsoDateTime(input);
+      if (typeof parsed === 'string') {
+        errors.push(
+          item('datetime_from_date_parsing', loc, `Input should be a valid datetime or date, ${parsed}`, input, {
+            error: parsed,
+          }),
+        );
+        return INVALID;
+      }
+      return parsed;
+    },
+    jsonSchema: () => ({ type: 'string', format: 'date-time' }),
+  };
+}
+
+// ---------------------------------------------------------------- containers
+
+/** A JSON object with arbitrary keys (`Dict[str, Any]`). */
+export function dict(): Schema<JsonObject> {
+  return {
+    parse(input, loc, errors) {
+      if (!isPlainObject(input)) {
+        errors.push(item('dict_type', loc, 'Input should be a valid dictionary', input));
+        return INVALID;
+      }
+      return input;
+    },
+    jsonSchema: () => ({ type: 'object', additionalProperties: true }),
+  };
+}
+
+/** A map from string keys to validated values (`Dict[str, T]`). */
+export function record<T>(value: Schema<T>): Schema<Record<string, T>> {
+  return {
+    parse(input, loc, errors) {
+      if (!isPlainObject(input)) {
+        errors.push(item('dict_type', loc, 'Input should be a valid dictionary', input));
+        return INVALID;
+      }
+      const out: Record<string, T> = {};
+      let ok = true;
+      for (const [key, raw] of Object.entries(input)) {
+        const parsed = value.parse(raw, [...loc, key], errors);
+        if (parsed === INVALID) ok = false;
+        else out[key] = parsed;
+      }
+      return ok ? out : INVALID;
+    },
+    jsonSchema: () => ({ type: 'object', additionalProperties: value.jsonSchema() }),
+  };
+}
+
+export interface ListRules {
+  minLength?: number;
+  maxLength?: number;
+}
+
+export function list<T>(element: Schema<T>, rules: ListRules = {}): Schema<T[]> {
+  return {
+    parse(input, loc, errors) {
+      if (!Array.isArray(input)) {
+        errors.push(item('list_type', loc, 'Input should be a valid list', input));
+        return INVALID;
+      }
+      const out: T[] = [];
+      let ok = true;
+      input.forEach((raw, index) => {
+        const parsed = element.parse(raw, [...loc, index], errors);
+        if (parsed === INVALID) ok = false;
+        else out.push(parsed);
+      });
+      if (!ok) return INVALID;
+      if (rules.minLength !== undefined && out.length < rules.minLength) {
+        errors.push(
+          item(
+            'too_short',
+            loc,
+            `List should have at least ${plural(rules.minLength, 'item')} after validation, not ${out.length}`,
+            input,
+            { field_type: 'List', min_length: rules.minLength, actual_length: out.length },
+          ),
+        );
+        return INVALID;
+      }
+      if (rules.maxLength !== undefined && out.length > rules.maxLength) {
+        errors.push(
+          item(
+            'too_long',
+            loc,
+            `List should have at most ${plural(rules.maxLength, 'item')} after validation, not ${out.length}`,
+            input,
+            { field_type: 'List', max_length: rules.maxLength, actual_length: out.length },
+          ),
+        );
+        return INVALID;
+      }
+      return out;
+    },
+    jsonSchema() {
+      const schema: JsonObject = { type: 'array', items: element.jsonSchema() };
+      if (rules.minLength !== undefined) schema.minItems = rules.minLength;
+      if (rules.maxLength !== undefined) schema.maxItems = rules.maxLength;
+      return schema;
+    },
+  };
+}
+
+/** Allows JSON `null` (pydantic `Optional[T]`). */
+export function nullable<T>(inner: Schema<T>): Schema<T | null> {
+  return {
+    parse: (input, loc, errors) => (input === null ? null : inner.parse(input, loc, errors)),
+    jsonSchema: () => ({ anyOf: [inner.jsonSchema(), { type: 'null' }] }),
+  };
+}
+
+/** Adds a rule checked after the shape is valid; a returned string becomes a `value_error`. */
+export function refine<T>(inner: Schema<T>, check: (value: T) => string | undefined): Schema<T> {
+  return {
+    parse(input, loc, errors) {
+      const parsed = inner.parse(input, loc, errors);
+      if (parsed === INVALID) return INVALID;
+      const problem = check(parsed);
+      if (problem !== undefined) {
+        errors.push(item('value_error', loc, `Value error, ${problem}`, input, { error: {} }));
+        return INVALID;
+      }
+      return parsed;
+    },
+    jsonSchema: () => inner.jsonSchema(),
+  };
+}
+
+/** Rewrites the valid value (e.g. dropping NUL characters) without changing validation. */
+export function transform<T, U>(inner: Schema<T>, map: (value: T) => U): Schema<U> {
+  return {
+    parse(input, loc, errors) {
+      const parsed = inner.parse(input, loc, errors);
+      return parsed === INVALID ? INVALID : map(parsed);
+    },
+    jsonSchema: () => inner.jsonSchema(),
+  };
+}
+
+// ---------------------------------------------------------------- models
+
+export interface Field<T> {
+  schema: Schema<T>;
+  /** Absent fields take this value; without one the field is required. */
+  default?: () => T;
+  /** Other accepted body keys; the field's own key wins when both are sent (contract §1.6). */
+  aliases?: string[];
+}
+
+export function required<T>(schema: Schema<T>, aliases?: string[]): Field<T> {
+  return { schema, aliases };
+}
+
+export function optional<T>(schema: Schema<T>): Field<T | undefined>;
+export function optional<T>(schema: Schema<T>, fallback: () => T): Field<T>;
+export function optional<T>(schema: Schema<T>, fallback?: () => T): Field<T | undefined> {
+  return { schema, default: fallback ?? (() => undefined) } as Field<T | undefined>;
+}
+
+type ModelOutput<F extends Record<string, Field<unknown>>> = { [K in keyof F]: F[K] extends Field<infer T> ? T : never };
+
+/** A pydantic model: validates fields in declaration order; unknown keys are ignored. */
+export function model<F extends Record<string, Field<any>>>(
+  fields: F,
+  options: { title?: string } = {},
+): Schema<ModelOutput<F>> {
+  const entries = Object.entries(fields);
+  return {
+    parse(input, loc, errors) {
+      if (!isPlainObject(input)) {
+        errors.push(
+          item('model_attributes_type', loc, 'Input should be a valid dictionary or object to extract fields from', input),
+        );
+        return INVALID;
+      }
+      const out: Record<string, unknown> = {};
+      let ok = true;
+      for (const [name, field] of entries) {
+        let key = name;
+        if (!(name in input) && field.aliases !== undefined) {
+          key = field.aliases.find((alias) => alias in input) ?? name;
+        }
+        if (!(key in input)) {
+          if (field.default === undefined) {
+            errors.push(item('missing', [...loc, name], 'Field required', input));
+            ok = false;
+          } else {
+            out[name] = field.default();
+          }
+          continue;
+        }
+        const parsed = field.schema.parse(input[key], [...loc, key], errors);
+        if (parsed === INVALID) ok = false;
+        else out[name] = parsed;
+      }
+      return ok ? (out as ModelOutput<F>) : INVALID;
+    },
+    jsonSchema() {
+      const properties: JsonObject = {};
+      const requiredNames: string[] = [];
+      for (const [name, field] of entries) {
+        properties[name] = field.schema.jsonSchema();
+        if (field.default === undefined) requiredNames.push(name);
+      }
+      const schema: JsonObject = { type: 'object', properties };
+      if (requiredNames.length > 0) schema.required = requiredNames;
+      if (options.title !== undefined) schema.title = options.title;
+      return schema;
+    },
+  };
+}
+
+/** A single request input that was absent: pydantic's `missing` error. */
+export function missingItem(loc: Loc): ValidationItem {
+  return item('missing', loc, 'Field required', null);
+}
+
+/** Builds the 422 body; v1 items carry only loc, msg and type (seed part 2). */
+export function validationBody(items: ValidationItem[], generation: 'v1' | 'v2' | 'v3'): { detail: unknown[] } {
+  if (generation === 'v1') {
+    return { detail: items.map(({ loc, msg, type }) => ({ loc, msg, type })) };
+  }
+  return { detail: items };
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { keyQuery, mintScopedKey } from '../shared/keys.js';
+import { routeDefiner, type HttpDeps } from '../shared/route.js';
+import { mapV2Error } from './errors.js';
+import { mountPeerRoutes } from './routes/peers.js';
+import { mountSessionRoutes } from './routes/sessions.js';
+import { mountWebhookRoutes } from './routes/webhooks.js';
+import { mountWorkspaceRoutes } from './routes/workspaces.js';
+
+/** The v2 generation: the same store as v3 with v2's statuses, paging and auth (contract §9). */
+export function mountV2(app: FastifyInstance, deps: HttpDeps): void {
+  const route = routeDefiner(app, deps, 'v2', mapV2Error);
+  mountWorkspaceRoutes(route, deps);
+  mountPeerRoutes(route, deps);
+  mountSessionRoutes(route, deps);
+  mountWebhookRoutes(route, deps);
+  route({
+    method: 'POST',
+    url: '/v2/keys',
+    scope: { kind: 'admin' },
+    summary: 'Mint a scoped key',
+    tags: ['keys'],
+    query: keyQuery,
+    async handler({ query }) {
+      return { status: 200, body: mintScopedKey(deps, query, false) };
+    },
+  });
+}

@@ -1,0 +1,53 @@
+import { buildApp, openDatabase } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+
+/** Starts the server: read config, open and migrate the store, listen, stop cleanly on signals. */
+export async function serve(config: Config): Promise<void> {
+  const database = await openDatabase(config.databaseUrl);
+  const { app } = await buildApp({ config, database });
+  for (const step of database.migrations.filter((s) => s.applied)) app.log.info({ migration: step.name }, 'migration applied');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    const timer = setTimeout(() => {
+      app.log.error('shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    timer.unref();
+    try {
+      await app.close();
+      await database.driver.close();
+      process.exit(0);
+    } catch (error) {
+      app.log.error({ err: error }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+
+  await app.listen({ port: config.port, host: config.host });
+}
+
+export function configOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`engram: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+// Run directly (`node dist/main.js`): serve.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  serve(configOrExit()).catch((error: unknown) => {
+    console.error('engram: failed to start:', error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,74 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { SqlDriver } from './sql/driver.js';
+
+export interface MigrationStep {
+  name: string;
+  applied: boolean;
+}
+
+// Any constant works; it only has to be the same in every Engram process on one database.
+const POSTGRES_LOCK_KEY = 0x656e6772;
+
+function migrationFiles(dialect: SqlDriver['dialect']): { name: string; sql: string }[] {
+  const folder = fileURLToPath(new URL(`./${dialect}/migrations/`, import.meta.url));
+  return readdirSync(folder)
+    .filter((file) => /^\d{4}_.+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({ name: file.replace(/\.sql$/, ''), sql: readFileSync(folder + file, 'utf8') }));
+}
+
+/**
+ * Applies this dialect's forward-only migrations that the database lacks, each in its own
+ * transaction, recording them in `schema_migrations`. On PostgreSQL an advisory lock keeps
+ * several starting processes from migrating at once.
+ */
+export async function migrate(driver: SqlDriver): Promise<MigrationStep[]> {
+  const isPostgres = driver.dialect === 'postgres';
+  await driver.exec(
+    `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at ${isPostgres ? 'TIMESTAMPTZ' : 'TEXT'} NOT NULL)`,
+  );
+  const steps: MigrationStep[] = [];
+  await driver.transaction(async (tx) => {
+    if (isPostgres) await tx.get('SELECT pg_advisory_xact_lock(?)', [POSTGRES_LOCK_KEY]);
+    const done = new Set((await tx.all<{ name: string }>('SELECT name FROM schema_migrations')).map((row) => row.name));
+    for (const file of migrationFiles(driver.dialect)) {
+      if (done.has(file.name)) {
+        steps.push({ name: file.name, applied: false });
+        continue;
+      }
+      // Each statement separately: SQLite's prepare takes one statement, pg's extended protocol too.
+      for (const statement of splitStatements(file.sql)) await tx.run(statement);
+      await tx.run('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)', [file.name, new Date().toISOString()]);
+      steps.push({ name: file.name, applied: true });
+    }
+  });
+  return steps;
+}
+
+/** Splits a migration script on `;` at line ends, keeping trigger and function bodies whole. */
+export function splitStatements(script: string): string[] {
+  const statements: string[] = [];
+  let current = '';
+  let inBody = false;
+  for (const line of script.split('\n')) {
+    const trimmed = line.trim();
+    if (current === '' && (trimmed === '' || trimmed.startsWith('--'))) continue;
+    current += line + '\n';
+    const dollarQuotes = (line.match(/\$\$/g) ?? []).length;
+    if (dollarQuotes % 2 === 1) inBody = !inBody;
+    if (/^CREATE TRIGGER/i.test(trimmed) && /\bBEGIN$/i.test(trimmed)) inBody = true;
+    if (inBody && /^END;$/i.test(trimmed)) {
+      inBody = false;
+      statements.push(current.trim());
+      current = '';
+      continue;
+    }
+    if (!inBody && trimmed.endsWith(';')) {
+      statements.push(current.trim());
+      current = '';
+    }
+  }
+  if (current.trim() !== '') statements.push(current.trim());
+  return statements;
+}

@@ -1,0 +1,18 @@
+import type { DialectName } from '../dialect.js';
+
+/** Runs SQL written with `?` placeholders; rows come back as plain objects. */
+export interface SqlExecutor {
+  readonly dialect: DialectName;
+  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+}
+
+/** A connection (or pool) that can also open transactions. */
+export interface SqlDriver extends SqlExecutor {
+  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Runs a multi-statement script (migrations). */
+  exec(script: string): Promise<void>;
+  close(): Promise<void>;
+}

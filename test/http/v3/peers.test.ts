@@ -1,0 +1,232 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, uniqueId, type TestApi } from '../../support/test-app.js';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await buildTestApp();
+});
+afterAll(() => api.close());
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z$/;
+
+describe('POST /v3/workspaces/{w}/peers (get or create)', () => {
+  it('creates with 201, then returns the same peer with 200', async () => {
+    const ws = uniqueId();
+    const created = await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice', metadata: { tier: 'pro' } });
+    expect(created.status).toBe(201);
+    expect(Object.keys(created.body)).toEqual(['id', 'workspace_id', 'created_at', 'metadata', 'configuration']);
+    expect(created.body).toMatchObject({ id: 'alice', workspace_id: ws, metadata: { tier: 'pro' }, configuration: {} });
+    expect(created.body.created_at).toMatch(ISO);
+
+    const again = await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(created.body);
+  });
+
+  it('replaces metadata of an existing peer when given', async () => {
+    const ws = uniqueId();
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'p', metadata: { a: 1 } });
+    const updated = await api.post(`/v3/workspaces/${ws}/peers`, { id: 'p', metadata: { b: 2 }, configuration: { observe_me: false } });
+    expect(updated.status).toBe(200);
+    expect(updated.body.metadata).toEqual({ b: 2 });
+    expect(updated.body.configuration).toEqual({ observe_me: false });
+  });
+
+  it('accepts `name` as an alias of `id`; `id` wins when both are sent', async () => {
+    const ws = uniqueId();
+    expect((await api.post(`/v3/workspaces/${ws}/peers`, { name: 'bob' })).body.id).toBe('bob');
+    expect((await api.post(`/v3/workspaces/${ws}/peers`, { name: 'x', id: 'carol' })).body.id).toBe('carol');
+  });
+
+  it('reports each id rule with the pydantic body', async () => {
+    const ws = uniqueId();
+    const cases: [unknown, object][] = [
+      [{}, { type: 'missing', loc: ['body', 'id'], msg: 'Field required', input: {} }],
+      [{ id: '' }, { type: 'string_too_short', loc: ['body', 'id'], msg: 'String should have at least 1 character', input: '', ctx: { min_length: 1 } }],
+      [
+        { id: 'a'.repeat(513) },
+        { type: 'string_too_long', loc: ['body', 'id'], msg: 'String should have at most 512 characters', input: 'a'.repeat(513), ctx: { max_length: 512 } },
+      ],
+      [
+        { id: 'a b' },
+        {
+          type: 'string_pattern_mismatch',
+          loc: ['body', 'id'],
+          msg: "String should match pattern '^[a-zA-Z0-9_-]+$'",
+          input: 'a b',
+          ctx: { pattern: '^[a-zA-Z0-9_-]+$' },
+        },
+      ],
+      [{ id: 5 }, { type: 'string_type', loc: ['body', 'id'], msg: 'Input should be a valid string', input: 5 }],
+      [{ name: 7 }, { type: 'string_type', loc: ['body', 'name'], msg: 'Input should be a valid string', input: 7 }],
+      [{ id: 'ok', metadata: [] }, { type: 'dict_type', loc: ['body', 'metadata'], msg: 'Input should be a valid dictionary', input: [] }],
+    ];
+    for (const [body, item] of cases) {
+      const response = await api.post(`/v3/workspaces/${ws}/peers`, body);
+      expect(response.status, JSON.stringify(body)).toBe(422);
+      expect(response.body).toEqual({ detail: [item] });
+    }
+    const listed = await api.post(`/v3/workspaces/${ws}/peers/list`, {});
+    expect(listed.body.total).toBe(0);
+  });
+
+  it('enforces the metadata limits of v3 and strips NUL characters', async () => {
+    const ws = uniqueId();
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i]));
+    const tooMany = await api.post(`/v3/workspaces/${ws}/peers`, { id: 'p', metadata: many });
+    expect(tooMany.status).toBe(422);
+    expect(tooMany.body.detail[0]).toEqual({
+      type: 'value_error',
+      loc: ['body', 'metadata'],
+      msg: 'Value error, Metadata exceeds maximum of 100 top-level keys',
+      input: many,
+      ctx: { error: {} },
+    });
+    const deep = { a: { b: { c: { d: { e: { f: 1 } } } } } };
+    const tooDeep = await api.post(`/v3/workspaces/${ws}/peers`, { id: 'p', metadata: deep });
+    expect(tooDeep.body.detail[0].msg).toBe('Value error, Metadata nesting exceeds maximum depth of 5');
+    const okDeep = { a: { b: { c: { d: { e: 1 } } } } };
+    expect((await api.post(`/v3/workspaces/${ws}/peers`, { id: 'p', metadata: okDeep })).status).toBe(201);
+
+    const nul = await api.post(`/v3/workspaces/${ws}/peers`, { id: 'q', metadata: { 'k\u0000ey': 'va\u0000lue', list: ['x\u0000'] } });
+    expect(nul.body.metadata).toEqual({ key: 'value', list: ['x'] });
+  });
+
+  it('answers malformed JSON with json_invalid before anything else', async () => {
+    const ws = uniqueId();
+    const response = await api.post(`/v3/workspaces/${ws}/peers`, undefined, {
+      raw: '{"id": }',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(422);
+    expect(response.body).toEqual({
+      detail: [{ type: 'json_invalid', loc: ['body', 7], msg: 'JSON decode error', input: {}, ctx: { error: 'Expecting value' } }],
+    });
+  });
+
+  it('does not parse a body sent without a JSON content type (v3)', async () => {
+    const ws = uniqueId();
+    const response = await api.post(`/v3/workspaces/${ws}/peers`, undefined, {
+      raw: '{"id":"p"}',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(response.status).toBe(422);
+    expect(response.body.detail).toEqual([
+      {
+        type: 'model_attributes_type',
+        loc: ['body'],
+        msg: 'Input should be a valid dictionary or object to extract fields from',
+        input: '{"id":"p"}',
+      },
+    ]);
+  });
+
+  it('refuses a missing body, and an invalid workspace id in the path with 422 instead of 500', async () => {
+    const missing = await api.post(`/v3/workspaces/${uniqueId()}/peers`);
+    expect(missing.body).toEqual({ detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] });
+    const badPath = await api.post(`/v3/workspaces/bad%20id/peers`, { id: 'p' });
+    expect(badPath.status).toBe(422);
+    expect(badPath.body.detail[0]).toMatchObject({ type: 'string_pattern_mismatch', loc: ['path', 'workspace_id'], input: 'bad id' });
+  });
+});
+
+describe('PUT /v3/workspaces/{w}/peers/{p}', () => {
+  it('creates a missing peer, then replaces non-null fields only', async () => {
+    const ws = uniqueId();
+    const created = await api.put(`/v3/workspaces/${ws}/peers/zed`, { metadata: { a: 1 } });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ id: 'zed', workspace_id: ws, metadata: { a: 1 }, configuration: {} });
+    const kept = await api.put(`/v3/workspaces/${ws}/peers/zed`, { metadata: null, configuration: { x: true } });
+    expect(kept.body).toMatchObject({ metadata: { a: 1 }, configuration: { x: true } });
+    const replaced = await api.put(`/v3/workspaces/${ws}/peers/zed`, { metadata: { b: 2 } });
+    expect(replaced.body).toMatchObject({ metadata: { b: 2 }, configuration: { x: true } });
+  });
+});
+
+describe('POST /v3/workspaces/{w}/peers/list (seed 4.4)', () => {
+  async function seedPeers(ws: string, count: number) {
+    for (let i = 0; i < count; i++) {
+      const id = `p${String(i).padStart(3, '0')}`;
+      const response = await api.post(`/v3/workspaces/${ws}/peers`, { id, metadata: { i, even: i % 2 === 0 } });
+      expect(response.status).toBe(201);
+    }
+  }
+
+  it('pages in creation order with the v3 wrapper, and reverses', async () => {
+    const ws = uniqueId();
+    await seedPeers(ws, 7);
+    const first = await api.post(`/v3/workspaces/${ws}/peers/list?page=1&size=3`);
+    expect(first.status).toBe(200);
+    expect(Object.keys(first.body)).toEqual(['items', 'total', 'page', 'size', 'pages']);
+    expect(first.body).toMatchObject({ total: 7, page: 1, size: 3, pages: 3 });
+    expect(first.body.items.map((p: { id: string }) => p.id)).toEqual(['p000', 'p001', 'p002']);
+    const last = await api.post(`/v3/workspaces/${ws}/peers/list?page=3&size=3`, {});
+    expect(last.body.items.map((p: { id: string }) => p.id)).toEqual(['p006']);
+    const past = await api.post(`/v3/workspaces/${ws}/peers/list?page=9&size=3`, { filters: null });
+    expect(past.body).toEqual({ items: [], total: 7, page: 9, size: 3, pages: 3 });
+    const reversed = await api.post(`/v3/workspaces/${ws}/peers/list?size=2&reverse=true`);
+    expect(reversed.body.items.map((p: { id: string }) => p.id)).toEqual(['p006', 'p005']);
+    const defaults = await api.post(`/v3/workspaces/${ws}/peers/list`);
+    expect(defaults.body).toMatchObject({ page: 1, size: 50, total: 7, pages: 1 });
+  });
+
+  it('breaks created_at ties by creation order (peers auto-created in one request)', async () => {
+    const ws = uniqueId();
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { zeta: {}, alpha: {}, mid: {} });
+    const listed = await api.post(`/v3/workspaces/${ws}/peers/list`);
+    const times = new Set(listed.body.items.map((p: { created_at: string }) => p.created_at));
+    expect(times.size).toBe(1);
+    const forward = listed.body.items.map((p: { id: string }) => p.id);
+    const backward = (await api.post(`/v3/workspaces/${ws}/peers/list?reverse=true`)).body.items.map((p: { id: string }) => p.id);
+    expect(backward).toEqual([...forward].reverse());
+  });
+
+  it('filters by id, metadata and logic, and counts matches only', async () => {
+    const ws = uniqueId();
+    await seedPeers(ws, 6);
+    const byList = await api.post(`/v3/workspaces/${ws}/peers/list`, { filters: { id: ['p001', 'p004', 'nope'] } });
+    expect(byList.body.items.map((p: { id: string }) => p.id)).toEqual(['p001', 'p004']);
+    expect(byList.body.total).toBe(2);
+    const even = await api.post(`/v3/workspaces/${ws}/peers/list?size=2`, { filters: { metadata: { even: true } } });
+    expect(even.body).toMatchObject({ total: 3, pages: 2 });
+    expect(even.body.items.map((p: { id: string }) => p.id)).toEqual(['p000', 'p002']);
+    const gt = await api.post(`/v3/workspaces/${ws}/peers/list`, {
+      filters: { AND: [{ metadata: { i: { gte: 2 } } }, { NOT: [{ id: 'p003' }] }] },
+    });
+    expect(gt.body.items.map((p: { id: string }) => p.id)).toEqual(['p002', 'p004', 'p005']);
+    const wildcard = await api.post(`/v3/workspaces/${ws}/peers/list`, { filters: { id: '*' } });
+    expect(wildcard.body.total).toBe(6);
+  });
+
+  it('refuses filters on unknown columns with the contract strings', async () => {
+    const ws = uniqueId();
+    const bad = await api.post(`/v3/workspaces/${ws}/peers/list`, { filters: { peer_id: 'alice' } });
+    expect(bad.status).toBe(422);
+    expect(bad.body).toEqual({ detail: "Column 'peer_id' does not exist on Peer" });
+    const other = await api.post(`/v3/workspaces/${ws}/peers/list`, { filters: { configuration: {} } });
+    expect(other.body).toEqual({ detail: "Column 'configuration' is not allowed to be filtered on or does not exist on Peer" });
+  });
+
+  it('validates paging and body shapes in the reference order', async () => {
+    const ws = uniqueId();
+    const response = await api.post(`/v3/workspaces/${ws}/peers/list?page=0&size=101&reverse=maybe`, { filters: 'x' });
+    expect(response.status).toBe(422);
+    expect(response.body.detail).toEqual([
+      { type: 'greater_than_equal', loc: ['query', 'page'], msg: 'Input should be greater than or equal to 1', input: '0', ctx: { ge: 1 } },
+      { type: 'less_than_equal', loc: ['query', 'size'], msg: 'Input should be less than or equal to 100', input: '101', ctx: { le: 100 } },
+      { type: 'bool_parsing', loc: ['query', 'reverse'], msg: 'Input should be a valid boolean, unable to interpret input', input: 'maybe' },
+      { type: 'dict_type', loc: ['body', 'filters'], msg: 'Input should be a valid dictionary', input: 'x' },
+    ]);
+    const parsing = await api.post(`/v3/workspaces/${ws}/peers/list?page=1.5`);
+    expect(parsing.body.detail).toEqual([
+      { type: 'int_parsing', loc: ['query', 'page'], msg: 'Input should be a valid integer, unable to parse string as an integer', input: '1.5' },
+    ]);
+    const notObject = await api.post(`/v3/workspaces/${ws}/peers/list`, [1]);
+    expect(notObject.body.detail[0]).toMatchObject({ type: 'model_attributes_type', loc: ['body'] });
+  });
+
+  it('returns an empty page for an unknown workspace', async () => {
+    const response = await api.post(`/v3/workspaces/${uniqueId()}/peers/list`);
+    expect(response.body).toEqual({ items: [], total: 0, page: 1, size: 50, pages: 0 });
+  });
+});

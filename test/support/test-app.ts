@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, openDatabase, type Database } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { mintToken } from '../../src/http/shared/auth.js';
+
+/** `DATABASE_URL=postgres://...` runs the suite on PostgreSQL; otherwise an in-memory SQLite. */
+export const TEST_DATABASE_URL = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : ':memory:';
+export const DIALECT = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
+
+export const TEST_SECRET = 'test-secret-of-reasonable-length';
+
+export interface TestResponse {
+  status: number;
+  headers: Record<string, unknown>;
+  text: string;
+  body: any;
+}
+
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  /** Raw body text, sent as is (no JSON encoding). */
+  raw?: string;
+  token?: string;
+}
+
+export interface TestApi {
+  app: FastifyInstance;
+  database: Database;
+  config: Config;
+  request(method: string, url: string, body?: unknown, options?: RequestOptions): Promise<TestResponse>;
+  get(url: string, options?: RequestOptions): Promise<TestResponse>;
+  post(url: string, body?: unknown, options?: RequestOptions): Promise<TestResponse>;
+  put(url: string, body?: unknown, options?: RequestOptions): Promise<TestResponse>;
+  delete(url: string, body?: unknown, options?: RequestOptions): Promise<TestResponse>;
+  /** Signs a token with the test secret. */
+  token(claims: Parameters<typeof mintToken>[1]): string;
+  close(): Promise<void>;
+}
+
+/** A unique id, so tests never share workspaces and can run in any order or in parallel. */
+export function uniqueId(prefix = 'ws'): string {
+  return `${prefix}-${randomBytes(6).toString('hex')}`;
+}
+
+export async function buildTestApp(overrides: Record<string, string> = {}): Promise<TestApi> {
+  const config = loadConfig(
+    { DATABASE_URL: TEST_DATABASE_URL, AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'silent', ...overrides },
+    '/nonexistent/.env',
+  );
+  const database = await openDatabase(config.databaseUrl);
+  const { app } = await buildApp({ config, database, logger: false });
+  await app.ready();
+
+  const request = async (method: string, url: string, body?: unknown, options: RequestOptions = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    let payload: string | undefined;
+    if (options.raw !== undefined) {
+      payload = options.raw;
+    } else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['content-type'] ??= 'application/json';
+    }
+    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    const response = await app.inject({ method: method as 'GET', url, payload, headers });
+    let parsed: unknown = undefined;
+    if (response.body !== '') {
+      try {
+        parsed = JSON.parse(response.body);
+      } catch {
+        parsed = response.body;
+      }
+    }
+    return { status: response.statusCode, headers: response.headers, text: response.body, body: parsed };
+  };
+
+  return {
+    app,
+    database,
+    config,
+    request,
+    get: (url, options) => request('GET', url, undefined, options),
+    post: (url, body, options) => request('POST', url, body, options),
+    put: (url, body, options) => request('PUT', url, body, options),
+    delete: (url, body, options) => request('DELETE', url, body, options),
+    token: (claims) => mintToken(TEST_SECRET, claims),
+    async close() {
+      await app.close();
+      await database.driver.close();
+    },
+  };
+}
