@@ -5,6 +5,7 @@ import { isPostgresUrl, type Config } from './config.js';
 import { createDomainContext, type DomainContext } from './domain/context.js';
 import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
+import { RouteIndex } from './http/shared/route-index.js';
 import { mountV2 } from './http/v2/index.js';
 import { mountV3 } from './http/v3/index.js';
 import { migrate, type MigrationStep } from './storage/migrate.js';
@@ -51,7 +52,19 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     // ids are client-chosen strings; the router must not reject long ones
     routerOptions: { maxParamLength: 2048 },
     requestIdHeader: 'x-request-id',
+    // one structured line per request, written when the response is done (below)
+    disableRequestLogging: true,
     return503OnClosing: true,
+  });
+
+  const routes = new RouteIndex();
+  app.addHook('onRoute', (route) => routes.add(route.url, route.method));
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms: Number(reply.elapsedTime.toFixed(2)) },
+      'request',
+    );
+    done();
   });
 
   // Bodies arrive as text: each generation decides how to parse them (contract §1.4, §9.1).
@@ -89,8 +102,13 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   mountV2(app, httpDeps);
   mountV3(app, httpDeps);
 
-  app.setNotFoundHandler((_request, reply) => {
-    reply.code(404).header('content-type', 'application/json').send('{"detail":"Not Found"}');
+  app.setNotFoundHandler((request, reply) => {
+    const answer = routes.resolve(request.method, request.url);
+    if (answer?.status === 307) return reply.code(307).header('location', answer.location).send();
+    if (answer?.status === 405) {
+      return reply.code(405).header('allow', answer.allow).header('content-type', 'application/json').send('{"detail":"Method Not Allowed"}');
+    }
+    return reply.code(404).header('content-type', 'application/json').send('{"detail":"Not Found"}');
   });
   app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
     const status = error.statusCode ?? 500;

@@ -138,6 +138,17 @@ describe('framework behaviour', () => {
     expect((await api.get('/v3/nowhere')).body).toEqual({ detail: 'Not Found' });
   });
 
+  it('answers a wrong method with 405 and Allow, a trailing slash with 307', async () => {
+    const wrong = await api.get('/v3/keys');
+    expect(wrong.status).toBe(405);
+    expect(wrong.body).toEqual({ detail: 'Method Not Allowed' });
+    expect(wrong.headers.allow).toBe('POST');
+    const slash = await api.post('/v3/workspaces/w1/peers/list/?size=5');
+    expect(slash.status).toBe(307);
+    expect(slash.headers.location).toBe('/v3/workspaces/w1/peers/list?size=5');
+    expect(slash.text).toBe('');
+  });
+
   it('mints keys only with auth on', async () => {
     const response = await api.post('/v3/keys?workspace_id=x');
     expect(response.status).toBe(405);

@@ -1,0 +1,37 @@
+/**
+ * Which methods each registered path answers, so an unmatched request can get the framework
+ * answers of the reference (contract §1.1): 405 with `Allow` for a known path and wrong method,
+ * 307 to the slash-less path for a trailing `/`. Consulted only on the not-found path.
+ */
+export class RouteIndex {
+  private readonly routes: { pattern: RegExp; method: string }[] = [];
+
+  add(url: string, methods: string | string[]): void {
+    const source = url
+      .split('/')
+      .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    const pattern = new RegExp(`^${source}$`);
+    for (const method of Array.isArray(methods) ? methods : [methods]) this.routes.push({ pattern, method });
+  }
+
+  methodsFor(path: string): string[] {
+    const methods = new Set<string>();
+    for (const route of this.routes) if (route.pattern.test(path)) methods.add(route.method);
+    return [...methods];
+  }
+
+  /** The answer for an unmatched request, or undefined for a plain 404. */
+  resolve(method: string, url: string): { status: 405; allow: string } | { status: 307; location: string } | undefined {
+    const queryStart = url.indexOf('?');
+    const path = queryStart < 0 ? url : url.slice(0, queryStart);
+    if (path.length > 1 && path.endsWith('/')) {
+      const trimmed = path.replace(/\/+$/, '');
+      if (this.methodsFor(trimmed).includes(method)) {
+        return { status: 307, location: trimmed + (queryStart < 0 ? '' : url.slice(queryStart)) };
+      }
+    }
+    const methods = this.methodsFor(path).filter((m) => m !== 'HEAD');
+    return methods.length > 0 ? { status: 405, allow: methods.join(', ') } : undefined;
+  }
+}
