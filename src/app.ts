@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { isPostgresUrl, type Config } from './config.js';
@@ -53,7 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     routerOptions: { maxParamLength: 2048 },
     requestIdHeader: 'x-request-id',
     // one structured line per request, written when the response is done (below)
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   });
 

@@ -182,7 +182,7 @@ export const peerIdList = list(str());
 export function webhookCreate(generation: Generation) {
   return model(
     {
-      url: required(refine(str(), (url) => webhookUrlProblem(url, generation === 'v3'))),
+      url: required(refine(str({ maxLength: 2048 }), (url) => webhookUrlProblem(url, generation === 'v3'))),
     },
     { title: 'WebhookEndpointCreate' },
   );
