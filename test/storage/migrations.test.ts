@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { migrate, splitStatements } from '../../src/storage/migrate.js';
+import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
+import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
+import { DIALECT, TEST_DATABASE_URL } from '../support/test-app.js';
+
+async function sqliteColumns(driver: SqliteDriver): Promise<Record<string, string[]>> {
+  const tables = await driver.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+  const out: Record<string, string[]> = {};
+  for (const { name } of tables) {
+    out[name] = (await driver.all<{ name: string }>(`SELECT name FROM pragma_table_info('${name}')`)).map((c) => c.name).sort();
+  }
+  return out;
+}
+
+describe('migrations', () => {
+  it('migrate SQLite from empty, and a second run applies nothing', async () => {
+    const driver = new SqliteDriver(':memory:');
+    const first = await migrate(driver);
+    expect(first.length).toBeGreaterThan(0);
+    expect(first.every((step) => step.applied)).toBe(true);
+    const second = await migrate(driver);
+    expect(second.every((step) => !step.applied)).toBe(true);
+    const columns = await sqliteColumns(driver);
+    expect(Object.keys(columns).sort()).toEqual(
+      ['messages', 'peers', 'schema_migrations', 'session_peers', 'sessions', 'webhook_endpoints', 'workspaces'].sort(),
+    );
+    await driver.close();
+  });
+
+  it.runIf(DIALECT === 'postgres')('give PostgreSQL the same tables and columns as SQLite', async () => {
+    const sqlite = new SqliteDriver(':memory:');
+    await migrate(sqlite);
+    const expected = await sqliteColumns(sqlite);
+    await sqlite.close();
+
+    const pg = new PostgresDriver(TEST_DATABASE_URL, 2);
+    await migrate(pg);
+    const rows = await pg.all<{ table_name: string; column_name: string }>(
+      "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()",
+    );
+    await pg.close();
+    const actual: Record<string, string[]> = {};
+    for (const row of rows) (actual[row.table_name] ??= []).push(row.column_name);
+    for (const name of Object.keys(actual)) actual[name].sort();
+    expect(actual).toEqual(expected);
+  });
+
+  it('split scripts into statements, keeping trigger and function bodies whole', () => {
+    const script = [
+      '-- comment',
+      'CREATE TABLE a (x INTEGER);',
+      'CREATE TRIGGER t AFTER INSERT ON a BEGIN',
+      '  UPDATE a SET x = 1;',
+      'END;',
+      'CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$',
+      'BEGIN',
+      '  RETURN NULL;',
+      'END $$;',
+    ].join('\n');
+    const statements = splitStatements(script);
+    expect(statements).toHaveLength(3);
+    expect(statements[1]).toContain('UPDATE a SET x = 1;');
+    expect(statements[2]).toMatch(/^CREATE FUNCTION[\s\S]*END \$\$;$/);
+  });
+});
