@@ -104,7 +104,10 @@ export function defineRoute<F extends QueryFields, B = undefined>(
       let rawBody: unknown = NO_BODY;
       const text = request.body as string | undefined;
       if (spec.body !== undefined && text !== undefined && text !== '') {
-        if (generation === 'v3' && !isJsonContentType(request.headers['content-type'])) {
+        const contentType = request.headers['content-type'];
+        // v1/v2 parse a body without Content-Type as JSON; v3 does not; a non-JSON type never is
+        const parseAsJson = isJsonContentType(contentType) || (contentType === undefined && generation !== 'v3');
+        if (!parseAsJson) {
           rawBody = text;
         } else {
           const parsed = parseJsonLikePython(text);

@@ -1,0 +1,114 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp, openDatabase, type Database } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { TEST_DATABASE_URL } from './test-app.js';
+
+/**
+ * The real server, listening on an ephemeral port, for tests that drive it through the official
+ * SDKs. Every request the server answers is recorded (method, path, query, body, status, response)
+ * so a test can say exactly what an SDK sent and what it got back, without touching the SDK.
+ */
+
+export interface Exchange {
+  method: string;
+  /** Path without the query string, as the SDK sent it. */
+  path: string;
+  /** The raw query string without `?`, '' when none. */
+  query: string;
+  /** Parsed JSON request body; the raw text when it is not JSON; undefined when there is none. */
+  requestBody: unknown;
+  status: number;
+  /** Parsed JSON response body; the raw text when it is not JSON; undefined when empty. */
+  responseBody: unknown;
+}
+
+export interface SdkServer {
+  app: FastifyInstance;
+  database: Database;
+  /** `http://127.0.0.1:<port>`, what the SDKs take as `baseURL`. */
+  baseURL: string;
+  /** Every exchange so far, in the order the server answered them. */
+  exchanges: Exchange[];
+  /** Exchanges recorded after `mark` (a previous `exchanges.length`). */
+  since(mark: number): Exchange[];
+  close(): Promise<void>;
+}
+
+function parseMaybeJson(text: unknown): unknown {
+  if (typeof text !== 'string') return text === null ? undefined : text;
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export async function startSdkServer(overrides: Record<string, string> = {}): Promise<SdkServer> {
+  const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'silent', ...overrides }, '/nonexistent/.env');
+  const database = await openDatabase(config.databaseUrl);
+  const { app } = await buildApp({ config, database, logger: false });
+
+  const exchanges: Exchange[] = [];
+  // onSend runs for routes, the not-found handler and errors alike, before the client sees the
+  // response, so the record is complete by the time the SDK call returns.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const url = request.raw.url ?? request.url;
+    const q = url.indexOf('?');
+    exchanges.push({
+      method: request.method,
+      path: q === -1 ? url : url.slice(0, q),
+      query: q === -1 ? '' : url.slice(q + 1),
+      requestBody: parseMaybeJson(request.body),
+      status: reply.statusCode,
+      responseBody: parseMaybeJson(payload),
+    });
+    return payload;
+  });
+
+  try {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    await database.driver.close().catch(() => undefined);
+    throw error;
+  }
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error(`unexpected server address ${String(address)}`);
+
+  return {
+    app,
+    database,
+    baseURL: `http://127.0.0.1:${address.port}`,
+    exchanges,
+    since: (mark) => exchanges.slice(mark),
+    async close() {
+      await app.close();
+      await database.driver.close();
+    },
+  };
+}
+
+/** One exchange as a line a report can quote: `PUT /v3/... ?q body=... -> 200 {...}`. */
+export function describeExchange(e: Exchange): string {
+  const query = e.query === '' ? '' : `?${e.query}`;
+  const body = e.requestBody === undefined ? '' : ` body=${JSON.stringify(e.requestBody)}`;
+  const response = e.responseBody === undefined ? '' : ` ${JSON.stringify(e.responseBody)}`;
+  return `${e.method} ${e.path}${query}${body} -> ${e.status}${response}`;
+}
+
+/**
+ * `METHOD /path` with the given ids replaced by `{name}` placeholders, for comparing the routes an
+ * SDK called regardless of the ids the test chose. A name may stand for several ids.
+ */
+export function routeOf(e: Exchange, ids: Record<string, string | string[]>): string {
+  const lookup = new Map<string, string>();
+  for (const [name, value] of Object.entries(ids)) {
+    for (const id of Array.isArray(value) ? value : [value]) lookup.set(id, name);
+  }
+  const segments = e.path.split('/').map((segment) => {
+    const name = lookup.get(decodeURIComponent(segment));
+    return name === undefined ? segment : `{${name}}`;
+  });
+  return `${e.method} ${segments.join('/')}`;
+}
