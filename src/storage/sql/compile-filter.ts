@@ -1,79 +1,83 @@
 /*
- * Filter language compiler (contract-v3 §5, v2 differences in §9.1).
+ * Filter language compiler (contract-v3 §5; v2 differences in §9.1).
  *
- * Turns a `filters` object from a list/search body into one SQL boolean expression for
- * SQLite or PostgreSQL. Values are always bound (`?` placeholders); the only text that is
- * spliced into the SQL comes from the FilterModel (trusted column expressions) or from
- * constants in this file.
+ * Turns a `filters` object from a list/search body into one SQL boolean expression for SQLite or
+ * PostgreSQL. Every value is bound (`?` placeholders, never inside a literal); the only text spliced
+ * into the SQL is the FilterModel's (trusted) column expressions and constants of this file.
+ * Invalid filters throw FilterError, whose message is the 422 `detail`.
  *
- * Deviations from the reference server (it answers 500 or behaves accidentally here):
+ * Deviations from the reference server (shapes where it answers 500 or behaves by accident):
  * - A non-object item inside AND/OR/NOT is a 422 `Filter conditions inside AND must be objects,
- *   got str` (same wording for OR/NOT; `<type>` is the Python type name).
- * - An object without any operator key on a plain column (equality against an object, including
- *   `{}`) is a 422 `Invalid filter for column '<key>': an object value must use at least one
- *   operator (gte, lte, gt, lt, ne, in, contains, icontains)`.
- * - gt/gte/lt/lte/ne directly under `metadata` (`{"metadata": {"gt": 1}}`) are a 422
- *   `Operator '<op>' cannot be applied to the whole metadata object; compare a key instead,
- *   e.g. {"metadata": {"<key>": {"<op>": ...}}}`; the same message is used for `in` and
- *   `icontains` directly under `metadata`. A non-numeric string there keeps the reference's
- *   422 `Invalid numeric value: <v>. Expected a number, got str`, and `in` with a non-list
- *   keeps the reference's `in` message.
+ *   got str` (same for OR/NOT; the type is the Python type name).
+ * - An object without any operator key on a plain column (equality against an object, `{}` too)
+ *   is a 422 `Invalid filter for column '<key>': an object value must use at least one operator
+ *   (gte, lte, gt, lt, ne, in, contains, icontains)`.
+ * - gt/gte/lt/lte/ne, `in` and `icontains` directly under `metadata` (`{"metadata": {"gt": 1}}`)
+ *   are a 422 `Operator '<op>' cannot be applied to the whole metadata object; compare a key
+ *   instead, e.g. {"metadata": {"<key>": {"<op>": ...}}}`. The reference's own 422s come first:
+ *   a non-numeric string under gt/.../ne gives `Invalid numeric value: <v>. Expected a number,
+ *   got str`, a non-list under `in` gives the `in` message, and `in` containing "*" is skipped.
  * - A numeric comparison on a metadata key whose value is not numeric (non-numeric text,
- *   booleans, objects, arrays) does not match that row instead of raising a database error.
- *   "Numeric" means the text form matches ` *[+-]?(digits[.digits]|.digits)([eE][+-]?d{1,4})? *`
- *   and is at most 1000 characters long (so NaN/Infinity texts are not numeric, unlike a PG cast).
- * - gt/gte/lt/lte/ne with null (or a list/object) on a plain column are a 422:
- *   `Invalid numeric value: None. Expected a number, got NoneType`, or on created_at
- *   `Invalid datetime value: None`. On created_at any non-string value (number, boolean) is
- *   `Invalid datetime value: <v>` as the contract states (the reference would reach the DB).
- * - gt/gte/lt/lte/ne with a numeric value on a text column (`{"id": {"gt": 5}}`), and on a
- *   boolean column, are a 422 `Operator '<op>' is not supported on column '<key>'`.
- *   Exception (extension): `{"is_active": {"ne": true}}` works as boolean inequality.
+ *   booleans, objects, arrays) does not match that row, instead of a database error. Numeric
+ *   text is ` *[+-]?(digits[.digits]|.digits)([eE][+-]?d{1,4})? *` (ASCII digits) of at most
+ *   1000 characters: so "NaN"/"Infinity" texts and 5-digit exponents do not count as numbers.
+ * - gt/gte/lt/lte/ne with null, a list or an object on a plain column is a 422
+ *   `Invalid numeric value: None. Expected a number, got NoneType` (`[1, 2]`/list, `{'a': 1}`/dict);
+ *   on created_at every non-string value is `Invalid datetime value: <v>` (contract wording).
+ * - gt/gte/lt/lte/ne with a numeric value on a text column (`{"id": {"gt": 5}}`) or on a boolean
+ *   column are a 422 `Operator '<op>' is not supported on column '<key>'`. Extension:
+ *   `{"is_active": {"ne": true}}` works (boolean inequality).
  * - contains/icontains on a non-text column (created_at, is_active, token_count) are a 422
- *   `Operator '<op>' is not supported on column '<key>'` (created_at first validates a string
- *   value as a date, like the reference does for every operator).
- * - Equality whose JSON type cannot match the column (`{"id": 5}`, `{"is_active": "yes"}`,
- *   `{"token_count": "5"}`) matches no row; `in` items of such types are ignored (a `null`
- *   item keeps SQL `IN (..., NULL)` semantics). The reference raises a database error.
- *   Equality on created_at with a string that is not a date is a 422 `Invalid datetime value: <v>`.
- * - `in` with an object value is a 422 (`Invalid value for 'in' operator: {'a': 1}. Expected an
- *   iterable (list, tuple, set), got dict`); the reference iterates the object's keys.
- *   `in: []` matches no row on every column (the reference skips the condition on created_at).
- * - Strings containing NUL (U+0000), anywhere they would be bound, are a 422
- *   `Filter values cannot contain NUL characters`; lone UTF-16 surrogates are replaced by U+FFFD.
- * - Size guards (the reference has none, or fails with a 500): v2 nesting deeper than 64 logical
- *   levels -> `Filter nesting exceeds maximum depth of 64`; a containment value nested deeper than
- *   32 levels -> `Filter value nesting exceeds maximum depth of 32`; more than 10000 bound values
- *   -> `Filter is too large`; v2 `contains` patterns over 50000 bytes on SQLite ->
- *   `Filter value for 'contains' is too long`.
- * - NaN/Infinity given as numeric operands (Python accepts "nan", "inf" strings) compare like
- *   +/-Infinity (PostgreSQL orders NaN above every number, so `NaN` behaves as `+Infinity`).
- * - Lexicographic comparisons on metadata text (gt/lt with a non-numeric string or a boolean) use
- *   byte order (COLLATE "C" on PostgreSQL, BINARY on SQLite) instead of the database collation.
- * - A top-level `filters` value that is not an object (HTTP validation normally rejects it
- *   first) is a 422 `Filters must be an object, got <type>`.
+ *   `Operator '<op>' is not supported on column '<key>'` (on created_at a string value is first
+ *   validated as a date, as the reference does for every operator).
+ * - Equality with a value whose JSON type cannot match the column (`{"id": 5}`,
+ *   `{"is_active": "yes"}`, `{"token_count": "5"}`, `{"created_at": 5}`) matches no row, and `in`
+ *   ignores such items (a `null` item keeps SQL `IN (..., NULL)` semantics). Equality on created_at
+ *   with a string that is not a date is a 422 `Invalid datetime value: <v>`.
+ * - `in` with an object value is a 422 `Invalid value for 'in' operator: {'a': 1}. Expected an
+ *   iterable (list, tuple, set), got dict` (the reference iterates the object's keys). `in: []`
+ *   matches no row.
+ * - Strings containing NUL (U+0000) wherever they would be bound are a 422 `Filter values cannot
+ *   contain NUL characters`; lone UTF-16 surrogates are replaced by U+FFFD.
+ * - Size guards: v2 nesting deeper than 64 logical levels -> `Filter nesting exceeds maximum depth
+ *   of 64`; a containment value nested deeper than 16 levels -> `Filter value nesting exceeds
+ *   maximum depth of 16`; a filter worth more than 10000 bound values (containment values count
+ *   their keys and scalars, `in` lists count 1) -> `Filter is too large`; a v2 contains/icontains
+ *   pattern over 50000 UTF-8 bytes on SQLite -> `Filter value for 'contains' is too long`.
+ *   (SQLite limits expression depth to 1000, placeholders to 32766 and LIKE patterns to 50000 bytes.)
+ * - "nan"/"inf" numeric operands (Python float() accepts them) compare as +/-Infinity; NaN is
+ *   treated as +Infinity, PostgreSQL's ordering of NaN.
+ * - Lexicographic comparisons of metadata text (gt/lt with a non-numeric string or a boolean) use
+ *   byte order (COLLATE "C" on PostgreSQL, BINARY on SQLite), not the database collation.
+ * - A top-level `filters` that is not an object (HTTP validation normally rejects it first) is a
+ *   422 `Filters must be an object, got <type>`.
  *
  * Known limitations:
- * - SQLite lower() folds ASCII only: contains/icontains are case-insensitive for ASCII letters
- *   only on SQLite. PostgreSQL uses ILIKE (Unicode-aware under a UTF-8 LC_CTYPE such as C.UTF-8).
- * - Text form of metadata values on SQLite: nested objects/arrays render as compact JSON in
- *   insertion order (`{"b":1,"a":[1,2]}`), PostgreSQL renders jsonb (`{"a": [1, 2], "b": 1}`);
- *   numbers stored in exponent form render differently (`1.0e-07` vs `0.0000001`).
- * - Numeric text with an exponent of 5+ digits is not numeric on PostgreSQL (guard) but is on
- *   SQLite (it becomes +/-Inf or 0).
- * - JavaScript cannot tell JSON `1.0` from `1`: such values render as Python ints (`1`, type
- *   `int`) in messages and in the `str()` conversion used by metadata `in`/`contains`.
- *   Integer-like object keys are iterated first (JavaScript key order), which can change which
- *   error is reported first and the key order of dicts rendered in messages.
+ * - contains/icontains are case-insensitive for ASCII letters only on SQLite (its lower() folds
+ *   ASCII only). PostgreSQL uses ILIKE: Unicode-aware under a UTF-8 LC_CTYPE (e.g. C.UTF-8).
+ * - Text form of metadata values on SQLite: nested objects/arrays are compact JSON in stored key
+ *   order (`{"b":1,"a":[1,2]}`) where PostgreSQL prints jsonb (`{"a": [1, 2], "b": 1}`), and
+ *   numbers in exponent form print differently (`1.0e-07` vs `0.0000001`).
+ * - SQLite compares metadata numbers as 64-bit floats (`1e-9999` is 0, 20-digit integers are
+ *   rounded); PostgreSQL compares exact numerics.
+ * - JavaScript cannot tell JSON `1.0` from `1`: such numbers render as Python ints (`1`, `int`)
+ *   in messages and in the str() conversion used by metadata `in`/`contains`; integers beyond 2^53
+ *   render as floats. Integer-like object keys are iterated first (JavaScript key order), which
+ *   can change which error is reported first and the key order of dicts shown in messages.
  * - Python's int()/float() accept non-ASCII digits; only ASCII digits are recognised here.
- * - Accepted datetimes: `YYYY-MM-DD`, optionally followed by `T`/`t`/space and `HH[:MM[:SS[.f+]]]`
- *   (fraction truncated to microseconds, `,` allowed) and an offset `Z`, `±HH`, `±HH:MM`,
- *   `±HHMM`, `±HH:MM:SS`; surrounding whitespace ignored; naive values are UTC.
+ * - Accepted datetimes: `YYYY-MM-DD`, optionally followed by `T`/`t`/space, `HH[:MM[:SS[.f+]]]`
+ *   (`.` or `,`; fraction truncated to microseconds) and an offset `Z`, `±HH`, `±HH:MM`, `±HHMM` or
+ *   `±HH:MM:SS` (under 24h); surrounding whitespace ignored; naive values are UTC; years 1-9999.
+ * - PostgreSQL: the SQL assumes standard_conforming_strings = on (the default) for `ESCAPE '\'`.
+ *   SQLite: keys containing `"` or `\` rely on SQLite decoding escapes in quoted JSON path labels
+ *   (recent SQLite; verified with the 3.53 bundled by better-sqlite3 12).
  * - The Message special key `peer_perspective` (§7.4) is not handled here: callers remove it first.
  */
 import type { DialectName } from '../dialect.js';
 
 export type ColumnKind = 'text' | 'bool' | 'int' | 'timestamp';
+
+type Column = { sql: string; kind: ColumnKind };
 
 export interface FilterModel {
   /** Model name used in error messages: 'Workspace' | 'Peer' | 'Session' | 'Message'. */
@@ -102,15 +106,17 @@ const LOGICAL_KEYS = ['AND', 'OR', 'NOT'] as const;
 
 const MAX_DEPTH_V3 = 5;
 const MAX_DEPTH_V2 = 64;
-const MAX_VALUE_DEPTH = 32;
+const MAX_VALUE_DEPTH = 16;
 /** Size budget, counted in values SQLite would bind (drivers allow ~32k placeholders). */
 const MAX_BOUND_VALUES = 10_000;
 /** Hard cap on placeholders actually emitted (PostgreSQL repeats some values). */
 const MAX_PLACEHOLDERS = 30_000;
 const MAX_SQLITE_LIKE_BYTES = 50_000;
 const MAX_NUMERIC_TEXT = 1000;
-/** Text accepted as a number in metadata (PostgreSQL side; SQLite checks the same grammar). */
-// (written without `?` so that the driver's `?` -> `$n` renumbering cannot touch it)
+/**
+ * Text accepted as a number in metadata (PostgreSQL side; SQLite checks the same grammar).
+ * Written without `?` so that no `?` -> `$n` renumbering can ever touch it.
+ */
 const PG_NUMERIC_TEXT = "'^ *[-+]{0,1}([0-9]+[.]{0,1}[0-9]*|[.][0-9]+)([eE][-+]{0,1}[0-9]{1,4}){0,1} *$'";
 
 /* ------------------------------------------------------------------------------------------
@@ -326,12 +332,6 @@ function pgTimestamp(instant: Instant): string {
  * The compiler.
  * ---------------------------------------------------------------------------------------- */
 
-/** A JSON node on SQLite: its json type name and its SQL value (as json_each reports them). */
-interface SqliteNode {
-  type: Sql;
-  value: Sql;
-}
-
 class FilterCompiler {
   private aliases = 0;
   private cost = 0;
@@ -351,10 +351,14 @@ class FilterCompiler {
 
   /* ---- binding ---- */
 
-  /** Binds one value. `cost` keeps the size budget dialect-independent (see contains()). */
-  private bind(value: unknown, cost = 1): Sql {
+  /** Counts against the size budget (in values SQLite binds, so the same for both dialects). */
+  private spend(cost: number): void {
     this.cost += cost;
     if (this.cost > MAX_BOUND_VALUES) throw new FilterError('Filter is too large');
+  }
+
+  private bind(value: unknown, cost = 1): Sql {
+    this.spend(cost);
     return { text: '?', values: [value] };
   }
 
@@ -362,8 +366,8 @@ class FilterCompiler {
     return this.bind(cleanString(s));
   }
 
-  private json(value: unknown, cost = 1): Sql {
-    return this.bind(JSON.stringify(cleanJson(value, 0)), cost);
+  private json(value: unknown): Sql {
+    return this.bind(JSON.stringify(cleanJson(value, 0)));
   }
 
   private number(n: NumberOperand): Sql {
@@ -422,7 +426,7 @@ class FilterCompiler {
 
   /* ---- plain columns (§5.3) ---- */
 
-  private columnFilter(key: string, column: { sql: string; kind: ColumnKind }, value: unknown): Sql | null {
+  private columnFilter(key: string, column: Column, value: unknown): Sql | null {
     if (value === '*') return null;
     if (Array.isArray(value)) {
       // v2 compares the column to the list itself, which never matches.
@@ -440,7 +444,7 @@ class FilterCompiler {
     return this.columnEquals(column, value);
   }
 
-  private columnEquals(column: { sql: string; kind: ColumnKind }, value: unknown): Sql {
+  private columnEquals(column: Column, value: unknown): Sql {
     const col = raw(column.sql);
     if (value === null || value === undefined) return sql`(${col} IS NULL)`;
     switch (column.kind) {
@@ -461,7 +465,7 @@ class FilterCompiler {
     }
   }
 
-  private columnOperators(key: string, column: { sql: string; kind: ColumnKind }, ops: Record<string, unknown>): Sql | null {
+  private columnOperators(key: string, column: Column, ops: Record<string, unknown>): Sql | null {
     const parts: Sql[] = [];
     for (const [op, value] of Object.entries(ops)) {
       if (!OPERATORS.has(op)) throw new FilterError(`Unsupported comparison operator: ${op}`);
@@ -472,7 +476,7 @@ class FilterCompiler {
     return parts.length > 0 ? join(parts, 'AND') : null;
   }
 
-  private columnOperator(key: string, column: { sql: string; kind: ColumnKind }, op: string, value: unknown): Sql | null {
+  private columnOperator(key: string, column: Column, op: string, value: unknown): Sql | null {
     const col = raw(column.sql);
     let instant: Instant | null = null;
     if (column.kind === 'timestamp' && typeof value === 'string') {
@@ -480,7 +484,7 @@ class FilterCompiler {
       if (!instant) throw new FilterError(`Invalid datetime value: ${value}`);
     }
 
-    if (op in COMPARISONS) {
+    if (Object.hasOwn(COMPARISONS, op)) {
       const cmp = raw(COMPARISONS[op]);
       if (column.kind === 'timestamp') {
         if (!instant) throw new FilterError(`Invalid datetime value: ${pyStr(value)}`);
@@ -502,7 +506,7 @@ class FilterCompiler {
     return this.substring(col, pyStr(value));
   }
 
-  private columnIn(column: { sql: string; kind: ColumnKind }, value: unknown): Sql | null {
+  private columnIn(column: Column, value: unknown): Sql | null {
     if (!Array.isArray(value)) {
       throw new FilterError(
         `Invalid value for 'in' operator: ${pyStr(value)}. Expected an iterable (list, tuple, set), got ${pyTypeName(value)}`,
@@ -578,7 +582,7 @@ class FilterCompiler {
         parts.push(this.contains(value));
         continue;
       }
-      if (op in COMPARISONS && typeof value === 'string' && !parsePyNumber(value)) {
+      if (Object.hasOwn(COMPARISONS, op) && typeof value === 'string' && !parsePyNumber(value)) {
         throw new FilterError(`Invalid numeric value: ${value}. Expected a number, got str`);
       }
       if (op === 'in') {
@@ -612,7 +616,7 @@ class FilterCompiler {
   }
 
   private metadataKeyOperator(key: string, op: string, value: unknown): Sql | null {
-    if (op in COMPARISONS) {
+    if (Object.hasOwn(COMPARISONS, op)) {
       const cmp = raw(COMPARISONS[op]);
       if (typeof value === 'boolean') return this.textCompare(key, cmp, value ? 'true' : 'false');
       const n = typeof value === 'number' ? numberOperand(value) : typeof value === 'string' ? parsePyNumber(value) : null;
@@ -649,53 +653,105 @@ class FilterCompiler {
   private textForm(key: string): Sql {
     if (this.pg) return sql`(${this.metadata} ->> ${this.text(key)}::text)`;
     const a = raw(this.alias());
-    return sql`(SELECT CASE ${a}.type WHEN 'null' THEN NULL WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(${a}.value AS TEXT) END FROM json_each(${this.metadata}) AS ${a} WHERE ${a}.key = ${this.text(key)})`;
+    const text = sql`CASE ${a}.type WHEN 'null' THEN NULL WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(${a}.value AS TEXT) END`;
+    return sql`(SELECT ${text} FROM json_each(${this.metadata}) AS ${a} WHERE ${a}.key = ${this.text(key)})`;
   }
 
   /** Numeric value of the metadata value under `key`; NULL when missing, empty or not numeric. */
   private numericForm(key: string): Sql {
+    const maxLength = raw(String(MAX_NUMERIC_TEXT));
     if (this.pg) {
       const t = this.textForm(key);
-      return sql`(CASE WHEN ${t} ~ ${raw(PG_NUMERIC_TEXT)} AND length(${t}) <= ${raw(String(MAX_NUMERIC_TEXT))} THEN CAST(${t} AS numeric) END)`;
+      return sql`(CASE WHEN ${t} ~ ${raw(PG_NUMERIC_TEXT)} AND length(${t}) <= ${maxLength} THEN CAST(${t} AS numeric) END)`;
     }
-    // Comparing the text with its NUMERIC cast applies numeric affinity to it, which succeeds only
-    // for well-formed numbers; the GLOBs restrict the grammar to the PostgreSQL guard above.
     const a = raw(this.alias());
     const v = sql`${a}.value`;
-    return sql`(SELECT CASE WHEN ${a}.type IN ('integer', 'real') THEN ${v} WHEN ${a}.type = 'text' AND length(${v}) <= ${raw(String(MAX_NUMERIC_TEXT))} AND ${v} = CAST(${v} AS NUMERIC) AND ${v} NOT GLOB '*[^ 0-9.eE+-]*' AND ${v} NOT GLOB '*[eE]*[0-9][0-9][0-9][0-9][0-9]*' THEN CAST(${v} AS NUMERIC) END FROM json_each(${this.metadata}) AS ${a} WHERE ${a}.key = ${this.text(key)})`;
+    // Comparing the text with its NUMERIC cast applies numeric affinity to it, which succeeds only
+    // for a well-formed number; the GLOBs narrow that grammar to the PostgreSQL one above.
+    const numericText = join(
+      [
+        sql`${a}.type = 'text'`,
+        sql`length(${v}) <= ${maxLength}`,
+        sql`${v} = CAST(${v} AS NUMERIC)`,
+        sql`${v} NOT GLOB '*[^ 0-9.eE+-]*'`,
+        sql`${v} NOT GLOB '*[eE]*[0-9][0-9][0-9][0-9][0-9]*'`,
+      ],
+      'AND',
+    );
+    const number = sql`CASE WHEN ${a}.type IN ('integer', 'real') THEN ${v} WHEN ${numericText} THEN CAST(${v} AS NUMERIC) END`;
+    return sql`(SELECT ${number} FROM json_each(${this.metadata}) AS ${a} WHERE ${a}.key = ${this.text(key)})`;
   }
 
-  /** JSON containment: metadata ⊇ wanted. */
+  /** JSON containment: metadata ⊇ wanted (PostgreSQL `@>` semantics). */
   private contains(wanted: unknown): Sql {
     const cleaned = cleanJson(wanted, 0);
-    // One jsonb parameter on PostgreSQL; charged as many values as SQLite binds for the same value.
-    if (this.pg) return sql`(${this.metadata} @> ${this.json(cleaned, sqliteBindCount(cleaned))}::jsonb)`;
-    return this.sqliteContains({ type: sql`json_type(${this.metadata})`, value: this.metadata }, cleaned);
+    // Charged by size so that the budget does not depend on the dialect; the binds below are free.
+    this.spend(jsonNodeCount(cleaned));
+    if (this.pg) return sql`(${this.metadata} @> ${this.bind(JSON.stringify(cleaned), 0)}::jsonb)`;
+    const root: JsonPath = { base: null, rest: '$' };
+    return this.sqliteContains(root, this.pathType(root), this.pathValue(root), cleaned);
   }
 
-  private sqliteContains(node: SqliteNode, wanted: unknown): Sql {
-    if (wanted === null) return sql`(${node.type} = 'null')`;
-    if (typeof wanted === 'boolean') return sql`(${node.type} = ${raw(wanted ? "'true'" : "'false'")})`;
+  /*
+   * SQLite has no containment operator, so the wanted value is unrolled into conditions on the
+   * node at `path` (whose json type and SQL value are `type` and `value`): object members are
+   * addressed by path (no nesting), and each wanted array element needs an EXISTS over json_each.
+   * Every condition is true or false, never NULL (type tests use IS), like `@>`.
+   */
+  private sqliteContains(path: JsonPath, type: Sql, value: Sql, wanted: unknown): Sql {
+    if (wanted === null) return sql`(${type} IS 'null')`;
+    if (typeof wanted === 'boolean') return sql`(${type} IS ${raw(wanted ? "'true'" : "'false'")})`;
     if (typeof wanted === 'number') {
-      return Number.isFinite(wanted) ? sql`(${node.type} IN ('integer', 'real') AND ${node.value} = ${this.bind(wanted)})` : NEVER;
+      if (!Number.isFinite(wanted)) return NEVER;
+      return sql`(coalesce(${type}, '') IN ('integer', 'real') AND ${value} = ${this.bind(wanted, 0)})`;
     }
-    if (typeof wanted === 'string') return sql`(${node.type} = 'text' AND ${node.value} = ${this.bind(wanted)})`;
-    const kind = raw(Array.isArray(wanted) ? "'array'" : "'object'");
-    const members = sql`json_each(CASE WHEN ${node.type} = ${kind} THEN ${node.value} END)`;
-    const parts: Sql[] = [sql`(${node.type} = ${kind})`];
-    // Arrays: every wanted element is contained in some element. Objects: every wanted key exists
-    // and its value contains the wanted value.
-    const entries: [string | null, unknown][] = Array.isArray(wanted)
-      ? wanted.map((v) => [null, v])
-      : Object.entries(wanted as Record<string, unknown>);
-    for (const [key, value] of entries) {
-      const a = this.alias();
-      const child: SqliteNode = { type: raw(`${a}.type`), value: raw(`${a}.value`) };
-      const keyTest = key === null ? raw('') : sql`${raw(a)}.key = ${this.bind(key)} AND `;
-      parts.push(sql`EXISTS (SELECT 1 FROM ${members} AS ${raw(a)} WHERE ${keyTest}${this.sqliteContains(child, value)})`);
+    if (typeof wanted === 'string') return sql`(${type} IS 'text' AND ${value} = ${this.bind(wanted, 0)})`;
+    if (Array.isArray(wanted)) {
+      const parts: Sql[] = [sql`(${type} IS 'array')`];
+      for (const element of wanted) {
+        const a = this.alias();
+        // json_each reports each element's path (`fullkey`: the path given to it plus `[i]`).
+        const elementPath: JsonPath = { base: raw(`${a}.fullkey`), rest: '' };
+        const inner = this.sqliteContains(elementPath, raw(`${a}.type`), raw(`${a}.value`), element);
+        parts.push(sql`EXISTS (SELECT 1 FROM json_each(${this.metadata}, ${this.pathSql(path)}) AS ${raw(a)} WHERE ${inner})`);
+      }
+      return join(parts, 'AND');
+    }
+    const parts: Sql[] = [sql`(${type} IS 'object')`];
+    for (const [key, member] of Object.entries(wanted as Record<string, unknown>)) {
+      const memberPath: JsonPath = { base: path.base, rest: path.rest + jsonPathLabel(key) };
+      parts.push(this.sqliteContains(memberPath, this.pathType(memberPath), this.pathValue(memberPath), member));
     }
     return join(parts, 'AND');
   }
+
+  private pathSql(path: JsonPath): Sql {
+    if (path.base === null) return this.bind(path.rest, 0);
+    return path.rest === '' ? path.base : sql`(${path.base} || ${this.bind(path.rest, 0)})`;
+  }
+
+  private pathType(path: JsonPath): Sql {
+    return sql`json_type(${this.metadata}, ${this.pathSql(path)})`;
+  }
+
+  private pathValue(path: JsonPath): Sql {
+    return sql`json_extract(${this.metadata}, ${this.pathSql(path)})`;
+  }
+}
+
+/** A SQLite JSON path: an optional SQL expression followed by a constant suffix. */
+interface JsonPath {
+  base: Sql | null;
+  rest: string;
+}
+
+/**
+ * `."key"` for a SQLite JSON path. Inside the quotes SQLite reads everything up to the next `"`
+ * literally, and decodes JSON escapes when the label contains a backslash: so `"` is written
+ * `\u0022` and `\` is doubled (which switches decoding on whenever either occurs).
+ */
+function jsonPathLabel(key: string): string {
+  return `."${key.replace(/["\\]/g, (c) => (c === '"' ? '\\u0022' : '\\\\'))}"`;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -719,12 +775,11 @@ function cleanJson(value: unknown, depth: number): unknown {
   return value === undefined ? null : value;
 }
 
-/** Number of values the SQLite containment of `value` binds (keys, strings and numbers). */
-function sqliteBindCount(value: unknown): number {
-  if (typeof value === 'string' || typeof value === 'number') return 1;
-  if (Array.isArray(value)) return value.reduce((n: number, v) => n + sqliteBindCount(v), 0);
-  if (isObject(value)) return Object.values(value).reduce((n: number, v) => n + 1 + sqliteBindCount(v), 0);
-  return 0;
+/** Number of keys and values in a JSON value (the size of a containment test). */
+function jsonNodeCount(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + jsonNodeCount(v), 1);
+  if (isObject(value)) return Object.values(value).reduce((n: number, v) => n + 1 + jsonNodeCount(v), 1);
+  return 1;
 }
 
 function escapeLike(s: string): string {
