@@ -43,6 +43,17 @@ export interface WebhookEndpointRecord {
   createdAt: Date;
 }
 
+export interface MessageRecord {
+  id: string;
+  workspaceId: string;
+  sessionId: string;
+  peerId: string;
+  content: string;
+  metadata: JsonObject;
+  tokenCount: number;
+  createdAt: Date;
+}
+
 export interface Page<T> {
   items: T[];
   /** Count of all matching rows, not just this page. */
@@ -116,6 +127,13 @@ export interface Store {
   /** Copies messages (up to and including `untilMessageId`'s position) between sessions. */
   copyMessages(workspaceId: string, fromSessionId: string, toSessionId: string, untilMessageId: string | undefined, now: Date, newId: () => string): Promise<void>;
   messageInSession(workspaceId: string, sessionId: string, messageId: string): Promise<boolean>;
+
+  // messages
+  insertMessages(rows: MessageRecord[]): Promise<void>;
+  /** A session's messages in insertion order; `peerPerspective` keeps those the peer could see. */
+  listMessages(workspaceId: string, sessionId: string, query: ListQuery & { peerPerspective?: string }): Promise<Page<MessageRecord>>;
+  findMessage(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined>;
+  updateMessageMetadata(workspaceId: string, sessionId: string, id: string, metadata: JsonObject): Promise<MessageRecord | undefined>;
 
   countWebhookEndpoints(workspaceId: string): Promise<number>;
   findWebhookEndpointByUrl(workspaceId: string, url: string): Promise<WebhookEndpointRecord | undefined>;

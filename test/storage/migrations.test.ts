@@ -5,7 +5,10 @@ import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
 import { DIALECT, TEST_DATABASE_URL } from '../support/test-app.js';
 
 async function sqliteColumns(driver: SqliteDriver): Promise<Record<string, string[]>> {
-  const tables = await driver.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+  // the FTS5 index and its shadow tables have no PostgreSQL counterpart (a GIN index there)
+  const tables = await driver.all<{ name: string }>(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'messages_fts%'",
+  );
   const out: Record<string, string[]> = {};
   for (const { name } of tables) {
     out[name] = (await driver.all<{ name: string }>(`SELECT name FROM pragma_table_info('${name}')`)).map((c) => c.name).sort();

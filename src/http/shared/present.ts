@@ -1,4 +1,5 @@
 import type {
+  MessageRecord,
   Page,
   PeerRecord,
   SessionRecord,
@@ -44,6 +45,19 @@ export function presentSession(s: SessionRecord) {
 
 export function presentWebhookEndpoint(e: WebhookEndpointRecord) {
   return { id: e.id, workspace_id: e.workspaceId, url: e.url, created_at: isoTime(e.createdAt) };
+}
+
+export function presentMessage(m: MessageRecord) {
+  return {
+    id: m.id,
+    content: m.content,
+    peer_id: m.peerId,
+    session_id: m.sessionId,
+    metadata: m.metadata,
+    created_at: isoTime(m.createdAt),
+    workspace_id: m.workspaceId,
+    token_count: m.tokenCount,
+  };
 }
 
 /** The page wrapper: `pages` is ceil(total / size), 0 when empty (contract §1.8). */

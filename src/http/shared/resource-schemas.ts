@@ -1,9 +1,10 @@
 import type { JsonObject } from '../../storage/store.js';
 import type { SessionPeerConfig } from '../../domain/sessions/sessions.js';
-import { metadata, optionalNullable, resourceId } from './fields.js';
+import { metadata, optionalNullable, resourceId, stripNul } from './fields.js';
 import {
   INVALID,
   bool,
+  datetime,
   dict,
   int,
   isPlainObject,
@@ -178,6 +179,33 @@ export function sessionUpdate(generation: Generation) {
 }
 
 export const peerIdList = list(str());
+
+/** Most characters in one message (`MAX_MESSAGE_SIZE`, contract §7.4). */
+export const MAX_MESSAGE_CHARS = 25_000;
+
+export function messageCreate(generation: Generation) {
+  return model(
+    {
+      content: required(transform(str({ maxLength: MAX_MESSAGE_CHARS }), stripNul)),
+      // the reference lets any string through to a 500 on peer creation; Engram checks it as a peer id
+      peer_id: required(resourceId(generation)),
+      metadata: optionalNullable(metadata(generation)),
+      configuration: optionalNullable(
+        model({ reasoning: optionalNullable(model({ enabled: nullableBool, custom_instructions: optional(nullable(str()), () => null) })) }),
+      ),
+      created_at: optionalNullable(datetime()),
+    },
+    { title: 'MessageCreate' },
+  );
+}
+
+export function messageBatch(generation: Generation) {
+  return model({ messages: required(list(messageCreate(generation), { minLength: 1, maxLength: 100 })) }, { title: 'MessageBatchCreate' });
+}
+
+export function messageUpdate(generation: Generation) {
+  return model({ metadata: optionalNullable(metadata(generation)) }, { title: 'MessageUpdate' });
+}
 
 export function webhookCreate(generation: Generation) {
   return model(

@@ -1,7 +1,8 @@
 /**
  * Which methods each registered path answers, so an unmatched request can get the framework
  * answers of the reference (contract §1.1): 405 with `Allow` for a known path and wrong method,
- * 307 to the slash-less path for a trailing `/`. Consulted only on the not-found path.
+ * 307 between the slash and slash-less forms of a path that exists only in the other form.
+ * Consulted only on the not-found path.
  */
 export class RouteIndex {
   private readonly routes: { pattern: RegExp; method: string }[] = [];
@@ -30,6 +31,9 @@ export class RouteIndex {
       if (this.methodsFor(trimmed).includes(method)) {
         return { status: 307, location: trimmed + (queryStart < 0 ? '' : url.slice(queryStart)) };
       }
+    }
+    if (!path.endsWith('/') && this.methodsFor(`${path}/`).includes(method)) {
+      return { status: 307, location: `${path}/` + (queryStart < 0 ? '' : url.slice(queryStart)) };
     }
     const methods = this.methodsFor(path).filter((m) => m !== 'HEAD');
     return methods.length > 0 ? { status: 405, allow: methods.join(', ') } : undefined;

@@ -51,8 +51,8 @@ export interface RouteSpec<F extends QueryFields, B> {
   query?: F;
   /** `required: false` lets an absent body (no bytes or `null`) through as undefined. */
   body?: { schema: Schema<B>; required: boolean };
-  /** Success statuses for the OpenAPI document. */
-  status?: number;
+  /** Left out of the OpenAPI document (aliases such as trailing-slash paths). */
+  hidden?: boolean;
   handler(input: RouteInput<QueryOutput<F>, B>): Promise<Reply>;
 }
 
@@ -182,6 +182,7 @@ export function defineRoute<F extends QueryFields, B = undefined>(
     url: spec.url,
     handler: handle,
     schema: {
+      hide: spec.hidden,
       summary: spec.summary,
       tags: spec.tags,
       ...(queryEntries.length > 0

@@ -1,4 +1,6 @@
 import {
+  messageBatch,
+  messageUpdate,
   peerConfigMap,
   peerCreate,
   peerUpdate,
@@ -18,5 +20,7 @@ export const SessionCreate = sessionCreate('v2');
 export const SessionUpdate = sessionUpdate('v2');
 export const SessionPeers = peerConfigMap('v2');
 export const WebhookEndpointCreate = webhookCreate('v2');
+export const MessageBatchCreate = messageBatch('v2');
+export const MessageUpdate = messageUpdate('v2');
 export { sessionPeerConfig as SessionPeerConfig, peerIdList as PeerIdList } from '../shared/resource-schemas.js';
 export { filtersBody as ListFilters } from '../shared/fields.js';

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { keyQuery, mintScopedKey } from '../shared/keys.js';
 import { routeDefiner, type HttpDeps } from '../shared/route.js';
 import { mapV3Error } from './errors.js';
+import { mountMessageRoutes } from './routes/messages.js';
 import { mountPeerRoutes } from './routes/peers.js';
 import { mountSessionRoutes } from './routes/sessions.js';
 import { mountWebhookRoutes } from './routes/webhooks.js';
@@ -14,6 +15,7 @@ export function mountV3(app: FastifyInstance, deps: HttpDeps): void {
   mountPeerRoutes(route, deps);
   mountSessionRoutes(route, deps);
   mountWebhookRoutes(route, deps);
+  mountMessageRoutes(route, deps);
   route({
     method: 'POST',
     url: '/v3/keys',

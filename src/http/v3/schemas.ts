@@ -1,4 +1,6 @@
 import {
+  messageBatch,
+  messageUpdate,
   peerConfigMap,
   peerCreate,
   peerUpdate,
@@ -18,5 +20,7 @@ export const SessionCreate = sessionCreate('v3');
 export const SessionUpdate = sessionUpdate('v3');
 export const SessionPeers = peerConfigMap('v3');
 export const WebhookEndpointCreate = webhookCreate('v3');
+export const MessageBatchCreate = messageBatch('v3');
+export const MessageUpdate = messageUpdate('v3');
 export { sessionPeerConfig as SessionPeerConfig, peerIdList as PeerIdList } from '../shared/resource-schemas.js';
 export { filtersBody as ListFilters } from '../shared/fields.js';

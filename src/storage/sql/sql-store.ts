@@ -4,6 +4,7 @@ import type {
   JsonObject,
   ListQuery,
   MembershipRecord,
+  MessageRecord,
   NewRow,
   Page,
   PeerRecord,
@@ -34,6 +35,16 @@ interface MembershipRow {
   joined_at: unknown;
   left_at: unknown;
 }
+interface MessageRow {
+  id: string;
+  workspace_id: string;
+  session_id: string;
+  peer_id: string;
+  content: string;
+  metadata: unknown;
+  token_count: number;
+  created_at: unknown;
+}
 interface WebhookRow {
   id: string;
   workspace_id: string;
@@ -62,6 +73,20 @@ const WORKSPACE_FILTER = filterModel('Workspace', 'w', ['id', 'created_at']);
 const PEER_FILTER = filterModel('Peer', 'p', ['id', 'created_at', 'workspace_id']);
 const SESSION_FILTER = filterModel('Session', 's', ['id', 'created_at', 'is_active', 'workspace_id']);
 
+const MESSAGE_FILTER: FilterModel = {
+  name: 'Message',
+  columns: {
+    workspace_id: { sql: 'm.workspace_id', kind: 'text' },
+    session_id: { sql: 'm.session_id', kind: 'text' },
+    peer_id: { sql: 'm.peer_id', kind: 'text' },
+    token_count: { sql: 'm.token_count', kind: 'int' },
+    created_at: { sql: 'm.created_at', kind: 'timestamp' },
+  },
+  metadataSql: 'm.metadata',
+  knownKeys: new Set(),
+};
+
+const MESSAGE_COLUMNS = 'm.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at';
 const WORKSPACE_COLUMNS = 'w.id, w.metadata, w.configuration, w.created_at';
 const PEER_COLUMNS = 'p.id, p.workspace_id, p.metadata, p.configuration, p.created_at';
 const SESSION_COLUMNS = 's.id, s.workspace_id, s.is_active, s.metadata, s.configuration, s.created_at';
@@ -131,6 +156,20 @@ export class SqlStore implements Store {
       configuration: c.readJson(row.configuration),
       joinedAt: c.readTime(row.joined_at),
       leftAt: row.left_at === null ? null : c.readTime(row.left_at),
+    };
+  }
+
+  private message(row: MessageRow): MessageRecord {
+    const c = this.codec;
+    return {
+      id: row.id,
+      workspaceId: row.workspace_id,
+      sessionId: row.session_id,
+      peerId: row.peer_id,
+      content: row.content,
+      metadata: c.readJson(row.metadata),
+      tokenCount: Number(row.token_count),
+      createdAt: c.readTime(row.created_at),
     };
   }
 
@@ -488,6 +527,75 @@ export class SqlStore implements Store {
         [newId(), workspaceId, toSessionId, row.peer_id, row.content, c.json(c.readJson(row.metadata)), row.token_count, c.time(now)],
       );
     }
+  }
+
+  // ------------------------------------------------------------ messages
+
+  async insertMessages(rows: MessageRecord[]): Promise<void> {
+    const c = this.codec;
+    // Multi-row inserts keep a 100-message batch to a few statements; pk order = request order.
+    for (let start = 0; start < rows.length; start += 50) {
+      const chunk = rows.slice(start, start + 50);
+      await this.db.run(
+        `INSERT INTO messages (id, workspace_id, session_id, peer_id, content, metadata, token_count, created_at)
+         VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        chunk.flatMap((m) => [m.id, m.workspaceId, m.sessionId, m.peerId, m.content, c.json(m.metadata), m.tokenCount, c.time(m.createdAt)]),
+      );
+    }
+  }
+
+  listMessages(
+    workspaceId: string,
+    sessionId: string,
+    query: ListQuery & { peerPerspective?: string },
+  ): Promise<Page<MessageRecord>> {
+    let where = 'm.workspace_id = ? AND m.session_id = ?';
+    const params: unknown[] = [workspaceId, sessionId];
+    if (query.peerPerspective !== undefined) {
+      // messages sent while the peer was a member of the session
+      where += ` AND EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_id = m.workspace_id
+        AND sp.session_id = m.session_id AND sp.peer_id = ? AND m.created_at >= sp.joined_at
+        AND (sp.left_at IS NULL OR m.created_at <= sp.left_at))`;
+      params.push(query.peerPerspective);
+    }
+    return this.page<MessageRow, MessageRecord>(
+      { from: 'messages m', where, params, order: ['m.pk'] },
+      MESSAGE_COLUMNS,
+      query,
+      MESSAGE_FILTER,
+      (row) => this.message(row),
+      query.peerPerspective === undefined
+        ? async () => {
+            const row = await this.db.get<{ n: number }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [
+              workspaceId,
+              sessionId,
+            ]);
+            return Number(row?.n ?? 0);
+          }
+        : undefined,
+    );
+  }
+
+  async findMessage(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined> {
+    const row = await this.db.get<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.workspace_id = ? AND m.session_id = ? AND m.id = ?`,
+      [workspaceId, sessionId, id],
+    );
+    return row && this.message(row);
+  }
+
+  async updateMessageMetadata(
+    workspaceId: string,
+    sessionId: string,
+    id: string,
+    metadata: JsonObject,
+  ): Promise<MessageRecord | undefined> {
+    const row = await this.db.get<MessageRow>(
+      `UPDATE messages SET metadata = ? WHERE workspace_id = ? AND session_id = ? AND id = ?
+       RETURNING id, workspace_id, session_id, peer_id, content, metadata, token_count, created_at`,
+      [this.codec.json(metadata), workspaceId, sessionId, id],
+    );
+    return row && this.message(row);
   }
 
   // ------------------------------------------------------------ webhooks

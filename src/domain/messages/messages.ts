@@ -1,0 +1,97 @@
+import type { JsonObject, ListQuery, MessageRecord, Page } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { notFound } from '../errors.js';
+import { tokenCount } from './token-count.js';
+
+export interface MessageInput {
+  peerId: string;
+  content: string;
+  metadata?: JsonObject;
+  createdAt?: Date;
+}
+
+/**
+ * Creates a batch of messages in request order, all-or-nothing (contract §7.4). The session,
+ * its workspace and the sender peers are created when missing; each sender becomes a member
+ * (new and returning members with an empty config, active members keep theirs). A deleted
+ * (inactive) session is a 404.
+ */
+export function createMessages(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  inputs: MessageInput[],
+): Promise<MessageRecord[]> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    let session = await store.findSession(workspaceId, sessionId);
+    if (session === undefined) {
+      await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+      session = (await store.createSessionIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now)).record;
+    }
+    if (!session.isActive) throw notFound(`Session ${sessionId} not found in workspace ${workspaceId}`);
+
+    const senders = [...new Set(inputs.map((m) => m.peerId))];
+    await store.ensurePeers(workspaceId, senders, now);
+    const members = new Map((await store.listMemberships(workspaceId, sessionId)).map((m) => [m.peerId, m]));
+    const joining = senders.filter((peerId) => members.get(peerId)?.leftAt !== null);
+    await store.saveMemberships(
+      workspaceId,
+      sessionId,
+      joining.map((peerId) => ({ peerId, configuration: { observe_me: null, observe_others: null }, joinedAt: now, leftAt: null })),
+    );
+
+    const records: MessageRecord[] = inputs.map((input) => ({
+      id: ctx.newId(),
+      workspaceId,
+      sessionId,
+      peerId: input.peerId,
+      content: input.content,
+      metadata: input.metadata ?? {},
+      tokenCount: tokenCount(input.content),
+      createdAt: input.createdAt ?? now,
+    }));
+    await store.insertMessages(records);
+    return records;
+  });
+}
+
+/** A session's messages in insertion order (no session check: unknown is an empty page). */
+export function listMessages(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  query: ListQuery,
+): Promise<Page<MessageRecord>> {
+  // contract §7.4: `peer_perspective` is not a column but keeps what that peer could have seen
+  let filters = query.filters;
+  let peerPerspective: string | undefined;
+  if (filters !== null && typeof filters === 'object' && !Array.isArray(filters) && 'peer_perspective' in filters) {
+    const { peer_perspective: perspective, ...rest } = filters as JsonObject;
+    if (typeof perspective === 'string') peerPerspective = perspective;
+    filters = rest;
+  }
+  return ctx.store.listMessages(workspaceId, sessionId, { ...query, filters, peerPerspective });
+}
+
+export async function getMessage(ctx: DomainContext, workspaceId: string, sessionId: string, messageId: string): Promise<MessageRecord> {
+  const message = await ctx.store.findMessage(workspaceId, sessionId, messageId);
+  if (message === undefined) throw notFound(`Message with ID ${messageId} not found`);
+  return message;
+}
+
+/** Non-null metadata replaces the stored object; null or absent changes nothing. */
+export async function updateMessage(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  messageId: string,
+  metadata: JsonObject | undefined,
+): Promise<MessageRecord> {
+  const message =
+    metadata === undefined
+      ? await ctx.store.findMessage(workspaceId, sessionId, messageId)
+      : await ctx.store.updateMessageMetadata(workspaceId, sessionId, messageId, metadata);
+  if (message === undefined) throw notFound('Message not found');
+  return message;
+}
