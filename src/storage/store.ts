@@ -54,6 +54,19 @@ export interface MessageRecord {
   createdAt: Date;
 }
 
+export interface MessageSearch {
+  workspaceId: string;
+  sessionId?: string;
+  /** Sender of the message. */
+  peerId?: string;
+  /** Words to find; every one must occur. */
+  terms: string[];
+  filters: unknown;
+  peerPerspective?: string;
+  limit: number;
+  generation: 'v2' | 'v3';
+}
+
 export interface Page<T> {
   items: T[];
   /** Count of all matching rows, not just this page. */
@@ -134,6 +147,10 @@ export interface Store {
   listMessages(workspaceId: string, sessionId: string, query: ListQuery & { peerPerspective?: string }): Promise<Page<MessageRecord>>;
   findMessage(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined>;
   updateMessageMetadata(workspaceId: string, sessionId: string, id: string, metadata: JsonObject): Promise<MessageRecord | undefined>;
+  /** Full-text search over message content, best match first (all `terms` must occur). */
+  searchMessages(search: MessageSearch): Promise<MessageRecord[]>;
+  /** The session's newest messages, newest first, `limit` at a time before `beforePk`. */
+  recentMessages(workspaceId: string, sessionId: string, limit: number, before?: number): Promise<(MessageRecord & { seq: number })[]>;
 
   countWebhookEndpoints(workspaceId: string): Promise<number>;
   findWebhookEndpointByUrl(workspaceId: string, url: string): Promise<WebhookEndpointRecord | undefined>;

@@ -203,6 +203,15 @@ export function messageBatch(generation: Generation) {
   return model({ messages: required(list(messageCreate(generation), { minLength: 1, maxLength: 100 })) }, { title: 'MessageBatchCreate' });
 }
 
+export const messageSearch = model(
+  {
+    query: required(transform(str(), stripNul)),
+    filters: optional(nullable(dict())),
+    limit: optional(int({ ge: 1, le: 100 }), () => 10),
+  },
+  { title: 'MessageSearchOptions' },
+);
+
 export function messageUpdate(generation: Generation) {
   return model({ metadata: optionalNullable(metadata(generation)) }, { title: 'MessageUpdate' });
 }

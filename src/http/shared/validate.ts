@@ -187,6 +187,41 @@ export function int(rules: IntRules = {}): Schema<number> {
   };
 }
 
+/** A float (pydantic `float`); bounds render as Python floats (`1.0`) in messages. */
+export function float(rules: { ge?: number; le?: number } = {}): Schema<number> {
+  const render = (n: number) => (Number.isInteger(n) ? `${n}.0` : String(n));
+  return {
+    parse(input, loc, errors) {
+      let value: number;
+      if (typeof input === 'number') value = input;
+      else if (typeof input === 'boolean') value = input ? 1 : 0;
+      else if (typeof input === 'string' && input.trim() !== '' && Number.isFinite(Number(input.trim()))) value = Number(input.trim());
+      else if (typeof input === 'string') {
+        errors.push(item('float_parsing', loc, 'Input should be a valid number, unable to parse string as a number', input));
+        return INVALID;
+      } else {
+        errors.push(item('float_type', loc, 'Input should be a valid number', input));
+        return INVALID;
+      }
+      if (rules.ge !== undefined && value < rules.ge) {
+        errors.push(item('greater_than_equal', loc, `Input should be greater than or equal to ${render(rules.ge)}`, input, { ge: rules.ge }));
+        return INVALID;
+      }
+      if (rules.le !== undefined && value > rules.le) {
+        errors.push(item('less_than_equal', loc, `Input should be less than or equal to ${render(rules.le)}`, input, { le: rules.le }));
+        return INVALID;
+      }
+      return value;
+    },
+    jsonSchema() {
+      const schema: JsonObject = { type: 'number' };
+      if (rules.ge !== undefined) schema.minimum = rules.ge;
+      if (rules.le !== undefined) schema.maximum = rules.le;
+      return schema;
+    },
+  };
+}
+
 // ---------------------------------------------------------------- dates
 
 /** Parses the ISO 8601 forms pydantic accepts for a datetime; naive values are taken as UTC. */

@@ -1,5 +1,6 @@
 import {
   messageBatch,
+  messageSearch,
   messageUpdate,
   peerConfigMap,
   peerCreate,
@@ -22,5 +23,6 @@ export const SessionPeers = peerConfigMap('v2');
 export const WebhookEndpointCreate = webhookCreate('v2');
 export const MessageBatchCreate = messageBatch('v2');
 export const MessageUpdate = messageUpdate('v2');
+export const MessageSearchOptions = messageSearch;
 export { sessionPeerConfig as SessionPeerConfig, peerIdList as PeerIdList } from '../shared/resource-schemas.js';
 export { filtersBody as ListFilters } from '../shared/fields.js';

@@ -4,6 +4,7 @@ import { routeDefiner, type HttpDeps } from '../shared/route.js';
 import { mapV3Error } from './errors.js';
 import { mountMessageRoutes } from './routes/messages.js';
 import { mountPeerRoutes } from './routes/peers.js';
+import { mountSearchContextRoutes } from './routes/search-context.js';
 import { mountSessionRoutes } from './routes/sessions.js';
 import { mountWebhookRoutes } from './routes/webhooks.js';
 import { mountWorkspaceRoutes } from './routes/workspaces.js';
@@ -16,6 +17,7 @@ export function mountV3(app: FastifyInstance, deps: HttpDeps): void {
   mountSessionRoutes(route, deps);
   mountWebhookRoutes(route, deps);
   mountMessageRoutes(route, deps);
+  mountSearchContextRoutes(route, deps);
   route({
     method: 'POST',
     url: '/v3/keys',

@@ -1,5 +1,6 @@
 import {
   messageBatch,
+  messageSearch,
   messageUpdate,
   peerConfigMap,
   peerCreate,
@@ -22,5 +23,6 @@ export const SessionPeers = peerConfigMap('v3');
 export const WebhookEndpointCreate = webhookCreate('v3');
 export const MessageBatchCreate = messageBatch('v3');
 export const MessageUpdate = messageUpdate('v3');
+export const MessageSearchOptions = messageSearch;
 export { sessionPeerConfig as SessionPeerConfig, peerIdList as PeerIdList } from '../shared/resource-schemas.js';
 export { filtersBody as ListFilters } from '../shared/fields.js';

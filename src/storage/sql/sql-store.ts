@@ -5,6 +5,7 @@ import type {
   ListQuery,
   MembershipRecord,
   MessageRecord,
+  MessageSearch,
   NewRow,
   Page,
   PeerRecord,
@@ -596,6 +597,72 @@ export class SqlStore implements Store {
       [this.codec.json(metadata), workspaceId, sessionId, id],
     );
     return row && this.message(row);
+  }
+
+  async searchMessages(search: MessageSearch): Promise<MessageRecord[]> {
+    if (search.terms.length === 0) return [];
+    const params: unknown[] = [];
+    let from: string;
+    let order: string;
+    if (this.dialect === 'sqlite') {
+      // every term quoted: FTS5 syntax in user text is matched literally, terms are ANDed
+      params.push(search.terms.map((term) => `"${term.replace(/"/g, '""')}"`).join(' '));
+      from = 'messages_fts JOIN messages m ON m.pk = messages_fts.rowid';
+      order = 'messages_fts.rank, m.pk DESC';
+      params.push(search.workspaceId);
+    } else {
+      const query = search.terms.join(' ');
+      from = 'messages m';
+      order = "ts_rank(to_tsvector('simple', m.content), plainto_tsquery('simple', ?)) DESC, m.pk DESC";
+      params.push(query, search.workspaceId);
+    }
+    const where: string[] = [
+      this.dialect === 'sqlite' ? 'messages_fts MATCH ?' : "to_tsvector('simple', m.content) @@ plainto_tsquery('simple', ?)",
+      'm.workspace_id = ?',
+    ];
+    if (search.sessionId !== undefined) {
+      where.push('m.session_id = ?');
+      params.push(search.sessionId);
+    }
+    if (search.peerId !== undefined) {
+      where.push('m.peer_id = ?');
+      params.push(search.peerId);
+    }
+    if (search.peerPerspective !== undefined) {
+      where.push(`EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_id = m.workspace_id
+        AND sp.session_id = m.session_id AND sp.peer_id = ? AND m.created_at >= sp.joined_at
+        AND (sp.left_at IS NULL OR m.created_at <= sp.left_at))`);
+      params.push(search.peerPerspective);
+    }
+    const filterSql = compileFilter(search.filters, MESSAGE_FILTER, this.dialect, params, search.generation);
+    if (filterSql !== null) where.push(`(${filterSql})`);
+    // the PostgreSQL ORDER BY repeats the query text as its last-but-one parameter
+    const orderParams = this.dialect === 'postgres' ? [search.terms.join(' ')] : [];
+    const rows = await this.db.all<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`,
+      [...params, ...orderParams, search.limit],
+    );
+    return rows.map((row) => this.message(row));
+  }
+
+  async recentMessages(
+    workspaceId: string,
+    sessionId: string,
+    limit: number,
+    before?: number,
+  ): Promise<(MessageRecord & { seq: number })[]> {
+    const params: unknown[] = [workspaceId, sessionId];
+    let older = '';
+    if (before !== undefined) {
+      older = ' AND m.pk < ?';
+      params.push(before);
+    }
+    const rows = await this.db.all<MessageRow & { pk: number }>(
+      `SELECT ${MESSAGE_COLUMNS}, m.pk FROM messages m WHERE m.workspace_id = ? AND m.session_id = ?${older}
+       ORDER BY m.pk DESC LIMIT ?`,
+      [...params, limit],
+    );
+    return rows.map((row) => ({ ...this.message(row), seq: Number(row.pk) }));
   }
 
   // ------------------------------------------------------------ webhooks
