@@ -6,6 +6,7 @@ import { createDomainContext, type DomainContext } from './domain/context.js';
 import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
+import { mountV1 } from './http/v1/index.js';
 import { mountV2 } from './http/v2/index.js';
 import { mountV3 } from './http/v3/index.js';
 import { migrate, type MigrationStep } from './storage/migrate.js';
@@ -85,7 +86,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
 
   const ctx = createDomainContext(
     deps.database.store,
-    { sessionObservers: config.sessionObserversLimit, webhookEndpoints: config.webhookMaxWorkspaceLimit },
+    {
+      sessionObservers: config.sessionObserversLimit,
+      webhookEndpoints: config.webhookMaxWorkspaceLimit,
+      jobMaxAttempts: config.jobMaxAttempts,
+    },
     deps.now,
   );
   const httpDeps: HttpDeps = {
@@ -99,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   );
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  mountV1(app, httpDeps);
   mountV2(app, httpDeps);
   mountV3(app, httpDeps);
 

@@ -21,6 +21,23 @@ export interface Config {
   webhookMaxWorkspaceLimit: number;
   /** Milliseconds graceful shutdown waits for in-flight requests. */
   shutdownTimeoutMs: number;
+  /** HMAC-SHA256 key for `X-Honcho-Signature`; webhooks are only delivered when it is set. */
+  webhookSecret: string;
+  /** Lets deliveries reach private, loopback and link-local addresses (local development, tests). */
+  webhookAllowPrivateUrls: boolean;
+  /** Milliseconds a webhook delivery may take. */
+  webhookTimeoutMs: number;
+  /** Attempts before a job is dead-lettered. */
+  jobMaxAttempts: number;
+  /** First retry delay in milliseconds; doubles each attempt, with jitter, up to jobRetryMaxMs. */
+  jobRetryBaseMs: number;
+  jobRetryMaxMs: number;
+  /** Whether `engram serve` also runs the background workers (`engram worker` runs them alone). */
+  runWorkers: boolean;
+  /** Jobs one worker process runs at once. */
+  workerConcurrency: number;
+  /** Milliseconds between queue polls when idle. */
+  workerPollMs: number;
 }
 
 export const DEFAULT_SQLITE_PATH = './data/engram.db';
@@ -90,6 +107,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     sessionObserversLimit: integer('SESSION_OBSERVERS_LIMIT', 10, 0, 1_000_000),
     webhookMaxWorkspaceLimit: integer('WEBHOOK_MAX_WORKSPACE_LIMIT', 10, 0, 1_000_000),
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    webhookSecret: read('WEBHOOK_SECRET') ?? '',
+    webhookAllowPrivateUrls: boolean('WEBHOOK_ALLOW_PRIVATE_URLS', false),
+    webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 30_000, 1, 600_000),
+    jobMaxAttempts: integer('JOB_MAX_ATTEMPTS', 10, 1, 1000),
+    jobRetryBaseMs: integer('JOB_RETRY_BASE_MS', 1000, 1, 3_600_000),
+    jobRetryMaxMs: integer('JOB_RETRY_MAX_MS', 300_000, 1, 86_400_000),
+    runWorkers: boolean('RUN_WORKERS', true),
+    workerConcurrency: integer('WORKER_CONCURRENCY', 8, 1, 1000),
+    workerPollMs: integer('WORKER_POLL_MS', 250, 1, 60_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

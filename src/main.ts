@@ -1,11 +1,30 @@
-import { buildApp, openDatabase } from './app.js';
+import { buildApp, openDatabase, type Database } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { buildCatalog } from './jobs/catalog.js';
+import { Worker, type WorkerLogger } from './jobs/worker.js';
+
+/** The background worker for this configuration. */
+export function createWorker(config: Config, database: Database, logger: WorkerLogger): Worker {
+  const catalog = buildCatalog({
+    secret: config.webhookSecret,
+    timeoutMs: config.webhookTimeoutMs,
+    allowPrivate: config.webhookAllowPrivateUrls,
+  });
+  return new Worker(database.store, catalog, {
+    concurrency: config.workerConcurrency,
+    pollMs: config.workerPollMs,
+    retryBaseMs: config.jobRetryBaseMs,
+    retryMaxMs: config.jobRetryMaxMs,
+    logger,
+  });
+}
 
 /** Starts the server: read config, open and migrate the store, listen, stop cleanly on signals. */
 export async function serve(config: Config): Promise<void> {
   const database = await openDatabase(config.databaseUrl);
   const { app } = await buildApp({ config, database });
   for (const step of database.migrations.filter((s) => s.applied)) app.log.info({ migration: step.name }, 'migration applied');
+  const worker = config.runWorkers ? createWorker(config, database, app.log) : undefined;
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -21,7 +40,7 @@ export async function serve(config: Config): Promise<void> {
     // close each as soon as it turns idle so the stop does not wait for the keep-alive timeout.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
     try {
-      await app.close();
+      await Promise.all([app.close(), worker?.stop(config.shutdownTimeoutMs / 2)]);
       clearInterval(sweep);
       await database.driver.close();
       process.exit(0);
@@ -34,6 +53,7 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
   await app.listen({ port: config.port, host: config.host });
+  worker?.start();
 }
 
 export function configOrExit(): Config {

@@ -1,12 +1,32 @@
 #!/usr/bin/env node
 import { openDatabase } from '../app.js';
 import { mintToken } from '../http/shared/auth.js';
-import { configOrExit, serve } from '../main.js';
+import { configOrExit, createWorker, serve } from '../main.js';
+import type { Config } from '../config.js';
+import pino from 'pino';
+
+/** `engram worker`: the queue's workers alone, stopped cleanly on SIGTERM/SIGINT. */
+async function runWorker(config: Config): Promise<void> {
+  const logger = pino({ level: config.logLevel });
+  const database = await openDatabase(config.databaseUrl);
+  const worker = createWorker(config, database, logger);
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'worker stopping: finishing or releasing claimed jobs');
+    await worker.stop(config.shutdownTimeoutMs);
+    await database.driver.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  worker.start();
+  logger.info('worker started');
+}
 
 const USAGE = `usage: engram <command>
 
 commands:
-  serve            start the HTTP server (the default)
+  serve            start the HTTP server and the background workers (the default)
+  worker           run only the background workers (webhook delivery), no HTTP
   migrate          apply database migrations and exit
   token            print an admin JWT signed with AUTH_JWT_SECRET
   token --workspace <id> [--peer <id>] [--session <id>] [--expires <ISO date>]
@@ -23,6 +43,11 @@ async function run(args: string[]): Promise<number> {
     case 'serve':
       await serve(configOrExit());
       return -1;
+    case 'worker': {
+      const config = configOrExit();
+      await runWorker(config);
+      return -1;
+    }
     case 'migrate': {
       const config = configOrExit();
       const database = await openDatabase(config.databaseUrl);

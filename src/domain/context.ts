@@ -6,6 +6,8 @@ export interface DomainLimits {
   sessionObservers: number;
   /** Most webhook endpoints per workspace. */
   webhookEndpoints: number;
+  /** Attempts a background job gets before it is dead-lettered. */
+  jobMaxAttempts: number;
 }
 
 /** What every domain verb works with: the store, the clock, ids and limits. */

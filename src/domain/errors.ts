@@ -5,7 +5,11 @@ export type DomainErrorCode =
   | 'invalid_input'
   | 'limit_exceeded'
   | 'unauthorized'
-  | 'disabled';
+  | 'disabled'
+  /** An upload over its size limit (413). */
+  | 'too_large'
+  /** An upload of a kind the server cannot read (415). */
+  | 'unsupported_type';
 
 export class DomainError extends Error {
   constructor(
@@ -20,3 +24,5 @@ export const notFound = (message: string) => new DomainError('not_found', messag
 export const conflict = (message: string) => new DomainError('conflict', message);
 export const invalidInput = (message: string) => new DomainError('invalid_input', message);
 export const limitExceeded = (message: string) => new DomainError('limit_exceeded', message);
+export const tooLarge = (message: string) => new DomainError('too_large', message);
+export const unsupportedType = (message: string) => new DomainError('unsupported_type', message);

@@ -100,8 +100,62 @@ export interface FieldChanges {
   configuration?: JsonObject;
 }
 
+export interface NewJob {
+  id: string;
+  kind: string;
+  workspaceId: string | null;
+  /** Jobs with one key run one at a time, in the order they were enqueued. */
+  queueKey: string;
+  payload: JsonObject;
+  maxAttempts: number;
+}
+
+export interface JobRecord {
+  id: string;
+  kind: string;
+  workspaceId: string | null;
+  queueKey: string;
+  payload: JsonObject;
+  /** Attempts so far, this one included. */
+  attempts: number;
+  maxAttempts: number;
+  createdAt: Date;
+}
+
+export interface QueueCounts {
+  total: number;
+  completed: number;
+  inProgress: number;
+  pending: number;
+  dead: number;
+}
+
+/** The durable work queue. */
+export interface JobStore {
+  enqueue(jobs: NewJob[], now: Date): Promise<void>;
+  /** Enqueues one job per webhook endpoint of the workspace (queue key: the endpoint); returns how many. */
+  enqueuePerWebhookEndpoint(
+    workspaceId: string,
+    job: { idPrefix: string; kind: string; payload: JsonObject; maxAttempts: number },
+    now: Date,
+  ): Promise<number>;
+  /** Leases up to `limit` runnable jobs: pending and due, or running with an expired lease. */
+  claim(limit: number, now: Date, leaseUntil: Date): Promise<JobRecord[]>;
+  complete(id: string, now: Date): Promise<void>;
+  retry(id: string, runAfter: Date, error: string): Promise<void>;
+  deadLetter(id: string, now: Date, error: string): Promise<void>;
+  /** Gives a claimed job back (graceful stop) without counting the attempt. */
+  release(id: string): Promise<void>;
+  purgeFinished(before: Date): Promise<number>;
+  counts(workspaceId: string, kinds: string[], now: Date): Promise<QueueCounts>;
+}
+
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
+  /** The work queue, bound to this store's connection or transaction. */
+  readonly jobs: JobStore;
+  /** The v1 generation's view of the same tables, bound to this connection or transaction. */
+  readonly v1: V1Store;
   /** Runs `fn` in one transaction with a store bound to it. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 
@@ -154,9 +208,123 @@ export interface Store {
 
   countWebhookEndpoints(workspaceId: string): Promise<number>;
   findWebhookEndpointByUrl(workspaceId: string, url: string): Promise<WebhookEndpointRecord | undefined>;
+  findWebhookEndpoint(id: string): Promise<WebhookEndpointRecord | undefined>;
   insertWebhookEndpoint(record: WebhookEndpointRecord): Promise<WebhookEndpointRecord | undefined>;
   listWebhookEndpoints(workspaceId: string, page: number, size: number): Promise<Page<WebhookEndpointRecord>>;
   deleteWebhookEndpoint(workspaceId: string, id: string): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------- v1 generation (contract-v1 §5)
+
+/** A workspace seen as a v1 app: `name` is the workspace id, `v1Id` its stable 21-character id. */
+export interface V1AppRecord {
+  v1Id: string;
+  name: string;
+  metadata: JsonObject;
+  createdAt: Date;
+}
+
+/** A peer seen as a v1 user: `name` is the peer id. */
+export interface V1UserRecord {
+  v1Id: string;
+  name: string;
+  /** The app's (workspace's) v1 id and name. */
+  appV1Id: string;
+  workspaceId: string;
+  metadata: JsonObject;
+  createdAt: Date;
+}
+
+/** A session with its v1 id (equal to `id` for sessions created through v1). */
+export interface V1SessionRecord {
+  v1Id: string;
+  id: string;
+  workspaceId: string;
+  isActive: boolean;
+  metadata: JsonObject;
+  createdAt: Date;
+}
+
+export interface V1MetamessageRecord {
+  id: string;
+  workspaceId: string;
+  /** The owning user's peer. */
+  peerId: string;
+  appV1Id: string;
+  userV1Id: string;
+  label: string;
+  content: string;
+  /** The linked session's id and v1 id; null when unlinked. */
+  sessionId: string | null;
+  sessionV1Id: string | null;
+  messageId: string | null;
+  metadata: JsonObject;
+  createdAt: Date;
+}
+
+export interface V1MetamessageChanges {
+  label?: string;
+  sessionId?: string;
+  messageId?: string;
+  metadata?: JsonObject;
+}
+
+/** A v1 list: metadata containment `filter` (contract-v1 §0.4), insertion order, offset paging. */
+export interface V1ListQuery {
+  filter: JsonObject | null;
+  page: number;
+  size: number;
+  reverse: boolean;
+}
+
+/**
+ * The v1 generation over the workspace tables. Lookups by v1 id take the ancestors' ids too,
+ * so a real id under the wrong parent is not found. Renames must run inside a transaction.
+ */
+export interface V1Store {
+  findApp(v1Id: string): Promise<V1AppRecord | undefined>;
+  findAppByName(name: string): Promise<V1AppRecord | undefined>;
+  /** undefined when the name (workspace id) is taken. */
+  insertApp(v1Id: string, name: string, metadata: JsonObject, now: Date): Promise<V1AppRecord | undefined>;
+  updateAppMetadata(name: string, metadata: JsonObject): Promise<void>;
+  /** Changes a workspace id everywhere it is stored. */
+  renameApp(name: string, newName: string): Promise<void>;
+  listApps(query: V1ListQuery): Promise<Page<V1AppRecord>>;
+
+  findUser(appV1Id: string, userV1Id: string): Promise<V1UserRecord | undefined>;
+  findUserByName(workspaceId: string, name: string): Promise<V1UserRecord | undefined>;
+  /** undefined when the name (peer id) is taken in the workspace. */
+  insertUser(workspaceId: string, v1Id: string, name: string, metadata: JsonObject, now: Date): Promise<V1UserRecord | undefined>;
+  updateUserMetadata(workspaceId: string, name: string, metadata: JsonObject): Promise<void>;
+  /** Changes a peer id everywhere it is stored. */
+  renameUser(workspaceId: string, name: string, newName: string): Promise<void>;
+  /** Peers of the workspace, except `hiddenPeerIds`. */
+  listUsers(workspaceId: string, hiddenPeerIds: string[], query: V1ListQuery): Promise<Page<V1UserRecord>>;
+
+  /** The session with this v1 id, when the peer has a membership row in it. */
+  findSession(workspaceId: string, peerId: string, v1Id: string): Promise<V1SessionRecord | undefined>;
+  /** Inserts a session whose id and v1 id are both `id`. */
+  insertSession(workspaceId: string, id: string, metadata: JsonObject, configuration: JsonObject, now: Date): Promise<V1SessionRecord>;
+  /** Sessions the peer has a membership row in; `activeOnly` drops inactive ones. */
+  listSessions(workspaceId: string, peerId: string, activeOnly: boolean, query: V1ListQuery): Promise<Page<V1SessionRecord>>;
+  updateSessionMetadata(workspaceId: string, sessionId: string, metadata: JsonObject): Promise<void>;
+
+  findMessage(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined>;
+  listMessages(workspaceId: string, sessionId: string, query: V1ListQuery): Promise<Page<MessageRecord>>;
+  /** The session's messages in order, up to and including `untilMessageId` when given. */
+  messagesUpTo(workspaceId: string, sessionId: string, untilMessageId: string | undefined): Promise<MessageRecord[]>;
+
+  insertMetamessage(record: V1MetamessageRecord): Promise<void>;
+  findMetamessage(workspaceId: string, peerId: string, id: string): Promise<V1MetamessageRecord | undefined>;
+  updateMetamessage(id: string, changes: V1MetamessageChanges): Promise<void>;
+  listMetamessages(
+    workspaceId: string,
+    peerId: string,
+    match: { label?: string; sessionV1Id?: string; messageId?: string },
+    query: V1ListQuery,
+  ): Promise<Page<V1MetamessageRecord>>;
+  /** The peer's metamessages linked to the session, in order. */
+  metamessagesOfSession(workspaceId: string, peerId: string, sessionId: string): Promise<V1MetamessageRecord[]>;
 }
 
 export { FilterError } from './sql/compile-filter.js';

@@ -26,7 +26,7 @@ describe('migrations', () => {
     expect(second.every((step) => !step.applied)).toBe(true);
     const columns = await sqliteColumns(driver);
     expect(Object.keys(columns).sort()).toEqual(
-      ['messages', 'peers', 'schema_migrations', 'session_peers', 'sessions', 'webhook_endpoints', 'workspaces'].sort(),
+      ['jobs', 'messages', 'metamessages', 'peers', 'schema_migrations', 'session_peers', 'sessions', 'webhook_endpoints', 'workspaces'].sort(),
     );
     await driver.close();
   });

@@ -1,6 +1,7 @@
 import type { JsonObject, ListQuery, MessageRecord, Page } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
+import { emitWebhookEvents } from '../follow-ups.js';
 import { tokenCount } from './token-count.js';
 
 export interface MessageInput {
@@ -52,6 +53,16 @@ export function createMessages(
       createdAt: input.createdAt ?? now,
     }));
     await store.insertMessages(records);
+    await emitWebhookEvents(
+      ctx,
+      store,
+      workspaceId,
+      records.map((m) => ({
+        type: 'message.created' as const,
+        data: { workspace_id: workspaceId, session_id: sessionId, message_id: m.id, peer_id: m.peerId },
+      })),
+      now,
+    );
     return records;
   });
 }

@@ -1,6 +1,7 @@
 import type { Created, Page, WebhookEndpointRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
+import { emitWebhookEvents } from '../follow-ups.js';
 
 /**
  * Returns the workspace's endpoint with this exact URL, or creates one. The workspace must
@@ -43,4 +44,11 @@ export async function deleteWebhookEndpoint(ctx: DomainContext, workspaceId: str
   if (!(await ctx.store.deleteWebhookEndpoint(workspaceId, endpointId))) {
     throw notFound(`Webhook endpoint ${endpointId} not found for workspace ${workspaceId}`);
   }
+}
+
+/** Queues a `test.event` for every endpoint of the workspace (contract §7.6). */
+export async function emitTestWebhookEvent(ctx: DomainContext, workspaceId: string): Promise<void> {
+  await ctx.store.transaction((store) =>
+    emitWebhookEvents(ctx, store, workspaceId, [{ type: 'test.event', data: { workspace_id: workspaceId } }], ctx.now()),
+  );
 }

@@ -28,6 +28,16 @@ export interface Claims {
   workspaceId?: string;
   peerId?: string;
   sessionId?: string;
+  /** The v1 claims `ap`/`us`/`se`/`co` (contract-v1 §4.2); only /v1 routes read them. */
+  v1?: V1Claims;
+}
+
+/** v1 scope claims after normalisation: non-empty strings only, anything else is absent. */
+export interface V1Claims {
+  appId?: string;
+  userId?: string;
+  sessionId?: string;
+  collectionId?: string;
 }
 
 /** What auth-off mode hands to every handler (§2.1). */
@@ -158,6 +168,8 @@ function readPayload(payload: Record<string, unknown>, at: number): VerifiedToke
   if (w !== undefined) claims.workspaceId = w;
   if (p !== undefined) claims.peerId = p;
   if (s !== undefined) claims.sessionId = s;
+  const v1 = v1ClaimsOf(payload);
+  if (v1 !== undefined) claims.v1 = Object.freeze(v1);
   // Cached claims are shared by every request that presents the same token.
   return { claims: Object.freeze(claims), expiresAtMs };
 }
@@ -176,6 +188,20 @@ function scopeClaim(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value === 'string') return value;
   throw new AuthError(AUTH_DETAIL.invalidToken);
+}
+
+/**
+ * contract-v1 §4.4 compares claims with path values for equality, so a claim that is not a
+ * non-empty string can never match: it is dropped rather than making the token invalid.
+ */
+function v1ClaimsOf(payload: Record<string, unknown>): V1Claims | undefined {
+  const v1: V1Claims = {};
+  const names = { ap: 'appId', us: 'userId', se: 'sessionId', co: 'collectionId' } as const;
+  for (const [claim, field] of Object.entries(names)) {
+    const value = payload[claim];
+    if (typeof value === 'string' && value !== '') v1[field] = value;
+  }
+  return Object.keys(v1).length > 0 ? v1 : undefined;
 }
 
 // §2.2: "any truthy value counts" means Python truthiness, where [] and {} are false.
@@ -370,7 +396,7 @@ export async function checkChatSessions(
  */
 export function mintToken(
   secret: string,
-  claims: { isAdmin?: boolean; workspaceId?: string; peerId?: string; sessionId?: string; expiresAt?: Date },
+  claims: { isAdmin?: boolean; workspaceId?: string; peerId?: string; sessionId?: string; expiresAt?: Date; v1?: V1Claims },
   now: Date = new Date(),
 ): string {
   // The reference's tokens carry no `iat`; fast-jwt would add one unless told not to.
@@ -381,5 +407,100 @@ export function mintToken(
   if (claims.workspaceId) payload.w = claims.workspaceId;
   if (claims.peerId) payload.p = claims.peerId;
   if (claims.sessionId) payload.s = claims.sessionId;
+  // v1 keys (contract-v1 §2.7) carry ap/us/se/co instead
+  if (claims.v1?.appId) payload.ap = claims.v1.appId;
+  if (claims.v1?.userId) payload.us = claims.v1.userId;
+  if (claims.v1?.sessionId) payload.se = claims.v1.sessionId;
+  if (claims.v1?.collectionId) payload.co = claims.v1.collectionId;
   return sign(payload);
+}
+
+// ---------------------------------------------------------------- v1 (contract-v1 §4)
+
+/** The v1-only `detail` strings of contract-v1 §4 and §2 (the shared ones are in AUTH_DETAIL). */
+export const V1_AUTH_DETAIL = {
+  appIdMissing: 'App ID not found in query parameter or JWT',
+  userIdMissing: 'User ID not found in query parameter or JWT',
+  sessionIdMissing: 'Session ID not found in query parameter or JWT',
+} as const;
+
+/** The values a v1 route protects, from its path or else the same-named query parameter. */
+export interface V1ScopeIds {
+  appId?: string;
+  userId?: string;
+  sessionId?: string;
+}
+
+/**
+ * contract-v1 §4.4. The route scope kinds read as the reference's scope lists:
+ * `admin` = A, `self` = H (any valid token; the handler runs the matching checkV1* function),
+ * `workspace` = S(app), `peer` = S(app, user), `session` = S(app, user, session).
+ * One matching claim suffices (`se`, then `us`, then `ap`); other claims are not cross-checked.
+ *
+ * The v1 interface lists the bearer header as optional on every route (seed part 5). That is
+ * honoured as "the header is not demanded for its own sake": with auth off nothing is read, and
+ * with auth on a request without a token is served where the route's rule can be met without
+ * claims. No v1 route has such a rule (each is A, S or H), so such a request gets 401
+ * `No access token provided` from the token reader, after JSON parsing, as in the reference.
+ */
+export function authorizeV1(claims: Claims, scope: RouteScope, ids: V1ScopeIds): void {
+  if (scope.kind === 'none' || claims.isAdmin) return;
+  if (scope.kind === 'admin') throw new AuthError(AUTH_DETAIL.adminRequired);
+  if (scope.kind === 'self') return;
+  const v1 = claims.v1 ?? {};
+  const protectsUser = scope.kind === 'peer' || scope.kind === 'session';
+  const protectsSession = scope.kind === 'session';
+  if (protectsSession && same(v1.sessionId, ids.sessionId)) return;
+  if (protectsUser && same(v1.userId, ids.userId)) return;
+  if (same(v1.appId, ids.appId)) return;
+  const anyProtected =
+    ids.appId !== undefined || (protectsUser && ids.userId !== undefined) || (protectsSession && ids.sessionId !== undefined);
+  if (anyProtected) throw new AuthError(AUTH_DETAIL.notPermissioned);
+}
+
+/** A present claim that differs from the value (absent claims are not compared, §4.4). */
+function differs(claim: string | undefined, value: string): boolean {
+  return claim !== undefined && claim !== value;
+}
+
+/** `GET /v1/apps` (H): the app to read, from `?app_id=` or the token's `ap`. */
+export function checkV1AppRead(claims: Claims, queryAppId: string | undefined): string {
+  const v1 = claims.v1 ?? {};
+  if (queryAppId !== undefined) {
+    if (!claims.isAdmin && differs(v1.appId, queryAppId)) throw new AuthError(AUTH_DETAIL.unauthorized);
+    return queryAppId;
+  }
+  if (v1.appId === undefined) throw new AuthError(V1_AUTH_DETAIL.appIdMissing);
+  return v1.appId;
+}
+
+/** `GET /v1/apps/{app_id}/users` (H): the user to read, from `?user_id=` or the token's `us`. */
+export function checkV1UserRead(claims: Claims, pathAppId: string, queryUserId: string | undefined): string {
+  const v1 = claims.v1 ?? {};
+  if (!claims.isAdmin && differs(v1.appId, pathAppId)) throw new AuthError(AUTH_DETAIL.unauthorized);
+  if (queryUserId !== undefined) {
+    if (!claims.isAdmin && differs(v1.userId, queryUserId)) throw new AuthError(AUTH_DETAIL.unauthorized);
+    return queryUserId;
+  }
+  if (v1.userId === undefined) throw new AuthError(V1_AUTH_DETAIL.userIdMissing);
+  return v1.userId;
+}
+
+/** `GET .../users/{user_id}/sessions` (H): the session to read, from `?session_id=` or `se`. */
+export function checkV1SessionRead(
+  claims: Claims,
+  pathAppId: string,
+  pathUserId: string,
+  querySessionId: string | undefined,
+): string {
+  const v1 = claims.v1 ?? {};
+  if (!claims.isAdmin && (differs(v1.appId, pathAppId) || differs(v1.userId, pathUserId))) {
+    throw new AuthError(AUTH_DETAIL.unauthorized);
+  }
+  if (querySessionId !== undefined) {
+    if (!claims.isAdmin && differs(v1.sessionId, querySessionId)) throw new AuthError(AUTH_DETAIL.unauthorized);
+    return querySessionId;
+  }
+  if (v1.sessionId === undefined) throw new AuthError(V1_AUTH_DETAIL.sessionIdMissing);
+  return v1.sessionId;
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/context.js';
 import { DomainError } from '../../domain/errors.js';
 import { FilterError } from '../../storage/store.js';
-import { AuthError, authorizeV2, authorizeV3, type Claims, type RouteScope } from './auth.js';
+import { AuthError, authorizeV1, authorizeV2, authorizeV3, type Claims, type RouteScope, type V1Claims } from './auth.js';
 import { parseJsonLikePython } from './python-json.js';
 import { INVALID, type Field, type Schema, type ValidationItem, missingItem, validationBody } from './validate.js';
 
@@ -22,6 +22,8 @@ export interface KeyClaims {
   peerId?: string;
   sessionId?: string;
   expiresAt?: Date;
+  /** v1 keys: ap/us/se/co (contract-v1 §2.7). */
+  v1?: V1Claims;
 }
 
 export interface Reply {
@@ -84,6 +86,24 @@ function lastValue(value: unknown): unknown {
   return Array.isArray(value) ? value[value.length - 1] : value;
 }
 
+/** Reads the bearer token and checks it against the route's scope; admin when auth is off. */
+export async function authenticate(deps: HttpDeps, generation: Generation, scope: RouteScope, request: FastifyRequest): Promise<Claims> {
+  if (deps.readToken === null) return ADMIN;
+  const claims = deps.readToken(request.headers.authorization);
+  const params = request.params as Record<string, string>;
+  const rawQuery = request.query as Record<string, unknown>;
+  const pick = (name: string) => params[name] ?? (lastValue(rawQuery[name]) as string | undefined);
+  const ids = { workspaceId: pick('workspace_id'), peerId: pick('peer_id'), sessionId: pick('session_id') };
+  if (generation === 'v1') {
+    authorizeV1(claims, scope, { appId: pick('app_id'), userId: pick('user_id'), sessionId: pick('session_id') });
+  } else if (generation === 'v3') {
+    await authorizeV3(claims, scope, ids, (w, s, p) => deps.ctx.store.isActiveMember(w, s, p));
+  } else {
+    authorizeV2(claims, scope, ids);
+  }
+  return claims;
+}
+
 /**
  * Registers one route with the contract's processing order (§1.3): JSON parsing, then
  * authentication, then validation of query and body (all errors in one 422), then the handler.
@@ -126,18 +146,7 @@ export function defineRoute<F extends QueryFields, B = undefined>(
       }
 
       // 2. authentication and route scope
-      let claims = ADMIN;
-      if (deps.readToken !== null) {
-        claims = deps.readToken(request.headers.authorization);
-        const rawQuery = request.query as Record<string, unknown>;
-        const pick = (name: string) => params[name] ?? (lastValue(rawQuery[name]) as string | undefined);
-        const ids = { workspaceId: pick('workspace_id'), peerId: pick('peer_id'), sessionId: pick('session_id') };
-        if (generation === 'v3') {
-          await authorizeV3(claims, spec.scope, ids, (w, s, p) => deps.ctx.store.isActiveMember(w, s, p));
-        } else {
-          authorizeV2(claims, spec.scope, ids);
-        }
-      }
+      const claims = await authenticate(deps, generation, spec.scope, request);
 
       // 3. validation: query parameters in declaration order, then the body
       const errors: ValidationItem[] = [];
@@ -185,6 +194,8 @@ export function defineRoute<F extends QueryFields, B = undefined>(
       hide: spec.hidden,
       summary: spec.summary,
       tags: spec.tags,
+      // seed part 5: the v1 interface lists the bearer header as optional (see authorizeV1)
+      ...(generation === 'v1' ? { security: [{ HTTPBearer: [] }, {}] } : {}),
       ...(queryEntries.length > 0
         ? {
             querystring: {

@@ -17,6 +17,10 @@ export function mapV2Error(error: DomainError): Reply {
       return { status: 401, body };
     case 'disabled':
       return { status: 405, body };
+    case 'too_large':
+      return { status: 413, body };
+    case 'unsupported_type':
+      return { status: 415, body };
     default: {
       const unmapped: never = error.code;
       throw new Error(`unmapped domain error code ${String(unmapped)}`);

@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { keyQuery, mintScopedKey } from '../shared/keys.js';
 import { routeDefiner, type HttpDeps } from '../shared/route.js';
 import { mapV2Error } from './errors.js';
-import { mountMessageRoutes } from './routes/messages.js';
+import { mountMessageRoutes, mountMessageUploadRoute } from './routes/messages.js';
 import { mountPeerRoutes } from './routes/peers.js';
+import { mountQueueRoutes } from './routes/queue.js';
 import { mountSearchContextRoutes } from './routes/search-context.js';
 import { mountSessionRoutes } from './routes/sessions.js';
 import { mountWebhookRoutes } from './routes/webhooks.js';
@@ -17,6 +18,8 @@ export function mountV2(app: FastifyInstance, deps: HttpDeps): void {
   mountSessionRoutes(route, deps);
   mountWebhookRoutes(route, deps);
   mountMessageRoutes(route, deps);
+  mountMessageUploadRoute(app, deps);
+  mountQueueRoutes(route, deps);
   mountSearchContextRoutes(route, deps);
   route({
     method: 'POST',

@@ -17,6 +17,8 @@ import type {
 import { compileFilter, type FilterModel } from './compile-filter.js';
 import type { SqlDriver, SqlExecutor } from './driver.js';
 import { codecFor, type Codec } from './codec.js';
+import { SqlJobStore } from './job-store.js';
+import { SqlV1Store } from './v1-store.js';
 
 interface WorkspaceRow {
   id: string;
@@ -103,6 +105,20 @@ export class SqlStore implements Store {
   ) {
     this.dialect = db.dialect;
     this.codec = codecFor(db.dialect);
+  }
+
+  private jobStore: SqlJobStore | undefined;
+
+  get jobs(): SqlJobStore {
+    this.jobStore ??= new SqlJobStore(this.db);
+    return this.jobStore;
+  }
+
+  private v1Store: SqlV1Store | undefined;
+
+  get v1(): SqlV1Store {
+    this.v1Store ??= new SqlV1Store(this.db);
+    return this.v1Store;
   }
 
   static over(driver: SqlDriver): SqlStore {
@@ -679,6 +695,11 @@ export class SqlStore implements Store {
       'SELECT id, workspace_id, url, created_at FROM webhook_endpoints WHERE workspace_id = ? AND url = ?',
       [workspaceId, url],
     );
+    return row && this.webhook(row);
+  }
+
+  async findWebhookEndpoint(id: string): Promise<WebhookEndpointRecord | undefined> {
+    const row = await this.db.get<WebhookRow>('SELECT id, workspace_id, url, created_at FROM webhook_endpoints WHERE id = ?', [id]);
     return row && this.webhook(row);
   }
 

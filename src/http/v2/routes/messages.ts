@@ -1,8 +1,12 @@
+import type { FastifyInstance } from 'fastify';
+import { createMessagesFromFile } from '../../../domain/messages/file-upload.js';
 import { createMessages, getMessage, listMessages, updateMessage } from '../../../domain/messages/messages.js';
 import { paged } from '../../shared/fields.js';
 import { presentMessage, presentPage } from '../../shared/present.js';
 import { checkPathId } from '../../shared/resource-schemas.js';
 import { listQuery, type HttpDeps, type RouteDefiner } from '../../shared/route.js';
+import { defineUploadRoute } from '../../shared/upload-route.js';
+import { mapV2Error } from '../errors.js';
 import { ListFilters, MessageBatchCreate, MessageUpdate } from '../schemas.js';
 
 const MESSAGES = '/v2/workspaces/:workspace_id/sessions/:session_id/messages';
@@ -62,6 +66,23 @@ export function mountMessageRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     async handler({ params, body }) {
       const message = await updateMessage(ctx, params.workspace_id, params.session_id, params.message_id, body.metadata);
       return { status: 200, body: presentMessage(message) };
+    },
+  });
+}
+
+/** `POST .../messages/upload`: a text, JSON or PDF file becomes messages (200; contract §7.4). */
+export function mountMessageUploadRoute(app: FastifyInstance, deps: HttpDeps): void {
+  defineUploadRoute(app, deps, mapV2Error, {
+    url: `${MESSAGES}/upload`,
+    generation: 'v2',
+    scope: { kind: 'session' },
+    summary: 'Create messages from an uploaded file (split into pieces of at most 25,000 characters)',
+    tags: ['messages'],
+    async handler({ params, upload }) {
+      const invalid = checkPathId('v2', params.workspace_id, 'workspace_id') ?? checkPathId('v2', params.session_id, 'session_id');
+      if (invalid !== undefined) return { status: 422, body: invalid };
+      const messages = await createMessagesFromFile(deps.ctx, params.workspace_id, params.session_id, upload);
+      return { status: 200, body: messages.map(presentMessage) };
     },
   });
 }

@@ -1,4 +1,9 @@
-import { deleteWebhookEndpoint, getOrCreateWebhookEndpoint, listWebhookEndpoints } from '../../../domain/webhooks/webhooks.js';
+import {
+  deleteWebhookEndpoint,
+  emitTestWebhookEvent,
+  getOrCreateWebhookEndpoint,
+  listWebhookEndpoints,
+} from '../../../domain/webhooks/webhooks.js';
 import { AuthError, type Claims } from '../../shared/auth.js';
 import { paged } from '../../shared/fields.js';
 import { presentPage, presentWebhookEndpoint } from '../../shared/present.js';
@@ -53,6 +58,20 @@ export function mountWebhookRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     async handler({ params, claims }) {
       checkWorkspace(claims, params.workspace_id);
       await deleteWebhookEndpoint(ctx, params.workspace_id, params.endpoint_id);
+      return { status: 200, body: null };
+    },
+  });
+
+  route({
+    method: 'GET',
+    url: '/v2/workspaces/:workspace_id/webhooks/test',
+    scope: { kind: 'self' },
+    summary: 'Send a test.event to every webhook endpoint of the workspace',
+    tags,
+    async handler({ params, claims }) {
+      checkWorkspace(claims, params.workspace_id);
+      // as the reference: failures to queue the event are not the caller's problem
+      await emitTestWebhookEvent(ctx, params.workspace_id).catch(() => undefined);
       return { status: 200, body: null };
     },
   });

@@ -1,4 +1,9 @@
-import { deleteWebhookEndpoint, getOrCreateWebhookEndpoint, listWebhookEndpoints } from '../../../domain/webhooks/webhooks.js';
+import {
+  deleteWebhookEndpoint,
+  emitTestWebhookEvent,
+  getOrCreateWebhookEndpoint,
+  listWebhookEndpoints,
+} from '../../../domain/webhooks/webhooks.js';
 import { paged } from '../../shared/fields.js';
 import { presentPage, presentWebhookEndpoint } from '../../shared/present.js';
 import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
@@ -43,6 +48,19 @@ export function mountWebhookRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     async handler({ params }) {
       await deleteWebhookEndpoint(ctx, params.workspace_id, params.endpoint_id);
       return { status: 204 };
+    },
+  });
+
+  route({
+    method: 'GET',
+    url: '/v3/workspaces/:workspace_id/webhooks/test',
+    scope: { kind: 'workspace' },
+    summary: 'Send a test.event to every webhook endpoint of the workspace',
+    tags,
+    async handler({ params }) {
+      // as the reference: failures to queue the event are not the caller's problem
+      await emitTestWebhookEvent(ctx, params.workspace_id).catch(() => undefined);
+      return { status: 200, body: null };
     },
   });
 }

@@ -1,0 +1,56 @@
+import type { JsonObject, Store } from '../storage/store.js';
+import type { DomainContext } from './context.js';
+
+/*
+ * Background work a change can cause. Each is written as a job row in the same transaction as
+ * the change, so a committed change always has its job and a rolled-back one never does.
+ */
+
+/** Job kind: deliver one webhook event to one endpoint. */
+export const DELIVER_WEBHOOK = 'webhook.deliver';
+
+export type WebhookEventType = 'test.event' | 'queue.empty' | 'message.created';
+
+/** A webhook event as delivered: `{"data", "timestamp", "type"}` (contract §7.6). */
+export interface WebhookEvent {
+  type: WebhookEventType;
+  data: JsonObject;
+  /** `YYYY-MM-DDTHH:MM:SSZ` */
+  timestamp: string;
+}
+
+/** The endpoint is the job's queue key (`webhook:<endpoint id>`), so deliveries to it stay in order. */
+export interface DeliverWebhookPayload extends JsonObject {
+  /** Same for every endpoint and every retry of one event: receivers drop duplicates by it. */
+  eventId: string;
+  event: WebhookEvent & JsonObject;
+}
+
+export function eventTimestamp(date: Date): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}
+
+/**
+ * Queues each event for every webhook endpoint of the workspace, in order; returns how many
+ * deliveries were queued. A workspace without endpoints costs one indexed lookup.
+ */
+export async function emitWebhookEvents(
+  ctx: DomainContext,
+  store: Store,
+  workspaceId: string,
+  events: { type: WebhookEventType; data: JsonObject }[],
+  now: Date,
+): Promise<number> {
+  if (events.length === 0 || (await store.countWebhookEndpoints(workspaceId)) === 0) return 0;
+  let queued = 0;
+  for (const { type, data } of events) {
+    const eventId = ctx.newId();
+    const event = { type, data, timestamp: eventTimestamp(now) };
+    queued += await store.jobs.enqueuePerWebhookEndpoint(
+      workspaceId,
+      { idPrefix: eventId, kind: DELIVER_WEBHOOK, payload: { eventId, event }, maxAttempts: ctx.limits.jobMaxAttempts },
+      now,
+    );
+  }
+  return queued;
+}

@@ -1,0 +1,114 @@
+import type { JsonObject, MessageRecord, Page, V1ListQuery } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { notFound } from '../errors.js';
+import { tokenCount } from '../messages/token-count.js';
+import { NEW_MEMBER_CONFIG, V1_ASSISTANT_PEER_ID, cannotName, emptyPage, findSessionOfUser, type V1SessionScope } from './scope.js';
+
+/**
+ * v1 messages (contract-v1 §2.4): rows of the one messages table. `is_user: true` is sent by the
+ * user's peer, `false` by the workspace's assistant peer; read back, a message is the user's when
+ * its sender is the user's peer, so a session written through v3 reads naturally from the point
+ * of view of any member addressed as a v1 user.
+ */
+
+export interface V1MessageInput {
+  content: string;
+  isUser: boolean;
+  metadata: JsonObject;
+}
+
+/** A message with the v1 scope it was read through (for `is_user`, `app_id`, `user_id`). */
+export interface V1MessageView extends V1SessionScope {
+  message: MessageRecord;
+  isUser: boolean;
+}
+
+const SESSION_NOT_FOUND = 'Session not found or does not belong to user';
+
+function view(scope: V1SessionScope, message: MessageRecord): V1MessageView {
+  return { ...scope, message, isUser: message.peerId === scope.user.name };
+}
+
+/** Creates the messages in request order, all with one `created_at`. Inactive sessions are fine (§2.3). */
+export function createMessages(
+  ctx: DomainContext,
+  appId: string,
+  userId: string,
+  sessionId: string,
+  inputs: V1MessageInput[],
+): Promise<V1MessageView[]> {
+  return ctx.store.transaction(async (store) => {
+    const scope = await findSessionOfUser(store, appId, userId, sessionId);
+    if (scope === undefined) throw notFound(SESSION_NOT_FOUND);
+    const { user, session } = scope;
+    const now = ctx.now();
+
+    // Senders become active members, as a v3 write would make them (active members keep their config).
+    const senders = [...new Set(inputs.map((input) => (input.isUser ? user.name : V1_ASSISTANT_PEER_ID)))];
+    await store.ensurePeers(session.workspaceId, senders, now);
+    const members = new Map((await store.listMemberships(session.workspaceId, session.id)).map((m) => [m.peerId, m]));
+    await store.saveMemberships(
+      session.workspaceId,
+      session.id,
+      senders
+        .filter((peerId) => members.get(peerId)?.leftAt !== null)
+        .map((peerId) => ({ peerId, configuration: NEW_MEMBER_CONFIG, joinedAt: now, leftAt: null })),
+    );
+
+    const records: MessageRecord[] = inputs.map((input) => ({
+      id: ctx.newId(),
+      workspaceId: session.workspaceId,
+      sessionId: session.id,
+      peerId: input.isUser ? user.name : V1_ASSISTANT_PEER_ID,
+      content: input.content,
+      metadata: input.metadata,
+      // token_count: o200k_base tokens of the content, as v2/v3 messages count them
+      tokenCount: tokenCount(input.content),
+      createdAt: now,
+    }));
+    await store.insertMessages(records);
+    return records.map((record) => view(scope, record));
+  });
+}
+
+/** Unknown app, user or session: an empty page (§2.4). */
+export async function listMessages(
+  ctx: DomainContext,
+  appId: string,
+  userId: string,
+  sessionId: string,
+  query: V1ListQuery,
+): Promise<Page<V1MessageView>> {
+  const scope = await findSessionOfUser(ctx.store, appId, userId, sessionId);
+  if (scope === undefined) return emptyPage();
+  const page = await ctx.store.v1.listMessages(scope.session.workspaceId, scope.session.id, query);
+  return { items: page.items.map((message) => view(scope, message)), total: page.total };
+}
+
+export async function getMessage(
+  ctx: DomainContext,
+  appId: string,
+  userId: string,
+  sessionId: string,
+  messageId: string,
+): Promise<V1MessageView> {
+  const scope = cannotName(messageId) ? undefined : await findSessionOfUser(ctx.store, appId, userId, sessionId);
+  const message = scope && (await ctx.store.v1.findMessage(scope.session.workspaceId, scope.session.id, messageId));
+  if (scope === undefined || message === undefined) throw notFound(`Message with ID ${messageId} not found`);
+  return view(scope, message);
+}
+
+/** `metadata` replaces the stored object; the content never changes. */
+export async function updateMessage(
+  ctx: DomainContext,
+  appId: string,
+  userId: string,
+  sessionId: string,
+  messageId: string,
+  metadata: JsonObject,
+): Promise<V1MessageView> {
+  const scope = cannotName(messageId) ? undefined : await findSessionOfUser(ctx.store, appId, userId, sessionId);
+  const message = scope && (await ctx.store.updateMessageMetadata(scope.session.workspaceId, scope.session.id, messageId, metadata));
+  if (scope === undefined || message === undefined) throw notFound('Message not found');
+  return view(scope, message);
+}

@@ -1,0 +1,89 @@
+import type { JsonObject, Page, V1ListQuery, V1UserRecord } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { conflict, invalidInput, notFound } from '../errors.js';
+import { V1_ASSISTANT_PEER_ID, cannotName, emptyPage, findUserOfApp } from './scope.js';
+
+/** v1 users (contract-v1 §2.2): the peers of the app's workspace, except the assistant peer. */
+
+const userNotFound = (userId: string) => notFound(`User with ID '${userId}' not found`);
+
+function refuseReservedName(name: string): void {
+  if (name === V1_ASSISTANT_PEER_ID) {
+    throw invalidInput(`User name '${name}' is reserved for the assistant that sends messages with is_user=false`);
+  }
+}
+
+async function getAppForWrite(ctx: DomainContext, appId: string) {
+  // The reference reports a missing app here as 409 "User with this name already exists".
+  const app = cannotName(appId) ? undefined : await ctx.store.v1.findApp(appId);
+  if (app === undefined) throw notFound(`App with ID ${appId} not found`);
+  return app;
+}
+
+export async function createUser(
+  ctx: DomainContext,
+  appId: string,
+  input: { name: string; metadata: JsonObject },
+): Promise<V1UserRecord> {
+  refuseReservedName(input.name);
+  const app = await getAppForWrite(ctx, appId);
+  const user = await ctx.store.v1.insertUser(app.name, ctx.newId(), input.name, input.metadata, ctx.now());
+  if (user === undefined) throw conflict('User with this name already exists');
+  return user;
+}
+
+export async function getUser(ctx: DomainContext, appId: string, userId: string): Promise<V1UserRecord> {
+  const user = await findUserOfApp(ctx.store, appId, userId);
+  if (user === undefined) throw userNotFound(userId);
+  return user;
+}
+
+export async function getUserByName(ctx: DomainContext, appId: string, name: string): Promise<V1UserRecord> {
+  const app = cannotName(appId, name) || name === V1_ASSISTANT_PEER_ID ? undefined : await ctx.store.v1.findApp(appId);
+  const user = app && (await ctx.store.v1.findUserByName(app.name, name));
+  if (user === undefined) throw notFound(`User with name '${name}' not found`);
+  return user;
+}
+
+export async function getOrCreateUser(ctx: DomainContext, appId: string, name: string): Promise<V1UserRecord> {
+  refuseReservedName(name);
+  const app = await getAppForWrite(ctx, appId);
+  const existing = await ctx.store.v1.findUserByName(app.name, name);
+  if (existing !== undefined) return existing;
+  const created = await ctx.store.v1.insertUser(app.name, ctx.newId(), name, {}, ctx.now());
+  return created ?? getUserByName(ctx, appId, name);
+}
+
+/** Unknown app: an empty page (§0.5). */
+export async function listUsers(ctx: DomainContext, appId: string, query: V1ListQuery): Promise<Page<V1UserRecord>> {
+  const app = cannotName(appId) ? undefined : await ctx.store.v1.findApp(appId);
+  if (app === undefined) return emptyPage();
+  return ctx.store.v1.listUsers(app.name, [V1_ASSISTANT_PEER_ID], query);
+}
+
+/**
+ * Non-null fields replace the stored ones. A new `name` renames the peer everywhere (its
+ * memberships, messages and metamessages follow); v1 keeps addressing it by its v1 id.
+ */
+export function updateUser(
+  ctx: DomainContext,
+  appId: string,
+  userId: string,
+  changes: { name?: string; metadata?: JsonObject },
+): Promise<V1UserRecord> {
+  return ctx.store.transaction(async (store) => {
+    const user = await findUserOfApp(store, appId, userId);
+    if (user === undefined) throw userNotFound(userId);
+    let name = user.name;
+    if (changes.name !== undefined && changes.name !== user.name) {
+      refuseReservedName(changes.name);
+      if ((await store.v1.findUserByName(user.workspaceId, changes.name)) !== undefined) {
+        throw conflict('User update failed - unique constraint violation');
+      }
+      await store.v1.renameUser(user.workspaceId, user.name, changes.name);
+      name = changes.name;
+    }
+    if (changes.metadata !== undefined) await store.v1.updateUserMetadata(user.workspaceId, name, changes.metadata);
+    return (await store.v1.findUser(appId, userId)) ?? user;
+  });
+}

@@ -1,0 +1,32 @@
+import type { DomainError } from '../../domain/errors.js';
+import type { Reply } from '../shared/route.js';
+
+/**
+ * Domain failure -> status and body for v1: always `{"detail": "<text>"}` (contract-v1 §6).
+ * A new code fails to compile until mapped here.
+ */
+export function mapV1Error(error: DomainError): Reply {
+  const body = { detail: error.message };
+  switch (error.code) {
+    case 'not_found':
+      return { status: 404, body };
+    case 'conflict':
+      return { status: 409, body };
+    case 'invalid_input':
+      return { status: 422, body };
+    case 'limit_exceeded':
+      return { status: 422, body };
+    case 'unauthorized':
+      return { status: 401, body };
+    case 'disabled':
+      return { status: 405, body };
+    case 'too_large':
+      return { status: 413, body };
+    case 'unsupported_type':
+      return { status: 415, body };
+    default: {
+      const unmapped: never = error.code;
+      throw new Error(`unmapped domain error code ${String(unmapped)}`);
+    }
+  }
+}

@@ -1,0 +1,27 @@
+import { DELIVER_WEBHOOK } from '../domain/follow-ups.js';
+import type { JobRecord, Store } from '../storage/store.js';
+import { deliverWebhook, type WebhookDeliveryConfig } from './deliver-webhook.js';
+
+/** How a job ended: normal outcomes are values, not exceptions; the worker decides on retries. */
+export type JobOutcome =
+  | { kind: 'done' }
+  | { kind: 'skipped'; reason: string }
+  | { kind: 'failed'; error: string; retryable: boolean };
+
+export interface JobHandler {
+  run(job: JobRecord, store: Store): Promise<JobOutcome>;
+  /** Longest a run may take; also the lease, after which another worker may take the job. */
+  timeoutMs: number;
+}
+
+export type JobCatalog = Record<string, JobHandler>;
+
+export function buildCatalog(webhooks: WebhookDeliveryConfig): JobCatalog {
+  return {
+    [DELIVER_WEBHOOK]: {
+      run: (job, store) => deliverWebhook(job, store, webhooks),
+      // the request timeout plus time to look up the endpoint and record the outcome
+      timeoutMs: webhooks.timeoutMs + 2_000,
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import type { JobRecord, JobStore, NewJob, QueueCounts } from '../store.js';
+import { codecFor, type Codec } from './codec.js';
+import type { SqlExecutor } from './driver.js';
+
+interface JobRow {
+  id: string;
+  kind: string;
+  workspace_id: string | null;
+  queue_key: string;
+  payload: unknown;
+  attempts: number;
+  max_attempts: number;
+  created_at: unknown;
+}
+
+const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_attempts, created_at';
+
+/** The work queue's queries (see migrations/0005_jobs.sql for the states). */
+export class SqlJobStore implements JobStore {
+  private readonly codec: Codec;
+
+  constructor(private readonly db: SqlExecutor) {
+    this.codec = codecFor(db.dialect);
+  }
+
+  private job(row: JobRow): JobRecord {
+    return {
+      id: row.id,
+      kind: row.kind,
+      workspaceId: row.workspace_id,
+      queueKey: row.queue_key,
+      payload: this.codec.readJson(row.payload),
+      attempts: Number(row.attempts),
+      maxAttempts: Number(row.max_attempts),
+      createdAt: this.codec.readTime(row.created_at),
+    };
+  }
+
+  async enqueue(jobs: NewJob[], now: Date): Promise<void> {
+    if (jobs.length === 0) return;
+    const c = this.codec;
+    await this.db.run(
+      `INSERT INTO jobs (id, kind, workspace_id, queue_key, payload, max_attempts, run_after, created_at)
+       VALUES ${jobs.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+      jobs.flatMap((j) => [j.id, j.kind, j.workspaceId, j.queueKey, c.json(j.payload), j.maxAttempts, c.time(now), c.time(now)]),
+    );
+  }
+
+  async enqueuePerWebhookEndpoint(
+    workspaceId: string,
+    job: { idPrefix: string; kind: string; payload: Record<string, unknown>; maxAttempts: number },
+    now: Date,
+  ): Promise<number> {
+    const c = this.codec;
+    // one job per endpoint, keyed by the endpoint so deliveries to it stay in order
+    return this.db.run(
+      `INSERT INTO jobs (id, kind, workspace_id, queue_key, payload, max_attempts, run_after, created_at)
+       SELECT ? || e.id, ?, e.workspace_id, 'webhook:' || e.id, ?, ?, ?, ?
+       FROM webhook_endpoints e WHERE e.workspace_id = ? ORDER BY e.pk`,
+      [`${job.idPrefix}:`, job.kind, c.json(job.payload), job.maxAttempts, c.time(now), c.time(now), workspaceId],
+    );
+  }
+
+  async claim(limit: number, now: Date, leaseUntil: Date): Promise<JobRecord[]> {
+    const c = this.codec;
+    // PostgreSQL: rows another worker is claiming are skipped, not waited for. SQLite runs
+    // claims in an IMMEDIATE transaction, which already serialises them.
+    const skipLocked = this.db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+    const rows = await this.db.all<JobRow>(
+      `UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ?
+       WHERE pk IN (
+         SELECT j.pk FROM jobs j
+         WHERE ((j.status = 'pending' AND j.run_after <= ?) OR (j.status = 'running' AND j.locked_until < ?))
+           AND NOT EXISTS (
+             SELECT 1 FROM jobs e WHERE e.queue_key = j.queue_key AND e.pk < j.pk AND e.status IN ('pending', 'running'))
+         ORDER BY j.pk LIMIT ?${skipLocked})
+       RETURNING ${JOB_COLUMNS}`,
+      [c.time(leaseUntil), c.time(now), c.time(now), limit],
+    );
+    return rows.map((row) => this.job(row));
+  }
+
+  async complete(id: string, now: Date): Promise<void> {
+    await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ?`, [this.codec.time(now), id]);
+  }
+
+  async retry(id: string, runAfter: Date, error: string): Promise<void> {
+    await this.db.run(`UPDATE jobs SET status = 'pending', locked_until = NULL, run_after = ?, last_error = ? WHERE id = ?`, [
+      this.codec.time(runAfter),
+      error,
+      id,
+    ]);
+  }
+
+  async deadLetter(id: string, now: Date, error: string): Promise<void> {
+    await this.db.run(`UPDATE jobs SET status = 'dead', locked_until = NULL, finished_at = ?, last_error = ? WHERE id = ?`, [
+      this.codec.time(now),
+      error,
+      id,
+    ]);
+  }
+
+  async release(id: string): Promise<void> {
+    // the attempt did not run to an end: give it back without counting it
+    await this.db.run(`UPDATE jobs SET status = 'pending', locked_until = NULL, attempts = attempts - 1 WHERE id = ? AND status = 'running'`, [id]);
+  }
+
+  async purgeFinished(before: Date): Promise<number> {
+    return this.db.run(`DELETE FROM jobs WHERE status = 'done' AND finished_at < ?`, [this.codec.time(before)]);
+  }
+
+  async counts(workspaceId: string, kinds: string[], now: Date): Promise<QueueCounts> {
+    const c = this.codec;
+    const row = await this.db.get<Record<string, number>>(
+      `SELECT
+         COUNT(*) AS total,
+         SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS completed,
+         SUM(CASE WHEN status = 'running' AND locked_until >= ? THEN 1 ELSE 0 END) AS in_progress,
+         SUM(CASE WHEN status = 'pending' OR (status = 'running' AND locked_until < ?) THEN 1 ELSE 0 END) AS pending,
+         SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS dead
+       FROM jobs WHERE workspace_id = ? AND kind IN (${kinds.map(() => '?').join(', ')})`,
+      [c.time(now), c.time(now), workspaceId, ...kinds],
+    );
+    const n = (key: string) => Number(row?.[key] ?? 0);
+    return { total: n('total'), completed: n('completed'), inProgress: n('in_progress'), pending: n('pending'), dead: n('dead') };
+  }
+}

@@ -1,0 +1,470 @@
+import type {
+  JsonObject,
+  MessageRecord,
+  Page,
+  V1AppRecord,
+  V1ListQuery,
+  V1MetamessageChanges,
+  V1MetamessageRecord,
+  V1SessionRecord,
+  V1Store,
+  V1UserRecord,
+} from '../store.js';
+import { codecFor, type Codec } from './codec.js';
+import { compileFilter, type FilterModel } from './compile-filter.js';
+import type { SqlExecutor } from './driver.js';
+
+/*
+ * The v1 generation's queries over the workspace tables (contract-v1 §5): apps are workspaces
+ * (`v1_id`, name = `id`), users are peers, sessions are sessions reached through the user's
+ * membership row, messages are the one messages table, metamessages have their own table.
+ * Every list is in insertion order (`pk`), as v1 lists are (§0.1).
+ */
+
+interface AppRow {
+  v1_id: string;
+  id: string;
+  metadata: unknown;
+  created_at: unknown;
+}
+interface UserRow extends AppRow {
+  app_v1_id: string;
+  workspace_id: string;
+}
+interface SessionRow extends AppRow {
+  workspace_id: string;
+  is_active: unknown;
+}
+interface MessageRow {
+  id: string;
+  workspace_id: string;
+  session_id: string;
+  peer_id: string;
+  content: string;
+  metadata: unknown;
+  token_count: number;
+  created_at: unknown;
+}
+interface MetamessageRow {
+  id: string;
+  workspace_id: string;
+  peer_id: string;
+  app_v1_id: string;
+  user_v1_id: string;
+  label: string;
+  content: string;
+  session_id: string | null;
+  session_v1_id: string | null;
+  message_id: string | null;
+  metadata: unknown;
+  created_at: unknown;
+}
+
+const APP_COLUMNS = 'w.v1_id, w.id, w.metadata, w.created_at';
+const USER_FROM = 'peers p JOIN workspaces w ON w.id = p.workspace_id';
+const USER_COLUMNS = 'p.v1_id, p.id, w.v1_id AS app_v1_id, p.workspace_id, p.metadata, p.created_at';
+const SESSION_COLUMNS = 's.v1_id, s.id, s.workspace_id, s.is_active, s.metadata, s.created_at';
+/** A session the peer (the extra `?`) has a membership row in, left or not. */
+const MEMBER_OF_SESSION = `EXISTS (SELECT 1 FROM session_peers sp
+  WHERE sp.workspace_id = s.workspace_id AND sp.session_id = s.id AND sp.peer_id = ?)`;
+const MESSAGE_COLUMNS = 'm.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at';
+const METAMESSAGE_FROM = `metamessages mm
+  JOIN workspaces w ON w.id = mm.workspace_id
+  JOIN peers p ON p.workspace_id = mm.workspace_id AND p.id = mm.peer_id
+  LEFT JOIN sessions s ON s.workspace_id = mm.workspace_id AND s.id = mm.session_id`;
+const METAMESSAGE_COLUMNS = `mm.id, mm.workspace_id, mm.peer_id, w.v1_id AS app_v1_id, p.v1_id AS user_v1_id, mm.label,
+  mm.content, mm.session_id, s.v1_id AS session_v1_id, mm.message_id, mm.metadata, mm.created_at`;
+
+/**
+ * Tables that store a workspace id or a peer id, updated by renames. A table added later that
+ * references workspaces or peers must be listed here too; with its foreign key in place a
+ * forgotten table makes the rename fail at commit rather than leave rows behind.
+ */
+const WORKSPACE_ID_COLUMNS: [table: string, column: string][] = [
+  ['workspaces', 'id'],
+  ['peers', 'workspace_id'],
+  ['sessions', 'workspace_id'],
+  ['session_peers', 'workspace_id'],
+  ['messages', 'workspace_id'],
+  ['webhook_endpoints', 'workspace_id'],
+  ['metamessages', 'workspace_id'],
+];
+const PEER_ID_COLUMNS: [table: string, column: string][] = [
+  ['peers', 'id'],
+  ['session_peers', 'peer_id'],
+  ['messages', 'peer_id'],
+  ['metamessages', 'peer_id'],
+];
+
+export class SqlV1Store implements V1Store {
+  private readonly codec: Codec;
+
+  constructor(private readonly db: SqlExecutor) {
+    this.codec = codecFor(db.dialect);
+  }
+
+  // ------------------------------------------------------------ mapping
+
+  private app(row: AppRow): V1AppRecord {
+    return { v1Id: row.v1_id, name: row.id, metadata: this.codec.readJson(row.metadata), createdAt: this.codec.readTime(row.created_at) };
+  }
+
+  private user(row: UserRow): V1UserRecord {
+    return {
+      v1Id: row.v1_id,
+      name: row.id,
+      appV1Id: row.app_v1_id,
+      workspaceId: row.workspace_id,
+      metadata: this.codec.readJson(row.metadata),
+      createdAt: this.codec.readTime(row.created_at),
+    };
+  }
+
+  private session(row: SessionRow): V1SessionRecord {
+    return {
+      v1Id: row.v1_id,
+      id: row.id,
+      workspaceId: row.workspace_id,
+      isActive: this.codec.readBool(row.is_active),
+      metadata: this.codec.readJson(row.metadata),
+      createdAt: this.codec.readTime(row.created_at),
+    };
+  }
+
+  private message(row: MessageRow): MessageRecord {
+    return {
+      id: row.id,
+      workspaceId: row.workspace_id,
+      sessionId: row.session_id,
+      peerId: row.peer_id,
+      content: row.content,
+      metadata: this.codec.readJson(row.metadata),
+      tokenCount: Number(row.token_count),
+      createdAt: this.codec.readTime(row.created_at),
+    };
+  }
+
+  private metamessage(row: MetamessageRow): V1MetamessageRecord {
+    return {
+      id: row.id,
+      workspaceId: row.workspace_id,
+      peerId: row.peer_id,
+      appV1Id: row.app_v1_id,
+      userV1Id: row.user_v1_id,
+      label: row.label,
+      content: row.content,
+      sessionId: row.session_id,
+      sessionV1Id: row.session_v1_id,
+      messageId: row.message_id,
+      metadata: this.codec.readJson(row.metadata),
+      createdAt: this.codec.readTime(row.created_at),
+    };
+  }
+
+  // ------------------------------------------------------------ shared pieces
+
+  /** `filter` as metadata containment (PostgreSQL `@>` semantics on both dialects, §0.4). */
+  private containment(filter: JsonObject | null, metadataSql: string, params: unknown[]): string | null {
+    if (filter === null || Object.keys(filter).length === 0) return null;
+    const model: FilterModel = { name: 'Metadata', columns: {}, metadataSql, knownKeys: new Set() };
+    return compileFilter({ metadata: { contains: filter } }, model, this.db.dialect, params);
+  }
+
+  private async page<R, T>(
+    base: { from: string; where: string; params: unknown[]; order: string; metadata: string },
+    select: string,
+    query: V1ListQuery,
+    map: (row: R) => T,
+  ): Promise<Page<T>> {
+    const params = [...base.params];
+    const filterSql = this.containment(query.filter, base.metadata, params);
+    const where = filterSql === null ? base.where : `${base.where} AND (${filterSql})`;
+    const offset = (query.page - 1) * query.size;
+    const rows = await this.db.all<R>(
+      `SELECT ${select} FROM ${base.from} WHERE ${where} ORDER BY ${base.order} ${query.reverse ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`,
+      [...params, query.size, offset],
+    );
+    let total = rows.length;
+    if (offset > 0 || rows.length === query.size) {
+      const counted = await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${base.from} WHERE ${where}`, params);
+      total = Number(counted?.n ?? 0);
+    }
+    return { items: rows.map(map), total };
+  }
+
+  /** Foreign keys are checked at commit from here on (SQLite resets the pragma at commit). */
+  private async deferForeignKeys(): Promise<void> {
+    await this.db.run(this.db.dialect === 'sqlite' ? 'PRAGMA defer_foreign_keys = ON' : 'SET CONSTRAINTS ALL DEFERRED');
+  }
+
+  // ------------------------------------------------------------ apps
+
+  async findApp(v1Id: string): Promise<V1AppRecord | undefined> {
+    const row = await this.db.get<AppRow>(`SELECT ${APP_COLUMNS} FROM workspaces w WHERE w.v1_id = ?`, [v1Id]);
+    return row && this.app(row);
+  }
+
+  async findAppByName(name: string): Promise<V1AppRecord | undefined> {
+    const row = await this.db.get<AppRow>(`SELECT ${APP_COLUMNS} FROM workspaces w WHERE w.id = ?`, [name]);
+    return row && this.app(row);
+  }
+
+  async insertApp(v1Id: string, name: string, metadata: JsonObject, now: Date): Promise<V1AppRecord | undefined> {
+    const row = await this.db.get<AppRow>(
+      `INSERT INTO workspaces (id, v1_id, metadata, configuration, created_at) VALUES (?, ?, ?, '{}', ?)
+       ON CONFLICT (id) DO NOTHING RETURNING v1_id, id, metadata, created_at`,
+      [name, v1Id, this.codec.json(metadata), this.codec.time(now)],
+    );
+    return row && this.app(row);
+  }
+
+  async updateAppMetadata(name: string, metadata: JsonObject): Promise<void> {
+    await this.db.run('UPDATE workspaces SET metadata = ? WHERE id = ?', [this.codec.json(metadata), name]);
+  }
+
+  async renameApp(name: string, newName: string): Promise<void> {
+    await this.deferForeignKeys();
+    for (const [table, column] of WORKSPACE_ID_COLUMNS) {
+      await this.db.run(`UPDATE ${table} SET ${column} = ? WHERE ${column} = ?`, [newName, name]);
+    }
+  }
+
+  listApps(query: V1ListQuery): Promise<Page<V1AppRecord>> {
+    return this.page<AppRow, V1AppRecord>(
+      { from: 'workspaces w', where: '1 = 1', params: [], order: 'w.pk', metadata: 'w.metadata' },
+      APP_COLUMNS,
+      query,
+      (row) => this.app(row),
+    );
+  }
+
+  // ------------------------------------------------------------ users
+
+  async findUser(appV1Id: string, userV1Id: string): Promise<V1UserRecord | undefined> {
+    const row = await this.db.get<UserRow>(`SELECT ${USER_COLUMNS} FROM ${USER_FROM} WHERE w.v1_id = ? AND p.v1_id = ?`, [
+      appV1Id,
+      userV1Id,
+    ]);
+    return row && this.user(row);
+  }
+
+  async findUserByName(workspaceId: string, name: string): Promise<V1UserRecord | undefined> {
+    const row = await this.db.get<UserRow>(`SELECT ${USER_COLUMNS} FROM ${USER_FROM} WHERE p.workspace_id = ? AND p.id = ?`, [
+      workspaceId,
+      name,
+    ]);
+    return row && this.user(row);
+  }
+
+  async insertUser(
+    workspaceId: string,
+    v1Id: string,
+    name: string,
+    metadata: JsonObject,
+    now: Date,
+  ): Promise<V1UserRecord | undefined> {
+    const inserted = await this.db.get<{ v1_id: string }>(
+      `INSERT INTO peers (workspace_id, id, v1_id, metadata, configuration, created_at) VALUES (?, ?, ?, ?, '{}', ?)
+       ON CONFLICT (workspace_id, id) DO NOTHING RETURNING v1_id`,
+      [workspaceId, name, v1Id, this.codec.json(metadata), this.codec.time(now)],
+    );
+    return inserted && this.findUserByName(workspaceId, name);
+  }
+
+  async updateUserMetadata(workspaceId: string, name: string, metadata: JsonObject): Promise<void> {
+    await this.db.run('UPDATE peers SET metadata = ? WHERE workspace_id = ? AND id = ?', [this.codec.json(metadata), workspaceId, name]);
+  }
+
+  async renameUser(workspaceId: string, name: string, newName: string): Promise<void> {
+    await this.deferForeignKeys();
+    for (const [table, column] of PEER_ID_COLUMNS) {
+      await this.db.run(`UPDATE ${table} SET ${column} = ? WHERE workspace_id = ? AND ${column} = ?`, [newName, workspaceId, name]);
+    }
+  }
+
+  listUsers(workspaceId: string, hiddenPeerIds: string[], query: V1ListQuery): Promise<Page<V1UserRecord>> {
+    const hidden = hiddenPeerIds.length === 0 ? '' : ` AND p.id NOT IN (${hiddenPeerIds.map(() => '?').join(', ')})`;
+    return this.page<UserRow, V1UserRecord>(
+      {
+        from: USER_FROM,
+        where: `p.workspace_id = ?${hidden}`,
+        params: [workspaceId, ...hiddenPeerIds],
+        order: 'p.pk',
+        metadata: 'p.metadata',
+      },
+      USER_COLUMNS,
+      query,
+      (row) => this.user(row),
+    );
+  }
+
+  // ------------------------------------------------------------ sessions
+
+  async findSession(workspaceId: string, peerId: string, v1Id: string): Promise<V1SessionRecord | undefined> {
+    const row = await this.db.get<SessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.workspace_id = ? AND s.v1_id = ? AND ${MEMBER_OF_SESSION}`,
+      [workspaceId, v1Id, peerId],
+    );
+    return row && this.session(row);
+  }
+
+  async insertSession(
+    workspaceId: string,
+    id: string,
+    metadata: JsonObject,
+    configuration: JsonObject,
+    now: Date,
+  ): Promise<V1SessionRecord> {
+    const c = this.codec;
+    const row = await this.db.get<SessionRow>(
+      `INSERT INTO sessions (workspace_id, id, v1_id, is_active, metadata, configuration, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       RETURNING v1_id, id, workspace_id, is_active, metadata, created_at`,
+      [workspaceId, id, id, c.bool(true), c.json(metadata), c.json(configuration), c.time(now)],
+    );
+    if (row === undefined) throw new Error(`session ${id} was not inserted`);
+    return this.session(row);
+  }
+
+  listSessions(workspaceId: string, peerId: string, activeOnly: boolean, query: V1ListQuery): Promise<Page<V1SessionRecord>> {
+    const params: unknown[] = [workspaceId, peerId];
+    let where = `s.workspace_id = ? AND ${MEMBER_OF_SESSION}`;
+    if (activeOnly) {
+      where += ' AND s.is_active = ?';
+      params.push(this.codec.bool(true));
+    }
+    return this.page<SessionRow, V1SessionRecord>(
+      { from: 'sessions s', where, params, order: 's.pk', metadata: 's.metadata' },
+      SESSION_COLUMNS,
+      query,
+      (row) => this.session(row),
+    );
+  }
+
+  async updateSessionMetadata(workspaceId: string, sessionId: string, metadata: JsonObject): Promise<void> {
+    await this.db.run('UPDATE sessions SET metadata = ? WHERE workspace_id = ? AND id = ?', [
+      this.codec.json(metadata),
+      workspaceId,
+      sessionId,
+    ]);
+  }
+
+  // ------------------------------------------------------------ messages
+
+  async findMessage(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined> {
+    const row = await this.db.get<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.workspace_id = ? AND m.session_id = ? AND m.id = ?`,
+      [workspaceId, sessionId, id],
+    );
+    return row && this.message(row);
+  }
+
+  listMessages(workspaceId: string, sessionId: string, query: V1ListQuery): Promise<Page<MessageRecord>> {
+    return this.page<MessageRow, MessageRecord>(
+      {
+        from: 'messages m',
+        where: 'm.workspace_id = ? AND m.session_id = ?',
+        params: [workspaceId, sessionId],
+        order: 'm.pk',
+        metadata: 'm.metadata',
+      },
+      MESSAGE_COLUMNS,
+      query,
+      (row) => this.message(row),
+    );
+  }
+
+  async messagesUpTo(workspaceId: string, sessionId: string, untilMessageId: string | undefined): Promise<MessageRecord[]> {
+    const params: unknown[] = [workspaceId, sessionId];
+    let until = '';
+    if (untilMessageId !== undefined) {
+      until = ' AND m.pk <= (SELECT pk FROM messages WHERE id = ?)';
+      params.push(untilMessageId);
+    }
+    const rows = await this.db.all<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.workspace_id = ? AND m.session_id = ?${until} ORDER BY m.pk`,
+      params,
+    );
+    return rows.map((row) => this.message(row));
+  }
+
+  // ------------------------------------------------------------ metamessages
+
+  async insertMetamessage(record: V1MetamessageRecord): Promise<void> {
+    const c = this.codec;
+    await this.db.run(
+      `INSERT INTO metamessages (id, workspace_id, peer_id, session_id, message_id, label, content, metadata, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        record.id,
+        record.workspaceId,
+        record.peerId,
+        record.sessionId,
+        record.messageId,
+        record.label,
+        record.content,
+        c.json(record.metadata),
+        c.time(record.createdAt),
+      ],
+    );
+  }
+
+  async findMetamessage(workspaceId: string, peerId: string, id: string): Promise<V1MetamessageRecord | undefined> {
+    const row = await this.db.get<MetamessageRow>(
+      `SELECT ${METAMESSAGE_COLUMNS} FROM ${METAMESSAGE_FROM} WHERE mm.workspace_id = ? AND mm.peer_id = ? AND mm.id = ?`,
+      [workspaceId, peerId, id],
+    );
+    return row && this.metamessage(row);
+  }
+
+  async updateMetamessage(id: string, changes: V1MetamessageChanges): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    const set = (column: string, value: unknown) => {
+      sets.push(`${column} = ?`);
+      params.push(value);
+    };
+    if (changes.sessionId !== undefined) set('session_id', changes.sessionId);
+    if (changes.messageId !== undefined) set('message_id', changes.messageId);
+    if (changes.label !== undefined) set('label', changes.label);
+    if (changes.metadata !== undefined) set('metadata', this.codec.json(changes.metadata));
+    if (sets.length === 0) return;
+    await this.db.run(`UPDATE metamessages SET ${sets.join(', ')} WHERE id = ?`, [...params, id]);
+  }
+
+  listMetamessages(
+    workspaceId: string,
+    peerId: string,
+    match: { label?: string; sessionV1Id?: string; messageId?: string },
+    query: V1ListQuery,
+  ): Promise<Page<V1MetamessageRecord>> {
+    let where = 'mm.workspace_id = ? AND mm.peer_id = ?';
+    const params: unknown[] = [workspaceId, peerId];
+    if (match.label !== undefined) {
+      where += ' AND mm.label = ?';
+      params.push(match.label);
+    }
+    if (match.sessionV1Id !== undefined) {
+      where += ' AND s.v1_id = ?';
+      params.push(match.sessionV1Id);
+    }
+    if (match.messageId !== undefined) {
+      where += ' AND mm.message_id = ?';
+      params.push(match.messageId);
+    }
+    return this.page<MetamessageRow, V1MetamessageRecord>(
+      { from: METAMESSAGE_FROM, where, params, order: 'mm.pk', metadata: 'mm.metadata' },
+      METAMESSAGE_COLUMNS,
+      query,
+      (row) => this.metamessage(row),
+    );
+  }
+
+  async metamessagesOfSession(workspaceId: string, peerId: string, sessionId: string): Promise<V1MetamessageRecord[]> {
+    const rows = await this.db.all<MetamessageRow>(
+      `SELECT ${METAMESSAGE_COLUMNS} FROM ${METAMESSAGE_FROM}
+       WHERE mm.workspace_id = ? AND mm.peer_id = ? AND mm.session_id = ? ORDER BY mm.pk`,
+      [workspaceId, peerId, sessionId],
+    );
+    return rows.map((row) => this.metamessage(row));
+  }
+}

@@ -1,0 +1,24 @@
+import { afterAll, beforeAll, it } from 'vitest';
+import { buildTestApp, uniqueId, type TestApi } from '../../support/test-app.js';
+let api: TestApi;
+beforeAll(async () => { api = await buildTestApp(); });
+afterAll(() => api.close());
+it('smoke', async () => {
+  const log = (label: string, r: any) => console.log(label, r.status, JSON.stringify(r.body));
+  const app = await api.post('/v1/apps', { name: uniqueId('app'), metadata: { a: 1 } }); log('app', app);
+  const user = await api.post(`/v1/apps/${app.body.id}/users`, { name: 'alice' }); log('user', user);
+  const base = `/v1/apps/${app.body.id}/users/${user.body.id}`;
+  const s = await api.post(`${base}/sessions`, { metadata: { x: 1 } }); log('session', s);
+  const m = await api.post(`${base}/sessions/${s.body.id}/messages/batch`, { messages: [{ content: 'hi', is_user: true }, { content: 'yo', is_user: false }] }); log('batch', m);
+  log('list', await api.post(`${base}/sessions/${s.body.id}/messages/list`, {}));
+  const mm = await api.post(`${base}/metamessages`, { metamessage_type: 't', content: 'c', session_id: s.body.id, message_id: m.body[0].id }); log('mm', mm);
+  log('upd', await api.put(`${base}/metamessages/${mm.body.id}`, { label: 'L', metadata: { z: 1 } }));
+  log('mmlist', await api.post(`${base}/metamessages/list`, { filter: { z: 1 } }));
+  log('users', await api.post(`/v1/apps/${app.body.id}/users/list`));
+  log('v3 msgs', await api.post(`/v3/workspaces/${app.body.name}/sessions/${s.body.id}/messages/list`, {}));
+  log('rename', await api.put(`/v1/apps/${app.body.id}`, { name: uniqueId('renamed') }));
+  log('rename user', await api.put(`/v1/apps/${app.body.id}/users/${user.body.id}`, { name: 'bob' }));
+  log('clone', await api.get(`${base}/sessions/${s.body.id}/clone?deep_copy=true`));
+  log('sessions', await api.post(`${base}/sessions/list`, {}));
+  log('mmlist2', await api.post(`${base}/metamessages/list`, {}));
+});

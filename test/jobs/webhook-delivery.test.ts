@@ -1,0 +1,113 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createWorker } from '../../src/main.js';
+import { signBody } from '../../src/jobs/webhook-body.js';
+import type { Worker } from '../../src/jobs/worker.js';
+import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
+
+const SECRET = 'webhook-test-secret';
+const silent = { info() {}, warn() {}, error() {} };
+
+let cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  cleanups = [];
+});
+
+async function setup(overrides: Record<string, string> = {}): Promise<{ api: TestApi; worker: Worker; sink: WebhookSink; ws: string }> {
+  const api = await buildTestApp({
+    WEBHOOK_SECRET: SECRET,
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    JOB_RETRY_BASE_MS: '30',
+    JOB_RETRY_MAX_MS: '200',
+    WORKER_POLL_MS: '20',
+    ...overrides,
+  });
+  const sink = await startWebhookSink();
+  const worker = createWorker(api.config, api.database, silent);
+  worker.start();
+  cleanups.push(async () => {
+    await worker.stop(1000);
+    await sink.close();
+    await api.close();
+  });
+  const ws = uniqueId();
+  await api.post('/v3/workspaces', { id: ws });
+  expect((await api.post(`/v3/workspaces/${ws}/webhooks`, { url: sink.url })).status).toBe(201);
+  return { api, worker, sink, ws };
+}
+
+describe('webhook delivery', () => {
+  it('delivers test.event with the exact body, a verifiable signature and an idempotency key', async () => {
+    const { api, sink, ws } = await setup();
+    const emitted = await api.get(`/v3/workspaces/${ws}/webhooks/test`);
+    expect(emitted.status).toBe(200);
+    expect(emitted.body).toBeNull();
+    await sink.waitFor(1);
+    const [delivery] = sink.received;
+    expect(delivery.headers['content-type']).toBe('application/json');
+    expect(delivery.headers['x-honcho-signature']).toBe(signBody(delivery.body, SECRET));
+    expect(delivery.headers['idempotency-key']).toMatch(/^[A-Za-z0-9_-]{21}$/);
+    expect(delivery.body).toMatch(new RegExp(`^\\{"data":\\{"workspace_id":"${ws}"\\},"timestamp":"\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ","type":"test.event"\\}$`));
+  });
+
+  it('sends message.created for each new message, in order', async () => {
+    const { api, sink, ws } = await setup();
+    const created = await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, {
+      messages: [
+        { peer_id: 'alice', content: 'one' },
+        { peer_id: 'bob', content: 'two' },
+      ],
+    });
+    await sink.waitFor(2);
+    const events = sink.received.map((r) => JSON.parse(r.body));
+    expect(events.map((e) => e.type)).toEqual(['message.created', 'message.created']);
+    expect(events.map((e) => e.data.message_id)).toEqual(created.body.map((m: { id: string }) => m.id));
+    expect(events[1].data).toEqual({ message_id: created.body[1].id, peer_id: 'bob', session_id: 's', workspace_id: ws });
+  });
+
+  it('retries a receiver that fails twice, then delivers once it recovers', async () => {
+    const { api, sink, ws } = await setup();
+    sink.answers = [500, 503];
+    await api.get(`/v3/workspaces/${ws}/webhooks/test`);
+    await sink.waitFor(1);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(sink.received).toHaveLength(1);
+    expect(sink.answers).toEqual([]);
+  });
+
+  it('keeps deliveries to one endpoint in order while it retries', async () => {
+    const { api, sink, ws } = await setup();
+    sink.answers = [500];
+    for (let i = 0; i < 3; i++) await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: [{ peer_id: 'a', content: `m${i}` }] });
+    await sink.waitFor(3);
+    const ids = sink.received.map((r) => JSON.parse(r.body).data.message_id);
+    const listed = await api.post(`/v3/workspaces/${ws}/sessions/s/messages/list`);
+    expect(ids).toEqual(listed.body.items.map((m: { id: string }) => m.id));
+  });
+
+  it('dead-letters after the configured attempts and stops delivering to a deleted endpoint', async () => {
+    const { api, sink, ws } = await setup({ JOB_MAX_ATTEMPTS: '2' });
+    sink.answers = [500, 500, 500];
+    await api.get(`/v3/workspaces/${ws}/webhooks/test`);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(sink.received).toHaveLength(0);
+    expect(sink.answers).toEqual([500]);
+
+    const endpoint = (await api.get(`/v3/workspaces/${ws}/webhooks`)).body.items[0];
+    sink.answers = [];
+    await api.delete(`/v3/workspaces/${ws}/webhooks/${endpoint.id}`);
+    await api.get(`/v3/workspaces/${ws}/webhooks/test`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(sink.received).toHaveLength(0);
+  });
+
+  it('refuses private destinations unless allowed', async () => {
+    const { api, sink, ws } = await setup({ WEBHOOK_ALLOW_PRIVATE_URLS: 'false', JOB_MAX_ATTEMPTS: '1' });
+    await api.get(`/v3/workspaces/${ws}/webhooks/test`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // localhost resolves to a loopback address: never contacted
+    expect(sink.received).toHaveLength(0);
+    expect(sink.maxInFlight).toBe(0);
+  });
+});
