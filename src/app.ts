@@ -6,6 +6,7 @@ import { createDomainContext, type DomainContext } from './domain/context.js';
 import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
+import { mountMetrics } from './http/shared/metrics.js';
 import { mountV1 } from './http/v1/index.js';
 import { mountV2 } from './http/v2/index.js';
 import { mountV3 } from './http/v3/index.js';
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   app.get('/health', { schema: { hide: true } }, async (_request, reply) =>
     reply.header('content-type', 'application/json').send('{"status":"ok"}'),
   );
+  mountMetrics(app, deps.database.store, config.metricsEnabled);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   mountV1(app, httpDeps);

@@ -38,6 +38,8 @@ export interface Config {
   workerConcurrency: number;
   /** Milliseconds between queue polls when idle. */
   workerPollMs: number;
+  /** Serve Prometheus metrics at GET /metrics. */
+  metricsEnabled: boolean;
 }
 
 export const DEFAULT_SQLITE_PATH = './data/engram.db';
@@ -116,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     runWorkers: boolean('RUN_WORKERS', true),
     workerConcurrency: integer('WORKER_CONCURRENCY', 8, 1, 1000),
     workerPollMs: integer('WORKER_POLL_MS', 250, 1, 60_000),
+    metricsEnabled: boolean('METRICS_ENABLED', false),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -9,7 +9,9 @@ export type DomainErrorCode =
   /** An upload over its size limit (413). */
   | 'too_large'
   /** An upload of a kind the server cannot read (415). */
-  | 'unsupported_type';
+  | 'unsupported_type'
+  /** A feature that needs something this deployment lacks, e.g. a language model (400). */
+  | 'not_configured';
 
 export class DomainError extends Error {
   constructor(
@@ -26,3 +28,4 @@ export const invalidInput = (message: string) => new DomainError('invalid_input'
 export const limitExceeded = (message: string) => new DomainError('limit_exceeded', message);
 export const tooLarge = (message: string) => new DomainError('too_large', message);
 export const unsupportedType = (message: string) => new DomainError('unsupported_type', message);
+export const notConfigured = (message: string) => new DomainError('not_configured', message);

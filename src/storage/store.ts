@@ -148,6 +148,8 @@ export interface JobStore {
   release(id: string): Promise<void>;
   purgeFinished(before: Date): Promise<number>;
   counts(workspaceId: string, kinds: string[], now: Date): Promise<QueueCounts>;
+  /** Jobs of every workspace by status (pending, running, done, dead). */
+  countByStatus(): Promise<Record<string, number>>;
 }
 
 export interface Store {
@@ -156,6 +158,8 @@ export interface Store {
   readonly jobs: JobStore;
   /** The v1 generation's view of the same tables, bound to this connection or transaction. */
   readonly v1: V1Store;
+  /** Conclusions and peer cards, bound to this connection or transaction. */
+  readonly memory: MemoryStore;
   /** Runs `fn` in one transaction with a store bound to it. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 
@@ -325,6 +329,57 @@ export interface V1Store {
   ): Promise<Page<V1MetamessageRecord>>;
   /** The peer's metamessages linked to the session, in order. */
   metamessagesOfSession(workspaceId: string, peerId: string, sessionId: string): Promise<V1MetamessageRecord[]>;
+}
+
+// ---------------------------------------------------------------- conclusions and peer cards
+
+export type ConclusionLevel = 'explicit' | 'deductive' | 'inductive' | 'contradiction';
+
+/** What an observer peer concluded about an observed peer (v2: an observation). */
+export interface ConclusionRecord {
+  id: string;
+  workspaceId: string;
+  observerId: string;
+  observedId: string;
+  sessionId: string | null;
+  content: string;
+  level: ConclusionLevel;
+  createdAt: Date;
+}
+
+/** One observer's conclusions about one peer, optionally only those stored in some sessions. */
+export interface ConclusionScope {
+  workspaceId: string;
+  observerId: string;
+  observedId: string;
+  /** undefined: any session or none; otherwise only conclusions stored in one of these. */
+  sessionIds?: string[];
+}
+
+export interface ConclusionSearch extends ConclusionScope {
+  /** Words to find; a conclusion matches when it contains any of them. */
+  terms: string[];
+  /** Raw Document `filters` (contract §5.1), null for none. */
+  filters: unknown;
+  generation: 'v2' | 'v3';
+  limit: number;
+}
+
+/** Conclusions (soft-deleted rows are invisible to every read) and peer cards. */
+export interface MemoryStore {
+  insertConclusions(rows: ConclusionRecord[]): Promise<void>;
+  /** The workspace's conclusions, newest first (`reverse`: oldest first), Document filters applied. */
+  listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>>;
+  /** Full-text ranked: best match first, newest first among equals. */
+  searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]>;
+  /** The scope's newest conclusions, newest first. */
+  recentConclusions(scope: ConclusionScope, limit: number): Promise<ConclusionRecord[]>;
+  /** Marks a live conclusion deleted; false when there is none with this id in the workspace. */
+  softDeleteConclusion(workspaceId: string, id: string, now: Date): Promise<boolean>;
+  /** undefined when the observer has no card for the target. */
+  findPeerCard(workspaceId: string, observerId: string, targetId: string): Promise<string[] | undefined>;
+  /** Inserts or replaces the card; the observer peer must exist. */
+  savePeerCard(workspaceId: string, observerId: string, targetId: string, card: string[], now: Date): Promise<void>;
 }
 
 export { FilterError } from './sql/compile-filter.js';

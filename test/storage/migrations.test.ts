@@ -5,9 +5,9 @@ import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
 import { DIALECT, TEST_DATABASE_URL } from '../support/test-app.js';
 
 async function sqliteColumns(driver: SqliteDriver): Promise<Record<string, string[]>> {
-  // the FTS5 index and its shadow tables have no PostgreSQL counterpart (a GIN index there)
+  // the FTS5 indexes and their shadow tables have no PostgreSQL counterpart (a GIN index there)
   const tables = await driver.all<{ name: string }>(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'messages_fts%'",
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'messages_fts%' AND name NOT LIKE 'conclusions_fts%'",
   );
   const out: Record<string, string[]> = {};
   for (const { name } of tables) {
@@ -26,7 +26,19 @@ describe('migrations', () => {
     expect(second.every((step) => !step.applied)).toBe(true);
     const columns = await sqliteColumns(driver);
     expect(Object.keys(columns).sort()).toEqual(
-      ['jobs', 'messages', 'metamessages', 'peers', 'schema_migrations', 'session_peers', 'sessions', 'webhook_endpoints', 'workspaces'].sort(),
+      [
+        'conclusions',
+        'jobs',
+        'messages',
+        'metamessages',
+        'peer_cards',
+        'peers',
+        'schema_migrations',
+        'session_peers',
+        'sessions',
+        'webhook_endpoints',
+        'workspaces',
+      ].sort(),
     );
     await driver.close();
   });

@@ -28,12 +28,13 @@ export function splitText(text: string, maxChars: number): string[] {
       pieces.push(text.slice(start));
       return pieces;
     }
+    // the last break lying wholly inside the window; one at the very start does not count
+    const window = text.slice(start, end);
     let cut = end;
     for (const mark of BREAKS) {
-      // the last break lying wholly inside the window; one at the very start does not count
-      const at = text.lastIndexOf(mark, end - mark.length);
-      if (at > start) {
-        cut = at + mark.length;
+      const at = window.lastIndexOf(mark);
+      if (at > 0) {
+        cut = start + at + mark.length;
         break;
       }
     }

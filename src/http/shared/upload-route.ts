@@ -10,25 +10,33 @@ import { authenticate, errorReply, send, type Generation, type HttpDeps, type Re
 import { INVALID, missingItem, parseIsoDateTime, validationBody, type ValidationItem } from './validate.js';
 
 /**
- * Most bytes read from an upload request: the largest file plus 1 MiB for the other fields and
- * the multipart framing. A larger body is not read at all; it is answered with the file-size 413.
+ * Most bytes kept from an upload request: the largest file plus 1 MiB for the other fields and
+ * the multipart framing. A larger body is answered with the file-size 413, its own size standing
+ * in for the file's (the file inside it is never looked at).
  */
 export const UPLOAD_BODY_LIMIT = MAX_FILE_BYTES + 1024 * 1024;
 
-/** What the body parser hands the route: the raw form, or how many bytes made it too big. */
+/**
+ * An oversized body up to this size is still read to its end, and thrown away, before the 413 is
+ * sent: clients that write the whole body before reading the answer (fetch, most SDKs) would
+ * otherwise see a broken connection instead of the 413. Beyond it the connection is closed.
+ */
+const UPLOAD_DRAIN_LIMIT = 64 * 1024 * 1024;
+
+/** What the body parser hands the route: the raw form, or the size of a body too big to keep. */
 type RawForm =
   | { kind: 'form'; contentType: string; bytes: Buffer }
-  | { kind: 'too_large'; bytes: number };
+  | { kind: 'too_large'; bytes: number; isUnread: boolean };
 
 function isRawForm(body: unknown): body is RawForm {
   return typeof body === 'object' && body !== null && 'kind' in body && (body.kind === 'form' || body.kind === 'too_large');
 }
 
-/** Collects the body up to the limit; past it, stops reading (the reply then closes the connection). */
+/** Collects the body up to the limit; past it, counts and drops bytes up to the drain limit. */
 function readFormBody(request: FastifyRequest, payload: Readable): Promise<RawForm> {
   const contentType = request.headers['content-type'] ?? '';
   const declared = Number(request.headers['content-length']);
-  if (declared > UPLOAD_BODY_LIMIT) return Promise.resolve({ kind: 'too_large', bytes: declared });
+  if (declared > UPLOAD_DRAIN_LIMIT) return Promise.resolve({ kind: 'too_large', bytes: declared, isUnread: true });
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -39,18 +47,20 @@ function readFormBody(request: FastifyRequest, payload: Readable): Promise<RawFo
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > UPLOAD_BODY_LIMIT) {
+      if (size > UPLOAD_DRAIN_LIMIT) {
         // not destroyed: that would close the socket before the 413 is written
         stop();
         payload.pause();
-        resolve({ kind: 'too_large', bytes: size });
-        return;
+        resolve({ kind: 'too_large', bytes: size, isUnread: true });
+      } else if (size <= UPLOAD_BODY_LIMIT) {
+        chunks.push(chunk);
+      } else if (chunks.length > 0) {
+        chunks.length = 0;
       }
-      chunks.push(chunk);
     };
     const onEnd = () => {
       stop();
-      resolve({ kind: 'form', contentType, bytes: Buffer.concat(chunks, size) });
+      resolve(size > UPLOAD_BODY_LIMIT ? { kind: 'too_large', bytes: size, isUnread: false } : { kind: 'form', contentType, bytes: Buffer.concat(chunks, size) });
     };
     const onError = (error: Error) => {
       stop();
@@ -169,7 +179,7 @@ export function defineUploadRoute(
         if (raw.kind === 'too_large') {
           oversizedBody = raw.bytes;
           // the rest of the body was not read: the connection cannot carry another request
-          reply.header('connection', 'close');
+          if (raw.isUnread) reply.header('connection', 'close');
         } else {
           const isMultipart = raw.contentType.split(';', 1)[0].trim().toLowerCase() === 'multipart/form-data';
           form = isMultipart ? parseMultipartForm(raw.bytes, raw.contentType) : parseUrlEncodedForm(raw.bytes);
@@ -179,7 +189,7 @@ export function defineUploadRoute(
       // 2. authentication and route scope
       const claims = await authenticate(deps, generation, spec.scope, request);
 
-      // an unread body has no fields to check; its size stands in for the file's
+      // a body too big to keep has no fields to check; its size stands in for the file's
       if (oversizedBody !== undefined) throw fileTooLarge(oversizedBody);
 
       // 3. validation

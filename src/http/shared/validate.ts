@@ -222,6 +222,20 @@ export function float(rules: { ge?: number; le?: number } = {}): Schema<number> 
   };
 }
 
+/** One of fixed strings: pydantic's `literal_error` (Literal) or `enum` (Enum) error. */
+export function choice<T extends string>(values: readonly T[], kind: 'literal_error' | 'enum' = 'literal_error'): Schema<T> {
+  const quoted = values.map((v) => `'${v}'`);
+  const expected = quoted.length > 1 ? `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}` : quoted[0];
+  return {
+    parse(input, loc, errors) {
+      if (typeof input === 'string' && (values as readonly string[]).includes(input)) return input as T;
+      errors.push(item(kind, loc, `Input should be ${expected}`, input, { expected }));
+      return INVALID;
+    },
+    jsonSchema: () => ({ type: 'string', enum: [...values] }),
+  };
+}
+
 // ---------------------------------------------------------------- dates
 
 /** Parses the ISO 8601 forms pydantic accepts for a datetime; naive values are taken as UTC. */

@@ -21,6 +21,8 @@ export function mapV2Error(error: DomainError): Reply {
       return { status: 413, body };
     case 'unsupported_type':
       return { status: 415, body };
+    case 'not_configured':
+      return { status: 400, body };
     default: {
       const unmapped: never = error.code;
       throw new Error(`unmapped domain error code ${String(unmapped)}`);

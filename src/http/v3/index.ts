@@ -3,6 +3,7 @@ import { keyQuery, mintScopedKey } from '../shared/keys.js';
 import { routeDefiner, type HttpDeps } from '../shared/route.js';
 import { mapV3Error } from './errors.js';
 import { mountMessageRoutes, mountMessageUploadRoute } from './routes/messages.js';
+import { mountModelFeatureRoutes } from './routes/model-features.js';
 import { mountPeerRoutes } from './routes/peers.js';
 import { mountQueueRoutes } from './routes/queue.js';
 import { mountSearchContextRoutes } from './routes/search-context.js';
@@ -18,6 +19,7 @@ export function mountV3(app: FastifyInstance, deps: HttpDeps): void {
   mountSessionRoutes(route, deps);
   mountWebhookRoutes(route, deps);
   mountMessageRoutes(route, deps);
+  mountModelFeatureRoutes(route, deps);
   mountMessageUploadRoute(app, deps);
   mountQueueRoutes(route, deps);
   mountSearchContextRoutes(route, deps);

@@ -88,8 +88,9 @@ export interface FilterModel {
   metadataSql: string;
   /** Keys that the model recognises as columns it lacks (error "Column '<k>' does not exist on <Model>"),
    *  versus other keys (error "Column '<k>' is not allowed to be filtered on or does not exist on <Model>").
-   *  Per §5.1: for Workspace/Peer/Session the set is {id, created_at, is_active, workspace_id, session_id, peer_id, metadata}; for Message it is empty. */
-  knownKeys: ReadonlySet<string>;
+   *  Per §5.1: for Workspace/Peer/Session the set is {id, created_at, is_active, workspace_id, session_id, peer_id, metadata}; for Message it is empty.
+   *  'all' (Document): every key the model lacks gets the "does not exist" message. */
+  knownKeys: ReadonlySet<string> | 'all';
 }
 
 /** An invalid filter; `message` is the exact 422 `detail` string. */
@@ -418,7 +419,7 @@ class FilterCompiler {
     if (key === 'metadata') return this.metadataFilter(value);
     const column = Object.hasOwn(this.model.columns, key) ? this.model.columns[key] : undefined;
     if (!column) {
-      if (this.model.knownKeys.has(key)) throw new FilterError(`Column '${key}' does not exist on ${this.model.name}`);
+      if (this.model.knownKeys === 'all' || this.model.knownKeys.has(key)) throw new FilterError(`Column '${key}' does not exist on ${this.model.name}`);
       throw new FilterError(`Column '${key}' is not allowed to be filtered on or does not exist on ${this.model.name}`);
     }
     return this.columnFilter(key, column, value);

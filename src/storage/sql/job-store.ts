@@ -124,4 +124,11 @@ export class SqlJobStore implements JobStore {
     const n = (key: string) => Number(row?.[key] ?? 0);
     return { total: n('total'), completed: n('completed'), inProgress: n('in_progress'), pending: n('pending'), dead: n('dead') };
   }
+
+  async countByStatus(): Promise<Record<string, number>> {
+    const rows = await this.db.all<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM jobs GROUP BY status');
+    const out: Record<string, number> = { pending: 0, running: 0, done: 0, dead: 0 };
+    for (const row of rows) out[row.status] = Number(row.n);
+    return out;
+  }
 }

@@ -18,6 +18,7 @@ import { compileFilter, type FilterModel } from './compile-filter.js';
 import type { SqlDriver, SqlExecutor } from './driver.js';
 import { codecFor, type Codec } from './codec.js';
 import { SqlJobStore } from './job-store.js';
+import { SqlMemoryStore } from './memory-store.js';
 import { SqlV1Store } from './v1-store.js';
 
 interface WorkspaceRow {
@@ -119,6 +120,13 @@ export class SqlStore implements Store {
   get v1(): SqlV1Store {
     this.v1Store ??= new SqlV1Store(this.db);
     return this.v1Store;
+  }
+
+  private memoryStore: SqlMemoryStore | undefined;
+
+  get memory(): SqlMemoryStore {
+    this.memoryStore ??= new SqlMemoryStore(this.db);
+    return this.memoryStore;
   }
 
   static over(driver: SqlDriver): SqlStore {

@@ -1,0 +1,136 @@
+import type { ConclusionRecord, JsonObject, ListQuery, Page } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { invalidInput, notFound } from '../errors.js';
+import { MAX_QUERY_TOKENS, searchTerms } from '../messages/search.js';
+import { tokenCount } from '../messages/token-count.js';
+
+/** Most tokens in one conclusion's content: the embedding model's input limit (contract §6). */
+export const MAX_CONCLUSION_TOKENS = 8192;
+
+/** Most distinct words of a query that take part in full-text ranking. */
+const MAX_RANKED_TERMS = 64;
+
+/** The 422 text for content over the token limit, or undefined when it fits. */
+export function conclusionTokenProblem(content: string): string | undefined {
+  // a token is at least one UTF-8 byte, so short content needs no tokenizer run
+  if (Buffer.byteLength(content, 'utf8') <= MAX_CONCLUSION_TOKENS) return undefined;
+  const tokens = tokenCount(content);
+  return tokens > MAX_CONCLUSION_TOKENS
+    ? `Content exceeds maximum embedding token limit of ${MAX_CONCLUSION_TOKENS} (got ${tokens} tokens)`
+    : undefined;
+}
+
+/** The distinct words of a query (case-insensitive), as full-text ranking uses them. */
+export function rankedTerms(query: string): string[] {
+  const seen = new Map<string, string>();
+  for (const term of searchTerms(query)) {
+    const key = term.toLowerCase();
+    if (!seen.has(key)) seen.set(key, term);
+  }
+  return [...seen.values()].slice(0, MAX_RANKED_TERMS);
+}
+
+export interface ConclusionInput {
+  content: string;
+  observerId: string;
+  observedId: string;
+  sessionId?: string | null;
+}
+
+/**
+ * Stores 1 to 100 conclusions at level "explicit", all or nothing (contract §7.5). A referenced
+ * session must exist and be active; observer and observed peers must exist. Checked in request
+ * order: each item's session, then its observer, then its observed peer.
+ */
+export function createConclusions(ctx: DomainContext, workspaceId: string, inputs: ConclusionInput[]): Promise<ConclusionRecord[]> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    const knownSessions = new Set<string>();
+    const knownPeers = new Set<string>();
+    for (const input of inputs) {
+      const sessionId = input.sessionId ?? null;
+      if (sessionId !== null && !knownSessions.has(sessionId)) {
+        const session = await store.findSession(workspaceId, sessionId);
+        if (session === undefined || !session.isActive) throw notFound(`Session ${sessionId} not found in workspace ${workspaceId}`);
+        knownSessions.add(sessionId);
+      }
+      for (const peerId of [input.observerId, input.observedId]) {
+        if (knownPeers.has(peerId)) continue;
+        if ((await store.findPeer(workspaceId, peerId)) === undefined) throw notFound(`Peer ${peerId} not found in workspace ${workspaceId}`);
+        knownPeers.add(peerId);
+      }
+    }
+    const records: ConclusionRecord[] = inputs.map((input) => ({
+      id: ctx.newId(),
+      workspaceId,
+      observerId: input.observerId,
+      observedId: input.observedId,
+      sessionId: input.sessionId ?? null,
+      content: input.content,
+      level: 'explicit',
+      createdAt: now,
+    }));
+    await store.memory.insertConclusions(records);
+    return records;
+  });
+}
+
+/** The workspace's live conclusions, newest first (`reverse`: oldest first), filtered (§5.1 Document). */
+export function listConclusions(ctx: DomainContext, workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
+  return ctx.store.memory.listConclusions(workspaceId, query);
+}
+
+export interface ConclusionQuery {
+  query: string;
+  topK: number;
+  /**
+   * Maximum cosine distance. Accepted for compatibility and unused: there are no embeddings yet,
+   * so results are ranked by full-text relevance alone.
+   */
+  distance: number | null;
+  filters: JsonObject | null;
+  generation: 'v2' | 'v3';
+}
+
+/** Python truthiness of a JSON value: the reference reads the peers with `a or b`. */
+function isFalsy(value: unknown): boolean {
+  if (value === undefined || value === null || value === false || value === 0 || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && Object.keys(value).length === 0;
+}
+
+/** The peer named by `filters.<raw>` or else `filters.<public>` (`observer` / `observer_id`). */
+function pickPeer(filters: JsonObject, rawName: string, publicName: string): unknown {
+  return isFalsy(filters[rawName]) ? filters[publicName] : filters[rawName];
+}
+
+/**
+ * The observer's conclusions about the observed peer that share words with the query, best
+ * match first (contract §7.5). Both peers come from the filters (§5.6); the other filters narrow.
+ */
+export async function queryConclusions(ctx: DomainContext, workspaceId: string, options: ConclusionQuery): Promise<ConclusionRecord[]> {
+  const filters = options.filters ?? {};
+  const observer = pickPeer(filters, 'observer', 'observer_id');
+  const observed = pickPeer(filters, 'observed', 'observed_id');
+  if (isFalsy(observer) || isFalsy(observed)) throw invalidInput('observer and observed must be specified for semantic search');
+  if (typeof observer !== 'string' || typeof observed !== 'string') {
+    // the reference compares the column with whatever was sent and fails in the database
+    throw invalidInput('observer and observed must each be a single peer id (a string) for semantic search');
+  }
+  if (tokenCount(options.query) > MAX_QUERY_TOKENS) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
+  return ctx.store.memory.searchConclusions({
+    workspaceId,
+    observerId: observer,
+    observedId: observed,
+    terms: rankedTerms(options.query),
+    filters: options.filters,
+    generation: options.generation,
+    limit: options.topK,
+  });
+}
+
+/** Soft-deletes a conclusion: it disappears from every list, query and representation. */
+export async function deleteConclusion(ctx: DomainContext, workspaceId: string, conclusionId: string): Promise<void> {
+  const deleted = await ctx.store.memory.softDeleteConclusion(workspaceId, conclusionId, ctx.now());
+  if (!deleted) throw notFound(`Document ${conclusionId} not found or does not belong to workspace ${workspaceId}`);
+}

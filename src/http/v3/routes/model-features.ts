@@ -1,0 +1,49 @@
+import { refuseChat, refuseDream } from '../../../domain/model-features.js';
+import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
+import { bool, choice, dict, model, nullable, optional, required, str } from '../../shared/validate.js';
+
+const DialecticOptions = model(
+  {
+    query: required(str({ minLength: 1, maxLength: 10_000 })),
+    session_id: optional(nullable(str())),
+    target: optional(nullable(str())),
+    filters: optional(nullable(dict())),
+    stream: optional(bool(), () => false),
+    reasoning_level: optional(choice(['minimal', 'low', 'medium', 'high', 'max']), () => 'low'),
+    response_format: optional(nullable(dict())),
+  },
+  { title: 'DialecticOptions' },
+);
+
+const ScheduleDreamRequest = model(
+  {
+    observer: required(str()),
+    observed: optional(nullable(str())),
+    dream_type: required(choice(['omni', 'card_refresh'], 'enum')),
+    session_id: optional(nullable(str())),
+    rebuild: optional(bool(), () => false),
+  },
+  { title: 'ScheduleDreamRequest' },
+);
+
+/** Chat and dreams: validated as the reference does, then refused until a model provider exists. */
+export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): void {
+  route({
+    method: 'POST',
+    url: '/v3/workspaces/:workspace_id/peers/:peer_id/chat',
+    scope: { kind: 'peer' },
+    summary: 'Ask about a peer (needs a language model provider)',
+    tags: ['peers'],
+    body: { schema: DialecticOptions, required: true },
+    handler: async () => refuseChat(),
+  });
+  route({
+    method: 'POST',
+    url: '/v3/workspaces/:workspace_id/schedule_dream',
+    scope: { kind: 'workspace' },
+    summary: 'Schedule a dream (needs a language model provider)',
+    tags: ['workspaces'],
+    body: { schema: ScheduleDreamRequest, required: true },
+    handler: async () => refuseDream(),
+  });
+}

@@ -1,0 +1,197 @@
+import type {
+  ConclusionLevel,
+  ConclusionRecord,
+  ConclusionScope,
+  ConclusionSearch,
+  ListQuery,
+  MemoryStore,
+  Page,
+} from '../store.js';
+import { codecFor, type Codec } from './codec.js';
+import { compileFilter, type ColumnKind, type FilterModel } from './compile-filter.js';
+import type { SqlExecutor } from './driver.js';
+
+/*
+ * Conclusions and peer cards (contract §7.2, §7.5). Soft-deleted conclusions (`deleted_at` set)
+ * are invisible to every read here. Full-text search uses the FTS5 table `conclusions_fts` on
+ * SQLite and the GIN index over `to_tsvector('simple', content)` on PostgreSQL.
+ */
+
+interface ConclusionRow {
+  id: string;
+  workspace_id: string;
+  observer_id: string;
+  observed_id: string;
+  session_id: string | null;
+  content: string;
+  level: string;
+  created_at: unknown;
+}
+
+const COLUMNS = 'c.id, c.workspace_id, c.observer_id, c.observed_id, c.session_id, c.content, c.level, c.created_at';
+const NEWEST_FIRST = 'c.created_at DESC, c.pk DESC';
+
+function column(sql: string, kind: ColumnKind) {
+  return { sql, kind };
+}
+
+/**
+ * The reference's Document model (contract §5.1): the public names (`observer_id` ...) and the
+ * stored column names (`observer`, `session_name` ...) both work; any other key "does not exist".
+ */
+const DOCUMENT_FILTER: FilterModel = {
+  name: 'Document',
+  columns: {
+    id: column('c.id', 'text'),
+    content: column('c.content', 'text'),
+    level: column('c.level', 'text'),
+    workspace_id: column('c.workspace_id', 'text'),
+    workspace_name: column('c.workspace_id', 'text'),
+    observer_id: column('c.observer_id', 'text'),
+    observer: column('c.observer_id', 'text'),
+    observed_id: column('c.observed_id', 'text'),
+    observed: column('c.observed_id', 'text'),
+    session_id: column('c.session_id', 'text'),
+    session_name: column('c.session_id', 'text'),
+    times_derived: column('c.times_derived', 'int'),
+    created_at: column('c.created_at', 'timestamp'),
+    deleted_at: column('c.deleted_at', 'timestamp'),
+  },
+  metadataSql: 'c.metadata',
+  knownKeys: 'all',
+};
+
+export class SqlMemoryStore implements MemoryStore {
+  private readonly codec: Codec;
+  private readonly isPostgres: boolean;
+
+  constructor(private readonly db: SqlExecutor) {
+    this.codec = codecFor(db.dialect);
+    this.isPostgres = db.dialect === 'postgres';
+  }
+
+  private conclusion(row: ConclusionRow): ConclusionRecord {
+    return {
+      id: row.id,
+      workspaceId: row.workspace_id,
+      observerId: row.observer_id,
+      observedId: row.observed_id,
+      sessionId: row.session_id,
+      content: row.content,
+      level: row.level as ConclusionLevel,
+      createdAt: this.codec.readTime(row.created_at),
+    };
+  }
+
+  /** `WHERE` conditions and parameters of a scope (observer, observed, session allowlist). */
+  private scope(scope: ConclusionScope): { where: string[]; params: unknown[] } {
+    const where = ['c.workspace_id = ?', 'c.observer_id = ?', 'c.observed_id = ?', 'c.deleted_at IS NULL'];
+    const params: unknown[] = [scope.workspaceId, scope.observerId, scope.observedId];
+    if (scope.sessionIds !== undefined) {
+      // one JSON array parameter, whatever the length of the allowlist
+      where.push(
+        this.isPostgres
+          ? 'c.session_id IN (SELECT jsonb_array_elements_text(?::jsonb))'
+          : 'c.session_id IN (SELECT value FROM json_each(?))',
+      );
+      params.push(JSON.stringify(scope.sessionIds));
+    }
+    return { where, params };
+  }
+
+  async insertConclusions(rows: ConclusionRecord[]): Promise<void> {
+    const c = this.codec;
+    // pk order = request order, so ties on created_at keep it
+    for (let start = 0; start < rows.length; start += 100) {
+      const chunk = rows.slice(start, start + 100);
+      await this.db.run(
+        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, metadata, created_at)
+         VALUES ${chunk.map(() => "(?, ?, ?, ?, ?, ?, ?, '{}', ?)").join(', ')}`,
+        chunk.flatMap((r) => [r.id, r.workspaceId, r.observerId, r.observedId, r.sessionId, r.content, r.level, c.time(r.createdAt)]),
+      );
+    }
+  }
+
+  async listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
+    const params: unknown[] = [workspaceId];
+    const filterSql = compileFilter(query.filters, DOCUMENT_FILTER, this.db.dialect, params, query.generation);
+    const where = `c.workspace_id = ? AND c.deleted_at IS NULL${filterSql === null ? '' : ` AND (${filterSql})`}`;
+    const order = query.reverse ? 'c.created_at ASC, c.pk ASC' : NEWEST_FIRST;
+    const offset = (query.page - 1) * query.size;
+    const rows = await this.db.all<ConclusionRow>(
+      `SELECT ${COLUMNS} FROM conclusions c WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`,
+      [...params, query.size, offset],
+    );
+    let total = rows.length;
+    if (offset > 0 || rows.length === query.size) {
+      const counted = await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM conclusions c WHERE ${where}`, params);
+      total = Number(counted?.n ?? 0);
+    }
+    return { items: rows.map((row) => this.conclusion(row)), total };
+  }
+
+  async searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]> {
+    if (search.terms.length === 0) return [];
+    const { where, params } = this.scope(search);
+    let from: string;
+    let order: string;
+    const orderParams: unknown[] = [];
+    if (this.isPostgres) {
+      // each term a quoted lexeme, ORed: terms hold only letters, digits and underscores
+      const query = search.terms.map((term) => `'${term}'`).join(' | ');
+      from = 'conclusions c';
+      where.unshift("to_tsvector('simple', c.content) @@ to_tsquery('simple', ?)");
+      params.unshift(query);
+      order = `ts_rank(to_tsvector('simple', c.content), to_tsquery('simple', ?)) DESC, ${NEWEST_FIRST}`;
+      orderParams.push(query);
+    } else {
+      // each term quoted, so FTS5 syntax in user text is matched literally; terms are ORed
+      from = 'conclusions_fts JOIN conclusions c ON c.pk = conclusions_fts.rowid';
+      where.unshift('conclusions_fts MATCH ?');
+      params.unshift(search.terms.map((term) => `"${term}"`).join(' OR '));
+      order = `conclusions_fts.rank, ${NEWEST_FIRST}`;
+    }
+    const filterSql = compileFilter(search.filters, DOCUMENT_FILTER, this.db.dialect, params, search.generation);
+    if (filterSql !== null) where.push(`(${filterSql})`);
+    const rows = await this.db.all<ConclusionRow>(
+      `SELECT ${COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`,
+      [...params, ...orderParams, search.limit],
+    );
+    return rows.map((row) => this.conclusion(row));
+  }
+
+  async recentConclusions(scope: ConclusionScope, limit: number): Promise<ConclusionRecord[]> {
+    const { where, params } = this.scope(scope);
+    const rows = await this.db.all<ConclusionRow>(
+      `SELECT ${COLUMNS} FROM conclusions c WHERE ${where.join(' AND ')} ORDER BY ${NEWEST_FIRST} LIMIT ?`,
+      [...params, limit],
+    );
+    return rows.map((row) => this.conclusion(row));
+  }
+
+  async softDeleteConclusion(workspaceId: string, id: string, now: Date): Promise<boolean> {
+    const changed = await this.db.run(
+      'UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL',
+      [this.codec.time(now), workspaceId, id],
+    );
+    return changed > 0;
+  }
+
+  async findPeerCard(workspaceId: string, observerId: string, targetId: string): Promise<string[] | undefined> {
+    const row = await this.db.get<{ card: unknown }>(
+      'SELECT card FROM peer_cards WHERE workspace_id = ? AND observer_id = ? AND target_id = ?',
+      [workspaceId, observerId, targetId],
+    );
+    if (row === undefined) return undefined;
+    const card: unknown = typeof row.card === 'string' ? JSON.parse(row.card) : row.card;
+    return Array.isArray(card) ? card.map(String) : [];
+  }
+
+  async savePeerCard(workspaceId: string, observerId: string, targetId: string, card: string[], now: Date): Promise<void> {
+    await this.db.run(
+      `INSERT INTO peer_cards (workspace_id, observer_id, target_id, card, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (workspace_id, observer_id, target_id) DO UPDATE SET card = excluded.card, updated_at = excluded.updated_at`,
+      [workspaceId, observerId, targetId, JSON.stringify(card), this.codec.time(now)],
+    );
+  }
+}
