@@ -26,8 +26,10 @@ export interface Database {
 }
 
 /** Opens SQLite or PostgreSQL as `DATABASE_URL` says and brings its schema up to date. */
-export async function openDatabase(databaseUrl: string): Promise<Database> {
-  const driver: SqlDriver = isPostgresUrl(databaseUrl) ? new PostgresDriver(databaseUrl) : new SqliteDriver(databaseUrl);
+export async function openDatabase(databaseUrl: string, options: { sqliteSynchronous?: 'NORMAL' | 'FULL' } = {}): Promise<Database> {
+  const driver: SqlDriver = isPostgresUrl(databaseUrl)
+    ? new PostgresDriver(databaseUrl)
+    : new SqliteDriver(databaseUrl, options.sqliteSynchronous);
   try {
     const migrations = await migrate(driver);
     return { driver, store: SqlStore.over(driver), migrations };

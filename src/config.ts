@@ -40,6 +40,8 @@ export interface Config {
   workerPollMs: number;
   /** Serve Prometheus metrics at GET /metrics. */
   metricsEnabled: boolean;
+  /** SQLite commit durability: NORMAL survives process crashes, FULL also power loss. */
+  sqliteSynchronous: 'NORMAL' | 'FULL';
 }
 
 export const DEFAULT_SQLITE_PATH = './data/engram.db';
@@ -85,6 +87,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     return fallback;
   };
 
+  const sqliteSynchronous = (): 'NORMAL' | 'FULL' => {
+    const raw = (read('SQLITE_SYNCHRONOUS') ?? 'NORMAL').toUpperCase();
+    if (raw === 'NORMAL' || raw === 'FULL') return raw;
+    problems.push(`SQLITE_SYNCHRONOUS must be NORMAL or FULL, got "${raw}"`);
+    return 'NORMAL';
+  };
+
   const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -119,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     workerConcurrency: integer('WORKER_CONCURRENCY', 8, 1, 1000),
     workerPollMs: integer('WORKER_POLL_MS', 250, 1, 60_000),
     metricsEnabled: boolean('METRICS_ENABLED', false),
+    sqliteSynchronous: sqliteSynchronous(),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -176,6 +176,11 @@ export interface Store {
   ensurePeers(workspaceId: string, ids: string[], now: Date): Promise<void>;
   updatePeer(workspaceId: string, id: string, changes: FieldChanges): Promise<PeerRecord | undefined>;
   listPeers(workspaceId: string, query: ListQuery): Promise<Page<PeerRecord>>;
+  /**
+   * A token that changes whenever a peer of the workspace changes, and differs between a
+   * deleted workspace and a new one of the same id (undefined: no such workspace).
+   */
+  peersVersion(workspaceId: string): Promise<string | undefined>;
   /** Sessions with a membership row for the peer, left and inactive ones included. */
   listSessionsOfPeer(workspaceId: string, peerId: string, query: ListQuery): Promise<Page<SessionRecord>>;
 
@@ -283,7 +288,7 @@ export interface V1ListQuery {
 
 /**
  * The v1 generation over the workspace tables. Lookups by v1 id take the ancestors' ids too,
- * so a real id under the wrong parent is not found. Renames must run inside a transaction.
+ * so a real id under the wrong parent is not found.
  */
 export interface V1Store {
   findApp(v1Id: string): Promise<V1AppRecord | undefined>;
@@ -291,8 +296,6 @@ export interface V1Store {
   /** undefined when the name (workspace id) is taken. */
   insertApp(v1Id: string, name: string, metadata: JsonObject, now: Date): Promise<V1AppRecord | undefined>;
   updateAppMetadata(name: string, metadata: JsonObject): Promise<void>;
-  /** Changes a workspace id everywhere it is stored. */
-  renameApp(name: string, newName: string): Promise<void>;
   listApps(query: V1ListQuery): Promise<Page<V1AppRecord>>;
 
   findUser(appV1Id: string, userV1Id: string): Promise<V1UserRecord | undefined>;
@@ -300,8 +303,6 @@ export interface V1Store {
   /** undefined when the name (peer id) is taken in the workspace. */
   insertUser(workspaceId: string, v1Id: string, name: string, metadata: JsonObject, now: Date): Promise<V1UserRecord | undefined>;
   updateUserMetadata(workspaceId: string, name: string, metadata: JsonObject): Promise<void>;
-  /** Changes a peer id everywhere it is stored. */
-  renameUser(workspaceId: string, name: string, newName: string): Promise<void>;
   /** Peers of the workspace, except `hiddenPeerIds`. */
   listUsers(workspaceId: string, hiddenPeerIds: string[], query: V1ListQuery): Promise<Page<V1UserRecord>>;
 
@@ -363,6 +364,8 @@ export interface ConclusionSearch extends ConclusionScope {
   filters: unknown;
   generation: 'v2' | 'v3';
   limit: number;
+  /** Return the `limit` best matches newest first instead of best first. */
+  newestFirst?: boolean;
 }
 
 /** Conclusions (soft-deleted rows are invisible to every read) and peer cards. */
@@ -370,7 +373,7 @@ export interface MemoryStore {
   insertConclusions(rows: ConclusionRecord[]): Promise<void>;
   /** The workspace's conclusions, newest first (`reverse`: oldest first), Document filters applied. */
   listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>>;
-  /** Full-text ranked: best match first, newest first among equals. */
+  /** Full-text ranked: best match first, newest first among equals (see `newestFirst`). */
   searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]>;
   /** The scope's newest conclusions, newest first. */
   recentConclusions(scope: ConclusionScope, limit: number): Promise<ConclusionRecord[]>;

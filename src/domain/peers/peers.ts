@@ -63,6 +63,11 @@ export function listPeersOfWorkspace(ctx: DomainContext, workspaceId: string, qu
   return ctx.store.listPeers(workspaceId, query);
 }
 
+/** Changes whenever a peer of the workspace changes; undefined when the workspace does not exist. */
+export function peersVersion(ctx: DomainContext, workspaceId: string): Promise<string | undefined> {
+  return ctx.store.peersVersion(workspaceId);
+}
+
 /** Seed 4.3: every session the peer has a membership row in, left and inactive ones included. */
 export function listSessionsOfPeer(
   ctx: DomainContext,

@@ -1,6 +1,6 @@
 import type { JsonObject, Page, V1AppRecord, V1ListQuery } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
-import { conflict, notFound } from '../errors.js';
+import { conflict, invalidInput, notFound } from '../errors.js';
 import { cannotName } from './scope.js';
 
 /** v1 apps (contract-v1 §2.1): the workspaces, named by their id, addressed by their v1 id. */
@@ -44,26 +44,22 @@ export function listApps(ctx: DomainContext, query: V1ListQuery): Promise<Page<V
 }
 
 /**
- * Non-null fields replace the stored ones (`metadata` wholesale). A new `name` renames the
- * workspace: v1 keeps addressing the app by its v1 id, while v2/v3 see the new workspace id.
+ * Non-null fields replace the stored ones (`metadata` wholesale). The name cannot change: it is
+ * the workspace id, the identity v2/v3 clients, their tokens (`w`) and every row of the
+ * workspace use. A `name` equal to the current one is accepted as "unchanged"; another name is
+ * a 409 when it is taken (as in the reference), else a 422.
  */
-export function updateApp(
+export async function updateApp(
   ctx: DomainContext,
   appId: string,
   changes: { name?: string; metadata?: JsonObject },
 ): Promise<V1AppRecord> {
-  return ctx.store.transaction(async (store) => {
-    const app = cannotName(appId) ? undefined : await store.v1.findApp(appId);
-    if (app === undefined) throw appNotFound(appId);
-    let name = app.name;
-    if (changes.name !== undefined && changes.name !== app.name) {
-      if ((await store.v1.findAppByName(changes.name)) !== undefined) {
-        throw conflict('App update failed - unique constraint violation');
-      }
-      await store.v1.renameApp(app.name, changes.name);
-      name = changes.name;
-    }
-    if (changes.metadata !== undefined) await store.v1.updateAppMetadata(name, changes.metadata);
-    return (await store.v1.findApp(appId)) ?? app;
-  });
+  const app = await getApp(ctx, appId);
+  if (changes.name !== undefined && changes.name !== app.name) {
+    if ((await findAppByName(ctx, changes.name)) !== undefined) throw conflict('App update failed - unique constraint violation');
+    throw invalidInput(`An app cannot be renamed: its name '${app.name}' is the id of its workspace in v2 and v3`);
+  }
+  if (changes.metadata === undefined) return app;
+  await ctx.store.v1.updateAppMetadata(app.name, changes.metadata);
+  return { ...app, metadata: changes.metadata };
 }

@@ -62,28 +62,25 @@ export async function listUsers(ctx: DomainContext, appId: string, query: V1List
 }
 
 /**
- * Non-null fields replace the stored ones. A new `name` renames the peer everywhere (its
- * memberships, messages and metamessages follow); v1 keeps addressing it by its v1 id.
+ * Non-null fields replace the stored ones (`metadata` wholesale). The name cannot change: it is
+ * the peer id that v2/v3, tokens (`p`), messages, memberships and memory records use. A `name`
+ * equal to the current one is "unchanged"; another name is a 409 when it is taken (as in the
+ * reference), else a 422.
  */
-export function updateUser(
+export async function updateUser(
   ctx: DomainContext,
   appId: string,
   userId: string,
   changes: { name?: string; metadata?: JsonObject },
 ): Promise<V1UserRecord> {
-  return ctx.store.transaction(async (store) => {
-    const user = await findUserOfApp(store, appId, userId);
-    if (user === undefined) throw userNotFound(userId);
-    let name = user.name;
-    if (changes.name !== undefined && changes.name !== user.name) {
-      refuseReservedName(changes.name);
-      if ((await store.v1.findUserByName(user.workspaceId, changes.name)) !== undefined) {
-        throw conflict('User update failed - unique constraint violation');
-      }
-      await store.v1.renameUser(user.workspaceId, user.name, changes.name);
-      name = changes.name;
+  const user = await getUser(ctx, appId, userId);
+  if (changes.name !== undefined && changes.name !== user.name) {
+    if (!cannotName(changes.name) && (await ctx.store.v1.findUserByName(user.workspaceId, changes.name)) !== undefined) {
+      throw conflict('User update failed - unique constraint violation');
     }
-    if (changes.metadata !== undefined) await store.v1.updateUserMetadata(user.workspaceId, name, changes.metadata);
-    return (await store.v1.findUser(appId, userId)) ?? user;
-  });
+    throw invalidInput(`A user cannot be renamed: its name '${user.name}' is the id of its peer in v2 and v3`);
+  }
+  if (changes.metadata === undefined) return user;
+  await ctx.store.v1.updateUserMetadata(user.workspaceId, user.name, changes.metadata);
+  return { ...user, metadata: changes.metadata };
 }

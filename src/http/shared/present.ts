@@ -1,4 +1,5 @@
 import type {
+  ConclusionRecord,
   MessageRecord,
   Page,
   PeerRecord,
@@ -68,5 +69,43 @@ export function presentPage<T, U>(page: Page<T>, number: number, size: number, p
     page: number,
     size,
     pages: Math.ceil(page.total / size),
+  };
+}
+
+/** v3 Conclusion (contract §7.5). */
+export function presentConclusion(c: ConclusionRecord) {
+  return {
+    id: c.id,
+    content: c.content,
+    observer_id: c.observerId,
+    observed_id: c.observedId,
+    session_id: c.sessionId,
+    level: c.level,
+    created_at: isoTime(c.createdAt),
+  };
+}
+
+/** v2 Observation: a conclusion without `level` (contract §9.1). */
+export function presentObservation(c: ConclusionRecord) {
+  return {
+    id: c.id,
+    content: c.content,
+    observer_id: c.observerId,
+    observed_id: c.observedId,
+    session_id: c.sessionId,
+    created_at: isoTime(c.createdAt),
+  };
+}
+
+/**
+ * v2 `Representation` object of peer context (openapi/v2.json): explicit and deductive
+ * observations (v2 has no other levels). Derivation sources are not tracked, so `message_ids`
+ * and `premises` are empty; a conclusion stored without a session has `session_name` "".
+ */
+export function presentV2Representation(conclusions: ConclusionRecord[]) {
+  const base = (c: ConclusionRecord) => ({ created_at: isoTime(c.createdAt), message_ids: [] as number[], session_name: c.sessionId ?? '' });
+  return {
+    explicit: conclusions.filter((c) => c.level === 'explicit').map((c) => ({ ...base(c), content: c.content })),
+    deductive: conclusions.filter((c) => c.level === 'deductive').map((c) => ({ ...base(c), premises: [] as string[], conclusion: c.content })),
   };
 }

@@ -30,6 +30,8 @@ export interface Reply {
   status: number;
   /** undefined sends an empty body (204). */
   body?: unknown;
+  /** An already serialised JSON body, sent as is (cached pages). */
+  json?: string;
 }
 
 export interface RouteInput<Q, B> {
@@ -77,6 +79,7 @@ export function errorReply(error: unknown, mapDomain: (error: DomainError) => Re
 
 export function send(reply: FastifyReply, result: Reply): FastifyReply {
   reply.code(result.status);
+  if (result.json !== undefined) return reply.header('content-type', 'application/json').send(result.json);
   if (result.body === undefined) return reply.send();
   return reply.header('content-type', 'application/json').send(JSON.stringify(result.body));
 }

@@ -4,6 +4,8 @@ import { routeDefiner, type HttpDeps } from '../shared/route.js';
 import { mapV2Error } from './errors.js';
 import { mountMessageRoutes, mountMessageUploadRoute } from './routes/messages.js';
 import { mountModelFeatureRoutes } from './routes/model-features.js';
+import { mountObservationRoutes } from './routes/observations.js';
+import { mountPeerMemoryRoutes } from './routes/peer-memory.js';
 import { mountPeerRoutes } from './routes/peers.js';
 import { mountQueueRoutes } from './routes/queue.js';
 import { mountSearchContextRoutes } from './routes/search-context.js';
@@ -23,6 +25,8 @@ export function mountV2(app: FastifyInstance, deps: HttpDeps): void {
   mountMessageUploadRoute(app, deps);
   mountQueueRoutes(route, deps);
   mountSearchContextRoutes(route, deps);
+  mountObservationRoutes(route, deps);
+  mountPeerMemoryRoutes(route, deps);
   route({
     method: 'POST',
     url: '/v2/keys',

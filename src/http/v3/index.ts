@@ -2,8 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { keyQuery, mintScopedKey } from '../shared/keys.js';
 import { routeDefiner, type HttpDeps } from '../shared/route.js';
 import { mapV3Error } from './errors.js';
+import { mountConclusionRoutes } from './routes/conclusions.js';
 import { mountMessageRoutes, mountMessageUploadRoute } from './routes/messages.js';
 import { mountModelFeatureRoutes } from './routes/model-features.js';
+import { mountPeerMemoryRoutes } from './routes/peer-memory.js';
 import { mountPeerRoutes } from './routes/peers.js';
 import { mountQueueRoutes } from './routes/queue.js';
 import { mountSearchContextRoutes } from './routes/search-context.js';
@@ -23,6 +25,8 @@ export function mountV3(app: FastifyInstance, deps: HttpDeps): void {
   mountMessageUploadRoute(app, deps);
   mountQueueRoutes(route, deps);
   mountSearchContextRoutes(route, deps);
+  mountConclusionRoutes(route, deps);
+  mountPeerMemoryRoutes(route, deps);
   route({
     method: 'POST',
     url: '/v3/keys',

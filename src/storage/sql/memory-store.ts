@@ -153,10 +153,11 @@ export class SqlMemoryStore implements MemoryStore {
     }
     const filterSql = compileFilter(search.filters, DOCUMENT_FILTER, this.db.dialect, params, search.generation);
     if (filterSql !== null) where.push(`(${filterSql})`);
-    const rows = await this.db.all<ConclusionRow>(
-      `SELECT ${COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`,
-      [...params, ...orderParams, search.limit],
-    );
+    const ranked = `FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`;
+    const sql = search.newestFirst
+      ? `SELECT ${COLUMNS} FROM conclusions c WHERE c.pk IN (SELECT c.pk ${ranked}) ORDER BY ${NEWEST_FIRST}`
+      : `SELECT ${COLUMNS} ${ranked}`;
+    const rows = await this.db.all<ConclusionRow>(sql, [...params, ...orderParams, search.limit]);
     return rows.map((row) => this.conclusion(row));
   }
 

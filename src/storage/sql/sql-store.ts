@@ -364,6 +364,15 @@ export class SqlStore implements Store {
     );
   }
 
+  async peersVersion(workspaceId: string): Promise<string | undefined> {
+    // v1_id is random per workspace row: a recreated workspace never matches an old token
+    const row = await this.db.get<{ incarnation: string; v: number }>(
+      'SELECT v1_id AS incarnation, peers_version AS v FROM workspaces WHERE id = ?',
+      [workspaceId],
+    );
+    return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
+  }
+
   listSessionsOfPeer(workspaceId: string, peerId: string, query: ListQuery): Promise<Page<SessionRecord>> {
     const order = query.generation === 'v2' ? ['s.created_at'] : ['s.created_at', 's.pk'];
     return this.page<SessionRow, SessionRecord>(

@@ -75,27 +75,6 @@ const METAMESSAGE_FROM = `metamessages mm
 const METAMESSAGE_COLUMNS = `mm.id, mm.workspace_id, mm.peer_id, w.v1_id AS app_v1_id, p.v1_id AS user_v1_id, mm.label,
   mm.content, mm.session_id, s.v1_id AS session_v1_id, mm.message_id, mm.metadata, mm.created_at`;
 
-/**
- * Tables that store a workspace id or a peer id, updated by renames. A table added later that
- * references workspaces or peers must be listed here too; with its foreign key in place a
- * forgotten table makes the rename fail at commit rather than leave rows behind.
- */
-const WORKSPACE_ID_COLUMNS: [table: string, column: string][] = [
-  ['workspaces', 'id'],
-  ['peers', 'workspace_id'],
-  ['sessions', 'workspace_id'],
-  ['session_peers', 'workspace_id'],
-  ['messages', 'workspace_id'],
-  ['webhook_endpoints', 'workspace_id'],
-  ['metamessages', 'workspace_id'],
-];
-const PEER_ID_COLUMNS: [table: string, column: string][] = [
-  ['peers', 'id'],
-  ['session_peers', 'peer_id'],
-  ['messages', 'peer_id'],
-  ['metamessages', 'peer_id'],
-];
-
 export class SqlV1Store implements V1Store {
   private readonly codec: Codec;
 
@@ -192,11 +171,6 @@ export class SqlV1Store implements V1Store {
     return { items: rows.map(map), total };
   }
 
-  /** Foreign keys are checked at commit from here on (SQLite resets the pragma at commit). */
-  private async deferForeignKeys(): Promise<void> {
-    await this.db.run(this.db.dialect === 'sqlite' ? 'PRAGMA defer_foreign_keys = ON' : 'SET CONSTRAINTS ALL DEFERRED');
-  }
-
   // ------------------------------------------------------------ apps
 
   async findApp(v1Id: string): Promise<V1AppRecord | undefined> {
@@ -220,13 +194,6 @@ export class SqlV1Store implements V1Store {
 
   async updateAppMetadata(name: string, metadata: JsonObject): Promise<void> {
     await this.db.run('UPDATE workspaces SET metadata = ? WHERE id = ?', [this.codec.json(metadata), name]);
-  }
-
-  async renameApp(name: string, newName: string): Promise<void> {
-    await this.deferForeignKeys();
-    for (const [table, column] of WORKSPACE_ID_COLUMNS) {
-      await this.db.run(`UPDATE ${table} SET ${column} = ? WHERE ${column} = ?`, [newName, name]);
-    }
   }
 
   listApps(query: V1ListQuery): Promise<Page<V1AppRecord>> {
@@ -273,13 +240,6 @@ export class SqlV1Store implements V1Store {
 
   async updateUserMetadata(workspaceId: string, name: string, metadata: JsonObject): Promise<void> {
     await this.db.run('UPDATE peers SET metadata = ? WHERE workspace_id = ? AND id = ?', [this.codec.json(metadata), workspaceId, name]);
-  }
-
-  async renameUser(workspaceId: string, name: string, newName: string): Promise<void> {
-    await this.deferForeignKeys();
-    for (const [table, column] of PEER_ID_COLUMNS) {
-      await this.db.run(`UPDATE ${table} SET ${column} = ? WHERE workspace_id = ? AND ${column} = ?`, [newName, workspaceId, name]);
-    }
   }
 
   listUsers(workspaceId: string, hiddenPeerIds: string[], query: V1ListQuery): Promise<Page<V1UserRecord>> {

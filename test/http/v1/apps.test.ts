@@ -187,16 +187,16 @@ describe('PUT /v1/apps/{app_id}', () => {
     expect((await api.put(`/v1/apps/${app.id}`, { metadata: {} })).body.metadata).toEqual({});
   });
 
-  it('renames: the id stays, the name (workspace id) changes', async () => {
-    const app = await makeApp(api);
-    const name = uniqueId('renamed');
-    const renamed = await api.put(`/v1/apps/${app.id}`, { name, metadata: { moved: true } });
-    expect(renamed.status).toBe(200);
-    expect(renamed.body).toEqual({ ...app, name, metadata: { moved: true } });
-    expect((await api.get(`/v1/apps/name/${name}`)).body.id).toBe(app.id);
-    expect((await api.get(`/v1/apps/name/${app.name}`)).status).toBe(404);
-    // renaming to the current name is a no-op
-    expect((await api.put(`/v1/apps/${app.id}`, { name })).body.name).toBe(name);
+  it('refuses a new name with 422 (the name is the workspace id); the current name is "unchanged"', async () => {
+    const app = await makeApp(api, { a: 1 });
+    const renamed = await api.put(`/v1/apps/${app.id}`, { name: uniqueId('renamed'), metadata: { moved: true } });
+    expect(renamed.status).toBe(422);
+    expect(renamed.body).toEqual({ detail: `An app cannot be renamed: its name '${app.name}' is the id of its workspace in v2 and v3` });
+    expect((await api.get(`/v1/apps?app_id=${app.id}`)).body).toEqual(app);
+
+    const same = await api.put(`/v1/apps/${app.id}`, { name: app.name, metadata: { b: 2 } });
+    expect(same.status).toBe(200);
+    expect(same.body).toEqual({ ...app, metadata: { b: 2 } });
   });
 
   it('answers 409 for a name that is taken and 404 for an unknown app', async () => {

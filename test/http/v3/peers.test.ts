@@ -230,3 +230,27 @@ describe('POST /v3/workspaces/{w}/peers/list (seed 4.4)', () => {
     expect(response.body).toEqual({ items: [], total: 0, page: 1, size: 50, pages: 0 });
   });
 });
+
+describe('cached pages of peers', () => {
+  it('reflect every change: new peers, changed metadata, a deleted and recreated workspace', async () => {
+    const ws = uniqueId();
+    const list = async () => (await api.post(`/v3/workspaces/${ws}/peers/list?size=10`)).body;
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'a' });
+    expect((await list()).items.map((p: { id: string }) => p.id)).toEqual(['a']);
+    expect((await list()).items.map((p: { id: string }) => p.id)).toEqual(['a']);
+    await api.post(`/v3/workspaces/${ws}/sessions/s/peers`, { b: {} });
+    expect((await list()).total).toBe(2);
+    await api.put(`/v3/workspaces/${ws}/peers/a`, { metadata: { changed: true } });
+    expect((await list()).items[0].metadata).toEqual({ changed: true });
+
+    await api.delete(`/v3/workspaces/${ws}/sessions/s`);
+    expect((await api.delete(`/v3/workspaces/${ws}`)).status).toBe(202);
+    // a new workspace with the same id and as many peer changes must not get the old page
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'x' });
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'y' });
+    await api.put(`/v3/workspaces/${ws}/peers/x`, { metadata: { n: 1 } });
+    const fresh = await list();
+    expect(fresh.items.map((p: { id: string }) => p.id)).toEqual(['x', 'y']);
+    expect(fresh.items[0].metadata).toEqual({ n: 1 });
+  });
+});

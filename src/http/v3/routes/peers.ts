@@ -1,13 +1,15 @@
-import { getOrCreatePeer, listPeersOfWorkspace, listSessionsOfPeer, updatePeer } from '../../../domain/peers/peers.js';
+import { getOrCreatePeer, listPeersOfWorkspace, listSessionsOfPeer, peersVersion, updatePeer } from '../../../domain/peers/peers.js';
 import { checkCreatePeer } from '../../shared/auth.js';
 import { pagedReversible } from '../../shared/fields.js';
 import { presentPage, presentPeer, presentSession } from '../../shared/present.js';
+import { PageCache, isNoFilter } from '../../shared/page-cache.js';
 import { checkPathId } from '../../shared/resource-schemas.js';
 import { listQuery, type HttpDeps, type RouteDefiner } from '../../shared/route.js';
 import { ListFilters, PeerCreate, PeerUpdate } from '../schemas.js';
 
 export function mountPeerRoutes(route: RouteDefiner, { ctx }: HttpDeps): void {
   const tags = ['peers'];
+  const pages = new PageCache();
 
   route({
     method: 'POST',
@@ -35,8 +37,15 @@ export function mountPeerRoutes(route: RouteDefiner, { ctx }: HttpDeps): void {
     query: pagedReversible,
     body: { schema: ListFilters, required: false },
     async handler({ params, query, body }) {
+      // unfiltered pages are served from cache while the workspace's peers are unchanged
+      const version = isNoFilter(body?.filters) ? await peersVersion(ctx, params.workspace_id) : undefined;
+      const key = `${params.workspace_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse}`;
+      const cached = version === undefined ? undefined : pages.get(key, version);
+      if (cached !== undefined) return { status: 200, json: cached };
       const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, 'v3'));
-      return { status: 200, body: presentPage(page, query.page, query.size, presentPeer) };
+      const json = JSON.stringify(presentPage(page, query.page, query.size, presentPeer));
+      if (version !== undefined) pages.set(key, version, json);
+      return { status: 200, json };
     },
   });
 

@@ -1,0 +1,32 @@
+import type { DomainContext } from '../context.js';
+import { notFound } from '../errors.js';
+
+/**
+ * The card the observer peer keeps about `targetId` (its own card when the target is itself);
+ * null when none was set. The observer must exist (contract §7.2).
+ */
+export async function getPeerCard(ctx: DomainContext, workspaceId: string, observerId: string, targetId: string): Promise<string[] | null> {
+  const observer = await ctx.store.findPeer(workspaceId, observerId);
+  if (observer === undefined) throw notFound(`Peer ${observerId} not found in workspace ${workspaceId}`);
+  return (await ctx.store.memory.findPeerCard(workspaceId, observerId, targetId)) ?? null;
+}
+
+/**
+ * Replaces the observer's card about `targetId`, creating the observer peer (and its workspace)
+ * when missing; the target need not exist. Returns the card as stored.
+ */
+export function setPeerCard(
+  ctx: DomainContext,
+  workspaceId: string,
+  observerId: string,
+  targetId: string,
+  card: string[],
+): Promise<string[]> {
+  return ctx.store.transaction(async (store) => {
+    const now = ctx.now();
+    await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    await store.ensurePeers(workspaceId, [observerId], now);
+    await store.memory.savePeerCard(workspaceId, observerId, targetId, card, now);
+    return card;
+  });
+}
