@@ -88,13 +88,12 @@ export class Worker {
 
   private pause(): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, this.options.pollMs);
-      const self = this;
-      function done() {
+      const done = () => {
         clearTimeout(timer);
-        self.wake = undefined;
+        this.wake = undefined;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, this.options.pollMs);
       this.wake = done;
     });
   }

@@ -1,0 +1,35 @@
+// One lint config for editor and CI. Besides the recommended rules it keeps the layers honest
+// (STYLE: imports point cli -> app/main -> http/vN, jobs -> domain -> storage/store.ts).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const restrict = (files, patterns) => ({
+  files,
+  rules: { 'no-restricted-imports': ['error', { patterns }] },
+});
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'data/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      // NUL and other control characters are matched on purpose (contract §1.7, JSON text)
+      'no-control-regex': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+    },
+  },
+  // tests feed literals that lose precision on purpose (big JSON numbers)
+  { files: ['**/*.test.ts'], rules: { 'no-loss-of-precision': 'off' } },
+  // the domain knows no HTTP, no jobs, no dialect and no vendor SDK
+  restrict(['src/domain/**/*.ts'], [
+    { group: ['**/http/**', '**/jobs/**', '**/storage/sqlite/**', '**/storage/postgres/**', '**/storage/sql/**', 'fastify', 'pg', 'better-sqlite3'], message: 'The domain only imports storage/store.ts.' },
+  ]),
+  // storage never imports the domain or HTTP
+  restrict(['src/storage/**/*.ts'], [{ group: ['**/domain/**', '**/http/**', '**/jobs/**'], message: 'Storage does not know the layers above it.' }]),
+  // a generation never reaches into a sibling, and reaches data only through the domain
+  restrict(['src/http/v1/**/*.ts'], [{ group: ['**/v2/**', '**/v3/**', '**/storage/sql/**', '**/storage/sqlite/**', '**/storage/postgres/**'], message: 'Shared pieces go to http/shared or the domain.' }]),
+  restrict(['src/http/v2/**/*.ts'], [{ group: ['**/v1/**', '**/v3/**', '**/storage/sql/**', '**/storage/sqlite/**', '**/storage/postgres/**'], message: 'Shared pieces go to http/shared or the domain.' }]),
+  restrict(['src/http/v3/**/*.ts'], [{ group: ['**/v1/**', '**/v2/**', '**/storage/sql/**', '**/storage/sqlite/**', '**/storage/postgres/**'], message: 'Shared pieces go to http/shared or the domain.' }]),
+);
