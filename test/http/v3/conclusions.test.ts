@@ -161,8 +161,9 @@ describe('POST /v3/workspaces/{w}/conclusions', () => {
       },
     ]);
     expect((await list(ws)).body.total).toBe(0);
-    // exactly at a multi-byte boundary below the limit is fine
+    // more than 8192 bytes but at most 8192 tokens is fine (the tokenizer decides, not the length)
     const fits = '€'.repeat(3000);
+    expect(Buffer.byteLength(fits)).toBeGreaterThan(8192);
     expect(tokenCount(fits)).toBeLessThanOrEqual(8192);
     expect((await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: fits, observer_id: 'alice', observed_id: 'bob' }] })).status).toBe(201);
   });
@@ -308,6 +309,15 @@ describe('DELETE /v3/workspaces/{w}/conclusions/{id}', () => {
 
     expect((await list(ws)).body.items.map((c: { id: string }) => c.id)).toEqual([kept.id]);
     expect((await list(ws, { filters: { id: removed.id } })).body.total).toBe(0);
+    // soft: the row stays, marked deleted
+    const rows = await api.database.driver.all<{ id: string; deleted_at: unknown }>(
+      'SELECT id, deleted_at FROM conclusions WHERE workspace_id = ? ORDER BY pk',
+      [ws],
+    );
+    expect(rows.map((r) => [r.id, r.deleted_at !== null])).toEqual([
+      [kept.id, false],
+      [removed.id, true],
+    ]);
     const queried = await api.post(`/v3/workspaces/${ws}/conclusions/query`, { query: 'jazz', filters: { observer_id: 'alice', observed_id: 'bob' } });
     expect(queried.body.map((c: { id: string }) => c.id)).toEqual([kept.id]);
 

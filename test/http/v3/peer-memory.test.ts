@@ -259,6 +259,23 @@ describe('GET /v3/workspaces/{w}/peers/{p}/context', () => {
   });
 });
 
+describe('deleting a workspace', () => {
+  it('removes its conclusions and peer cards', async () => {
+    const ws = await setUp();
+    await conclude(ws, [{ content: 'Alice knits', observer_id: 'alice', observed_id: 'bob', session_id: 's1' }]);
+    await api.put(`/v3/workspaces/${ws}/peers/alice/card`, { peer_card: ['Knitter'] });
+    for (const session of ['s1', 's2']) expect((await api.delete(`/v3/workspaces/${ws}/sessions/${session}`)).status).toBe(202);
+    expect((await api.delete(`/v3/workspaces/${ws}`)).status).toBe(202);
+
+    // the same ids again start empty
+    await api.put(`/v3/workspaces/${ws}/peers/alice`, {});
+    expect((await api.get(`/v3/workspaces/${ws}/peers/alice/card`)).body).toEqual({ peer_card: null });
+    expect((await api.post(`/v3/workspaces/${ws}/conclusions/list`)).body.total).toBe(0);
+    const rows = await api.database.driver.all('SELECT id FROM conclusions WHERE workspace_id = ?', [ws]);
+    expect(rows).toEqual([]);
+  });
+});
+
 describe('peer memory auth (workspace + peer scope)', () => {
   let authed: TestApi;
   beforeAll(async () => {
