@@ -1,10 +1,23 @@
 import type { MessageRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
+import { DEFAULT_MAX_CONCLUSIONS, getPeerRepresentation } from '../memory/representation.js';
 
 export interface SessionContext {
   messages: MessageRecord[];
   /** Filled once summaries exist; the budget share they may take is kept for them. */
   summary: null;
+  /** With a peer target: what the perspective peer (the target itself by default) holds about it. */
+  peerRepresentation: string | null;
+  peerCard: string[] | null;
+}
+
+export interface PeerTargetOptions {
+  peerTarget?: string;
+  peerPerspective?: string;
+  limitToSession: boolean;
+  searchQuery?: string;
+  searchTopK?: number;
+  maxConclusions?: number;
 }
 
 /** Share of the token budget a summary may use (contract §7.3). */
@@ -18,23 +31,43 @@ export async function getSessionContext(
   ctx: DomainContext,
   workspaceId: string,
   sessionId: string,
-  options: { tokens: number; includeSummary: boolean },
+  options: { tokens: number; includeSummary: boolean } & PeerTargetOptions,
 ): Promise<SessionContext> {
+  const messages = await recentMessagesWithin(ctx, workspaceId, sessionId, options);
+  if (options.peerTarget === undefined) return { messages, summary: null, peerRepresentation: null, peerCard: null };
+  const observer = options.peerPerspective ?? options.peerTarget;
+  const peerRepresentation = await getPeerRepresentation(ctx, workspaceId, observer, {
+    target: options.peerTarget,
+    sessionIds: options.limitToSession ? [sessionId] : undefined,
+    searchQuery: options.searchQuery,
+    searchTopK: options.searchTopK,
+    maxConclusions: options.maxConclusions ?? DEFAULT_MAX_CONCLUSIONS,
+  });
+  const peerCard = (await ctx.store.memory.findPeerCard(workspaceId, observer, options.peerTarget)) ?? null;
+  return { messages, summary: null, peerRepresentation, peerCard };
+}
+
+async function recentMessagesWithin(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  options: { tokens: number; includeSummary: boolean },
+): Promise<MessageRecord[]> {
   const summaryTokens = 0; // no summaries yet: nothing taken from the budget
   const budget = options.includeSummary ? options.tokens - Math.min(summaryTokens, options.tokens * SUMMARY_SHARE) : options.tokens;
   const picked: MessageRecord[] = [];
-  if (options.tokens <= 0) return { messages: picked, summary: null };
+  if (options.tokens <= 0) return picked;
   let used = 0;
   let before: number | undefined;
   for (;;) {
     const batch = await ctx.store.recentMessages(workspaceId, sessionId, 200, before);
     for (const message of batch) {
-      if (used + message.tokenCount > budget) return { messages: picked.reverse(), summary: null };
+      if (used + message.tokenCount > budget) return picked.reverse();
       used += message.tokenCount;
       const { seq: _seq, ...record } = message;
       picked.push(record);
     }
-    if (batch.length < 200) return { messages: picked.reverse(), summary: null };
+    if (batch.length < 200) return picked.reverse();
     before = batch[batch.length - 1].seq;
   }
 }

@@ -91,6 +91,24 @@ describe('session context and summaries', () => {
     expect((await api.get(`/v3/workspaces/${ws}/sessions/unknown/context`)).body).toMatchObject({ id: 'unknown', messages: [] });
   });
 
+  it('adds the target peer representation and card when peer_target is given', async () => {
+    const ws = uniqueId();
+    await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: [{ peer_id: 'alice', content: 'hi' }, { peer_id: 'bob', content: 'yo' }] });
+    const created = await api.post(`/v3/workspaces/${ws}/conclusions`, {
+      conclusions: [{ content: 'Alice likes tea', observer_id: 'bob', observed_id: 'alice', session_id: 's' }],
+    });
+    expect(created.status).toBe(201);
+    await api.put(`/v3/workspaces/${ws}/peers/bob/card?target=alice`, { peer_card: ['Name: Alice'] });
+    const context = await api.get(`/v3/workspaces/${ws}/sessions/s/context?peer_target=alice&peer_perspective=bob`);
+    expect(context.status).toBe(200);
+    expect(context.body.peer_representation).toContain('Alice likes tea');
+    expect(context.body.peer_card).toEqual(['Name: Alice']);
+    // alice's own view holds nothing about herself
+    const own = await api.get(`/v3/workspaces/${ws}/sessions/s/context?peer_target=alice`);
+    expect(own.body.peer_representation).not.toContain('Alice likes tea');
+    expect(own.body.peer_card).toBeNull();
+  });
+
   it('checks its parameters', async () => {
     const ws = uniqueId();
     const over = await api.get(`/v3/workspaces/${ws}/sessions/s/context?tokens=100001`);

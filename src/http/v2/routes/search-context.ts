@@ -65,6 +65,12 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
       const context = await getSessionContext(ctx, params.workspace_id, params.session_id, {
         tokens: query.tokens,
         includeSummary: query.summary,
+        peerTarget: query.peer_target,
+        peerPerspective: query.peer_perspective,
+        limitToSession: query.limit_to_session,
+        searchQuery: query.last_message,
+        searchTopK: query.search_top_k,
+        maxConclusions: query.max_observations,
       });
       return {
         status: 200,
@@ -72,8 +78,8 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
           id: params.session_id,
           messages: context.messages.map(presentMessage),
           summary: context.summary,
-          peer_representation: null,
-          peer_card: null,
+          peer_representation: context.peerRepresentation,
+          peer_card: context.peerCard,
         },
       };
     },
