@@ -6,6 +6,30 @@ import type { DomainContext } from './context.js';
  * the change, so a committed change always has its job and a rolled-back one never does.
  */
 
+/** Job kind: remove a deleted session and everything in it. */
+export const PURGE_SESSION = 'session.purge';
+
+export interface PurgeSessionPayload extends JsonObject {
+  sessionId: string;
+}
+
+/** Queues the removal of a session just marked inactive (contract §7.3: purged asynchronously). */
+export async function schedulePurgeSession(ctx: DomainContext, store: Store, workspaceId: string, sessionId: string, now: Date): Promise<void> {
+  await store.jobs.enqueue(
+    [
+      {
+        id: ctx.newId(),
+        kind: PURGE_SESSION,
+        workspaceId,
+        queueKey: `purge:${workspaceId}`,
+        payload: { sessionId },
+        maxAttempts: ctx.limits.jobMaxAttempts,
+      },
+    ],
+    now,
+  );
+}
+
 /** Job kind: deliver one webhook event to one endpoint. */
 export const DELIVER_WEBHOOK = 'webhook.deliver';
 

@@ -1,4 +1,4 @@
-import { DELIVER_WEBHOOK } from '../domain/follow-ups.js';
+import { DELIVER_WEBHOOK, PURGE_SESSION, type PurgeSessionPayload } from '../domain/follow-ups.js';
 import type { JobRecord, Store } from '../storage/store.js';
 import { deliverWebhook, type WebhookDeliveryConfig } from './deliver-webhook.js';
 
@@ -22,6 +22,14 @@ export function buildCatalog(webhooks: WebhookDeliveryConfig): JobCatalog {
       run: (job, store) => deliverWebhook(job, store, webhooks),
       // the request timeout plus time to look up the endpoint and record the outcome
       timeoutMs: webhooks.timeoutMs + 2_000,
+    },
+    [PURGE_SESSION]: {
+      async run(job, store) {
+        const { sessionId } = job.payload as PurgeSessionPayload;
+        const purged = await store.purgeInactiveSession(job.workspaceId ?? '', sessionId);
+        return purged ? { kind: 'done' } : { kind: 'skipped', reason: 'session already gone or active' };
+      },
+      timeoutMs: 60_000,
     },
   };
 }

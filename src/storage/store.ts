@@ -190,6 +190,8 @@ export interface Store {
   /** Active sessions only. */
   listSessions(workspaceId: string, query: ListQuery): Promise<Page<SessionRecord>>;
   deactivateSession(workspaceId: string, id: string): Promise<boolean>;
+  /** Removes an inactive session with everything in it; false when it is gone or active again. */
+  purgeInactiveSession(workspaceId: string, id: string): Promise<boolean>;
 
   listMemberships(workspaceId: string, sessionId: string): Promise<MembershipRecord[]>;
   findMembership(workspaceId: string, sessionId: string, peerId: string): Promise<MembershipRecord | undefined>;

@@ -111,3 +111,21 @@ describe('webhook delivery', () => {
     expect(sink.maxInFlight).toBe(0);
   });
 });
+
+describe('session purge', () => {
+  it('removes a deleted session with its messages once the worker runs', async () => {
+    const { api, ws } = await setup();
+    await api.post(`/v3/workspaces/${ws}/sessions/gone/messages`, { messages: [{ peer_id: 'alice', content: 'bye' }] });
+    expect((await api.delete(`/v3/workspaces/${ws}/sessions/gone`)).status).toBe(202);
+    const deadline = Date.now() + 5000;
+    let sessions = (await api.post(`/v3/workspaces/${ws}/peers/alice/sessions`)).body;
+    while (sessions.total > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      sessions = (await api.post(`/v3/workspaces/${ws}/peers/alice/sessions`)).body;
+    }
+    expect(sessions.total).toBe(0);
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/gone/messages/list`)).body.total).toBe(0);
+    // the id is free again
+    expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 'gone' })).status).toBe(201);
+  });
+});

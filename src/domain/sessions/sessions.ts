@@ -10,6 +10,7 @@ import type {
 } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { limitExceeded, notFound } from '../errors.js';
+import { schedulePurgeSession } from '../follow-ups.js';
 import { mergeConfiguration } from '../workspaces/workspaces.js';
 
 /** Session-level configuration of one member (contract §3.1). */
@@ -277,9 +278,17 @@ export function updateSession(
 }
 
 /** Marks the session inactive; it stays visible to member reads until purged. */
-export async function deleteSession(ctx: DomainContext, workspaceId: string, sessionId: string): Promise<void> {
-  const changed = await ctx.store.deactivateSession(workspaceId, sessionId);
-  if (!changed) throw sessionNotFound(workspaceId, sessionId);
+export function deleteSession(ctx: DomainContext, workspaceId: string, sessionId: string): Promise<void> {
+  return ctx.store.transaction(async (store) => {
+    const changed = await store.deactivateSession(workspaceId, sessionId);
+    if (!changed) throw sessionNotFound(workspaceId, sessionId);
+    await schedulePurgeSession(ctx, store, workspaceId, sessionId, ctx.now());
+  });
+}
+
+/** Runs a queued purge: the session's rows are removed unless it became active again. */
+export async function purgeSession(ctx: DomainContext, workspaceId: string, sessionId: string): Promise<boolean> {
+  return ctx.store.purgeInactiveSession(workspaceId, sessionId);
 }
 
 /** Copies a session: metadata, configuration, messages (up to `messageId`) and memberships. */

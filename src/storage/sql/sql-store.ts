@@ -451,6 +451,16 @@ export class SqlStore implements Store {
     return changed > 0;
   }
 
+  async purgeInactiveSession(workspaceId: string, id: string): Promise<boolean> {
+    // messages, memberships, conclusions and metamessages go with the row (ON DELETE CASCADE)
+    const deleted = await this.db.run('DELETE FROM sessions WHERE workspace_id = ? AND id = ? AND is_active = ?', [
+      workspaceId,
+      id,
+      this.codec.bool(false),
+    ]);
+    return deleted > 0;
+  }
+
   // ------------------------------------------------------------ memberships
 
   async listMemberships(workspaceId: string, sessionId: string): Promise<MembershipRecord[]> {
