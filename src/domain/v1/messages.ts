@@ -1,6 +1,7 @@
 import type { JsonObject, MessageRecord, Page, V1ListQuery } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
+import { emitWebhookEvents } from '../follow-ups.js';
 import { tokenCount } from '../messages/token-count.js';
 import { NEW_MEMBER_CONFIG, V1_ASSISTANT_PEER_ID, cannotName, emptyPage, findSessionOfUser, type V1SessionScope } from './scope.js';
 
@@ -29,7 +30,10 @@ function view(scope: V1SessionScope, message: MessageRecord): V1MessageView {
   return { ...scope, message, isUser: message.peerId === scope.user.name };
 }
 
-/** Creates the messages in request order, all with one `created_at`. Inactive sessions are fine (§2.3). */
+/**
+ * Creates the messages in request order, all with one `created_at`, and queues their
+ * `message.created` webhook events. Inactive sessions are fine (§2.3).
+ */
 export function createMessages(
   ctx: DomainContext,
   appId: string,
@@ -67,6 +71,17 @@ export function createMessages(
       createdAt: now,
     }));
     await store.insertMessages(records);
+    // the same `message.created` events as a v2/v3 write: webhook endpoints see every message
+    await emitWebhookEvents(
+      ctx,
+      store,
+      session.workspaceId,
+      records.map((m) => ({
+        type: 'message.created' as const,
+        data: { workspace_id: m.workspaceId, session_id: m.sessionId, message_id: m.id, peer_id: m.peerId },
+      })),
+      now,
+    );
     return records.map((record) => view(scope, record));
   });
 }

@@ -9,7 +9,7 @@ import type { Page, Store, V1SessionRecord, V1UserRecord } from '../../storage/s
 /**
  * The peer that sends the v1 messages with `is_user: false`: one per workspace, created the first
  * time such a message is written. It is not a v1 user: v1 lists and lookups leave it out, and v1
- * clients cannot create, fetch or rename a user to this name.
+ * clients cannot create or fetch a user of this name.
  */
 export const V1_ASSISTANT_PEER_ID = 'v1-assistant';
 

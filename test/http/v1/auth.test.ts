@@ -84,6 +84,9 @@ describe('PUT .../metamessages/{id} with auth on (seed 4.1, part 5)', () => {
       ['other app', v1Token({ appId: 'another-app' }), NOT_PERMITTED],
       ["the user's session", v1Token({ sessionId: w.session.id }), NOT_PERMITTED],
       ['no claims', sign({ t: '' }), NOT_PERMITTED],
+      // claims that are not non-empty strings can never match a path value: ignored, not invalid
+      ['non-string claims', sign({ ap: 5, us: [w.scope.user.id], se: null }), NOT_PERMITTED],
+      ['empty claims', sign({ ap: '', us: '' }), NOT_PERMITTED],
       ['v3 workspace claim', api.token({ workspaceId: w.scope.app.name }), NOT_PERMITTED],
       ['bad signature', sign({ ad: true }, 'another-secret'), INVALID],
       ['garbage', 'not-a-jwt', INVALID],
@@ -125,6 +128,9 @@ describe('scopes of the other v1 routes (contract-v1 §2, §4.4)', () => {
     // a token without `ap` is not compared with the query
     expect((await api.get(`/v1/apps?app_id=${w.scope.app.id}`, as(v1Token({ userId: 'u' })))).status).toBe(200);
     expectDenied(await api.get(`/v1/apps?app_id=${w.scope.app.id}`), NO_TOKEN);
+    // an admin token names no app either
+    expectDenied(await api.get('/v1/apps', as(admin)), 'App ID not found in query parameter or JWT');
+    expect((await api.get(`/v1/apps?app_id=${w.scope.app.id}`, as(admin))).body.id).toBe(w.scope.app.id);
   });
 
   it('PUT /v1/apps/{id} is S(app): user tokens are refused', async () => {
@@ -138,6 +144,9 @@ describe('scopes of the other v1 routes (contract-v1 §2, §4.4)', () => {
     const app = w.scope.app.id;
     const userToken = as(v1Token({ userId: w.scope.user.id }));
     expectDenied(await api.get(`/v1/apps/${app}/users/name/${w.scope.user.name}`, userToken), NOT_PERMITTED);
+    // S(app) protects only the app: a user id in the query does not open it
+    expectDenied(await api.get(`/v1/apps/${app}/users/name/${w.scope.user.name}?user_id=${w.scope.user.id}`, userToken), NOT_PERMITTED);
+    expectDenied(await api.put(`/v1/apps/${app}?user_id=${w.scope.user.id}`, { metadata: {} }, userToken), NOT_PERMITTED);
     expectDenied(await api.get(`/v1/apps/${app}/users/get_or_create/x`, userToken), NOT_PERMITTED);
     expectDenied(await api.post(`/v1/apps/${app}/users`, { name: 'new' }, userToken), NOT_PERMITTED);
     // the reference's quirk: the query's user_id is what the scope check protects

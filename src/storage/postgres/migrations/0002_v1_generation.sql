@@ -23,10 +23,10 @@ ALTER TABLE sessions ALTER COLUMN v1_id SET DEFAULT substr(replace(gen_random_uu
 ALTER TABLE sessions ALTER COLUMN v1_id SET NOT NULL;
 CREATE UNIQUE INDEX sessions_v1_id ON sessions (v1_id);
 
--- Renaming a v1 app or user changes a workspace or peer id that other rows reference. The rename
--- updates every referencing row in one transaction with the checks deferred to commit (SQLite:
--- PRAGMA defer_foreign_keys), which PostgreSQL allows only for DEFERRABLE constraints. Cascading
--- deletes stay immediate; nothing else changes unless a transaction defers the checks.
+-- The foreign keys on workspace and peer ids become DEFERRABLE (still checked immediately unless
+-- a transaction says SET CONSTRAINTS ... DEFERRED), so a transaction changing such an id can
+-- defer the checks to commit as SQLite's PRAGMA defer_foreign_keys allows. Nothing changes ids
+-- today (v1 refuses to rename apps and users); cascading deletes stay immediate.
 ALTER TABLE peers ALTER CONSTRAINT peers_workspace_id_fkey DEFERRABLE INITIALLY IMMEDIATE;
 ALTER TABLE sessions ALTER CONSTRAINT sessions_workspace_id_fkey DEFERRABLE INITIALLY IMMEDIATE;
 ALTER TABLE session_peers ALTER CONSTRAINT session_peers_workspace_id_session_id_fkey DEFERRABLE INITIALLY IMMEDIATE;
