@@ -1,6 +1,6 @@
-import type { MessageRecord } from '../../storage/store.js';
+import type { ConclusionRecord, MessageRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
-import { DEFAULT_MAX_CONCLUSIONS, getPeerRepresentation } from '../memory/representation.js';
+import { DEFAULT_MAX_CONCLUSIONS, renderRepresentation, selectConclusions } from '../memory/representation.js';
 
 export interface SessionContext {
   messages: MessageRecord[];
@@ -8,6 +8,8 @@ export interface SessionContext {
   summary: null;
   /** With a peer target: what the perspective peer (the target itself by default) holds about it. */
   peerRepresentation: string | null;
+  /** The conclusions `peerRepresentation` renders, newest first (v2 presents them as an object). */
+  peerConclusions: ConclusionRecord[] | null;
   peerCard: string[] | null;
 }
 
@@ -34,9 +36,9 @@ export async function getSessionContext(
   options: { tokens: number; includeSummary: boolean } & PeerTargetOptions,
 ): Promise<SessionContext> {
   const messages = await recentMessagesWithin(ctx, workspaceId, sessionId, options);
-  if (options.peerTarget === undefined) return { messages, summary: null, peerRepresentation: null, peerCard: null };
+  if (options.peerTarget === undefined) return { messages, summary: null, peerRepresentation: null, peerConclusions: null, peerCard: null };
   const observer = options.peerPerspective ?? options.peerTarget;
-  const peerRepresentation = await getPeerRepresentation(ctx, workspaceId, observer, {
+  const peerConclusions = await selectConclusions(ctx, workspaceId, observer, {
     target: options.peerTarget,
     sessionIds: options.limitToSession ? [sessionId] : undefined,
     searchQuery: options.searchQuery,
@@ -44,7 +46,7 @@ export async function getSessionContext(
     maxConclusions: options.maxConclusions ?? DEFAULT_MAX_CONCLUSIONS,
   });
   const peerCard = (await ctx.store.memory.findPeerCard(workspaceId, observer, options.peerTarget)) ?? null;
-  return { messages, summary: null, peerRepresentation, peerCard };
+  return { messages, summary: null, peerRepresentation: renderRepresentation(peerConclusions), peerConclusions, peerCard };
 }
 
 async function recentMessagesWithin(

@@ -170,4 +170,26 @@ describe('v2 messages', () => {
     const listed = await api.post(`/v2/workspaces/${ws}/sessions/s/messages/list`);
     expect(listed.body.total).toBe(1);
   });
+
+  it('lists messages newest first with reverse, which v2 also offers for messages', async () => {
+    const ws = uniqueId();
+    await api.post(`/v2/workspaces/${ws}/sessions/s/messages/`, {
+      messages: [{ peer_id: 'a', content: 'first' }, { peer_id: 'a', content: 'second' }, { peer_id: 'a', content: 'third' }],
+    });
+    const listed = await api.post(`/v2/workspaces/${ws}/sessions/s/messages/list?reverse=true&size=2`);
+    expect(listed.body.items.map((m: { content: string }) => m.content)).toEqual(['third', 'second']);
+  });
+
+  it('gives the v2 session context a Representation object for a peer target', async () => {
+    const ws = uniqueId();
+    await api.post(`/v2/workspaces/${ws}/sessions/s/messages/`, { messages: [{ peer_id: 'alice', content: 'hi' }, { peer_id: 'bob', content: 'yo' }] });
+    expect((await api.post(`/v2/workspaces/${ws}/observations`, {
+      observations: [{ content: 'Alice likes tea', observer_id: 'bob', observed_id: 'alice', session_id: 's' }],
+    })).status).toBe(200);
+    const context = await api.get(`/v2/workspaces/${ws}/sessions/s/context?peer_target=alice&peer_perspective=bob`);
+    expect(context.body.peer_representation.explicit).toEqual([
+      expect.objectContaining({ content: 'Alice likes tea', session_name: 's', message_ids: [] }),
+    ]);
+    expect(context.body.peer_representation.deductive).toEqual([]);
+  });
 });

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createMessagesFromFile } from '../../../domain/messages/file-upload.js';
 import { createMessages, getMessage, listMessages, updateMessage } from '../../../domain/messages/messages.js';
-import { paged } from '../../shared/fields.js';
+import { pagedReversible } from '../../shared/fields.js';
 import { presentMessage, presentPage } from '../../shared/present.js';
 import { checkPathId } from '../../shared/resource-schemas.js';
 import { listQuery, type HttpDeps, type RouteDefiner } from '../../shared/route.js';
@@ -37,7 +37,8 @@ export function mountMessageRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     scope: { kind: 'session', memberRead: true },
     summary: 'List the messages of a session',
     tags,
-    query: paged,
+    // v2 lists have no `reverse`, except messages and observations (contract §4, §9.1)
+    query: pagedReversible,
     body: { schema: ListFilters, required: false },
     async handler({ params, query, body }) {
       const page = await listMessages(ctx, params.workspace_id, params.session_id, listQuery(query, body, 'v2'));

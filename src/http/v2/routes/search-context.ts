@@ -1,7 +1,7 @@
 import { getSessionContext } from '../../../domain/messages/context.js';
 import { searchMessages, type SearchScope } from '../../../domain/messages/search.js';
 import { invalidInput } from '../../../domain/errors.js';
-import { presentMessage } from '../../shared/present.js';
+import { presentMessage, presentV2Representation } from '../../shared/present.js';
 import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
 import { bool, float, int, optional, str } from '../../shared/validate.js';
 import { MessageSearchOptions } from '../schemas.js';
@@ -78,7 +78,8 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
           id: params.session_id,
           messages: context.messages.map(presentMessage),
           summary: context.summary,
-          peer_representation: context.peerRepresentation,
+          // v2's SessionContext carries a `Representation` object here, not markdown (v2 OpenAPI)
+          peer_representation: context.peerConclusions === null ? null : presentV2Representation(context.peerConclusions),
           peer_card: context.peerCard,
         },
       };
