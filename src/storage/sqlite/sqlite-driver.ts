@@ -46,11 +46,6 @@ export class SqliteDriver implements SqlDriver {
     run: async (sql: string, params: readonly unknown[] = []) => this.statement(sql).run(...params).changes,
   };
 
-  /** Synchronous read for hot paths that never run inside a transaction. */
-  allSync<T>(sql: string, params: readonly unknown[] = []): T[] {
-    return this.statement(sql).all(...params) as T[];
-  }
-
   private async waitForTransaction(): Promise<void> {
     while (this.openTransaction !== undefined) await this.openTransaction;
   }
