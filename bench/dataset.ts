@@ -1,9 +1,12 @@
 /**
  * The benchmark's data: one workspace with many peers and sessions, bulk-loaded through the
  * store (not HTTP) in transactions of a few thousand rows, plus one peer that is a member of
- * a few dozen sessions so "sessions of a peer" returns a real page.
+ * a few dozen sessions so "sessions of a peer" returns a real page. For the message and
+ * search cases, `loadMessages` adds (to the same workspace) 1,000,000 generated messages over
+ * 1,000 chat sessions, through `insertMessages` in transactions of 20,000.
  */
-import type { Store } from '../src/storage/store.js';
+import type { MessageRecord, Store } from '../src/storage/store.js';
+import type { Corpus } from './corpus.js';
 
 export const BENCH_PEER = 'bench-peer';
 
@@ -121,5 +124,136 @@ export async function loadDataset(store: BulkStore, shape: DatasetShape): Promis
     sessionsMs,
     membershipsMs,
     totalMs: performance.now() - started,
+  };
+}
+
+// ------------------------------------------------------------------ messages
+
+export interface MessageShape {
+  workspaceId: string;
+  /** Messages to load (BENCH_MESSAGES). */
+  messages: number;
+  /** Sessions they are spread over. */
+  sessions: number;
+  /** Words in the vocabulary and the Zipf exponent (see corpus.ts). */
+  vocabulary: number;
+  zipf: number;
+  seed: number;
+}
+
+/** Messages per transaction of the bulk load (insertMessages writes 50 per INSERT). */
+const MESSAGE_TRANSACTION_ROWS = 20_000;
+/** Consecutive messages that go to one session, as if posted in one batch. */
+const MESSAGE_RUN = 100;
+/** Every this many runs goes to the list session (chat 0): 4,000 of 1,000,000 messages. */
+const LIST_SESSION_EVERY = 250;
+
+export function chatSessionId(index: number): string {
+  return `chat-${pad(index)}`;
+}
+
+/** The session the message-list case reads: the one with the most messages. */
+export const LIST_SESSION = chatSessionId(0);
+
+/** Senders of chat session `index`: its user, the assistant, and in every fourth session a second user. */
+export function chatSenders(index: number, sessions: number): string[] {
+  const senders = [`user-${pad(index)}`, 'assistant'];
+  if (index % 4 === 3) senders.push(`user-${pad((index + 1) % sessions)}`);
+  return senders;
+}
+
+/** Session index of message run `run` (MESSAGE_RUN consecutive messages). */
+function runSession(run: number, sessions: number): number {
+  return run % LIST_SESSION_EVERY === 0 || sessions === 1 ? 0 : 1 + (run % (sessions - 1));
+}
+
+export interface MessageLoadStats {
+  messages: number;
+  sessions: number;
+  listSessionMessages: number;
+  /** Total time, and the part of it spent generating text and token counts (no database). */
+  totalMs: number;
+  generateMs: number;
+  /** Per vocabulary rank: messages containing the word (document frequency). */
+  documentFrequency: Int32Array;
+  meanChars: number;
+  meanTokens: number;
+}
+
+/**
+ * Loads `shape.messages` messages through `insertMessages` in transactions of 20,000 rows, in
+ * runs of 100 consecutive messages per session (created_at increasing over the past 30 days).
+ * Senders and chat sessions are created first, and senders made members of their sessions.
+ * Token counts come from `corpus.tokenCount` (exact, memoised per word; see corpus.ts).
+ */
+export async function loadMessages(
+  store: Pick<Store, 'transaction' | 'createWorkspaceIfAbsent'>,
+  shape: MessageShape,
+  corpus: Corpus,
+  newId: () => string,
+): Promise<MessageLoadStats> {
+  const started = performance.now();
+  const { workspaceId, sessions } = shape;
+  const span = 30 * 86_400_000;
+  const base = Date.now() - span - 60_000;
+  await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, new Date(base));
+  await store.transaction(async (tx) => {
+    const created: Promise<unknown>[] = [];
+    for (let i = 0; i < sessions; i++) {
+      created.push(tx.createSessionIfAbsent(workspaceId, { id: chatSessionId(i), metadata: {}, configuration: {} }, new Date(base)));
+    }
+    await Promise.all(created);
+    const users = Array.from({ length: sessions }, (_, i) => `user-${pad(i)}`);
+    for (let start = 0; start < users.length; start += INSERT_ROWS) {
+      await tx.ensurePeers(workspaceId, [...users.slice(start, start + INSERT_ROWS), 'assistant'], new Date(base));
+    }
+    for (let i = 0; i < sessions; i++) {
+      const members = chatSenders(i, sessions).map((peerId) => ({ peerId, configuration: {}, joinedAt: new Date(base), leftAt: null }));
+      await tx.saveMemberships(workspaceId, chatSessionId(i), members);
+    }
+  });
+
+  const documentFrequency = new Int32Array(corpus.words.length);
+  let generateMs = 0;
+  let chars = 0;
+  let tokens = 0;
+  let listSessionMessages = 0;
+  for (let start = 0; start < shape.messages; start += MESSAGE_TRANSACTION_ROWS) {
+    const end = Math.min(shape.messages, start + MESSAGE_TRANSACTION_ROWS);
+    const mark = performance.now();
+    const rows: MessageRecord[] = [];
+    for (let i = start; i < end; i++) {
+      const run = Math.floor(i / MESSAGE_RUN);
+      const session = runSession(run, sessions);
+      if (session === 0) listSessionMessages++;
+      const senders = chatSenders(session, sessions);
+      const content = corpus.message();
+      for (const rank of corpus.lastWords()) documentFrequency[rank]++;
+      const tokenCount = corpus.tokenCount(content);
+      chars += content.length;
+      tokens += tokenCount;
+      rows.push({
+        id: newId(),
+        workspaceId,
+        sessionId: chatSessionId(session),
+        peerId: senders[i % senders.length],
+        content,
+        metadata: {},
+        tokenCount,
+        createdAt: new Date(base + Math.floor((i / shape.messages) * span)),
+      });
+    }
+    generateMs += performance.now() - mark;
+    await store.transaction((tx) => tx.insertMessages(rows));
+  }
+  return {
+    messages: shape.messages,
+    sessions,
+    listSessionMessages,
+    totalMs: performance.now() - started,
+    generateMs,
+    documentFrequency,
+    meanChars: chars / Math.max(1, shape.messages),
+    meanTokens: tokens / Math.max(1, shape.messages),
   };
 }

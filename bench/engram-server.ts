@@ -1,27 +1,111 @@
 /**
  * Engram under test, in its own process: opens the database, bulk-loads the dataset, builds
  * the app exactly as `engram serve` does (logger off) and listens on an ephemeral port.
- * It also answers `breakdown`: timings of each layer of a list route (store, SQL, mapping,
- * presentation, serialisation), one call at a time in-process with no HTTP load running,
- * to show where a request's time goes.
+ * It also answers
+ * - `breakdown`: timings of each layer of a list route (store, SQL, mapping, presentation,
+ *   serialisation), one call at a time in-process with no HTTP load running, to show where a
+ *   request's time goes;
+ * - `loadMessages`: the message dataset for the message and search cases (corpus.ts), and
+ *   the search queries picked from it by how many messages each word occurs in;
+ * - `searchAnalysis`: where a search's time goes (FTS5 MATCH, ranking, join, sort);
+ * - `startWorker` / `stopWorker`: the background worker `engram serve` runs (`createWorker`),
+ *   started only for the webhook cases so it does not poll during the others.
  */
+import { statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import BetterSqlite3 from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
+import { nanoid } from 'nanoid';
 import { buildApp, openDatabase, type Database } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
-import { isoTime, presentPage, presentPeer, presentSession } from '../src/http/shared/present.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { searchTerms } from '../src/domain/messages/search.js';
+import { tokenCount } from '../src/domain/messages/token-count.js';
+import { isoTime, presentMessage, presentPage, presentPeer, presentSession } from '../src/http/shared/present.js';
+import type { Worker } from '../src/jobs/worker.js';
+import { createWorker } from '../src/main.js';
 import type { SqlExecutor } from '../src/storage/sql/driver.js';
 import { SqlStore } from '../src/storage/sql/sql-store.js';
-import type { ListQuery, Page, PeerRecord, SessionRecord } from '../src/storage/store.js';
-import { BENCH_PEER, loadDataset, type DatasetShape } from './dataset.js';
+import type { ListQuery, MessageRecord, Page, PeerRecord, SessionRecord } from '../src/storage/store.js';
+import { checkTokenCounts, Corpus, seededRandom } from './corpus.js';
+import { BENCH_PEER, chatSessionId, LIST_SESSION, loadDataset, loadMessages, type DatasetShape, type MessageShape } from './dataset.js';
 import { answerCalls } from './ipc.js';
 
 export interface StartRequest {
   databaseUrl: string;
   shape: DatasetShape;
-  /** PostgreSQL: delete the benchmark workspace on close (SQLite files are simply removed). */
+  /** PostgreSQL: delete the benchmark workspaces on close (SQLite files are simply removed). */
   dropWorkspaceOnClose: boolean;
+  /** Settings for the webhook cases' worker (only started by `startWorker`). */
+  webhookSecret: string;
+  workerPollMs: number;
+  /** Other workspaces the cases create (PostgreSQL: deleted on close too). */
+  extraWorkspaces?: string[];
+}
+
+/** Query classes, by the share of messages the word occurs in (see `pickQueries`). */
+export type QueryClass = 'rare' | 'medium' | 'common' | 'two words' | 'very common';
+
+export interface SearchQuery {
+  queryClass: QueryClass;
+  query: string;
+  /** Messages containing the word (one-word queries; -1 for two words: not counted at load). */
+  matches: number;
+}
+
+export interface MessagesLoaded {
+  messages: number;
+  sessions: number;
+  listSessionMessages: number;
+  vocabulary: number;
+  zipf: number;
+  totalMs: number;
+  generateMs: number;
+  meanChars: number;
+  meanTokens: number;
+  /** Sampled messages whose memoised token count equals tokenCount()'s, of `tokenSample`. */
+  tokenExact: number;
+  tokenSample: number;
+  /** SQLite: database and WAL file sizes after a checkpoint (bytes); undefined on PostgreSQL. */
+  databaseBytes?: number;
+  walBytes?: number;
+  /** Words per document-frequency band (how selective the vocabulary is). */
+  bands: { label: string; words: number }[];
+  /** Search queries for the HTTP cases (every class but 'very common'), interleaved by class. */
+  queries: SearchQuery[];
+  /** One or two words matching the most messages, for the analysis only. */
+  veryCommon: SearchQuery[];
+}
+
+export interface SearchClassTiming {
+  queryClass: QueryClass;
+  queries: number;
+  /** Median over the class's queries. */
+  matches: number;
+  /** ms; each query's median of a few runs, then median (and max) over the class. */
+  storeP50: number;
+  storeMax: number;
+  sessionStoreP50: number;
+  matchOnly: number;
+  matchRank: number;
+  matchJoin: number;
+  fullSql: number;
+  /** The full statement on a connection with a 256 MiB page cache and 1 GiB of mmap. */
+  fullSqlBigCache: number;
+  newestRanked: number;
+  examples: string[];
+}
+
+export interface SearchAnalysis {
+  workspaceSql: string;
+  workspacePlan: string[];
+  sessionSql: string;
+  sessionPlan: string[];
+  pageCacheKib: number;
+  classes: SearchClassTiming[];
+  /** Vocabulary words occurring in more than `matchBudget` messages. */
+  wordsOverBudget: number;
+  matchBudget: number;
+  usPerMatch: number;
 }
 
 export interface LayerTiming {
@@ -40,6 +124,10 @@ export interface Breakdown {
 let database: Database | undefined;
 let app: FastifyInstance | undefined;
 let start: StartRequest | undefined;
+let config: Config | undefined;
+let loaded: { shape: MessageShape; result: MessagesLoaded; documentFrequency: Int32Array } | undefined;
+let worker: Worker | undefined;
+const workerEvents = { retried: 0, deadLettered: 0, skipped: 0, errors: 0, lastProblem: '' };
 
 const WARMUP_RUNS = 500;
 /** Each timing stops early after this long, so slow queries do not stretch the run. */
@@ -157,11 +245,261 @@ async function breakdownOf(
   return { name, url, layers };
 }
 
+
+// ------------------------------------------------------------------ messages and search
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/**
+ * Search queries picked by document frequency (the share of messages a word occurs in),
+ * with bands scaled to the number of messages (at 1,000,000: rare 10-100 messages, medium
+ * 1,000-10,000, common 10,000-100,000; two words: a common word and a medium or common one).
+ * Interleaved, so consecutive requests differ in class.
+ */
+function pickQueries(words: string[], df: Int32Array, messages: number, perClass: number): Pick<MessagesLoaded, 'queries' | 'veryCommon' | 'bands'> {
+  const scale = messages / 1_000_000;
+  const random = seededRandom(7);
+  const band = (low: number, high: number) => {
+    const ranks: number[] = [];
+    for (let rank = 0; rank < words.length; rank++) if (df[rank] >= low && df[rank] < high) ranks.push(rank);
+    // a seeded shuffle, so the picks spread over the band
+    for (let i = ranks.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [ranks[i], ranks[j]] = [ranks[j], ranks[i]];
+    }
+    return ranks;
+  };
+  const limits = {
+    rare: [Math.max(1, 10 * scale), Math.max(2, 100 * scale)],
+    medium: [1_000 * scale, 10_000 * scale],
+    common: [10_000 * scale, 100_000 * scale],
+  } as const;
+  const rare = band(limits.rare[0], limits.rare[1]);
+  const medium = band(limits.medium[0], limits.medium[1]);
+  const common = band(limits.common[0], limits.common[1]);
+  const one = (queryClass: QueryClass, ranks: number[]): SearchQuery[] =>
+    ranks.slice(0, perClass).map((rank) => ({ queryClass, query: words[rank], matches: df[rank] }));
+  const two: SearchQuery[] = [];
+  for (let i = 0; i < perClass && common.length > 0 && medium.length > 0; i++) {
+    const first = common[i % common.length];
+    const second = i % 2 === 0 ? medium[(i * 7) % medium.length] : common[(i * 7 + 1) % common.length];
+    if (first !== second) two.push({ queryClass: 'two words', query: `${words[first]} ${words[second]}`, matches: -1 });
+  }
+  const lists = [one('rare', rare), one('medium', medium), one('common', common), two].filter((list) => list.length > 0);
+  const queries: SearchQuery[] = [];
+  for (let i = 0; i < perClass; i++) for (const list of lists) if (i < list.length) queries.push(list[i]);
+  const top = [...df.keys()].sort((a, b) => df[b] - df[a]).slice(0, 1);
+  const count = (low: number, high: number) => df.filter((n) => n >= low && n < high).length;
+  return {
+    queries,
+    veryCommon: top.map((rank) => ({ queryClass: 'very common', query: words[rank], matches: df[rank] })),
+    bands: [
+      { label: `rare (${int(limits.rare[0])}-${int(limits.rare[1])} messages)`, words: rare.length },
+      { label: `medium (${int(limits.medium[0])}-${int(limits.medium[1])})`, words: medium.length },
+      { label: `common (${int(limits.common[0])}-${int(limits.common[1])})`, words: common.length },
+      { label: `more than ${int(limits.common[1])}`, words: count(limits.common[1], Infinity) },
+      { label: `fewer than ${int(limits.rare[0])}`, words: count(0, limits.rare[0]) },
+    ],
+  };
+}
+
+
+async function loadMessageDataset(shape: MessageShape): Promise<MessagesLoaded> {
+  const db = database!;
+  const corpus = new Corpus(shape.vocabulary, shape.seed, shape.zipf);
+  const stats = await loadMessages(db.store, shape, corpus, () => nanoid(21));
+  // the memoised token counts against the real tokenizer, on fresh text from the same corpus
+  const sample = Array.from({ length: 2_000 }, () => corpus.message());
+  const tokenExact = checkTokenCounts(corpus, sample, tokenCount);
+  let databaseBytes: number | undefined;
+  let walBytes: number | undefined;
+  if (db.driver.dialect === 'sqlite') {
+    await db.driver.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    const size = (path: string) => {
+      try {
+        return statSync(path).size;
+      } catch {
+        return 0;
+      }
+    };
+    databaseBytes = size(start!.databaseUrl);
+    walBytes = size(`${start!.databaseUrl}-wal`);
+  } else {
+    // what autovacuum does soon after a bulk load; before it, the planner estimates the
+    // workspace filter as selective and recomputes to_tsvector for every message instead of
+    // using the GIN index (about 120 ms for a rare word at only 20,000 messages)
+    await db.driver.run('ANALYZE messages');
+  }
+  const result: MessagesLoaded = {
+    messages: stats.messages,
+    sessions: stats.sessions,
+    listSessionMessages: stats.listSessionMessages,
+    vocabulary: corpus.words.length,
+    zipf: shape.zipf,
+    totalMs: stats.totalMs,
+    generateMs: stats.generateMs,
+    meanChars: stats.meanChars,
+    meanTokens: stats.meanTokens,
+    tokenExact,
+    tokenSample: sample.length,
+    databaseBytes,
+    walBytes,
+    ...pickQueries(corpus.words, stats.documentFrequency, stats.messages, 50),
+  };
+  loaded = { shape, result, documentFrequency: stats.documentFrequency };
+  return result;
+}
+
+/** Median of a few runs of `fn` (ms): up to `runs`, fewer once `budgetMs` is spent. */
+async function medianMs(fn: () => unknown, runs = 3, budgetMs = 400): Promise<number> {
+  const times: number[] = [];
+  const begin = performance.now();
+  while (times.length < runs && (times.length === 0 || performance.now() - begin < budgetMs)) {
+    const mark = performance.now();
+    await fn();
+    times.push(performance.now() - mark);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? NaN : sorted[Math.floor(sorted.length / 2)];
+};
+
+/**
+ * SQLite only. For a few queries of each class: the store call (workspace and session scope)
+ * and, on a second read-only connection, the store's own SQL taken apart: the FTS5 MATCH
+ * alone (count of matching rows), MATCH with the bm25 rank of every match, MATCH joined to
+ * messages with the workspace check, the full statement (rank, join, sort of all matches, top
+ * 10), and what-if a statement that ranks only the newest 2,000 matches. One call at a time,
+ * no HTTP load.
+ */
+async function searchAnalysis({ perClass }: { perClass: number }): Promise<SearchAnalysis | { skipped: string }> {
+  const db = database!;
+  if (db.driver.dialect !== 'sqlite') return { skipped: 'the search analysis reads SQLite FTS5 internals; skipped on PostgreSQL' };
+  if (loaded === undefined) return { skipped: 'the message dataset was not loaded' };
+  const ws = loaded.shape.workspaceId;
+  const session = chatSessionId(1);
+  const search = (store: SqlStore, query: string, sessionId?: string) =>
+    store.searchMessages({ workspaceId: ws, sessionId, terms: searchTerms(query), filters: null, limit: 10, generation: 'v3' });
+
+  // the statements the store issues, as issued
+  const timing = timingExecutor(db.driver);
+  const timedStore = new SqlStore(timing.executor);
+  const issued = async (sessionId?: string) => {
+    timing.perSql.clear();
+    await search(timedStore, 'plan', sessionId);
+    const found = [...timing.perSql.entries()].find(([sql]) => sql.includes('MATCH'));
+    if (found === undefined) throw new Error('searchMessages issued no MATCH statement');
+    return found;
+  };
+  const [workspaceSql, workspaceEntry] = await issued();
+  const [sessionSql, sessionEntry] = await issued(session);
+
+  const side = new BetterSqlite3(start!.databaseUrl, { readonly: true });
+  // what-if: the same statement where pages come from a bigger cache and memory-mapped I/O
+  // instead of a read() system call per page that is not among the 16 MB cached
+  const roomy = new BetterSqlite3(start!.databaseUrl, { readonly: true });
+  roomy.pragma('cache_size = -262144');
+  roomy.pragma('mmap_size = 1073741824');
+  try {
+    const plan = (sql: string, params: readonly unknown[]) =>
+      (side.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
+    const pageCacheKib = Number(side.pragma('cache_size', { simple: true }));
+    const fullSql = side.prepare(workspaceSql);
+    const fullSqlRoomy = roomy.prepare(workspaceSql);
+    const matchOnly = side.prepare('SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ?');
+    const matchRank = side.prepare('SELECT sum(score) FROM (SELECT rank AS score FROM messages_fts WHERE messages_fts MATCH ?)');
+    const matchJoin = side.prepare(
+      'SELECT count(*) FROM messages_fts JOIN messages m ON m.pk = messages_fts.rowid WHERE messages_fts MATCH ? AND m.workspace_id = ?',
+    );
+    // what-if: FTS5 returns matches newest first and stops after 2,000; only those are ranked
+    const newestRanked = side.prepare(
+      `SELECT m.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at
+       FROM (SELECT rowid AS pk, rank AS score FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT 2000) f
+       CROSS JOIN messages m ON m.pk = f.pk WHERE m.workspace_id = ? ORDER BY f.score, m.pk DESC LIMIT 10`,
+    );
+    const matchText = (query: string) => searchTerms(query).map((term) => `"${term}"`).join(' ');
+
+    const classes: SearchClassTiming[] = [];
+    const byClass = new Map<QueryClass, SearchQuery[]>();
+    for (const query of [...loaded.result.queries, ...loaded.result.veryCommon]) {
+      const list = byClass.get(query.queryClass) ?? [];
+      if (list.length < (query.queryClass === 'very common' ? 1 : perClass)) list.push(query);
+      byClass.set(query.queryClass, list);
+    }
+    for (const [queryClass, queries] of byClass) {
+      const rows: Record<Exclude<keyof SearchClassTiming, 'queryClass' | 'queries' | 'examples' | 'storeMax'>, number>[] = [];
+      for (const { query } of queries) {
+        const match = matchText(query);
+        await search(db.store, query); // warm the pages this query reads
+        rows.push({
+          matches: Number((matchOnly.get(match) as { n: number }).n),
+          storeP50: await medianMs(() => search(db.store, query)),
+          sessionStoreP50: await medianMs(() => search(db.store, query, session)),
+          matchOnly: await medianMs(() => matchOnly.get(match)),
+          matchRank: await medianMs(() => matchRank.get(match)),
+          matchJoin: await medianMs(() => matchJoin.get(match, ws)),
+          fullSql: await medianMs(() => fullSql.all(match, ...workspaceEntry.params.slice(1))),
+          fullSqlBigCache: await medianMs(() => fullSqlRoomy.all(match, ...workspaceEntry.params.slice(1)), 4),
+          newestRanked: await medianMs(() => newestRanked.all(match, ws)),
+        });
+      }
+      const pick = (key: keyof (typeof rows)[number]) => median(rows.map((row) => row[key]));
+      classes.push({
+        queryClass,
+        queries: queries.length,
+        matches: pick('matches'),
+        storeP50: pick('storeP50'),
+        storeMax: Math.max(...rows.map((row) => row.storeP50)),
+        sessionStoreP50: pick('sessionStoreP50'),
+        matchOnly: pick('matchOnly'),
+        matchRank: pick('matchRank'),
+        matchJoin: pick('matchJoin'),
+        fullSql: pick('fullSql'),
+        fullSqlBigCache: pick('fullSqlBigCache'),
+        newestRanked: pick('newestRanked'),
+        examples: queries.slice(0, 3).map((q) => q.query),
+      });
+    }
+    // cost per matching message, from the classes with many matches (fixed costs are small there)
+    const heavy = classes.filter((c) => c.queryClass === 'common' || c.queryClass === 'very common');
+    const usPerMatch = median(heavy.map((c) => (c.fullSql * 1000) / Math.max(1, c.matches)));
+    const matchBudget = (50 * 1000) / usPerMatch;
+    return {
+      workspaceSql: workspaceSql.replace(/\s+/g, ' ').trim(),
+      workspacePlan: plan(workspaceSql, workspaceEntry.params),
+      sessionSql: sessionSql.replace(/\s+/g, ' ').trim(),
+      sessionPlan: plan(sessionSql, sessionEntry.params),
+      pageCacheKib,
+      classes,
+      wordsOverBudget: loaded.documentFrequency.filter((n) => n > matchBudget).length,
+      matchBudget,
+      usPerMatch,
+    };
+  } finally {
+    side.close();
+    roomy.close();
+  }
+}
+
 answerCalls({
   async start(request: StartRequest) {
     start = request;
-    const config = loadConfig({ DATABASE_URL: request.databaseUrl, LOG_LEVEL: 'silent' }, '/nonexistent/.env');
-    database = await openDatabase(config.databaseUrl);
+    config = loadConfig(
+      {
+        DATABASE_URL: request.databaseUrl,
+        LOG_LEVEL: 'silent',
+        // used by the worker only, which runs during the webhook cases (startWorker)
+        WEBHOOK_SECRET: request.webhookSecret,
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+        WORKER_POLL_MS: String(request.workerPollMs),
+      },
+      '/nonexistent/.env',
+    );
+    database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
     const load = await loadDataset(database.store, request.shape);
     ({ app } = await buildApp({ config, database, logger: false }));
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -189,12 +527,55 @@ answerCalls({
         presentSession,
         (session: SessionRecord) => session.createdAt,
       ),
+      // once the message dataset is loaded: the message list case's session
+      ...(loaded === undefined
+        ? []
+        : [
+            await breakdownOf(
+              'message list v3',
+              `/v3/workspaces/${ws}/sessions/${LIST_SESSION}/messages/list?size=50`,
+              iterations,
+              (store, query) => store.listMessages(ws, LIST_SESSION, query),
+              presentMessage,
+              (message: MessageRecord) => message.createdAt,
+            ),
+          ]),
     ] satisfies Breakdown[];
   },
+  loadMessages(shape: MessageShape) {
+    return loadMessageDataset(shape);
+  },
+  searchAnalysis(request: { perClass: number }) {
+    return searchAnalysis(request);
+  },
+  startWorker() {
+    const log = (kind: 'info' | 'warn' | 'error') => (obj: object, msg: string) => {
+      if (msg === 'job will be retried') workerEvents.retried++;
+      else if (msg === 'job dead-lettered') workerEvents.deadLettered++;
+      else if (msg === 'job skipped') workerEvents.skipped++;
+      else if (kind === 'error') workerEvents.errors++;
+      if (kind !== 'info' || msg !== 'job skipped') workerEvents.lastProblem = `${msg} ${JSON.stringify(obj)}`.slice(0, 300);
+    };
+    worker ??= createWorker(config!, database!, { info: log('info'), warn: log('warn'), error: log('error') });
+    worker.start();
+    return { concurrency: config!.workerConcurrency, pollMs: config!.workerPollMs };
+  },
+  /** Worker outcomes so far, and the queue's jobs by status. */
+  async workerStats() {
+    return { ...workerEvents, jobs: await database!.store.jobs.countByStatus() };
+  },
+  async stopWorker() {
+    await worker?.stop(5_000);
+    worker = undefined;
+    return null;
+  },
   async close() {
+    await worker?.stop(2_000);
     if (app !== undefined) await app.close();
     if (database !== undefined) {
-      if (start?.dropWorkspaceOnClose) await database.store.deleteWorkspace(start.shape.workspaceId);
+      if (start?.dropWorkspaceOnClose) {
+        for (const id of [start.shape.workspaceId, ...(start.extraWorkspaces ?? [])]) await database.store.deleteWorkspace(id);
+      }
       await database.driver.close();
     }
     return null;

@@ -9,8 +9,10 @@
  *   BENCH_CONNECTIONS   concurrent connections (default 16)
  *   BENCH_PEERS, BENCH_SESSIONS  dataset size (default 100000 each)
  *   BENCH_MEMBERSHIPS   extra memberships of other peers, spread over the sessions (default 0)
+ *   BENCH_MESSAGES      messages loaded for the message list and search cases (default 1000000)
+ *   BENCH_WEBHOOK_EVENTS  events per webhook case (default 1000)
  *   BENCH_ONLY          run only the cases whose name contains this text (e.g. "peers/list")
- *   BENCH_BREAKDOWN     0 skips the in-process per-layer timings printed at the end
+ *   BENCH_BREAKDOWN     0 skips the in-process per-layer timings and the search analysis
  *   BENCH_CPU_PROF      a directory: the Engram process runs with --cpu-prof and writes its
  *                       profile there on exit (open it in Chrome DevTools or speedscope)
  */
@@ -20,9 +22,21 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { BENCH_PEER, peerId, sessionId, type DatasetShape, type LoadStats } from './dataset.js';
-import type { Breakdown, StartRequest } from './engram-server.js';
+import { Corpus } from './corpus.js';
+import {
+  BENCH_PEER,
+  chatSenders,
+  chatSessionId,
+  LIST_SESSION,
+  peerId,
+  sessionId,
+  type DatasetShape,
+  type LoadStats,
+  type MessageShape,
+} from './dataset.js';
+import type { Breakdown, MessagesLoaded, SearchAnalysis, SearchQuery, StartRequest } from './engram-server.js';
 import { forkServer, type ChildServer } from './ipc.js';
+import { measureWebhooks, WEBHOOK_CASES, type WebhookResult } from './webhooks.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -40,9 +54,21 @@ const CONNECTIONS = Math.round(numberFromEnv('BENCH_CONNECTIONS', 16));
 const PEERS = Math.round(numberFromEnv('BENCH_PEERS', 100_000));
 const SESSIONS = Math.round(numberFromEnv('BENCH_SESSIONS', 100_000));
 const MEMBERSHIPS = Math.round(process.env.BENCH_MEMBERSHIPS === '0' ? 0 : numberFromEnv('BENCH_MEMBERSHIPS', 0));
+const MESSAGES = Math.round(numberFromEnv('BENCH_MESSAGES', 1_000_000));
+/** Sessions the loaded messages are spread over (chat-000000 gets 4,000 of 1,000,000). */
+const MESSAGE_SESSIONS = 1_000;
+/** Vocabulary and Zipf exponent of the generated text (see corpus.ts). */
+const VOCABULARY = 20_000;
+const ZIPF = 1.1;
+const WEBHOOK_EVENTS = Math.round(numberFromEnv('BENCH_WEBHOOK_EVENTS', 1_000));
+/** The worker polls this often when idle (WORKER_POLL_MS; Engram's default is 250). */
+const WORKER_POLL_MS = 10;
 const BREAKDOWN_ITERATIONS = 2_000;
 /** The aim reported against: Engram at >= 60% of bare node:http on peers/list (SQLite). */
 const AIM_RATIO = 0.6;
+/** The search target reported against: p99 under 50 ms on SQLite at 1,000,000 messages. */
+const SEARCH_TARGET_MS = 50;
+const SEARCH_TARGET_MESSAGES = 1_000_000;
 
 // ------------------------------------------------------------------ cases
 
@@ -58,10 +84,57 @@ interface Case {
   body?: string;
   /** Per-request path and body, for cases that must not repeat one request. */
   next?: (k: number) => { path: string; body: string };
+  /** Reads the message dataset, which is loaded before the first such case. */
+  needsMessages?: boolean;
+  /** No bare-server run: responses differ per request, so no one response stands for them. */
+  noBare?: boolean;
+  /** Connections for this case (default BENCH_CONNECTIONS). */
+  connections?: number;
+  /** Items each request creates, to print items per second (batch create). */
+  itemsPerRequest?: number;
+  /** Latencies are also grouped by this label of request k (1-connection runs only). */
+  labelOf?: (k: number) => string;
 }
 
-function casesFor(shape: DatasetShape): Case[] {
+/** Filled once the message dataset is loaded: the search queries picked from it. */
+interface MessageData {
+  queries: SearchQuery[];
+}
+
+function casesFor(shape: DatasetShape, messageData: MessageData, texts: string[]): Case[] {
   const ws = encodeURIComponent(shape.workspaceId);
+  const json = { 'content-type': 'application/json' };
+  // search cycles over the picked queries (classes interleaved); session scope also cycles
+  // over the chat sessions (37 is prime to 1,000, so consecutive requests hit different ones)
+  const query = (k: number) => messageData.queries[k % messageData.queries.length];
+  const searchWorkspace = (k: number) => ({
+    path: `/v3/workspaces/${ws}/search`,
+    body: JSON.stringify({ query: query(k).query, limit: 10 }),
+  });
+  const searchSession = (k: number) => ({
+    path: `/v3/workspaces/${ws}/sessions/${chatSessionId((k * 37) % MESSAGE_SESSIONS)}/search`,
+    body: JSON.stringify({ query: query(k).query, limit: 10 }),
+  });
+  const searchCase = (name: string, next: (k: number) => { path: string; body: string }, connections?: number): Case => ({
+    name,
+    path: `/v3/workspaces/${ws}/search`,
+    headers: json,
+    next,
+    needsMessages: true,
+    noBare: true,
+    connections,
+    labelOf: (k) => query(k).queryClass,
+  });
+  // batch create: 100 messages from the session's senders into chat session 389 k mod 1,000
+  const batch = (k: number) => {
+    const session = (k * 389) % MESSAGE_SESSIONS;
+    const senders = chatSenders(session, MESSAGE_SESSIONS);
+    const messages = Array.from({ length: 100 }, (_, j) => ({
+      peer_id: senders[j % senders.length],
+      content: texts[(k * 100 + j) % texts.length],
+    }));
+    return { path: `/v3/workspaces/${ws}/sessions/${chatSessionId(session)}/messages`, body: JSON.stringify({ messages }) };
+  };
   // add-peers walks (session, peer) pairs that are not memberships yet, so each request
   // inserts a row: session k mod S, peer (7919 k + 1) mod P (7919 is prime, so pairs spread).
   const addPeers = (k: number) => ({
@@ -72,13 +145,26 @@ function casesFor(shape: DatasetShape): Case[] {
     { name: 'peers/list v3', path: `/v3/workspaces/${ws}/peers/list?page=1&size=50` },
     { name: 'sessions of peer v3', path: `/v3/workspaces/${ws}/peers/${BENCH_PEER}/sessions?size=50` },
     { name: 'sessions of peer v2', path: `/v2/workspaces/${ws}/peers/${BENCH_PEER}/sessions` },
+    { name: 'message list v3', path: `/v3/workspaces/${ws}/sessions/${LIST_SESSION}/messages/list?size=50`, needsMessages: true },
+    searchCase('search workspace v3', searchWorkspace),
+    searchCase('search workspace v3, 1 conn', searchWorkspace, 1),
+    searchCase('search session v3', searchSession),
+    searchCase('search session v3, 1 conn', searchSession, 1),
     {
       name: 'add-peers v3',
       path: addPeers(0).path,
-      headers: { 'content-type': 'application/json' },
+      headers: json,
       body: addPeers(0).body,
       next: addPeers,
       writes: true,
+    },
+    {
+      name: 'batch create v3 (100 msgs)',
+      path: batch(0).path,
+      headers: json,
+      next: batch,
+      writes: true,
+      itemsPerRequest: 100,
     },
     // Engram's cheapest route: what Fastify plus Engram's hooks cost with no route work
     { name: 'GET /health (floor)', method: 'GET', path: '/health', diagnostic: true },
@@ -107,11 +193,15 @@ interface Measurement {
   sysUsPerRequest: number;
   /** Server CPU use during the run, in cores (1.0 = one core busy all the time). */
   cpuCores: number;
+  connections: number;
+  /** By `Case.labelOf`: latencies of the requests with each label (1-connection runs). */
+  byLabel?: Map<string, Float64Array>;
 }
 
 /** One request to Engram, to learn the exact response the bare server must repeat. */
 async function capture(base: string, kase: Case): Promise<Captured> {
-  const response = await fetch(base + kase.path, { method: kase.method ?? 'POST', headers: kase.headers, body: kase.body });
+  const { path, body } = kase.next?.(0) ?? kase;
+  const response = await fetch(base + path, { method: kase.method ?? 'POST', headers: kase.headers, body });
   return {
     status: response.status,
     contentType: response.headers.get('content-type') ?? 'application/octet-stream',
@@ -124,11 +214,17 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-function cannonOptions(base: string, kase: Case, duration: number, counter: { k: number }): autocannon.Options {
+function cannonOptions(
+  base: string,
+  kase: Case,
+  duration: number,
+  counter: { k: number },
+  issued?: number[],
+): autocannon.Options {
   const options: autocannon.Options = {
     url: base + kase.path,
     method: kase.method ?? 'POST',
-    connections: CONNECTIONS,
+    connections: kase.connections ?? CONNECTIONS,
     duration,
     timeout: 10,
     headers: kase.headers,
@@ -140,6 +236,7 @@ function cannonOptions(base: string, kase: Case, duration: number, counter: { k:
       {
         method: 'POST',
         setupRequest: (request) => {
+          issued?.push(counter.k);
           const { path, body } = next(counter.k++);
           return { ...request, path, body };
         },
@@ -154,12 +251,26 @@ async function measure(server: ChildServer, base: string, kase: Case, counter: {
 
   // autocannon's own histogram has 1 ms resolution; record exact latencies instead
   const latencies: number[] = [];
+  // with one connection responses come back in request order, so each can be labelled
+  const connections = kase.connections ?? CONNECTIONS;
+  const labelOf = connections === 1 && kase.next !== undefined ? kase.labelOf : undefined;
+  const issued: number[] = [];
+  const labelled = new Map<string, number[]>();
   const before = await server.call<NodeJS.CpuUsage>('cpu');
   const wallStart = process.hrtime.bigint();
   // without a callback autocannon returns its event emitter, made thenable
-  const instance = autocannon(cannonOptions(base, kase, DURATION_S, counter)) as unknown as autocannon.Instance &
+  const instance = autocannon(cannonOptions(base, kase, DURATION_S, counter, labelOf && issued)) as unknown as autocannon.Instance &
     Promise<autocannon.Result>;
-  instance.on('response', (_client, _status, _bytes, responseMs) => latencies.push(responseMs));
+  instance.on('response', (_client, _status, _bytes, responseMs) => {
+    latencies.push(responseMs);
+    const k = issued.shift();
+    if (labelOf !== undefined && k !== undefined) {
+      const label = labelOf(k);
+      const values = labelled.get(label) ?? [];
+      values.push(responseMs);
+      labelled.set(label, values);
+    }
+  });
   const result = await instance;
   const wallUs = Number(process.hrtime.bigint() - wallStart) / 1000;
   const after = await server.call<NodeJS.CpuUsage>('cpu');
@@ -178,6 +289,8 @@ async function measure(server: ChildServer, base: string, kase: Case, counter: {
     cpuUsPerRequest: completed > 0 ? cpuUs / completed : NaN,
     sysUsPerRequest: completed > 0 ? (after.system - before.system) / completed : NaN,
     cpuCores: cpuUs / wallUs,
+    connections,
+    byLabel: labelOf === undefined ? undefined : new Map([...labelled].map(([label, values]) => [label, Float64Array.from(values).sort()])),
   };
 }
 
@@ -239,9 +352,14 @@ async function main(): Promise<void> {
     extraMemberships: MEMBERSHIPS,
   };
 
+  // texts the driver sends (batch create, webhook events): the corpus the dataset uses, other seed
+  const driverCorpus = new Corpus(VOCABULARY, 99, ZIPF);
+  const texts = Array.from({ length: 1_000 }, () => driverCorpus.message());
+  const messageData: MessageData = { queries: [] };
   const only = process.env.BENCH_ONLY;
-  const cases = casesFor(shape).filter((kase) => !only || kase.name.includes(only));
-  if (cases.length === 0) throw new Error(`BENCH_ONLY="${only}" matches no case`);
+  const cases = casesFor(shape, messageData, texts).filter((kase) => !only || kase.name.includes(only));
+  const webhookCases = WEBHOOK_CASES.filter((kase) => !only || kase.name.includes(only));
+  if (cases.length === 0 && webhookCases.length === 0) throw new Error(`BENCH_ONLY="${only}" matches no case`);
 
   const execArgv = ['--import', 'tsx'];
   const profileDir = process.env.BENCH_CPU_PROF;
@@ -254,45 +372,153 @@ async function main(): Promise<void> {
   children.push(engram);
   const bare = forkServer('bare server', join(ROOT, 'bench/bare-server.ts'), { cwd: ROOT, execArgv });
   children.push(bare);
+  const receiver = webhookCases.length > 0 ? forkServer('webhook receiver', join(ROOT, 'bench/webhook-receiver.ts'), { cwd: ROOT, execArgv }) : undefined;
+  if (receiver !== undefined) children.push(receiver);
 
   const where = onPostgres ? `PostgreSQL (${new URL(pgUrl!).host})` : `SQLite (${databaseUrl})`;
   console.log(`Engram benchmark on ${where}; node ${process.version}; ${CONNECTIONS} connections, ` +
     `${WARMUP_S} s warm-up + ${DURATION_S} s per case and server`);
-  const startRequest: StartRequest = { databaseUrl, shape, dropWorkspaceOnClose: onPostgres };
-  const [engramInfo, bareInfo] = await Promise.all([
+  const webhookSecret = randomBytes(16).toString('hex');
+  const webhookWorkspace = (endpoints: number) => `${shape.workspaceId}-hooks-${endpoints}`;
+  const startRequest: StartRequest = {
+    databaseUrl,
+    shape,
+    dropWorkspaceOnClose: onPostgres,
+    webhookSecret,
+    workerPollMs: WORKER_POLL_MS,
+    extraWorkspaces: webhookCases.map((kase) => webhookWorkspace(kase.endpoints)),
+  };
+  const [engramInfo, bareInfo, receiverInfo] = await Promise.all([
     engram.call<{ port: number; load: LoadStats }>('start', startRequest),
     bare.call<{ port: number }>('listen'),
+    receiver?.call<{ port: number }>('listen', { secret: webhookSecret }),
   ]);
   console.log(describeLoad(engramInfo.load));
   const engramBase = `http://127.0.0.1:${engramInfo.port}`;
   const bareBase = `http://127.0.0.1:${bareInfo.port}`;
 
-  const rows: { kase: Case; engram: Measurement; bare: Measurement; captured: Captured }[] = [];
-  const wantBreakdown = process.env.BENCH_BREAKDOWN !== '0';
-  let breakdowns: Breakdown[] | undefined;
-  const takeBreakdown = async () => {
-    if (!wantBreakdown || breakdowns !== undefined) return;
-    process.stdout.write('  per-layer timings (in-process)...');
-    breakdowns = await engram.call<Breakdown[]>('breakdown', { iterations: BREAKDOWN_ITERATIONS });
+  let messages: MessagesLoaded | undefined;
+  const loadMessages = async () => {
+    if (messages !== undefined) return;
+    const messageShape: MessageShape = {
+      workspaceId: shape.workspaceId,
+      messages: MESSAGES,
+      sessions: MESSAGE_SESSIONS,
+      vocabulary: VOCABULARY,
+      zipf: ZIPF,
+      seed: 42,
+    };
+    process.stdout.write(`  loading ${int(MESSAGES)} messages...`);
+    messages = await engram.call<MessagesLoaded>('loadMessages', messageShape);
+    messageData.queries = messages.queries;
     console.log(' done');
+    console.log(describeMessages(messages));
+  };
+
+  const rows: Row[] = [];
+  const wantBreakdown = process.env.BENCH_BREAKDOWN !== '0';
+  const broken = ['peers/list v3', 'sessions of peer v3', 'message list v3'];
+  const wantLayers = wantBreakdown && cases.some((kase) => broken.includes(kase.name));
+  let breakdowns: Breakdown[] | undefined;
+  let analysis: SearchAnalysis | { skipped: string } | undefined;
+  const wantAnalysis = wantBreakdown && cases.some((kase) => kase.name.startsWith('search'));
+  // in-process timings, taken once the read cases are done and before any case writes
+  const takeTimings = async () => {
+    if (wantLayers && breakdowns === undefined) {
+      process.stdout.write('  per-layer timings (in-process)...');
+      breakdowns = await engram.call<Breakdown[]>('breakdown', { iterations: BREAKDOWN_ITERATIONS });
+      console.log(' done');
+    }
+    if (wantAnalysis && messages !== undefined && analysis === undefined) {
+      process.stdout.write('  search analysis (in-process)...');
+      analysis = await engram.call<SearchAnalysis | { skipped: string }>('searchAnalysis', { perClass: 6 });
+      console.log(' done');
+    }
   };
   for (const kase of cases) {
-    if (kase.writes) await takeBreakdown();
+    if (kase.writes) await takeTimings();
+    if (kase.needsMessages) await loadMessages();
     const counter = { k: 1 }; // k = 0 is the captured request
     const captured = await capture(engramBase, kase);
     if (captured.status < 200 || captured.status > 299) {
       console.log(`!! ${kase.name}: Engram answered ${captured.status}: ${captured.body.toString('utf8').slice(0, 300)}`);
     }
-    await bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
     process.stdout.write(`  ${kase.name}: engram...`);
     const engramResult = await measure(engram, engramBase, kase, counter);
+    if (kase.noBare) {
+      console.log(` ${int(engramResult.rps)} req/s (first response ${captured.status}, ${captured.body.length} bytes)`);
+      rows.push({ kase, engram: engramResult, captured });
+      continue;
+    }
+    await bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
     process.stdout.write(` ${int(engramResult.rps)} req/s; bare...`);
     const bareResult = await measure(bare, bareBase, kase, { k: 1 });
     console.log(` ${int(bareResult.rps)} req/s (response ${captured.status}, ${captured.body.length} bytes)`);
     rows.push({ kase, engram: engramResult, bare: bareResult, captured });
   }
-  await takeBreakdown();
+  await takeTimings();
 
+  const webhookResults: WebhookResult[] = [];
+  if (webhookCases.length > 0) {
+    const worker = await engram.call<{ concurrency: number; pollMs: number }>('startWorker');
+    console.log(`  webhook worker started in the Engram process (WORKER_CONCURRENCY ${worker.concurrency}, WORKER_POLL_MS ${worker.pollMs})`);
+    for (const kase of webhookCases) {
+      process.stdout.write(`  ${kase.name}: ${int(WEBHOOK_EVENTS)} events...`);
+      const result = await measureWebhooks({
+        kase,
+        engram,
+        receiver: receiver!,
+        engramBase,
+        receiverPort: receiverInfo!.port,
+        workspaceId: webhookWorkspace(kase.endpoints),
+        events: WEBHOOK_EVENTS,
+        texts,
+        timeoutMs: 180_000,
+      });
+      console.log(` ${int(result.tally.delivered / result.totalS)} deliveries/s`);
+      webhookResults.push(result);
+    }
+    await engram.call('stopWorker');
+  }
+
+  const compared = rows.filter((row): row is Row & { bare: Measurement } => row.bare !== undefined);
+  if (compared.length > 0) printCompared(compared);
+  const searches = rows.filter((row) => row.bare === undefined);
+  if (searches.length > 0) printSearches(searches);
+  if (webhookResults.length > 0) printWebhooks(webhookResults);
+
+  const failures = rows.filter((r) => r.engram.non2xx > 0 || (r.bare?.non2xx ?? 0) > 0 || r.engram.errors > 0 || r.captured.status >= 300);
+  console.log('');
+  console.log(
+    failures.length === 0
+      ? 'non-2xx responses: 0 in every case'
+      : `WARNING: non-2xx responses or errors in: ${failures.map((r) => r.kase.name).join(', ')} (numbers for those cases are not meaningful)`,
+  );
+  const peersList = compared.find((r) => r.kase.name === 'peers/list v3');
+  const ratio = peersList === undefined ? NaN : peersList.engram.rps / peersList.bare.rps;
+  if (peersList === undefined) {
+    console.log('aim: peers/list was not run (BENCH_ONLY)');
+  } else if (onPostgres) {
+    console.log(`aim (ratio >= ${AIM_RATIO} on peers/list) is set for SQLite; on PostgreSQL the ratio is ${ratio.toFixed(2)} (informational)`);
+  } else {
+    console.log(`aim: peers/list ratio >= ${AIM_RATIO} on SQLite -> ${ratio.toFixed(2)}: ${ratio >= AIM_RATIO ? 'MET' : 'NOT MET'}`);
+  }
+  if (searches.length > 0) printSearchTarget(searches, onPostgres);
+
+  if (analysis !== undefined) printSearchAnalysis(analysis, messages!);
+  if (breakdowns !== undefined) printBreakdown(breakdowns, compared, onPostgres);
+  console.log('');
+  console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
+
+interface Row {
+  kase: Case;
+  engram: Measurement;
+  bare?: Measurement;
+  captured: Captured;
+}
+
+function printCompared(rows: (Row & { bare: Measurement })[]): void {
   console.log('');
   console.log(
     table(
@@ -308,6 +534,13 @@ async function main(): Promise<void> {
       ]),
     ),
   );
+  for (const { kase, engram: e, bare: b } of rows) {
+    if (kase.itemsPerRequest === undefined) continue;
+    console.log(
+      `${kase.name}: ${int(e.rps * kase.itemsPerRequest)} messages/s stored by Engram ` +
+        `(bare server answering the same ${kase.itemsPerRequest}-message 201: ${int(b.rps * kase.itemsPerRequest)}/s)`,
+    );
+  }
   console.log('');
   console.log('server CPU during each measured run (1.00 cores = one core busy all the time):');
   console.log(
@@ -333,33 +566,157 @@ async function main(): Promise<void> {
         `the load generator's ceiling on this machine, not node:http's, so those ratios flatter Engram. CPU µs/req compares the servers' own cost.`,
     );
   }
-  const failures = rows.filter((r) => r.engram.non2xx > 0 || r.bare.non2xx > 0 || r.engram.errors > 0 || r.captured.status >= 300);
-  console.log('');
-  console.log(
-    failures.length === 0
-      ? 'non-2xx responses: 0 in every case'
-      : `WARNING: non-2xx responses or errors in: ${failures.map((r) => r.kase.name).join(', ')} (numbers for those cases are not meaningful)`,
-  );
-  const peersList = rows.find((r) => r.kase.name === 'peers/list v3');
-  const ratio = peersList === undefined ? NaN : peersList.engram.rps / peersList.bare.rps;
-  if (peersList === undefined) {
-    console.log('aim: peers/list was not run (BENCH_ONLY)');
-  } else if (onPostgres) {
-    console.log(`aim (ratio >= ${AIM_RATIO} on peers/list) is set for SQLite; on PostgreSQL the ratio is ${ratio.toFixed(2)} (informational)`);
-  } else {
-    console.log(`aim: peers/list ratio >= ${AIM_RATIO} on SQLite -> ${ratio.toFixed(2)}: ${ratio >= AIM_RATIO ? 'MET' : 'NOT MET'}`);
-  }
-
-  if (breakdowns !== undefined) printBreakdown(breakdowns, rows, onPostgres);
-  console.log('');
-  console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
 
-function printBreakdown(
-  breakdowns: Breakdown[],
-  rows: { kase: Case; engram: Measurement; bare: Measurement }[],
-  onPostgres: boolean,
-): void {
+function describeMessages(m: MessagesLoaded): string {
+  const s = (x: number) => (x / 1000).toFixed(1);
+  const mb = (bytes: number | undefined) => (bytes === undefined ? 'n/a' : `${(bytes / 1e6).toFixed(0)} MB`);
+  return [
+    `loaded ${int(m.messages)} messages into ${int(m.sessions)} sessions (${LIST_SESSION}: ${int(m.listSessionMessages)}) ` +
+      `in ${s(m.totalMs)} s (of which generating text and token counts ${s(m.generateMs)} s); ` +
+      `${m.meanChars.toFixed(0)} characters, ${m.meanTokens.toFixed(1)} tokens per message`,
+    `  token_count: o200k_base counts memoised per word (exact: ${int(m.tokenExact)} of ${int(m.tokenSample)} sampled messages ` +
+      `equal tokenCount())`,
+    (m.databaseBytes === undefined
+      ? '  PostgreSQL: ANALYZE messages run after the load (as autovacuum would soon do)'
+      : `  database file ${mb(m.databaseBytes)}` + (m.walBytes !== undefined ? ` (WAL ${mb(m.walBytes)} after a checkpoint)` : '')) +
+      `; vocabulary ${int(m.vocabulary)} words, Zipf exponent ${m.zipf}`,
+    `  words by messages containing them: ${m.bands.map((b) => `${b.label}: ${int(b.words)}`).join(', ')}`,
+    `  search queries: ${int(m.queries.length)} (${[...new Set(m.queries.map((q) => q.queryClass))]
+      .map((c) => `${c} e.g. "${m.queries.find((q) => q.queryClass === c)!.query}"`)
+      .join(', ')})`,
+  ].join('\n');
+}
+
+function printSearches(rows: Row[]): void {
+  console.log('');
+  console.log('search (no bare column: every request asks a different query, so no one response stands for them all):');
+  console.log(
+    table(
+      ['case', 'connections', 'req/s', 'p50 / p99 ms', 'engram CPU µs/req (sys)', 'cores', 'non-2xx', 'errors/timeouts'],
+      rows.map(({ kase, engram: e }) => [
+        kase.name,
+        String(e.connections),
+        int(e.rps),
+        `${ms(e.p50)} / ${ms(e.p99)}`,
+        `${e.cpuUsPerRequest.toFixed(0)} (${e.sysUsPerRequest.toFixed(0)})`,
+        e.cpuCores.toFixed(2),
+        String(e.non2xx),
+        `${e.errors}/${e.timeouts}`,
+      ]),
+    ),
+  );
+  const order = ['rare', 'medium', 'common', 'two words'];
+  for (const { kase, engram: e } of rows) {
+    if (e.byLabel === undefined) continue;
+    console.log('');
+    console.log(`${kase.name}, latency by query class (one connection, so each response is matched to its request):`);
+    console.log(
+      table(
+        ['class', 'requests', 'p50 ms', 'p99 ms', 'max ms'],
+        [...e.byLabel].sort(([a], [b]) => order.indexOf(a) - order.indexOf(b)).map(([label, sorted]) => [
+          label,
+          int(sorted.length),
+          ms(percentile(sorted, 50)),
+          ms(percentile(sorted, 99)),
+          ms(sorted[sorted.length - 1]),
+        ]),
+      ),
+    );
+  }
+}
+
+function printSearchTarget(rows: Row[], onPostgres: boolean): void {
+  const atSize = MESSAGES === SEARCH_TARGET_MESSAGES ? '' : ` (this run: ${int(MESSAGES)} messages, so informational)`;
+  const where = onPostgres ? ' (set for SQLite; this run is on PostgreSQL, so informational)' : atSize;
+  console.log(`search target: p99 < ${SEARCH_TARGET_MS} ms on SQLite at ${int(SEARCH_TARGET_MESSAGES)} messages${where}:`);
+  for (const { kase, engram: e } of rows) {
+    const verdict = e.p99 < SEARCH_TARGET_MS ? 'MET' : 'NOT MET';
+    const note =
+      e.connections === 1
+        ? 'one request at a time: the latency one client sees'
+        : `${e.connections} requests in flight: includes waiting behind the others` +
+          (onPostgres ? '' : ' (SQLite calls block the event loop)');
+    console.log(`  ${kase.name}: p99 ${ms(e.p99)} ms -> ${verdict} (${note})`);
+  }
+}
+
+function printSearchAnalysis(analysis: SearchAnalysis | { skipped: string }, m: MessagesLoaded): void {
+  console.log('');
+  if ('skipped' in analysis) {
+    console.log(`search analysis: ${analysis.skipped}`);
+    return;
+  }
+  console.log(
+    `where a search's time goes (SQLite, ${int(m.messages)} messages; in-process, one call at a time, no HTTP load; ` +
+      'ms, each query\'s median of up to 3 runs, then the median over the class\'s queries):',
+  );
+  console.log(
+    table(
+      ['class', 'queries', 'matches', 'store call p50 / max', 'session scope', 'MATCH only', '+ bm25 rank', '+ join, workspace', 'full SQL', 'what-if 256 MB cache+mmap', 'what-if newest 2,000'],
+      analysis.classes.map((c) => [
+        c.queryClass,
+        String(c.queries),
+        int(c.matches),
+        `${ms(c.storeP50)} / ${ms(c.storeMax)}`,
+        ms(c.sessionStoreP50),
+        ms(c.matchOnly),
+        ms(c.matchRank),
+        ms(c.matchJoin),
+        ms(c.fullSql),
+        ms(c.fullSqlBigCache),
+        ms(c.newestRanked),
+      ]),
+    ),
+  );
+  console.log('  columns: store call = searchMessages() as the route calls it (workspace scope; session scope beside it);');
+  console.log('    MATCH only = count of FTS5 matches; + bm25 rank = rank computed for every match; + join, workspace =');
+  console.log('    every match joined to messages and its workspace checked (no rank); full SQL = the store\'s statement');
+  console.log('    (rank, join and sort of all matches, then LIMIT 10); what-if 256 MB cache+mmap = the same statement on a');
+  console.log('    connection with cache_size 256 MiB and mmap_size 1 GiB (pages without a read() call each); what-if newest');
+  console.log('    2,000 = rank only the newest 2,000 matches (FTS5 yields them newest first and stops), then join those.');
+  console.log(`  examples: ${analysis.classes.map((c) => `${c.queryClass}: ${c.examples.map((e) => `"${e}"`).join(', ')}`).join('; ')}`);
+  console.log(`  workspace statement: ${analysis.workspaceSql}`);
+  console.log(`    plan: ${analysis.workspacePlan.join(' | ')}`);
+  console.log(`  session statement adds: ${analysis.sessionSql.includes('m.session_id = ?') ? 'AND m.session_id = ?' : '(see sql-store.ts)'}`);
+  console.log(`    plan: ${analysis.sessionPlan.join(' | ')}`);
+  console.log(
+    `  full SQL costs about ${analysis.usPerMatch.toFixed(1)} µs per matching message (common classes), so ${SEARCH_TARGET_MS} ms ` +
+      `allows about ${int(analysis.matchBudget)} matches; ${int(analysis.wordsOverBudget)} of the ${int(m.vocabulary)} words ` +
+      `occur in more messages than that. SQLite page cache: ${int(Math.abs(analysis.pageCacheKib))} ` +
+      `${analysis.pageCacheKib < 0 ? 'KiB' : 'pages'} (cache_size).`,
+  );
+}
+
+function printWebhooks(results: WebhookResult[]): void {
+  console.log('');
+  console.log(
+    'webhooks: message.created events (100 messages per request, one request after another) delivered to a local receiver ' +
+      '(node:http, own process); end to end = first request to last delivery received:',
+  );
+  console.log(
+    table(
+      ['case', 'events', 'deliveries', 'enqueue s', 'end to end s', 'events/s', 'deliveries/s', 'engram CPU µs/delivery (cores)', 'receiver CPU µs/delivery', 'retries / dup / bad sig'],
+      results.map((r) => [
+        r.kase.name + (r.tally.complete ? '' : ' (INCOMPLETE)'),
+        int(r.events),
+        `${int(r.tally.delivered)} of ${int(r.deliveries)}`,
+        r.enqueueS.toFixed(2),
+        r.totalS.toFixed(2),
+        int(r.tally.delivered / r.kase.endpoints / r.totalS),
+        int(r.tally.delivered / r.totalS),
+        `${r.engramCpuUs.toFixed(0)} (${r.engramCores.toFixed(2)})`,
+        r.receiverCpuUs.toFixed(0),
+        `${r.retried} / ${r.tally.duplicates} / ${r.tally.badSignatures}`,
+      ]),
+    ),
+  );
+  for (const r of results) {
+    if (r.lastProblem !== '') console.log(`  ${r.kase.name}: worker reported: ${r.lastProblem}`);
+  }
+}
+
+function printBreakdown(breakdowns: Breakdown[], rows: { kase: Case; engram: Measurement; bare: Measurement }[], onPostgres: boolean): void {
   console.log('');
   console.log(
     `where a request's time goes (µs; layers timed in-process one call at a time, mean of up to ${int(BREAKDOWN_ITERATIONS)} calls, ` +

@@ -1,0 +1,92 @@
+/**
+ * The webhook cases' receiver, in its own process: a `node:http` server on 127.0.0.1 that
+ * answers every POST with 200 and counts deliveries per endpoint path (`/hook/<n>`), checking
+ * each `X-Honcho-Signature` and counting repeats of an `Idempotency-Key` on one path. The
+ * parent asks it (`expect`) to report once a number of distinct deliveries has arrived.
+ */
+import { createHmac } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { answerCalls } from './ipc.js';
+
+export interface ReceiverTally {
+  /** Distinct (path, idempotency key) pairs seen. */
+  delivered: number;
+  /** Requests repeating a pair already seen (at-least-once delivery resending). */
+  duplicates: number;
+  badSignatures: number;
+  /** Distinct deliveries per path. */
+  perPath: Record<string, number>;
+  /** Whether `expect` returned because the count was reached (false: it timed out). */
+  complete: boolean;
+}
+
+let secret = '';
+const seen = new Set<string>();
+const perPath: Record<string, number> = {};
+let duplicates = 0;
+let badSignatures = 0;
+let waiter: { total: number; resolve: () => void } | undefined;
+
+const server = createServer((request, response) => {
+  const chunks: Buffer[] = [];
+  request.on('data', (chunk: Buffer) => chunks.push(chunk));
+  request.on('end', () => {
+    const body = Buffer.concat(chunks);
+    const expected = createHmac('sha256', secret).update(body).digest('hex');
+    if (request.headers['x-honcho-signature'] !== expected) badSignatures++;
+    const path = request.url ?? '/';
+    const key = `${path} ${String(request.headers['idempotency-key'])}`;
+    if (seen.has(key)) {
+      duplicates++;
+    } else {
+      seen.add(key);
+      perPath[path] = (perPath[path] ?? 0) + 1;
+    }
+    response.writeHead(200, { 'content-length': 0 });
+    response.end();
+    if (waiter !== undefined && seen.size >= waiter.total) waiter.resolve();
+  });
+});
+server.keepAliveTimeout = 72_000;
+
+const tally = (complete: boolean): ReceiverTally => ({ delivered: seen.size, duplicates, badSignatures, perPath: { ...perPath }, complete });
+
+answerCalls({
+  async listen(request: { secret: string }) {
+    secret = request.secret;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    return { port: (server.address() as AddressInfo).port };
+  },
+  /** Forgets every delivery seen (between cases). */
+  reset() {
+    seen.clear();
+    for (const path of Object.keys(perPath)) delete perPath[path];
+    duplicates = 0;
+    badSignatures = 0;
+    return null;
+  },
+  /** Resolves once `total` distinct deliveries have arrived, or after `timeoutMs`. */
+  async expect(request: { total: number; timeoutMs: number }) {
+    if (seen.size >= request.total) return tally(true);
+    let timer: NodeJS.Timeout | undefined;
+    const complete = await new Promise<boolean>((resolve) => {
+      waiter = { total: request.total, resolve: () => resolve(true) };
+      timer = setTimeout(() => resolve(false), request.timeoutMs);
+    });
+    clearTimeout(timer);
+    waiter = undefined;
+    return tally(complete);
+  },
+  cpu() {
+    return process.cpuUsage();
+  },
+  async close() {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return null;
+  },
+});
