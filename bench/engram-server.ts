@@ -7,7 +7,7 @@
  *   request's time goes;
  * - `loadMessages`: the message dataset for the message and search cases (corpus.ts), and
  *   the search queries picked from it by how many messages each word occurs in;
- * - `searchAnalysis`: where a search's time goes (FTS5 MATCH, ranking, join, sort);
+ * - `searchAnalysis`: where a search's time goes (candidates, ranking, read);
  * - `startWorker` / `stopWorker`: the background worker `engram serve` runs (`createWorker`),
  *   started only for the webhook cases so it does not poll during the others.
  */
@@ -18,7 +18,9 @@ import type { FastifyInstance } from 'fastify';
 import { nanoid } from 'nanoid';
 import { buildApp, openDatabase, type Database } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
-import { searchTerms } from '../src/domain/messages/search.js';
+import { createDomainContext } from '../src/domain/context.js';
+import { rankCandidates } from '../src/domain/messages/rank.js';
+import { SEARCH_CANDIDATES, searchMessages, searchTerms } from '../src/domain/messages/search.js';
 import { tokenCount } from '../src/domain/messages/token-count.js';
 import { isoTime, presentMessage, presentPage, presentPeer, presentSession } from '../src/http/shared/present.js';
 import type { Worker } from '../src/jobs/worker.js';
@@ -27,7 +29,7 @@ import type { SqlExecutor } from '../src/storage/sql/driver.js';
 import { SqlStore } from '../src/storage/sql/sql-store.js';
 import type { ListQuery, MessageRecord, Page, PeerRecord, SessionRecord } from '../src/storage/store.js';
 import { checkTokenCounts, Corpus, seededRandom } from './corpus.js';
-import { BENCH_PEER, chatSessionId, LIST_SESSION, loadDataset, loadMessages, type DatasetShape, type MessageShape } from './dataset.js';
+import { BENCH_PEER, chatSenders, chatSessionId, LIST_SESSION, loadDataset, loadMessages, type DatasetShape, type MessageShape } from './dataset.js';
 import { answerCalls } from './ipc.js';
 
 export interface StartRequest {
@@ -82,30 +84,25 @@ export interface SearchClassTiming {
   /** Median over the class's queries. */
   matches: number;
   /** ms; each query's median of a few runs, then median (and max) over the class. */
-  storeP50: number;
-  storeMax: number;
-  sessionStoreP50: number;
-  matchOnly: number;
-  matchRank: number;
-  matchJoin: number;
-  fullSql: number;
-  /** The full statement on a connection with a 256 MiB page cache and 1 GiB of mmap. */
-  fullSqlBigCache: number;
-  newestRanked: number;
+  searchP50: number;
+  searchMax: number;
+  sessionP50: number;
+  peerP50: number;
+  /** The three steps of a workspace search. */
+  candidates: number;
+  rank: number;
+  read: number;
+  /** Matches that were ranked (at most SEARCH_CANDIDATES). */
+  ranked: number;
   examples: string[];
 }
 
 export interface SearchAnalysis {
-  workspaceSql: string;
+  candidateSql: string;
   workspacePlan: string[];
-  sessionSql: string;
   sessionPlan: string[];
-  pageCacheKib: number;
+  candidateLimit: number;
   classes: SearchClassTiming[];
-  /** Vocabulary words occurring in more than `matchBudget` messages. */
-  wordsOverBudget: number;
-  matchBudget: number;
-  usPerMatch: number;
 }
 
 export interface LayerTiming {
@@ -369,120 +366,94 @@ const median = (values: number[]) => {
 };
 
 /**
- * SQLite only. For a few queries of each class: the store call (workspace and session scope)
- * and, on a second read-only connection, the store's own SQL taken apart: the FTS5 MATCH
- * alone (count of matching rows), MATCH with the bm25 rank of every match, MATCH joined to
- * messages with the workspace check, the full statement (rank, join, sort of all matches, top
- * 10), and what-if a statement that ranks only the newest 2,000 matches. One call at a time,
- * no HTTP load.
+ * For a few queries of each class: the search as the route runs it (searchMessages, workspace,
+ * session and peer scope), and the workspace search's three steps apart: the newest matching
+ * candidates (SQL), their ranking (JS) and the read of the best 10. One call at a time, no
+ * HTTP load.
  */
 async function searchAnalysis({ perClass }: { perClass: number }): Promise<SearchAnalysis | { skipped: string }> {
   const db = database!;
-  if (db.driver.dialect !== 'sqlite') return { skipped: 'the search analysis reads SQLite FTS5 internals; skipped on PostgreSQL' };
   if (loaded === undefined) return { skipped: 'the message dataset was not loaded' };
   const ws = loaded.shape.workspaceId;
   const session = chatSessionId(1);
-  const search = (store: SqlStore, query: string, sessionId?: string) =>
-    store.searchMessages({ workspaceId: ws, sessionId, terms: searchTerms(query), filters: null, limit: 10, generation: 'v3' });
+  const peer = chatSenders(1, loaded.shape.sessions)[0];
+  const ctx = createDomainContext(db.store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 1 });
+  const search = (query: string, scope: { sessionId?: string; peerId?: string } = {}) =>
+    searchMessages(ctx, { workspaceId: ws, ...scope }, { query, filters: null, limit: 10, generation: 'v3' });
+  const request = (query: string, sessionId?: string) => ({
+    workspaceId: ws,
+    sessionId,
+    terms: searchTerms(query),
+    filters: null,
+    candidates: SEARCH_CANDIDATES,
+    generation: 'v3' as const,
+  });
 
-  // the statements the store issues, as issued
+  // the candidate statement as the store issues it
   const timing = timingExecutor(db.driver);
   const timedStore = new SqlStore(timing.executor);
   const issued = async (sessionId?: string) => {
     timing.perSql.clear();
-    await search(timedStore, 'plan', sessionId);
-    const found = [...timing.perSql.entries()].find(([sql]) => sql.includes('MATCH'));
-    if (found === undefined) throw new Error('searchMessages issued no MATCH statement');
+    await timedStore.searchCandidates(request('plan', sessionId));
+    const found = [...timing.perSql.entries()].find(([sql]) => sql.includes('ORDER BY'));
+    if (found === undefined) throw new Error('searchCandidates issued no statement');
     return found;
   };
-  const [workspaceSql, workspaceEntry] = await issued();
+  const [candidateSql, workspaceEntry] = await issued();
   const [sessionSql, sessionEntry] = await issued(session);
+  const plan = async (sql: string, params: readonly unknown[]) => {
+    const explain = db.driver.dialect === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ';
+    const rows = await db.driver.all<Record<string, string>>(explain + sql, params);
+    return rows.map((row) => row.detail ?? row['QUERY PLAN']);
+  };
 
-  const side = new BetterSqlite3(start!.databaseUrl, { readonly: true });
-  // what-if: the same statement where pages come from a bigger cache and memory-mapped I/O
-  // instead of a read() system call per page that is not among the 16 MB cached
-  const roomy = new BetterSqlite3(start!.databaseUrl, { readonly: true });
-  roomy.pragma('cache_size = -262144');
-  roomy.pragma('mmap_size = 1073741824');
-  try {
-    const plan = (sql: string, params: readonly unknown[]) =>
-      (side.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
-    const pageCacheKib = Number(side.pragma('cache_size', { simple: true }));
-    const fullSql = side.prepare(workspaceSql);
-    const fullSqlRoomy = roomy.prepare(workspaceSql);
-    const matchOnly = side.prepare('SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ?');
-    const matchRank = side.prepare('SELECT sum(score) FROM (SELECT rank AS score FROM messages_fts WHERE messages_fts MATCH ?)');
-    const matchJoin = side.prepare(
-      'SELECT count(*) FROM messages_fts JOIN messages m ON m.pk = messages_fts.rowid WHERE messages_fts MATCH ? AND m.workspace_id = ?',
-    );
-    // what-if: FTS5 returns matches newest first and stops after 2,000; only those are ranked
-    const newestRanked = side.prepare(
-      `SELECT m.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at
-       FROM (SELECT rowid AS pk, rank AS score FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT 2000) f
-       CROSS JOIN messages m ON m.pk = f.pk WHERE m.workspace_id = ? ORDER BY f.score, m.pk DESC LIMIT 10`,
-    );
-    const matchText = (query: string) => searchTerms(query).map((term) => `"${term}"`).join(' ');
-
-    const classes: SearchClassTiming[] = [];
-    const byClass = new Map<QueryClass, SearchQuery[]>();
-    for (const query of [...loaded.result.queries, ...loaded.result.veryCommon]) {
-      const list = byClass.get(query.queryClass) ?? [];
-      if (list.length < (query.queryClass === 'very common' ? 1 : perClass)) list.push(query);
-      byClass.set(query.queryClass, list);
-    }
-    for (const [queryClass, queries] of byClass) {
-      const rows: Record<Exclude<keyof SearchClassTiming, 'queryClass' | 'queries' | 'examples' | 'storeMax'>, number>[] = [];
-      for (const { query } of queries) {
-        const match = matchText(query);
-        await search(db.store, query); // warm the pages this query reads
-        rows.push({
-          matches: Number((matchOnly.get(match) as { n: number }).n),
-          storeP50: await medianMs(() => search(db.store, query)),
-          sessionStoreP50: await medianMs(() => search(db.store, query, session)),
-          matchOnly: await medianMs(() => matchOnly.get(match)),
-          matchRank: await medianMs(() => matchRank.get(match)),
-          matchJoin: await medianMs(() => matchJoin.get(match, ws)),
-          fullSql: await medianMs(() => fullSql.all(match, ...workspaceEntry.params.slice(1))),
-          fullSqlBigCache: await medianMs(() => fullSqlRoomy.all(match, ...workspaceEntry.params.slice(1)), 4),
-          newestRanked: await medianMs(() => newestRanked.all(match, ws)),
-        });
-      }
-      const pick = (key: keyof (typeof rows)[number]) => median(rows.map((row) => row[key]));
-      classes.push({
-        queryClass,
-        queries: queries.length,
-        matches: pick('matches'),
-        storeP50: pick('storeP50'),
-        storeMax: Math.max(...rows.map((row) => row.storeP50)),
-        sessionStoreP50: pick('sessionStoreP50'),
-        matchOnly: pick('matchOnly'),
-        matchRank: pick('matchRank'),
-        matchJoin: pick('matchJoin'),
-        fullSql: pick('fullSql'),
-        fullSqlBigCache: pick('fullSqlBigCache'),
-        newestRanked: pick('newestRanked'),
-        examples: queries.slice(0, 3).map((q) => q.query),
+  const classes: SearchClassTiming[] = [];
+  const byClass = new Map<QueryClass, SearchQuery[]>();
+  for (const query of [...loaded.result.queries, ...loaded.result.veryCommon]) {
+    const list = byClass.get(query.queryClass) ?? [];
+    if (list.length < (query.queryClass === 'very common' ? 1 : perClass)) list.push(query);
+    byClass.set(query.queryClass, list);
+  }
+  for (const [queryClass, queries] of byClass) {
+    const rows: Record<Exclude<keyof SearchClassTiming, 'queryClass' | 'queries' | 'examples' | 'searchMax'>, number>[] = [];
+    for (const { query, matches } of queries) {
+      await search(query); // warm the pages this query reads
+      const candidates = await db.store.searchCandidates(request(query));
+      const best = rankCandidates(searchTerms(query), candidates, 10);
+      rows.push({
+        matches,
+        searchP50: await medianMs(() => search(query)),
+        sessionP50: await medianMs(() => search(query, { sessionId: session })),
+        peerP50: await medianMs(() => search(query, { peerId: peer })),
+        candidates: await medianMs(() => db.store.searchCandidates(request(query))),
+        rank: await medianMs(() => rankCandidates(searchTerms(query), candidates, 10)),
+        read: await medianMs(() => db.store.messagesByIds(ws, best.map((c) => c.id))),
+        ranked: candidates.length,
       });
     }
-    // cost per matching message, from the classes with many matches (fixed costs are small there)
-    const heavy = classes.filter((c) => c.queryClass === 'common' || c.queryClass === 'very common');
-    const usPerMatch = median(heavy.map((c) => (c.fullSql * 1000) / Math.max(1, c.matches)));
-    const matchBudget = (50 * 1000) / usPerMatch;
-    return {
-      workspaceSql: workspaceSql.replace(/\s+/g, ' ').trim(),
-      workspacePlan: plan(workspaceSql, workspaceEntry.params),
-      sessionSql: sessionSql.replace(/\s+/g, ' ').trim(),
-      sessionPlan: plan(sessionSql, sessionEntry.params),
-      pageCacheKib,
-      classes,
-      wordsOverBudget: loaded.documentFrequency.filter((n) => n > matchBudget).length,
-      matchBudget,
-      usPerMatch,
-    };
-  } finally {
-    side.close();
-    roomy.close();
+    const pick = (key: keyof (typeof rows)[number]) => median(rows.map((row) => row[key]));
+    classes.push({
+      queryClass,
+      queries: queries.length,
+      matches: pick('matches'),
+      searchP50: pick('searchP50'),
+      searchMax: Math.max(...rows.map((row) => row.searchP50)),
+      sessionP50: pick('sessionP50'),
+      peerP50: pick('peerP50'),
+      candidates: pick('candidates'),
+      rank: pick('rank'),
+      read: pick('read'),
+      ranked: pick('ranked'),
+      examples: queries.slice(0, 3).map((q) => q.query),
+    });
   }
+  return {
+    candidateSql: candidateSql.replace(/\s+/g, ' ').trim(),
+    workspacePlan: await plan(candidateSql, workspaceEntry.params),
+    sessionPlan: await plan(sessionSql, sessionEntry.params),
+    candidateLimit: SEARCH_CANDIDATES,
+    classes,
+  };
 }
 
 answerCalls({

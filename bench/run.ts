@@ -648,44 +648,33 @@ function printSearchAnalysis(analysis: SearchAnalysis | { skipped: string }, m: 
     return;
   }
   console.log(
-    `where a search's time goes (SQLite, ${int(m.messages)} messages; in-process, one call at a time, no HTTP load; ` +
-      'ms, each query\'s median of up to 3 runs, then the median over the class\'s queries):',
+    `where a search's time goes (${int(m.messages)} messages; in-process, one call at a time, no HTTP load; ` +
+      "ms, each query's median of up to 3 runs, then the median over the class's queries):",
   );
   console.log(
     table(
-      ['class', 'queries', 'matches', 'store call p50 / max', 'session scope', 'MATCH only', '+ bm25 rank', '+ join, workspace', 'full SQL', 'what-if 256 MB cache+mmap', 'what-if newest 2,000'],
+      ['class', 'queries', 'matches', 'search p50 / max', 'session scope', 'peer scope', 'candidates (SQL)', 'rank (JS)', 'read 10', 'ranked'],
       analysis.classes.map((c) => [
         c.queryClass,
         String(c.queries),
-        int(c.matches),
-        `${ms(c.storeP50)} / ${ms(c.storeMax)}`,
-        ms(c.sessionStoreP50),
-        ms(c.matchOnly),
-        ms(c.matchRank),
-        ms(c.matchJoin),
-        ms(c.fullSql),
-        ms(c.fullSqlBigCache),
-        ms(c.newestRanked),
+        c.matches < 0 ? 'n/a' : int(c.matches),
+        `${ms(c.searchP50)} / ${ms(c.searchMax)}`,
+        ms(c.sessionP50),
+        ms(c.peerP50),
+        ms(c.candidates),
+        ms(c.rank),
+        ms(c.read),
+        int(c.ranked),
       ]),
     ),
   );
-  console.log('  columns: store call = searchMessages() as the route calls it (workspace scope; session scope beside it);');
-  console.log('    MATCH only = count of FTS5 matches; + bm25 rank = rank computed for every match; + join, workspace =');
-  console.log('    every match joined to messages and its workspace checked (no rank); full SQL = the store\'s statement');
-  console.log('    (rank, join and sort of all matches, then LIMIT 10); what-if 256 MB cache+mmap = the same statement on a');
-  console.log('    connection with cache_size 256 MiB and mmap_size 1 GiB (pages without a read() call each); what-if newest');
-  console.log('    2,000 = rank only the newest 2,000 matches (FTS5 yields them newest first and stops), then join those.');
+  console.log('  columns: search = searchMessages() as the route calls it, workspace scope (session and peer scope beside it);');
+  console.log(`    its steps: candidates = the newest ${int(analysis.candidateLimit)} messages holding every word (SQL), rank = their`);
+  console.log('    BM25 ordering (rank.ts), read 10 = the best 10 messages read by id; ranked = candidates the query had.');
   console.log(`  examples: ${analysis.classes.map((c) => `${c.queryClass}: ${c.examples.map((e) => `"${e}"`).join(', ')}`).join('; ')}`);
-  console.log(`  workspace statement: ${analysis.workspaceSql}`);
-  console.log(`    plan: ${analysis.workspacePlan.join(' | ')}`);
-  console.log(`  session statement adds: ${analysis.sessionSql.includes('m.session_id = ?') ? 'AND m.session_id = ?' : '(see sql-store.ts)'}`);
-  console.log(`    plan: ${analysis.sessionPlan.join(' | ')}`);
-  console.log(
-    `  full SQL costs about ${analysis.usPerMatch.toFixed(1)} µs per matching message (common classes), so ${SEARCH_TARGET_MS} ms ` +
-      `allows about ${int(analysis.matchBudget)} matches; ${int(analysis.wordsOverBudget)} of the ${int(m.vocabulary)} words ` +
-      `occur in more messages than that. SQLite page cache: ${int(Math.abs(analysis.pageCacheKib))} ` +
-      `${analysis.pageCacheKib < 0 ? 'KiB' : 'pages'} (cache_size).`,
-  );
+  console.log(`  candidate statement: ${analysis.candidateSql}`);
+  console.log(`    plan, workspace scope: ${analysis.workspacePlan.join(' | ')}`);
+  console.log(`    plan, session scope: ${analysis.sessionPlan.join(' | ')}`);
 }
 
 function printWebhooks(results: WebhookResult[]): void {

@@ -21,9 +21,10 @@ function migrationFiles(dialect: SqlDriver['dialect']): { name: string; sql: str
 /**
  * Applies this dialect's forward-only migrations that the database lacks, each in its own
  * transaction, recording them in `schema_migrations`. On PostgreSQL an advisory lock keeps
- * several starting processes from migrating at once.
+ * several starting processes from migrating at once. `through` stops after the migration of
+ * that name (tests use it to build a database as an older version left it).
  */
-export async function migrate(driver: SqlDriver): Promise<MigrationStep[]> {
+export async function migrate(driver: SqlDriver, options: { through?: string } = {}): Promise<MigrationStep[]> {
   const isPostgres = driver.dialect === 'postgres';
   await driver.exec(
     `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at ${isPostgres ? 'TIMESTAMPTZ' : 'TEXT'} NOT NULL)`,
@@ -33,6 +34,7 @@ export async function migrate(driver: SqlDriver): Promise<MigrationStep[]> {
     if (isPostgres) await tx.get('SELECT pg_advisory_xact_lock(?)', [POSTGRES_LOCK_KEY]);
     const done = new Set((await tx.all<{ name: string }>('SELECT name FROM schema_migrations')).map((row) => row.name));
     for (const file of migrationFiles(driver.dialect)) {
+      if (options.through !== undefined && file.name > options.through) break;
       if (done.has(file.name)) {
         steps.push({ name: file.name, applied: false });
         continue;

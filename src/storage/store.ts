@@ -63,8 +63,15 @@ export interface MessageSearch {
   terms: string[];
   filters: unknown;
   peerPerspective?: string;
-  limit: number;
+  /** Most candidates to return. */
+  candidates: number;
   generation: 'v2' | 'v3';
+}
+
+/** A message that matches a search, before ranking. */
+export interface SearchCandidate {
+  id: string;
+  content: string;
 }
 
 export interface Page<T> {
@@ -213,7 +220,10 @@ export interface Store {
   findMessage(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined>;
   updateMessageMetadata(workspaceId: string, sessionId: string, id: string, metadata: JsonObject): Promise<MessageRecord | undefined>;
   /** Full-text search over message content, best match first (all `terms` must occur). */
-  searchMessages(search: MessageSearch): Promise<MessageRecord[]>;
+  /** Messages of the scope holding every term, newest first, at most `search.candidates`. */
+  searchCandidates(search: MessageSearch): Promise<SearchCandidate[]>;
+  /** The workspace's messages with these ids, in no particular order. */
+  messagesByIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]>;
   /** The session's newest messages, newest first, `limit` at a time before `beforePk`. */
   recentMessages(workspaceId: string, sessionId: string, limit: number, before?: number): Promise<(MessageRecord & { seq: number })[]>;
 

@@ -1,10 +1,18 @@
 import type { JsonObject, MessageRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput } from '../errors.js';
+import { rankCandidates } from './rank.js';
 import { tokenCount } from './token-count.js';
 
 /** Longest search query in tokens (contract §7.1). */
 export const MAX_QUERY_TOKENS = 8192;
+
+/**
+ * How many of the newest matching messages are ranked. It bounds a search's cost whatever
+ * the number of matches (docs/decisions.md, "Search"); a query whose words occur in more
+ * messages than this ranks the most recent of them.
+ */
+export const SEARCH_CANDIDATES = 1000;
 
 export interface SearchScope {
   workspaceId: string;
@@ -18,9 +26,11 @@ export function searchTerms(query: string): string[] {
 }
 
 /**
- * Full-text search over the scope's messages, best match first. Filters narrow the result;
- * scope keys in them are replaced by the scope itself (contract §5.1). Built so a vector
- * similarity ranking can later be merged with this one.
+ * Full-text search over the scope's messages, best match first: the newest
+ * SEARCH_CANDIDATES messages holding every word of the query (and passing the filters) are
+ * ranked (rank.ts) and the best `limit` read. Filters narrow the result; scope keys in them
+ * are replaced by the scope itself (contract §5.1). A vector-similarity ranking can later be
+ * fused with this one between the ranking and the read.
  */
 export async function searchMessages(
   ctx: DomainContext,
@@ -37,14 +47,19 @@ export async function searchMessages(
     if (scope.peerId !== undefined) delete rest.peer_id;
     filters = rest;
   }
-  return ctx.store.searchMessages({
+  const terms = searchTerms(options.query);
+  const candidates = await ctx.store.searchCandidates({
     workspaceId: scope.workspaceId,
     sessionId: scope.sessionId,
     peerId: scope.peerId,
-    terms: searchTerms(options.query),
+    terms,
     filters,
     peerPerspective,
-    limit: options.limit,
+    candidates: SEARCH_CANDIDATES,
     generation: options.generation,
   });
+  const best = rankCandidates(terms, candidates, options.limit);
+  const records = new Map((await ctx.store.messagesByIds(scope.workspaceId, best.map((candidate) => candidate.id))).map((m) => [m.id, m]));
+  // a message deleted between the two reads is left out
+  return best.flatMap((candidate) => records.get(candidate.id) ?? []);
 }

@@ -6,6 +6,7 @@ import type {
   MembershipRecord,
   MessageRecord,
   MessageSearch,
+  SearchCandidate,
   NewRow,
   Page,
   PeerRecord,
@@ -642,27 +643,26 @@ export class SqlStore implements Store {
     return row && this.message(row);
   }
 
-  async searchMessages(search: MessageSearch): Promise<MessageRecord[]> {
+  async searchCandidates(search: MessageSearch): Promise<SearchCandidate[]> {
     if (search.terms.length === 0) return [];
     const params: unknown[] = [];
+    const where: string[] = [];
     let from: string;
-    let order: string;
+    let newestFirst: string;
     if (this.dialect === 'sqlite') {
-      // every term quoted: FTS5 syntax in user text is matched literally, terms are ANDed
-      params.push(search.terms.map((term) => `"${term.replace(/"/g, '""')}"`).join(' '));
+      params.push(await this.ftsMatch(search));
       from = 'messages_fts JOIN messages m ON m.pk = messages_fts.rowid';
-      order = 'messages_fts.rank, m.pk DESC';
-      params.push(search.workspaceId);
+      where.push('messages_fts MATCH ?');
+      // FTS5 hands out matches in rowid order and stops at the LIMIT: no sort, no full scan
+      newestFirst = 'messages_fts.rowid DESC';
     } else {
-      const query = search.terms.join(' ');
+      params.push(search.terms.join(' '));
       from = 'messages m';
-      order = "ts_rank(to_tsvector('simple', m.content), plainto_tsquery('simple', ?)) DESC, m.pk DESC";
-      params.push(query, search.workspaceId);
+      where.push("to_tsvector('simple', m.content) @@ plainto_tsquery('simple', ?)");
+      newestFirst = 'm.pk DESC';
     }
-    const where: string[] = [
-      this.dialect === 'sqlite' ? 'messages_fts MATCH ?' : "to_tsvector('simple', m.content) @@ plainto_tsquery('simple', ?)",
-      'm.workspace_id = ?',
-    ];
+    where.push('m.workspace_id = ?');
+    params.push(search.workspaceId);
     if (search.sessionId !== undefined) {
       where.push('m.session_id = ?');
       params.push(search.sessionId);
@@ -679,13 +679,38 @@ export class SqlStore implements Store {
     }
     const filterSql = compileFilter(search.filters, MESSAGE_FILTER, this.dialect, params, search.generation);
     if (filterSql !== null) where.push(`(${filterSql})`);
-    // the PostgreSQL ORDER BY repeats the query text as its last-but-one parameter
-    const orderParams = this.dialect === 'postgres' ? [search.terms.join(' ')] : [];
-    const rows = await this.db.all<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`,
-      [...params, ...orderParams, search.limit],
+    params.push(search.candidates);
+    return this.db.all<SearchCandidate>(
+      `SELECT m.id, m.content FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${newestFirst} LIMIT ?`,
+      params,
     );
-    return rows.map((row) => this.message(row));
+  }
+
+  /**
+   * The FTS5 query: every word quoted (FTS5 syntax in user text is matched literally) and
+   * required in `content`, plus the scope's token in `search_scope` (migration 0007). The
+   * workspace token is left out while the workspace is the only one: it would then match every
+   * message and only slow the intersection down.
+   */
+  private async ftsMatch(search: MessageSearch): Promise<string> {
+    const parts = search.terms.map((term) => `content : "${term.replace(/"/g, '""')}"`);
+    const hex = (id: string) => Buffer.from(id, 'utf8').toString('hex');
+    const workspace = hex(search.workspaceId);
+    if (search.sessionId !== undefined) parts.push(`search_scope : s${workspace}x${hex(search.sessionId)}`);
+    if (search.peerId !== undefined) parts.push(`search_scope : p${workspace}x${hex(search.peerId)}`);
+    if (search.sessionId === undefined && search.peerId === undefined) {
+      const other = await this.db.get('SELECT 1 AS found FROM workspaces WHERE id <> ? LIMIT 1', [search.workspaceId]);
+      if (other !== undefined) parts.push(`search_scope : w${workspace}`);
+    }
+    return parts.join(' AND ');
+  }
+
+  async messagesByIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]> {
+    if (ids.length === 0) return [];
+    // by id alone, so the unique index on id is used (ids are unique across workspaces); with the
+    // workspace in the WHERE clause SQLite reads the workspace's whole index range instead
+    const rows = await this.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id IN (${ids.map(() => '?').join(', ')})`, ids);
+    return rows.filter((row) => row.workspace_id === workspaceId).map((row) => this.message(row));
   }
 
   async recentMessages(

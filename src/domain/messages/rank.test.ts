@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { queryTokens, rankCandidates } from './rank.js';
+
+const docs = (...contents: string[]) => contents.map((content, index) => ({ id: `m${index}`, content }));
+const order = (ranked: { id: string }[]) => ranked.map((doc) => doc.id);
+
+describe('rankCandidates', () => {
+  it('puts more occurrences of a word first', () => {
+    const ranked = rankCandidates(['plan'], docs('a plan for today', 'plan plan plan it all', 'the plan and the other plan'));
+    expect(order(ranked)).toEqual(['m1', 'm2', 'm0']);
+  });
+
+  it('prefers the shorter message at equal counts', () => {
+    const ranked = rankCandidates(['tea'], docs('tea with milk and sugar and a slice of lemon on the side', 'green tea'));
+    expect(order(ranked)).toEqual(['m1', 'm0']);
+  });
+
+  it('keeps the given order (newest first) between equal scores, and does not change its input', () => {
+    const input = docs('one cat', 'two cat', 'red cat');
+    expect(order(rankCandidates(['cat'], input))).toEqual(['m0', 'm1', 'm2']);
+    expect(order(input)).toEqual(['m0', 'm1', 'm2']);
+  });
+
+  it('counts every word of the query', () => {
+    const ranked = rankCandidates(['coffee', 'beans'], docs('coffee and beans, and more', 'beans, coffee and beans, and more'));
+    expect(order(ranked)).toEqual(['m1', 'm0']);
+  });
+
+  it('folds case and diacritics as the full-text index does', () => {
+    expect(queryTokens(['Café', 'NAÏVE', 'foo_bar'])).toEqual(['cafe', 'naive', 'foo', 'bar']);
+    const ranked = rankCandidates(['cafe'], docs('a cafe', 'CAFÉ café Café'));
+    expect(order(ranked)).toEqual(['m1', 'm0']);
+  });
+
+  it('counts words in any case, and in text that is not ASCII after an ASCII start', () => {
+    const ranked = rankCandidates(['plan'], docs('plan one two three', 'PLAN Plan plan', 'plan plan — café'));
+    expect(order(ranked)).toEqual(['m1', 'm2', 'm0']);
+  });
+
+  it('returns only the best `limit`, in the same order as the full ranking', () => {
+    const input = docs('cat', 'cat cat', 'a cat', 'cat cat cat', 'the cat', 'cat and dog', 'cat cat cat cat');
+    const full = order(rankCandidates(['cat'], input));
+    for (const limit of [0, 1, 2, 3, 6, 7, 10]) expect(order(rankCandidates(['cat'], input, limit))).toEqual(full.slice(0, limit));
+  });
+});

@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/app.js';
+import { migrate } from '../../src/storage/migrate.js';
+import { SqlStore } from '../../src/storage/sql/sql-store.js';
+import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
+import type { MessageRecord, MessageSearch, Store } from '../../src/storage/store.js';
+import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+
+let counter = 0;
+
+async function addMessages(store: Store, workspaceId: string, sessionId: string, messages: [peer: string, content: string][]) {
+  const now = new Date();
+  await store.transaction(async (tx) => {
+    await tx.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    await tx.createSessionIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now);
+    await tx.ensurePeers(workspaceId, [...new Set(messages.map(([peer]) => peer))], now);
+    const rows: MessageRecord[] = messages.map(([peerId, content]) => ({
+      id: `msg-${++counter}-${uniqueId('m')}`,
+      workspaceId,
+      sessionId,
+      peerId,
+      content,
+      metadata: {},
+      tokenCount: 0,
+      createdAt: now,
+    }));
+    await tx.insertMessages(rows);
+  });
+}
+
+const search = (store: Store, query: Partial<MessageSearch> & { workspaceId: string; terms: string[] }) =>
+  store.searchCandidates({ filters: null, candidates: 100, generation: 'v3', ...query });
+
+describe('full-text search candidates', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabase(TEST_DATABASE_URL);
+  });
+  afterAll(() => database.driver.close());
+
+  it('are the newest messages holding every word, at most `candidates`', async () => {
+    const ws = uniqueId();
+    await addMessages(database.store, ws, 's', [
+      ['alice', 'tea at noon'],
+      ['bob', 'no tea today'],
+      ['alice', 'coffee at noon'],
+      ['bob', 'tea, then more tea at noon'],
+    ]);
+    const found = await search(database.store, { workspaceId: ws, terms: ['tea'] });
+    expect(found.map((c) => c.content)).toEqual(['tea, then more tea at noon', 'no tea today', 'tea at noon']);
+    expect(found.every((c) => typeof c.id === 'string')).toBe(true);
+    const two = await search(database.store, { workspaceId: ws, terms: ['noon', 'TEA'] });
+    expect(two.map((c) => c.content)).toEqual(['tea, then more tea at noon', 'tea at noon']);
+    const bounded = await search(database.store, { workspaceId: ws, terms: ['tea'], candidates: 2 });
+    expect(bounded.map((c) => c.content)).toEqual(['tea, then more tea at noon', 'no tea today']);
+  });
+
+  it('keep to the workspace, session and sender, also between workspaces with the same ids', async () => {
+    const [one, two] = [uniqueId(), uniqueId()];
+    await addMessages(database.store, one, 'shared', [['alice', 'sailing one'], ['bob', 'sailing one bob']]);
+    await addMessages(database.store, one, 'other', [['alice', 'sailing one other']]);
+    await addMessages(database.store, two, 'shared', [['alice', 'sailing two']]);
+    const contents = async (query: Partial<MessageSearch> & { workspaceId: string }) =>
+      (await search(database.store, { terms: ['sailing'], ...query })).map((c) => c.content).sort();
+    expect(await contents({ workspaceId: one })).toEqual(['sailing one', 'sailing one bob', 'sailing one other']);
+    expect(await contents({ workspaceId: two })).toEqual(['sailing two']);
+    expect(await contents({ workspaceId: one, sessionId: 'shared' })).toEqual(['sailing one', 'sailing one bob']);
+    expect(await contents({ workspaceId: two, sessionId: 'shared' })).toEqual(['sailing two']);
+    expect(await contents({ workspaceId: one, peerId: 'alice' })).toEqual(['sailing one', 'sailing one other']);
+    expect(await contents({ workspaceId: one, sessionId: 'shared', peerId: 'alice' })).toEqual(['sailing one']);
+    expect(await contents({ workspaceId: two, peerId: 'bob' })).toEqual([]);
+  });
+
+  it('match the words literally, whatever FTS syntax they hold', async () => {
+    const ws = uniqueId();
+    await addMessages(database.store, ws, 's', [['alice', 'NEAR the AND gate, OR not']]);
+    for (const terms of [['NEAR'], ['AND'], ['OR', 'not'], ['gate"'], ['content'], ['search_scope']]) {
+      const found = await search(database.store, { workspaceId: ws, terms });
+      expect(found.length, terms.join(' ')).toBe(['content', 'search_scope'].includes(terms[0]) ? 0 : 1);
+    }
+  });
+});
+
+describe.runIf(DIALECT === 'sqlite')('the SQLite search index', () => {
+  it('finds, in a workspace alone in its database, what it finds beside others', async () => {
+    const database = await openDatabase(':memory:');
+    try {
+      await addMessages(database.store, 'only', 's1', [['alice', 'kayak trip'], ['bob', 'kayak repair']]);
+      await addMessages(database.store, 'only', 's2', [['alice', 'kayak sale']]);
+      const kayak = { workspaceId: 'only', terms: ['kayak'] };
+      expect(await search(database.store, kayak)).toHaveLength(3);
+      expect(await search(database.store, { ...kayak, sessionId: 's1' })).toHaveLength(2);
+      await addMessages(database.store, 'second', 's1', [['alice', 'kayak elsewhere']]);
+      expect((await search(database.store, kayak)).map((c) => c.content).sort()).toEqual(['kayak repair', 'kayak sale', 'kayak trip']);
+    } finally {
+      await database.driver.close();
+    }
+  });
+
+  it('is rebuilt with the scopes by migration 0007, and kept in step with deletes', async () => {
+    const driver = new SqliteDriver(':memory:');
+    try {
+      await migrate(driver, { through: '0006_peer_list_version' });
+      const store = SqlStore.over(driver);
+      await addMessages(store, 'ws', 'before', [['alice', 'glacier walk'], ['bob', 'glacier photo']]);
+      const steps = await migrate(driver);
+      expect(steps.filter((step) => step.applied).map((step) => step.name)).toContain('0007_search_scope');
+      await addMessages(store, 'ws', 'after', [['alice', 'glacier melt']]);
+      expect(await search(store, { workspaceId: 'ws', terms: ['glacier'], sessionId: 'before' })).toHaveLength(2);
+      expect(await search(store, { workspaceId: 'ws', terms: ['glacier'], peerId: 'alice' })).toHaveLength(2);
+      await driver.run("DELETE FROM messages WHERE content = 'glacier photo'");
+      expect(await search(store, { workspaceId: 'ws', terms: ['glacier'] })).toHaveLength(2);
+      // compares the index with the messages table; throws when they differ
+      await expect(driver.run("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")).resolves.toBeDefined();
+    } finally {
+      await driver.close();
+    }
+  });
+});
