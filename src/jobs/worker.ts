@@ -38,6 +38,8 @@ export class Worker {
   private stopping = false;
   private loopDone: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  private poked = false;
+  private unlisten: (() => void) | undefined;
   private lastPurge = 0;
   private readonly now: () => Date;
   private readonly random: () => number;
@@ -53,17 +55,25 @@ export class Worker {
     this.leaseMs = Math.max(...Object.values(catalog).map((h) => h.timeoutMs), 1000);
   }
 
+  /**
+   * Starts the loop. Jobs queued through the same store (by this process's requests) wake it
+   * at once; jobs queued by other processes are found at the next poll.
+   */
   start(): void {
+    this.unlisten ??= this.store.onJobsQueued(() => this.notify());
     this.loopDone ??= this.loop();
   }
 
   /** Polls at once instead of after the idle pause (e.g. right after enqueuing). */
   notify(): void {
+    this.poked = true;
     this.wake?.();
   }
 
   private async loop(): Promise<void> {
     while (!this.stopping) {
+      // a notify from here on (during the claim) cancels the next pause
+      this.poked = false;
       let claimed: JobRecord[] = [];
       const free = this.options.concurrency - this.active.size;
       if (free > 0) {
@@ -87,6 +97,7 @@ export class Worker {
   }
 
   private pause(): Promise<void> {
+    if (this.poked) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -152,6 +163,7 @@ export class Worker {
    */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
+    this.unlisten?.();
     this.wake?.();
     await this.loopDone;
     const running = [...this.active.keys()];

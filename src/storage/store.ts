@@ -167,6 +167,11 @@ export interface Store {
   readonly v1: V1Store;
   /** Conclusions and peer cards, bound to this connection or transaction. */
   readonly memory: MemoryStore;
+  /**
+   * Calls `listener` whenever this process has queued jobs through this store, once they are
+   * committed (so a worker woken by it can claim them). Returns what removes the listener.
+   */
+  onJobsQueued(listener: () => void): () => void;
   /** Runs `fn` in one transaction with a store bound to it. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 

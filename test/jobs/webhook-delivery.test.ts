@@ -66,6 +66,18 @@ describe('webhook delivery', () => {
     expect(events[1].data).toEqual({ message_id: created.body[1].id, peer_id: 'bob', session_id: 's', workspace_id: ws });
   });
 
+  it('delivers at once what a request queued, without waiting for the next poll', async () => {
+    // the worker's first poll finds nothing; the next would be a minute later
+    const { api, sink, ws } = await setup({ WORKER_POLL_MS: '60000' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = Date.now();
+    await api.get(`/v3/workspaces/${ws}/webhooks/test`); // queued outside a transaction
+    await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: [{ peer_id: 'alice', content: 'hi' }] }); // inside one
+    await sink.waitFor(2);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(sink.received.map((r) => JSON.parse(r.body).type).sort()).toEqual(['message.created', 'test.event']);
+  });
+
   it('retries a receiver that fails twice, then delivers once it recovers', async () => {
     const { api, sink, ws } = await setup();
     sink.answers = [500, 503];

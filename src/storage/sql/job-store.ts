@@ -19,7 +19,11 @@ const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_a
 export class SqlJobStore implements JobStore {
   private readonly codec: Codec;
 
-  constructor(private readonly db: SqlExecutor) {
+  /** `onQueued` is called after every enqueue that wrote a job. */
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly onQueued: () => void = () => undefined,
+  ) {
     this.codec = codecFor(db.dialect);
   }
 
@@ -44,6 +48,7 @@ export class SqlJobStore implements JobStore {
        VALUES ${jobs.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
       jobs.flatMap((j) => [j.id, j.kind, j.workspaceId, j.queueKey, c.json(j.payload), j.maxAttempts, c.time(now), c.time(now)]),
     );
+    this.onQueued();
   }
 
   async enqueuePerWebhookEndpoint(
@@ -53,12 +58,14 @@ export class SqlJobStore implements JobStore {
   ): Promise<number> {
     const c = this.codec;
     // one job per endpoint, keyed by the endpoint so deliveries to it stay in order
-    return this.db.run(
+    const queued = await this.db.run(
       `INSERT INTO jobs (id, kind, workspace_id, queue_key, payload, max_attempts, run_after, created_at)
        SELECT ? || e.id, ?, e.workspace_id, 'webhook:' || e.id, ?, ?, ?, ?
        FROM webhook_endpoints e WHERE e.workspace_id = ? ORDER BY e.pk`,
       [`${job.idPrefix}:`, job.kind, c.json(job.payload), job.maxAttempts, c.time(now), c.time(now), workspaceId],
     );
+    if (queued > 0) this.onQueued();
+    return queued;
   }
 
   async claim(limit: number, now: Date, leaseUntil: Date): Promise<JobRecord[]> {

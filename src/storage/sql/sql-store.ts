@@ -96,14 +96,35 @@ const WORKSPACE_COLUMNS = 'w.id, w.metadata, w.configuration, w.created_at';
 const PEER_COLUMNS = 'p.id, p.workspace_id, p.metadata, p.configuration, p.created_at';
 const SESSION_COLUMNS = 's.id, s.workspace_id, s.is_active, s.metadata, s.configuration, s.created_at';
 
+/** The listeners of one store and its transactions for "jobs were queued and committed". */
+class JobsQueued {
+  private readonly listeners = new Set<() => void>();
+
+  listen(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  tell(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
 /** The one Store implementation: queries written once, dialect differences in the codec. */
 export class SqlStore implements Store {
   readonly dialect: 'sqlite' | 'postgres';
   private readonly codec: Codec;
 
+  /**
+   * `queued` is shared by a store and the stores of its transactions; `onQueued` is what this
+   * store's job queue calls after an enqueue: tell at once outside a transaction, after the
+   * commit inside one.
+   */
   constructor(
     private readonly db: SqlExecutor,
     private readonly driver?: SqlDriver,
+    private readonly queued = new JobsQueued(),
+    private readonly onQueued: () => void = () => queued.tell(),
   ) {
     this.dialect = db.dialect;
     this.codec = codecFor(db.dialect);
@@ -112,8 +133,12 @@ export class SqlStore implements Store {
   private jobStore: SqlJobStore | undefined;
 
   get jobs(): SqlJobStore {
-    this.jobStore ??= new SqlJobStore(this.db);
+    this.jobStore ??= new SqlJobStore(this.db, this.onQueued);
     return this.jobStore;
+  }
+
+  onJobsQueued(listener: () => void): () => void {
+    return this.queued.listen(listener);
   }
 
   private v1Store: SqlV1Store | undefined;
@@ -137,7 +162,10 @@ export class SqlStore implements Store {
   async transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T> {
     // Already inside one: join it.
     if (this.driver === undefined) return fn(this);
-    return this.driver.transaction((tx) => fn(new SqlStore(tx)));
+    let queuedJobs = false;
+    const result = await this.driver.transaction((tx) => fn(new SqlStore(tx, undefined, this.queued, () => (queuedJobs = true))));
+    if (queuedJobs) this.queued.tell();
+    return result;
   }
 
   // ------------------------------------------------------------ mapping
