@@ -70,17 +70,27 @@ export class SqlJobStore implements JobStore {
 
   async claim(limit: number, now: Date, leaseUntil: Date): Promise<JobRecord[]> {
     const c = this.codec;
-    // PostgreSQL: rows another worker is claiming are skipped, not waited for. SQLite runs
+    // Only the head of each queue (its first open job) can run, so the statement walks the
+    // queues that have open jobs, one index probe each (the recursive part: a loose scan of
+    // jobs_open), and takes the heads that are due: its cost follows the number of queues, not
+    // the number of jobs waiting behind a running head.
+    // PostgreSQL: heads another worker is claiming are skipped, not waited for. SQLite runs
     // claims in an IMMEDIATE transaction, which already serialises them.
-    const skipLocked = this.db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+    const skipLocked = this.db.dialect === 'postgres' ? ' FOR UPDATE OF head SKIP LOCKED' : '';
     const rows = await this.db.all<JobRow>(
       `UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ?
        WHERE pk IN (
-         SELECT j.pk FROM jobs j
-         WHERE ((j.status = 'pending' AND j.run_after <= ?) OR (j.status = 'running' AND j.locked_until < ?))
-           AND NOT EXISTS (
-             SELECT 1 FROM jobs e WHERE e.queue_key = j.queue_key AND e.pk < j.pk AND e.status IN ('pending', 'running'))
-         ORDER BY j.pk LIMIT ?${skipLocked})
+         WITH RECURSIVE queues (queue_key) AS (
+           SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')
+           UNION ALL
+           SELECT (SELECT MIN(o.queue_key) FROM jobs o WHERE o.status IN ('pending', 'running') AND o.queue_key > q.queue_key)
+           FROM queues q WHERE q.queue_key IS NOT NULL
+         )
+         SELECT head.pk FROM queues q
+         JOIN jobs head ON head.pk = (
+           SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = q.queue_key AND o.status IN ('pending', 'running'))
+         WHERE (head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?)
+         ORDER BY head.pk LIMIT ?${skipLocked})
        RETURNING ${JOB_COLUMNS}`,
       [c.time(leaseUntil), c.time(now), c.time(now), limit],
     );

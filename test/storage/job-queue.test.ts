@@ -1,0 +1,104 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/app.js';
+import type { NewJob } from '../../src/storage/store.js';
+import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+
+const job = (): NewJob => ({ id: uniqueId('job'), kind: 'test.noop', workspaceId: null, queueKey: uniqueId('q'), payload: {}, maxAttempts: 1 });
+
+describe('onJobsQueued', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabase(TEST_DATABASE_URL);
+  });
+  afterAll(() => database.driver.close());
+
+  it('tells at once outside a transaction, after the commit inside one, never for a rollback', async () => {
+    const events: string[] = [];
+    const unlisten = database.store.onJobsQueued(() => events.push('queued'));
+    try {
+      await database.store.jobs.enqueue([job()], new Date());
+      expect(events).toEqual(['queued']);
+
+      await database.store.transaction(async (tx) => {
+        await tx.jobs.enqueue([job()], new Date());
+        await tx.jobs.enqueue([job()], new Date());
+        events.push('before commit');
+      });
+      expect(events).toEqual(['queued', 'before commit', 'queued']);
+
+      await expect(
+        database.store.transaction(async (tx) => {
+          await tx.jobs.enqueue([job()], new Date());
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
+      await database.store.transaction(async () => undefined);
+      // no endpoints: nothing queued, nothing told
+      await database.store.jobs.enqueuePerWebhookEndpoint(uniqueId(), { idPrefix: 'x', kind: 'k', payload: {}, maxAttempts: 1 }, new Date());
+      expect(events).toEqual(['queued', 'before commit', 'queued']);
+    } finally {
+      unlisten();
+    }
+    await database.store.jobs.enqueue([job()], new Date());
+    expect(events).toHaveLength(3);
+  });
+});
+
+/**
+ * A database of the test's own, so no other test's jobs are claimed: a fresh SQLite database
+ * in memory, or a fresh schema on the test PostgreSQL.
+ */
+async function privateDatabase(): Promise<Database> {
+  if (DIALECT === 'sqlite') return openDatabase(':memory:');
+  const schema = uniqueId('jobs').replace(/-/g, '_');
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  await client.query(`CREATE SCHEMA ${schema}`);
+  await client.end();
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return openDatabase(url.toString());
+}
+
+describe('claim', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await privateDatabase();
+  });
+  afterAll(() => database.driver.close());
+
+  const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds));
+  const queued = (queueKey: string, n: number): NewJob[] =>
+    Array.from({ length: n }, (_, i) => ({ id: `${queueKey}-${i}`, kind: 'k', workspaceId: null, queueKey, payload: {}, maxAttempts: 3 }));
+  const ids = (jobs: { id: string }[]) => jobs.map((job) => job.id);
+
+  it('hands out the head of each queue only, in order, and the next job once the head is finished', async () => {
+    const jobs = database.store.jobs;
+    await jobs.enqueue(queued('a', 3), at(0));
+    await jobs.enqueue(queued('b', 2), at(0));
+    await jobs.enqueue(queued('c', 1), at(0));
+    expect(ids(await jobs.claim(2, at(1), at(61)))).toEqual(['a-0', 'b-0']);
+    expect(ids(await jobs.claim(10, at(1), at(61)))).toEqual(['c-0']);
+    expect(await jobs.claim(10, at(1), at(61))).toEqual([]);
+
+    await jobs.complete('a-0', at(2));
+    // a-1 is due again later: it holds its queue until then
+    await jobs.retry('b-0', at(30), 'failed once');
+    expect(ids(await jobs.claim(10, at(3), at(63)))).toEqual(['a-1']);
+    expect(ids(await jobs.claim(10, at(30), at(90)))).toEqual(['b-0']);
+
+    // a head whose lease ran out (its worker died) is handed out again, before anything behind it
+    expect(await jobs.claim(10, at(60), at(120))).toEqual([]);
+    const again = await jobs.claim(10, at(62), at(122));
+    expect(ids(again)).toEqual(['c-0']);
+    expect(again[0].attempts).toBe(2);
+    expect(ids(await jobs.claim(10, at(64), at(124)))).toEqual(['a-1']);
+
+    // a dead-lettered head unblocks its queue
+    await jobs.deadLetter('a-1', at(65), 'gave up');
+    await jobs.complete('c-0', at(65));
+    expect(ids(await jobs.claim(10, at(66), at(126)))).toEqual(['a-2']);
+    expect(await jobs.claim(10, at(66), at(126))).toEqual([]);
+  });
+});
