@@ -394,6 +394,8 @@ export interface MemoryStore {
   searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]>;
   /** The scope's newest conclusions, newest first. */
   recentConclusions(scope: ConclusionScope, limit: number): Promise<ConclusionRecord[]>;
+  /** A live conclusion of the workspace; undefined when there is none with this id. */
+  findConclusion(workspaceId: string, id: string): Promise<ConclusionRecord | undefined>;
   /** Marks a live conclusion deleted; false when there is none with this id in the workspace. */
   softDeleteConclusion(workspaceId: string, id: string, now: Date): Promise<boolean>;
   /** undefined when the observer has no card for the target. */

@@ -872,30 +872,38 @@ describe('@honcho-ai/sdk 2.x over /v3: queue status and chat', () => {
   });
 });
 
-/*
- * SDK 2.5.0 is newer than the v3.0.12 contract the server follows: some of its calls reach
- * routes or send filters the contract does not have. Each is pinned with its exact exchange.
- */
-describe('@honcho-ai/sdk 2.x over /v3: calls outside the contract (incompatibilities)', () => {
-  it('conclusions.get(id) reads GET /conclusions/{id}, which is not served', async () => {
+describe('@honcho-ai/sdk 2.x over /v3: reading a conclusion by id', () => {
+  it('conclusions.get(id) through a view and through the workspace; a view of another pair says not found', async () => {
     const workspace = uniqueId('sdk3x');
     const honcho = client(workspace);
     const alice = await honcho.peer('alice');
     const [made] = await alice.conclusions.create({ content: 'I like maps' });
     const mark = server.exchanges.length;
 
-    const viaView = await rejection(alice.conclusions.get(made.id));
-    const viaWorkspace = await rejection(honcho.conclusions.get(made.id));
-    for (const error of [viaView, viaWorkspace]) {
-      expect(error).toBeInstanceOf(HonchoError);
-      expect((error as HonchoError).status).toBe(405);
+    for (const got of [await alice.conclusions.get(made.id), await honcho.conclusions.get(made.id)]) {
+      expect(got.id).toBe(made.id);
+      expect(got.content).toBe('I like maps');
+      expect(got.observerId).toBe('alice');
+      expect(got.observedId).toBe('alice');
+      expect(got.level).toBe('explicit');
     }
-    expect(server.since(mark).map(describeExchange)).toEqual([
-      `GET /v3/workspaces/${workspace}/conclusions/${made.id} -> 405 {"detail":"Method Not Allowed"}`,
-      `GET /v3/workspaces/${workspace}/conclusions/${made.id} -> 405 {"detail":"Method Not Allowed"}`,
+    expect(server.since(mark).map((exchange) => `${exchange.method} ${exchange.path} -> ${exchange.status}`)).toEqual([
+      `GET /v3/workspaces/${workspace}/conclusions/${made.id} -> 200`,
+      `GET /v3/workspaces/${workspace}/conclusions/${made.id} -> 200`,
     ]);
+    // the SDK checks the pair itself
+    expect(await rejection(alice.conclusionsOf('bob').get(made.id))).toBeInstanceOf(NotFoundError);
+    await alice.conclusions.delete(made.id);
+    const gone = await rejection(honcho.conclusions.get(made.id));
+    expect(gone).toBeInstanceOf(NotFoundError);
   });
+});
 
+/*
+ * SDK 2.5.0 is newer than the v3.0.12 contract the server follows: some of its calls reach
+ * routes or send filters the contract does not have. Each is pinned with its exact exchange.
+ */
+describe('@honcho-ai/sdk 2.x over /v3: calls outside the contract (incompatibilities)', () => {
   it('conclusions.derived(id) filters on source_ids, a column the server does not have', async () => {
     const workspace = uniqueId('sdk3x');
     const honcho = client(workspace);

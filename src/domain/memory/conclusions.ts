@@ -130,6 +130,13 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
 }
 
 /** Soft-deletes a conclusion: it disappears from every list, query and representation. */
+/** One live conclusion (not in the v3.0.12 interface; newer official SDKs read it by id). */
+export async function getConclusion(ctx: DomainContext, workspaceId: string, conclusionId: string): Promise<ConclusionRecord> {
+  const found = await ctx.store.memory.findConclusion(workspaceId, conclusionId);
+  if (found === undefined) throw notFound(`Document ${conclusionId} not found or does not belong to workspace ${workspaceId}`);
+  return found;
+}
+
 export async function deleteConclusion(ctx: DomainContext, workspaceId: string, conclusionId: string): Promise<void> {
   const deleted = await ctx.store.memory.softDeleteConclusion(workspaceId, conclusionId, ctx.now());
   if (!deleted) throw notFound(`Document ${conclusionId} not found or does not belong to workspace ${workspaceId}`);

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../../storage/store.js';
+import { tokenCount } from '../../domain/messages/token-count.js';
 import type { SessionPeerConfig } from '../../domain/sessions/sessions.js';
 import { metadata, optionalNullable, resourceId, stripNul } from './fields.js';
 import {
@@ -37,15 +38,25 @@ function dropNulls(value: JsonObject): JsonObject {
   return out;
 }
 
+/** Longest `custom_instructions` in `o200k_base` tokens (contract §7.1). */
+export const MAX_CUSTOM_INSTRUCTIONS_TOKENS = 2000;
+
+/** `reasoning.custom_instructions`: a string of at most 2000 tokens, or null. */
+const customInstructions = optional(
+  refine(nullable(str()), (text) =>
+    text !== null && Buffer.byteLength(text) > MAX_CUSTOM_INSTRUCTIONS_TOKENS && tokenCount(text) > MAX_CUSTOM_INSTRUCTIONS_TOKENS
+      ? `custom_instructions exceeds DERIVER.MAX_CUSTOM_INSTRUCTIONS_TOKENS (${MAX_CUSTOM_INSTRUCTIONS_TOKENS} tokens)`
+      : undefined,
+  ),
+  () => null,
+);
+
 /**
  * Workspace/session configuration: known sections validated, unknown top-level keys kept
  * verbatim, null-valued fields dropped (contract §7.1).
  */
 export function configuration(generation: Generation): Schema<JsonObject> {
-  const reasoning = model({
-    enabled: nullableBool,
-    custom_instructions: optional(nullable(str()), () => null),
-  });
+  const reasoning = model({ enabled: nullableBool, custom_instructions: customInstructions });
   const sections: Record<string, Schema<JsonObject>> = {
     [generation === 'v3' ? 'reasoning' : 'deriver']: reasoning,
     peer_card: model({ use: nullableBool, create: nullableBool }),
@@ -191,7 +202,7 @@ export function messageCreate(generation: Generation) {
       peer_id: required(resourceId(generation)),
       metadata: optionalNullable(metadata(generation)),
       configuration: optionalNullable(
-        model({ reasoning: optionalNullable(model({ enabled: nullableBool, custom_instructions: optional(nullable(str()), () => null) })) }),
+        model({ reasoning: optionalNullable(model({ enabled: nullableBool, custom_instructions: customInstructions })) }),
       ),
       created_at: optionalNullable(datetime()),
     },

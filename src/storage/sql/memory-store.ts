@@ -170,6 +170,14 @@ export class SqlMemoryStore implements MemoryStore {
     return rows.map((row) => this.conclusion(row));
   }
 
+  async findConclusion(workspaceId: string, id: string): Promise<ConclusionRecord | undefined> {
+    const row = await this.db.get<ConclusionRow>(
+      `SELECT ${COLUMNS} FROM conclusions c WHERE c.workspace_id = ? AND c.id = ? AND c.deleted_at IS NULL`,
+      [workspaceId, id],
+    );
+    return row && this.conclusion(row);
+  }
+
   async softDeleteConclusion(workspaceId: string, id: string, now: Date): Promise<boolean> {
     const changed = await this.db.run(
       'UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL',

@@ -333,6 +333,26 @@ describe('DELETE /v3/workspaces/{w}/conclusions/{id}', () => {
   });
 });
 
+describe('GET /v3/workspaces/{w}/conclusions/{id}', () => {
+  it('reads one live conclusion of the workspace; 404 for a deleted one or one of another workspace', async () => {
+    const ws = await setUp();
+    const [made] = await create(ws, [{ content: 'Carol speaks Basque', observer_id: 'alice', observed_id: 'carol', session_id: 's2' }]);
+    const got = await api.get(`/v3/workspaces/${ws}/conclusions/${made.id}`);
+    expect(got.status).toBe(200);
+    expect(got.body).toEqual(made);
+    expect(Object.keys(got.body).sort()).toEqual(['content', 'created_at', 'id', 'level', 'observed_id', 'observer_id', 'session_id']);
+
+    const other = uniqueId();
+    const elsewhere = await api.get(`/v3/workspaces/${other}/conclusions/${made.id}`);
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body).toEqual({ detail: `Document ${made.id} not found or does not belong to workspace ${other}` });
+    expect((await api.delete(`/v3/workspaces/${ws}/conclusions/${made.id}`)).status).toBe(204);
+    const gone = await api.get(`/v3/workspaces/${ws}/conclusions/${made.id}`);
+    expect(gone.status).toBe(404);
+    expect(gone.body).toEqual({ detail: `Document ${made.id} not found or does not belong to workspace ${ws}` });
+  });
+});
+
 describe('conclusions auth (workspace scope)', () => {
   let authed: TestApi;
   beforeAll(async () => {
@@ -359,6 +379,7 @@ describe('conclusions auth (workspace scope)', () => {
         await authed.post(`${url}/list`, undefined, { token }),
         await authed.post(`${url}/query`, { query: 'x', filters: { observer_id: 'alice', observed_id: 'bob' } }, { token }),
         await authed.delete(`${url}/anything`, undefined, { token }),
+        await authed.get(`${url}/anything`, { token }),
       ]) {
         expect(response.status).toBe(401);
         expect(response.body).toEqual({ detail: 'JWT not permissioned for this resource' });

@@ -207,6 +207,34 @@ describe('session resources', () => {
     expect(low.body.detail[0]).toMatchObject({ type: 'greater_than_equal', loc: ['body', 'configuration', 'summary', 'messages_per_short_summary'] });
   });
 
+  it('limits reasoning.custom_instructions to 2000 tokens, in session, workspace and message configuration', async () => {
+    const ws = uniqueId();
+    // " cat" is one o200k_base token: 2000 of them fit, 2001 do not
+    const fits = ' cat'.repeat(2000);
+    const over = ' cat'.repeat(2001);
+    const expected = (loc: (string | number)[]) => ({
+      type: 'value_error',
+      loc,
+      msg: 'Value error, custom_instructions exceeds DERIVER.MAX_CUSTOM_INSTRUCTIONS_TOKENS (2000 tokens)',
+      input: over,
+      ctx: { error: {} },
+    });
+    const session = await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's', configuration: { reasoning: { custom_instructions: over } } });
+    expect(session.status).toBe(422);
+    expect(session.body.detail).toEqual([expected(['body', 'configuration', 'reasoning', 'custom_instructions'])]);
+    const workspace = await api.put(`/v3/workspaces/${ws}`, { configuration: { reasoning: { custom_instructions: over } } });
+    expect(workspace.body.detail).toEqual([expected(['body', 'configuration', 'reasoning', 'custom_instructions'])]);
+    const message = await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, {
+      messages: [{ peer_id: 'alice', content: 'hi', configuration: { reasoning: { custom_instructions: over } } }],
+    });
+    expect(message.body.detail).toEqual([expected(['body', 'messages', 0, 'configuration', 'reasoning', 'custom_instructions'])]);
+    expect((await api.get(`/v3/workspaces/${ws}/sessions/s/context`)).body.messages).toEqual([]);
+
+    const ok = await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's', configuration: { reasoning: { custom_instructions: fits } } });
+    expect(ok.status).toBe(201);
+    expect(ok.body.configuration.reasoning.custom_instructions).toBe(fits);
+  });
+
   it('lists active sessions only; update creates; delete is 202 then 404', async () => {
     const ws = uniqueId();
     expect((await api.put(`/v3/workspaces/${ws}/sessions/a`, { metadata: { x: 1 } })).status).toBe(200);

@@ -1,4 +1,4 @@
-import { createConclusions, deleteConclusion, listConclusions, queryConclusions } from '../../../domain/memory/conclusions.js';
+import { createConclusions, deleteConclusion, getConclusion, listConclusions, queryConclusions } from '../../../domain/memory/conclusions.js';
 import { filtersBody, pagedReversible } from '../../shared/fields.js';
 import { conclusionBatchV3, conclusionQuery } from '../../shared/memory-schemas.js';
 import { presentConclusion, presentPage } from '../../shared/present.js';
@@ -59,6 +59,17 @@ export function mountConclusionRoutes(route: RouteDefiner, { ctx }: HttpDeps): v
         generation: 'v3',
       });
       return { status: 200, body: found.map(presentConclusion) };
+    },
+  });
+
+  route({
+    method: 'GET',
+    url: `${CONCLUSIONS}/:conclusion_id`,
+    scope: { kind: 'workspace' },
+    summary: 'Get a conclusion (newer SDKs call this; 404 as for delete when it does not exist or was deleted)',
+    tags,
+    async handler({ params }) {
+      return { status: 200, body: presentConclusion(await getConclusion(ctx, params.workspace_id, params.conclusion_id)) };
     },
   });
 
