@@ -686,7 +686,7 @@ export class SqlStore implements Store {
     } else {
       params.push(search.terms.join(' '));
       from = 'messages m';
-      where.push("to_tsvector('simple', m.content) @@ plainto_tsquery('simple', ?)");
+      where.push("m.search_vector @@ plainto_tsquery('simple', ?)");
       newestFirst = 'm.pk DESC';
     }
     where.push('m.workspace_id = ?');

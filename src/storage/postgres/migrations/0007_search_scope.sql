@@ -1,3 +1,0 @@
--- Nothing to change here. On SQLite this migration puts scope tokens (workspace, session,
--- sender) into the FTS5 index; PostgreSQL combines its GIN index over the content with the
--- messages' B-tree indexes by itself. The file keeps both dialects' migration numbers in step.
