@@ -678,7 +678,7 @@ export class SqlStore implements Store {
     let from: string;
     let newestFirst: string;
     if (this.dialect === 'sqlite') {
-      params.push(await this.ftsMatch(search));
+      params.push(this.ftsMatch(search));
       from = 'messages_fts JOIN messages m ON m.pk = messages_fts.rowid';
       where.push('messages_fts MATCH ?');
       // FTS5 hands out matches in rowid order and stops at the LIMIT: no sort, no full scan
@@ -716,20 +716,15 @@ export class SqlStore implements Store {
 
   /**
    * The FTS5 query: every word quoted (FTS5 syntax in user text is matched literally) and
-   * required in `content`, plus the scope's token in `search_scope` (migration 0007). The
-   * workspace token is left out while the workspace is the only one: it would then match every
-   * message and only slow the intersection down.
+   * required in `content`, plus the session's or sender's token in `search_scope` (migration
+   * 0007) when the search is scoped to one.
    */
-  private async ftsMatch(search: MessageSearch): Promise<string> {
+  private ftsMatch(search: MessageSearch): string {
     const parts = search.terms.map((term) => `content : "${term.replace(/"/g, '""')}"`);
     const hex = (id: string) => Buffer.from(id, 'utf8').toString('hex');
     const workspace = hex(search.workspaceId);
     if (search.sessionId !== undefined) parts.push(`search_scope : s${workspace}x${hex(search.sessionId)}`);
     if (search.peerId !== undefined) parts.push(`search_scope : p${workspace}x${hex(search.peerId)}`);
-    if (search.sessionId === undefined && search.peerId === undefined) {
-      const other = await this.db.get('SELECT 1 AS found FROM workspaces WHERE id <> ? LIMIT 1', [search.workspaceId]);
-      if (other !== undefined) parts.push(`search_scope : w${workspace}`);
-    }
     return parts.join(' AND ');
   }
 

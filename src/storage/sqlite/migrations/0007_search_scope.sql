@@ -1,12 +1,13 @@
--- Search scopes inside the full-text index. Every message is indexed with three extra tokens
--- naming its workspace, its session and its sender (hex of the ids, so any id is one token).
--- A session or peer search then intersects the posting lists inside FTS5 instead of reading
--- every match of the words and dropping the ones outside the scope.
+-- Search scopes inside the full-text index. Every message is indexed with two extra tokens
+-- naming its session and its sender (hex of the ids, so any id is one token). A session or
+-- peer search then intersects the posting lists inside FTS5 instead of reading every match of
+-- the words and dropping the ones outside the scope. There is no workspace token: it would be
+-- in every message of a workspace, and keeping so long a posting list merged made each insert
+-- about 30 µs slower (a quarter) at 1,000,000 messages; a workspace search checks the
+-- workspace of each match instead.
 -- `search_scope` is a virtual generated column: computed on read, never stored.
 ALTER TABLE messages ADD COLUMN search_scope TEXT GENERATED ALWAYS AS (
-  'w' || hex(workspace_id)
-  || ' s' || hex(workspace_id) || 'x' || hex(session_id)
-  || ' p' || hex(workspace_id) || 'x' || hex(peer_id)
+  's' || hex(workspace_id) || 'x' || hex(session_id) || ' p' || hex(workspace_id) || 'x' || hex(peer_id)
 ) VIRTUAL;
 
 DROP TRIGGER messages_fts_insert;
