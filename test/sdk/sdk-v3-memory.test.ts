@@ -920,7 +920,7 @@ describe('@honcho-ai/sdk 2.x over /v3: calls outside the contract (incompatibili
     ]);
   });
 
-  it('session.context({ sessions }) sends a `sessions` query parameter the server ignores: the allowlist does not confine', async () => {
+  it('session.context({ sessions }) confines the representation to the allowlist and leaves the card out', async () => {
     const workspace = uniqueId('sdk3x');
     const honcho = client(workspace);
     const assistant = await honcho.peer('assistant');
@@ -932,11 +932,10 @@ describe('@honcho-ai/sdk 2.x over /v3: calls outside the contract (incompatibili
     const mark = server.exchanges.length;
 
     const context = await trip.context({ tokens: 1, peerTarget: 'user', peerPerspective: 'assistant', sessions: ['trip'] });
-    // What SDK 2.5.0 documents: only conclusions stated in the allowed sessions, and no card.
-    // What the server does: the parameter is not in the v3.0.12 contract and is ignored.
+    // as SDK 2.5.0 documents it: only conclusions stated in the allowed sessions, and no card
     expect(context.peerRepresentation).toContain(inTrip.content);
-    expect(context.peerRepresentation).toContain(elsewhere.content);
-    expect(context.peerCard).toEqual(['Travels in April']);
+    expect(context.peerRepresentation).not.toContain(elsewhere.content);
+    expect(context.peerCard).toBeNull();
     const [exchange] = server.since(mark);
     expect([exchange.method, exchange.path, exchange.query, exchange.status]).toEqual([
       'GET',

@@ -17,6 +17,11 @@ export interface PeerTargetOptions {
   peerTarget?: string;
   peerPerspective?: string;
   limitToSession: boolean;
+  /**
+   * Sessions the representation is confined to: only conclusions stated in them count, and the
+   * peer card is left out (it says nothing of where it came from).
+   */
+  sessionAllowlist?: string[];
   searchQuery?: string;
   searchTopK?: number;
   maxConclusions?: number;
@@ -40,12 +45,13 @@ export async function getSessionContext(
   const observer = options.peerPerspective ?? options.peerTarget;
   const peerConclusions = await selectConclusions(ctx, workspaceId, observer, {
     target: options.peerTarget,
-    sessionIds: options.limitToSession ? [sessionId] : undefined,
+    sessionIds: options.limitToSession ? [sessionId] : options.sessionAllowlist,
     searchQuery: options.searchQuery,
     searchTopK: options.searchTopK,
     maxConclusions: options.maxConclusions ?? DEFAULT_MAX_CONCLUSIONS,
   });
-  const peerCard = (await ctx.store.memory.findPeerCard(workspaceId, observer, options.peerTarget)) ?? null;
+  const peerCard =
+    options.sessionAllowlist !== undefined ? null : ((await ctx.store.memory.findPeerCard(workspaceId, observer, options.peerTarget)) ?? null);
   return { messages, summary: null, peerRepresentation: renderRepresentation(peerConclusions), peerConclusions, peerCard };
 }
 

@@ -89,6 +89,12 @@ function lastValue(value: unknown): unknown {
   return Array.isArray(value) ? value[value.length - 1] : value;
 }
 
+/** Every value of a repeatable query key, as a list (undefined when absent). */
+function allValues(value: unknown): unknown[] | undefined {
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value : [value];
+}
+
 /** Reads the bearer token and checks it against the route's scope; admin when auth is off. */
 export async function authenticate(deps: HttpDeps, generation: Generation, scope: RouteScope, request: FastifyRequest): Promise<Claims> {
   if (deps.readToken === null) return ADMIN;
@@ -156,7 +162,7 @@ export function defineRoute<F extends QueryFields, B = undefined>(
       const query: Record<string, unknown> = {};
       const rawQuery = request.query as Record<string, unknown>;
       for (const [name, field] of queryEntries) {
-        const value = lastValue(rawQuery[name]);
+        const value = field.repeated ? allValues(rawQuery[name]) : lastValue(rawQuery[name]);
         if (value === undefined) {
           if (field.default === undefined) errors.push(missingItem(['query', name]));
           else query[name] = field.default();

@@ -429,6 +429,8 @@ export interface Field<T> {
   default?: () => T;
   /** Other accepted body keys; the field's own key wins when both are sent (contract §1.6). */
   aliases?: string[];
+  /** A query parameter read as the list of all its values (`?k=a&k=b`), not the last one. */
+  repeated?: boolean;
 }
 
 export function required<T>(schema: Schema<T>, aliases?: string[]): Field<T> {
@@ -439,6 +441,11 @@ export function optional<T>(schema: Schema<T>): Field<T | undefined>;
 export function optional<T>(schema: Schema<T>, fallback: () => T): Field<T>;
 export function optional<T>(schema: Schema<T>, fallback?: () => T): Field<T | undefined> {
   return { schema, default: fallback ?? (() => undefined) } as Field<T | undefined>;
+}
+
+/** An optional query parameter that may be repeated (`?k=a&k=b`): all its values, in order. */
+export function repeatedQuery<T>(element: Schema<T>, rules: ListRules = {}): Field<T[] | undefined> {
+  return { schema: list(element, rules), default: () => undefined, repeated: true };
 }
 
 type ModelOutput<F extends Record<string, Field<unknown>>> = { [K in keyof F]: F[K] extends Field<infer T> ? T : never };

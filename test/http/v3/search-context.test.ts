@@ -109,6 +109,51 @@ describe('session context and summaries', () => {
     expect(own.body.peer_card).toBeNull();
   });
 
+  it('confines the representation to a `sessions` allowlist (repeatable) and then leaves the card out', async () => {
+    const ws = uniqueId();
+    for (const session of ['trip', 'other', 'third']) {
+      await api.post(`/v3/workspaces/${ws}/sessions`, { id: session, peers: { user: {}, assistant: {} } });
+    }
+    await api.post(`/v3/workspaces/${ws}/conclusions`, {
+      conclusions: [
+        { content: 'The user wants to visit Kyoto', observer_id: 'assistant', observed_id: 'user', session_id: 'trip' },
+        { content: 'The user is vegetarian', observer_id: 'assistant', observed_id: 'user', session_id: 'other' },
+        { content: 'The user runs marathons', observer_id: 'assistant', observed_id: 'user', session_id: 'third' },
+      ],
+    });
+    await api.put(`/v3/workspaces/${ws}/peers/assistant/card?target=user`, { peer_card: ['Travels in April'] });
+    const context = (query: string) => api.get(`/v3/workspaces/${ws}/sessions/trip/context?peer_target=user&peer_perspective=assistant${query}`);
+
+    const trip = await context('&sessions=trip');
+    expect(trip.status).toBe(200);
+    expect(trip.body.peer_representation).toContain('Kyoto');
+    expect(trip.body.peer_representation).not.toContain('vegetarian');
+    expect(trip.body.peer_representation).not.toContain('marathons');
+    expect(trip.body.peer_card).toBeNull();
+    const two = await context('&sessions=trip&sessions=other');
+    expect(two.body.peer_representation).toContain('Kyoto');
+    expect(two.body.peer_representation).toContain('vegetarian');
+    expect(two.body.peer_representation).not.toContain('marathons');
+    // without the allowlist: everything, and the card
+    const open = await context('');
+    expect(open.body.peer_representation).toContain('marathons');
+    expect(open.body.peer_card).toEqual(['Travels in April']);
+
+    const checks: [string, string][] = [
+      ['/sessions/trip/context?sessions=trip', 'peer_target must be provided if sessions is provided'],
+      ['/sessions/trip/context?peer_target=user&sessions=trip&limit_to_session=true', 'sessions and limit_to_session cannot be used together'],
+      ['/sessions/trip/context?peer_target=user&sessions=other', 'sessions must include the session whose context is asked for'],
+    ];
+    for (const [path, detail] of checks) {
+      const refused = await api.get(`/v3/workspaces/${ws}${path}`);
+      expect(refused.status).toBe(422);
+      expect(refused.body).toEqual({ detail });
+    }
+    const many = await api.get(`/v3/workspaces/${ws}/sessions/trip/context?peer_target=user${'&sessions=trip'.repeat(1001)}`);
+    expect(many.status).toBe(422);
+    expect(many.body.detail[0]).toMatchObject({ type: 'too_long', loc: ['query', 'sessions'] });
+  });
+
   it('checks its parameters', async () => {
     const ws = uniqueId();
     const over = await api.get(`/v3/workspaces/${ws}/sessions/s/context?tokens=100001`);

@@ -3,7 +3,7 @@ import { searchMessages, type SearchScope } from '../../../domain/messages/searc
 import { invalidInput } from '../../../domain/errors.js';
 import { presentMessage } from '../../shared/present.js';
 import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
-import { bool, float, int, optional, str } from '../../shared/validate.js';
+import { bool, float, int, optional, repeatedQuery, str } from '../../shared/validate.js';
 import { MessageSearchOptions } from '../schemas.js';
 
 const WORKSPACE = '/v3/workspaces/:workspace_id';
@@ -57,10 +57,17 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
       search_max_distance: optional(float({ ge: 0, le: 1 })),
       include_most_frequent: optional(bool(), () => false),
       max_conclusions: optional(int({ ge: 1, le: 100 })),
+      // not in the v3.0.12 interface: the session allowlist newer SDKs send (docs/compatibility.md)
+      sessions: repeatedQuery(str(), { maxLength: 1000 }),
     },
     async handler({ params, query }) {
       if (query.peer_perspective !== undefined && query.peer_target === undefined) {
         throw invalidInput('peer_target must be provided if peer_perspective is provided');
+      }
+      if (query.sessions !== undefined) {
+        if (query.peer_target === undefined) throw invalidInput('peer_target must be provided if sessions is provided');
+        if (query.limit_to_session) throw invalidInput('sessions and limit_to_session cannot be used together');
+        if (!query.sessions.includes(params.session_id)) throw invalidInput('sessions must include the session whose context is asked for');
       }
       const context = await getSessionContext(ctx, params.workspace_id, params.session_id, {
         tokens: query.tokens,
@@ -68,6 +75,7 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
         peerTarget: query.peer_target,
         peerPerspective: query.peer_perspective,
         limitToSession: query.limit_to_session,
+        sessionAllowlist: query.sessions,
         searchQuery: query.search_query,
         searchTopK: query.search_top_k,
         maxConclusions: query.max_conclusions,
