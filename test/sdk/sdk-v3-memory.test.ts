@@ -945,16 +945,17 @@ describe('@honcho-ai/sdk 2.x over /v3: calls outside the contract (incompatibili
     ]);
   });
 
-  it('honcho.chat() posts to the workspace chat route /v3/workspaces/{w}/chat, which is not served', async () => {
+  it('honcho.chat() posts to the workspace chat route, which answers 405 until a model provider exists, as peer chat does', async () => {
     const workspace = uniqueId('sdk3x');
     const honcho = client(workspace);
     await honcho.getMetadata();
     const mark = server.exchanges.length;
 
     const error = await rejection(honcho.chat('What happened this week?'));
-    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error).toBeInstanceOf(HonchoError);
+    expect((error as HonchoError).status).toBe(405);
     expect(server.since(mark).map(describeExchange)).toEqual([
-      `POST /v3/workspaces/${workspace}/chat body={"query":"What happened this week?","stream":false} -> 404 {"detail":"Not Found"}`,
+      `POST /v3/workspaces/${workspace}/chat body={"query":"What happened this week?","stream":false} -> 405 {"detail":"Chat needs a language model provider, and none is configured on this server"}`,
     ]);
   });
 });

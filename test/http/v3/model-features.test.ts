@@ -26,6 +26,13 @@ describe('features that need a language model', () => {
     expect(refused.status).toBe(405);
     expect(refused.body).toEqual({ detail: 'Chat needs a language model provider, and none is configured on this server' });
     expect((await api.post(`/v2/workspaces/${ws}/peers/alice/chat`, { query: 'x' })).status).toBe(405);
+    // workspace chat (newer SDKs): validated the same way, then refused the same way
+    const empty = await api.post(`/v3/workspaces/${ws}/chat`, { query: '' });
+    expect(empty.status).toBe(422);
+    expect(empty.body.detail[0]).toMatchObject({ type: 'string_too_short', loc: ['body', 'query'] });
+    const workspaceChat = await api.post(`/v3/workspaces/${ws}/chat`, { query: 'What happened?', stream: true });
+    expect(workspaceChat.status).toBe(405);
+    expect(workspaceChat.body).toEqual({ detail: 'Chat needs a language model provider, and none is configured on this server' });
   });
 
   it('answer dreams with the reference text for disabled dreams', async () => {

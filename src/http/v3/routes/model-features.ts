@@ -15,6 +15,18 @@ const DialecticOptions = model(
   { title: 'DialecticOptions' },
 );
 
+/** Workspace chat: not in the v3.0.12 interface; the body newer SDKs send (`honcho.chat()`). */
+const WorkspaceChatOptions = model(
+  {
+    query: required(str({ minLength: 1, maxLength: 10_000 })),
+    session_id: optional(nullable(str())),
+    stream: optional(bool(), () => false),
+    reasoning_level: optional(choice(['minimal', 'low', 'medium', 'high', 'max']), () => 'low'),
+    response_format: optional(nullable(dict())),
+  },
+  { title: 'WorkspaceChatOptions' },
+);
+
 const ScheduleDreamRequest = model(
   {
     observer: required(str()),
@@ -35,6 +47,15 @@ export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): v
     summary: 'Ask about a peer (needs a language model provider)',
     tags: ['peers'],
     body: { schema: DialecticOptions, required: true },
+    handler: async () => refuseChat(),
+  });
+  route({
+    method: 'POST',
+    url: '/v3/workspaces/:workspace_id/chat',
+    scope: { kind: 'workspace' },
+    summary: 'Ask about the whole workspace (needs a language model provider; newer SDKs call it)',
+    tags: ['workspaces'],
+    body: { schema: WorkspaceChatOptions, required: true },
     handler: async () => refuseChat(),
   });
   route({
