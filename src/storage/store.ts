@@ -224,7 +224,6 @@ export interface Store {
   listMessages(workspaceId: string, sessionId: string, query: ListQuery & { peerPerspective?: string }): Promise<Page<MessageRecord>>;
   findMessage(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined>;
   updateMessageMetadata(workspaceId: string, sessionId: string, id: string, metadata: JsonObject): Promise<MessageRecord | undefined>;
-  /** Full-text search over message content, best match first (all `terms` must occur). */
   /** Messages of the scope holding every term, newest first, at most `search.candidates`. */
   searchCandidates(search: MessageSearch): Promise<SearchCandidate[]>;
   /** The workspace's messages with these ids, in no particular order. */

@@ -129,15 +129,20 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
   });
 }
 
-/** Soft-deletes a conclusion: it disappears from every list, query and representation. */
+/** The 404 for a conclusion that is missing, deleted or in another workspace (contract §7.5). */
+function conclusionNotFound(workspaceId: string, conclusionId: string) {
+  return notFound(`Document ${conclusionId} not found or does not belong to workspace ${workspaceId}`);
+}
+
 /** One live conclusion (not in the v3.0.12 interface; newer official SDKs read it by id). */
 export async function getConclusion(ctx: DomainContext, workspaceId: string, conclusionId: string): Promise<ConclusionRecord> {
   const found = await ctx.store.memory.findConclusion(workspaceId, conclusionId);
-  if (found === undefined) throw notFound(`Document ${conclusionId} not found or does not belong to workspace ${workspaceId}`);
+  if (found === undefined) throw conclusionNotFound(workspaceId, conclusionId);
   return found;
 }
 
+/** Soft-deletes a conclusion: it disappears from every list, query and representation. */
 export async function deleteConclusion(ctx: DomainContext, workspaceId: string, conclusionId: string): Promise<void> {
   const deleted = await ctx.store.memory.softDeleteConclusion(workspaceId, conclusionId, ctx.now());
-  if (!deleted) throw notFound(`Document ${conclusionId} not found or does not belong to workspace ${workspaceId}`);
+  if (!deleted) throw conclusionNotFound(workspaceId, conclusionId);
 }

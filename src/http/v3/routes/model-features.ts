@@ -2,28 +2,29 @@ import { refuseChat, refuseDream } from '../../../domain/model-features.js';
 import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
 import { bool, choice, dict, model, nullable, optional, required, str } from '../../shared/validate.js';
 
+// the fields peer chat and workspace chat share
+const chatQuery = required(str({ minLength: 1, maxLength: 10_000 }));
+const sessionId = optional(nullable(str()));
+const stream = optional(bool(), () => false);
+const reasoningLevel = optional(choice(['minimal', 'low', 'medium', 'high', 'max']), () => 'low');
+const responseFormat = optional(nullable(dict()));
+
 const DialecticOptions = model(
   {
-    query: required(str({ minLength: 1, maxLength: 10_000 })),
-    session_id: optional(nullable(str())),
+    query: chatQuery,
+    session_id: sessionId,
     target: optional(nullable(str())),
     filters: optional(nullable(dict())),
-    stream: optional(bool(), () => false),
-    reasoning_level: optional(choice(['minimal', 'low', 'medium', 'high', 'max']), () => 'low'),
-    response_format: optional(nullable(dict())),
+    stream,
+    reasoning_level: reasoningLevel,
+    response_format: responseFormat,
   },
   { title: 'DialecticOptions' },
 );
 
 /** Workspace chat: not in the v3.0.12 interface; the body newer SDKs send (`honcho.chat()`). */
 const WorkspaceChatOptions = model(
-  {
-    query: required(str({ minLength: 1, maxLength: 10_000 })),
-    session_id: optional(nullable(str())),
-    stream: optional(bool(), () => false),
-    reasoning_level: optional(choice(['minimal', 'low', 'medium', 'high', 'max']), () => 'low'),
-    response_format: optional(nullable(dict())),
-  },
+  { query: chatQuery, session_id: sessionId, stream, reasoning_level: reasoningLevel, response_format: responseFormat },
   { title: 'WorkspaceChatOptions' },
 );
 
