@@ -116,7 +116,8 @@ export class Worker {
   }
 
   private async run(job: JobRecord): Promise<void> {
-    const handler = this.catalog[job.kind];
+    // own keys only: a stored kind such as `constructor` must not find an Object.prototype member
+    const handler = Object.hasOwn(this.catalog, job.kind) ? this.catalog[job.kind] : undefined;
     let outcome: JobOutcome;
     if (handler === undefined) {
       outcome = { kind: 'failed', error: `no handler for job kind ${job.kind}`, retryable: false };

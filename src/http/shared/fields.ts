@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../storage/store.js';
-import { bool, dict, int, isPlainObject, model, nullable, optional, refine, str, transform, type Schema } from './validate.js';
+import { bool, dict, int, isPlainObject, model, nullable, optional, refine, setOwn, str, transform, type Schema } from './validate.js';
 
 /*
  * Wire fields shared by the workspace generations (v2, v3): ids, metadata, paging, filters.
@@ -18,7 +18,7 @@ export function stripNul<T>(value: T): T {
   if (Array.isArray(value)) return value.map(stripNul) as T;
   if (isPlainObject(value)) {
     const out: JsonObject = {};
-    for (const [key, inner] of Object.entries(value)) out[stripNul(key)] = stripNul(inner);
+    for (const [key, inner] of Object.entries(value)) setOwn(out, stripNul(key), stripNul(inner));
     return out as T;
   }
   return value;

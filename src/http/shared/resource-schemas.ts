@@ -16,6 +16,7 @@ import {
   record,
   refine,
   required,
+  setOwn,
   str,
   transform,
   type Schema,
@@ -34,7 +35,7 @@ const nullableBool = optional(nullable(bool()), () => null);
 
 function dropNulls(value: JsonObject): JsonObject {
   const out: JsonObject = {};
-  for (const [key, inner] of Object.entries(value)) if (inner !== null && inner !== undefined) out[key] = inner;
+  for (const [key, inner] of Object.entries(value)) if (inner !== null && inner !== undefined) setOwn(out, key, inner);
   return out;
 }
 
@@ -57,24 +58,26 @@ const customInstructions = optional(
  */
 export function configuration(generation: Generation): Schema<JsonObject> {
   const reasoning = model({ enabled: nullableBool, custom_instructions: customInstructions });
-  const sections: Record<string, Schema<JsonObject>> = {
-    [generation === 'v3' ? 'reasoning' : 'deriver']: reasoning,
-    peer_card: model({ use: nullableBool, create: nullableBool }),
-    summary: refine(
-      model({
-        enabled: nullableBool,
-        messages_per_short_summary: optional(nullable(int({ ge: 10 })), () => null),
-        messages_per_long_summary: optional(nullable(int({ ge: 20 })), () => null),
-      }),
-      (s) =>
-        s.messages_per_short_summary !== null &&
-        s.messages_per_long_summary !== null &&
-        s.messages_per_short_summary >= s.messages_per_long_summary
-          ? 'messages_per_short_summary must be less than messages_per_long_summary'
-          : undefined,
-    ),
-    dream: model({ enabled: nullableBool }),
-  };
+  const summary = refine(
+    model({
+      enabled: nullableBool,
+      messages_per_short_summary: optional(nullable(int({ ge: 10 })), () => null),
+      messages_per_long_summary: optional(nullable(int({ ge: 20 })), () => null),
+    }),
+    (s) =>
+      s.messages_per_short_summary !== null &&
+      s.messages_per_long_summary !== null &&
+      s.messages_per_short_summary >= s.messages_per_long_summary
+        ? 'messages_per_short_summary must be less than messages_per_long_summary'
+        : undefined,
+  );
+  // a Map, so that keys such as `constructor` or `__proto__` are free keys, not sections
+  const sections = new Map<string, Schema<JsonObject>>([
+    [generation === 'v3' ? 'reasoning' : 'deriver', reasoning],
+    ['peer_card', model({ use: nullableBool, create: nullableBool })],
+    ['summary', summary],
+    ['dream', model({ enabled: nullableBool })],
+  ]);
   return {
     parse(input, loc, errors) {
       if (!isPlainObject(input)) {
@@ -89,22 +92,22 @@ export function configuration(generation: Generation): Schema<JsonObject> {
       const out: JsonObject = {};
       let ok = true;
       for (const [key, value] of Object.entries(input)) {
-        const section = sections[key];
+        const section = sections.get(key);
         if (section === undefined) {
-          out[key] = value;
+          setOwn(out, key, value);
           continue;
         }
         if (value === null) continue;
         const parsed = section.parse(value, [...loc, key], errors);
         if (parsed === INVALID) ok = false;
-        else out[key] = dropNulls(parsed);
+        else setOwn(out, key, dropNulls(parsed));
       }
       return ok ? out : INVALID;
     },
     jsonSchema: () => ({
       type: 'object',
       additionalProperties: true,
-      properties: Object.fromEntries(Object.entries(sections).map(([k, s]) => [k, s.jsonSchema()])),
+      properties: Object.fromEntries([...sections].map(([k, s]) => [k, s.jsonSchema()])),
     }),
   };
 }

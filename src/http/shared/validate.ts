@@ -33,6 +33,19 @@ export function isPlainObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Stores `value` under `key` as an own property. `target[key] = value` with the key
+ * `__proto__` would replace the object's prototype instead, losing the key; JSON.parse (and
+ * Python) keep it as ordinary data, so objects built from client data must too.
+ */
+export function setOwn(target: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    target[key] = value;
+  }
+}
+
 function item(type: string, loc: Loc, msg: string, input: unknown, ctx?: Record<string, unknown>): ValidationItem {
   return ctx === undefined ? { type, loc, msg, input } : { type, loc, msg, input, ctx };
 }
@@ -322,7 +335,7 @@ export function record<T>(value: Schema<T>): Schema<Record<string, T>> {
       for (const [key, raw] of Object.entries(input)) {
         const parsed = value.parse(raw, [...loc, key], errors);
         if (parsed === INVALID) ok = false;
-        else out[key] = parsed;
+        else setOwn(out, key, parsed);
       }
       return ok ? out : INVALID;
     },
@@ -467,11 +480,12 @@ export function model<F extends Record<string, Field<any>>>(
       const out: Record<string, unknown> = {};
       let ok = true;
       for (const [name, field] of entries) {
+        // own keys only: `constructor` or `toString` in a body must not look like a sent field
         let key = name;
-        if (!(name in input) && field.aliases !== undefined) {
-          key = field.aliases.find((alias) => alias in input) ?? name;
+        if (!Object.hasOwn(input, name) && field.aliases !== undefined) {
+          key = field.aliases.find((alias) => Object.hasOwn(input, alias)) ?? name;
         }
-        if (!(key in input)) {
+        if (!Object.hasOwn(input, key)) {
           if (field.default === undefined) {
             errors.push(item('missing', [...loc, name], 'Field required', input));
             ok = false;
