@@ -6,6 +6,7 @@ import { createDomainContext, type DomainContext } from './domain/context.js';
 import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
+import { limitConnections, serverLimitOptions } from './http/shared/server-limits.js';
 import { mountMetrics } from './http/shared/metrics.js';
 import { mountV1 } from './http/v1/index.js';
 import { mountV2 } from './http/v2/index.js';
@@ -59,7 +60,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     // one structured line per request, written when the response is done (below)
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // header size, slow senders, idle connections (docs/operations.md, "Limits")
+    ...serverLimitOptions(config),
   });
+
+  limitConnections(app.server, config);
 
   const routes = new RouteIndex();
   app.addHook('onRoute', (route) => routes.add(route.url, route.method));

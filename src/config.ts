@@ -9,6 +9,8 @@ export interface Config {
   host: string;
   /** `postgres://...` selects PostgreSQL; anything else is a SQLite file path (`:memory:` allowed). */
   databaseUrl: string;
+  /** PostgreSQL: longest wait in milliseconds for a connection before a request answers 503. */
+  databaseConnectTimeoutMs: number;
   /** Whether bearer JWTs are required (contract §2.1). */
   useAuth: boolean;
   /** HS256 secret for JWTs; required when auth is on. */
@@ -42,6 +44,16 @@ export interface Config {
   metricsEnabled: boolean;
   /** SQLite commit durability: NORMAL survives process crashes, FULL also power loss. */
   sqliteSynchronous: 'NORMAL' | 'FULL';
+  /** Milliseconds a client may take to send a request's headers (answered 408 after). */
+  headersTimeoutMs: number;
+  /** Milliseconds a client may take to send a whole request, body included (answered 408 after). */
+  requestTimeoutMs: number;
+  /** Milliseconds an idle keep-alive connection stays open; above a load balancer's idle timeout. */
+  keepAliveTimeoutMs: number;
+  /** Largest request line plus headers, in bytes (answered 431 above). */
+  maxHeaderBytes: number;
+  /** Most open client connections; further ones are closed at once. 0: no limit. */
+  maxConnections: number;
 }
 
 export const DEFAULT_SQLITE_PATH = './data/engram.db';
@@ -112,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     port: integer('PORT', 8000, 0, 65535),
     host: read('HOST') ?? '127.0.0.1',
     databaseUrl,
+    databaseConnectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     useAuth,
     jwtSecret,
     logLevel,
@@ -129,7 +142,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     workerPollMs: integer('WORKER_POLL_MS', 250, 1, 60_000),
     metricsEnabled: boolean('METRICS_ENABLED', false),
     sqliteSynchronous: sqliteSynchronous(),
+    headersTimeoutMs: integer('HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
+    requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
+    maxHeaderBytes: integer('MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
+    maxConnections: integer('MAX_CONNECTIONS', 1000, 0, 1_000_000),
   };
+  // node:http refuses a headers timeout longer than the whole-request timeout
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    problems.push(`HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not be greater than REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`);
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

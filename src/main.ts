@@ -21,8 +21,9 @@ export function createWorker(config: Config, database: Database, logger: WorkerL
 
 /** Starts the server: read config, open and migrate the store, listen, stop cleanly on signals. */
 export async function serve(config: Config): Promise<void> {
-  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
-  const { app } = await buildApp({ config, database });
+  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+  // the workers are made below (they log through the app); /ready asks them only once listening
+  const { app } = await buildApp({ config, database, workers: () => worker?.status() });
   for (const step of database.migrations.filter((s) => s.applied)) app.log.info({ migration: step.name }, 'migration applied');
   const worker = config.runWorkers ? createWorker(config, database, app.log) : undefined;
 

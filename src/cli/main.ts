@@ -8,7 +8,7 @@ import pino from 'pino';
 /** `engram worker`: the queue's workers alone, stopped cleanly on SIGTERM/SIGINT. */
 async function runWorker(config: Config): Promise<void> {
   const logger = pino({ level: config.logLevel });
-  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
+  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
   const worker = createWorker(config, database, logger);
   const stop = async (signal: string) => {
     logger.info({ signal }, 'worker stopping: finishing or releasing claimed jobs');
@@ -50,7 +50,7 @@ async function run(args: string[]): Promise<number> {
     }
     case 'migrate': {
       const config = configOrExit();
-      const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
+      const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
       for (const step of database.migrations) console.log(`${step.applied ? 'applied' : 'already applied'}  ${step.name}`);
       await database.driver.close();
       return 0;

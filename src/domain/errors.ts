@@ -11,7 +11,9 @@ export type DomainErrorCode =
   /** An upload of a kind the server cannot read (415). */
   | 'unsupported_type'
   /** A feature that needs something this deployment lacks, e.g. a language model (400). */
-  | 'not_configured';
+  | 'not_configured'
+  /** The store cannot serve right now (database down, file unwritable, disk full): try later (503). */
+  | 'unavailable';
 
 export class DomainError extends Error {
   constructor(
@@ -29,3 +31,4 @@ export const limitExceeded = (message: string) => new DomainError('limit_exceede
 export const tooLarge = (message: string) => new DomainError('too_large', message);
 export const unsupportedType = (message: string) => new DomainError('unsupported_type', message);
 export const notConfigured = (message: string) => new DomainError('not_configured', message);
+export const unavailable = (message: string) => new DomainError('unavailable', message);

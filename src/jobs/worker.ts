@@ -1,5 +1,22 @@
-import type { JobRecord, Store } from '../storage/store.js';
+import { isStoreUnavailable, type JobRecord, type Store, type StoreUnavailableError } from '../storage/store.js';
 import type { JobCatalog, JobOutcome } from './catalog.js';
+
+/** Longest pause between attempts to reach a store that is unavailable. */
+const MAX_UNAVAILABLE_PAUSE_MS = 5000;
+
+/**
+ * How a run ended as the worker records it: the handler's outcome, or `interrupted` when the
+ * store failed under it (the attempt is given back, not counted).
+ */
+type RunOutcome = JobOutcome | { kind: 'interrupted' };
+
+/** An outcome the store could not take while it was unavailable, kept until it can. */
+interface UnrecordedOutcome {
+  job: JobRecord;
+  outcome: RunOutcome;
+  /** When the job's lease ends; after that another worker may run it again, so it is dropped. */
+  leaseEnds: number;
+}
 
 export interface WorkerLogger {
   info(obj: object, msg: string): void;
@@ -44,6 +61,11 @@ export class Worker {
   private readonly now: () => Date;
   private readonly random: () => number;
   private readonly leaseMs: number;
+  /** Set while the store is unavailable: claims back off and the state is reported as paused. */
+  private pausedSince: Date | undefined;
+  private unavailableStreak = 0;
+  private readonly unrecorded: UnrecordedOutcome[] = [];
+  private readonly leaseEnds = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
@@ -64,6 +86,13 @@ export class Worker {
     this.loopDone ??= this.loop();
   }
 
+  /** running, paused while the store is unavailable, or stopped. */
+  status(): { state: 'running' | 'paused' | 'stopped'; since?: string } {
+    if (this.stopping) return { state: 'stopped' };
+    if (this.pausedSince !== undefined) return { state: 'paused', since: this.pausedSince.toISOString() };
+    return { state: 'running' };
+  }
+
   /** Polls at once instead of after the idle pause (e.g. right after enqueuing). */
   notify(): void {
     this.poked = true;
@@ -79,9 +108,19 @@ export class Worker {
       if (free > 0) {
         try {
           const now = this.now();
+          await this.recordLeftovers(now);
           claimed = await this.store.jobs.claim(free, now, new Date(now.getTime() + this.leaseMs));
+          for (const job of claimed) this.leaseEnds.set(job.id, now.getTime() + this.leaseMs);
           await this.purgeNow(now);
+          this.storeAnswered();
         } catch (error) {
+          if (isStoreUnavailable(error)) {
+            this.storeUnavailable(error);
+            // back off (doubling up to a few seconds) instead of polling a database that is down
+            const delay = Math.max(this.options.pollMs, Math.min(MAX_UNAVAILABLE_PAUSE_MS, this.options.pollMs * 2 ** this.unavailableStreak));
+            await this.pause(delay, true);
+            continue;
+          }
           this.options.logger.error({ err: error }, 'claiming jobs failed');
         }
         for (const job of claimed) {
@@ -96,17 +135,53 @@ export class Worker {
     }
   }
 
-  private pause(): Promise<void> {
-    if (this.poked) return Promise.resolve();
+  /** Waits `ms`; a notify cuts it short unless `onlyStop` (then only stop() does). */
+  private pause(ms = this.options.pollMs, onlyStop = false): Promise<void> {
+    if (this.poked && !onlyStop) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.wake = undefined;
         resolve();
       };
-      const timer = setTimeout(done, this.options.pollMs);
-      this.wake = done;
+      const timer = setTimeout(done, ms);
+      this.wake = onlyStop ? () => (this.stopping ? done() : undefined) : done;
     });
+  }
+
+  /** One log line when the store goes away, not one per poll. */
+  private storeUnavailable(error: StoreUnavailableError): void {
+    this.unavailableStreak += 1;
+    if (this.pausedSince !== undefined) return;
+    this.pausedSince = this.now();
+    this.options.logger.warn({ reason: error.reason, error: error.message }, 'store unavailable: workers paused');
+  }
+
+  private storeAnswered(): void {
+    this.unavailableStreak = 0;
+    if (this.pausedSince === undefined) return;
+    const pausedMs = this.now().getTime() - this.pausedSince.getTime();
+    this.pausedSince = undefined;
+    this.options.logger.info({ pausedMs }, 'store available again: workers resumed');
+  }
+
+  /**
+   * Writes the outcomes the store could not take while it was down, before claiming more.
+   * One whose lease has run out is dropped: the job runs again (delivery is at least once).
+   */
+  private async recordLeftovers(now: Date): Promise<void> {
+    while (this.unrecorded.length > 0) {
+      const { job, outcome, leaseEnds } = this.unrecorded[0];
+      if (leaseEnds > now.getTime()) {
+        try {
+          await this.record(job, outcome);
+        } catch (error) {
+          if (isStoreUnavailable(error)) throw error;
+          this.options.logger.error({ err: error, job: job.id }, 'recording a job outcome failed');
+        }
+      }
+      this.unrecorded.shift();
+    }
   }
 
   private async purgeNow(now: Date): Promise<void> {
@@ -118,7 +193,7 @@ export class Worker {
   private async run(job: JobRecord): Promise<void> {
     // own keys only: a stored kind such as `constructor` must not find an Object.prototype member
     const handler = Object.hasOwn(this.catalog, job.kind) ? this.catalog[job.kind] : undefined;
-    let outcome: JobOutcome;
+    let outcome: RunOutcome;
     if (handler === undefined) {
       outcome = { kind: 'failed', error: `no handler for job kind ${job.kind}`, retryable: false };
     } else {
@@ -129,20 +204,40 @@ export class Worker {
       try {
         outcome = await Promise.race([handler.run(job, this.store), timeout]);
       } catch (error) {
-        outcome = { kind: 'failed', error: error instanceof Error ? error.message : String(error), retryable: true };
+        // the store failing under the job says nothing about the job: its attempt is given back
+        if (isStoreUnavailable(error)) {
+          this.storeUnavailable(error);
+          outcome = { kind: 'interrupted' };
+        } else {
+          outcome = { kind: 'failed', error: error instanceof Error ? error.message : String(error), retryable: true };
+        }
       } finally {
         clearTimeout(timer);
       }
     }
-    await this.record(job, outcome).catch((error: unknown) =>
-      // the lease runs out and the job is taken again: at-least-once
-      this.options.logger.error({ err: error, job: job.id }, 'recording a job outcome failed'),
-    );
+    try {
+      await this.record(job, outcome);
+    } catch (error) {
+      if (isStoreUnavailable(error)) {
+        // kept and written once the store answers again (before the lease runs out)
+        this.storeUnavailable(error);
+        this.unrecorded.push({ job, outcome, leaseEnds: this.leaseEnds.get(job.id) ?? 0 });
+      } else {
+        // the lease runs out and the job is taken again: at-least-once
+        this.options.logger.error({ err: error, job: job.id }, 'recording a job outcome failed');
+      }
+    } finally {
+      this.leaseEnds.delete(job.id);
+    }
   }
 
-  private async record(job: JobRecord, outcome: JobOutcome): Promise<void> {
+  private async record(job: JobRecord, outcome: RunOutcome): Promise<void> {
     const now = this.now();
     const log = { job: job.id, kind: job.kind, attempt: job.attempts };
+    if (outcome.kind === 'interrupted') {
+      await this.store.jobs.release(job.id);
+      return;
+    }
     if (outcome.kind !== 'failed') {
       await this.store.jobs.complete(job.id, now);
       if (outcome.kind === 'skipped') this.options.logger.info({ ...log, reason: outcome.reason }, 'job skipped');

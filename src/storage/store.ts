@@ -174,6 +174,11 @@ export interface Store {
   onJobsQueued(listener: () => void): () => void;
   /** Runs `fn` in one transaction with a store bound to it. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+  /**
+   * Checks that the database answers and accepts writes (readiness); throws
+   * StoreUnavailableError saying why when it does not.
+   */
+  checkAvailable(): Promise<void>;
 
   findWorkspace(id: string): Promise<WorkspaceRecord | undefined>;
   createWorkspaceIfAbsent(row: NewRow, now: Date): Promise<Created<WorkspaceRecord>>;
@@ -404,3 +409,4 @@ export interface MemoryStore {
 }
 
 export { FilterError } from './sql/compile-filter.js';
+export { StoreUnavailableError, isStoreUnavailable } from './unavailable.js';

@@ -49,7 +49,7 @@ describe('migrations', () => {
     const expected = await sqliteColumns(sqlite);
     await sqlite.close();
 
-    const pg = new PostgresDriver(TEST_DATABASE_URL, 2);
+    const pg = new PostgresDriver(TEST_DATABASE_URL, { maxConnections: 2 });
     await migrate(pg);
     const rows = await pg.all<{ table_name: string; column_name: string }>(
       // generated columns left out on both sides (SQLite's table_info does not list them)

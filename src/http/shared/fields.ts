@@ -32,8 +32,24 @@ function depthOf(value: unknown): number {
 }
 
 /**
+ * Largest metadata or configuration object, as UTF-8 JSON text. Every list page carries up to
+ * 100 of them (both, for workspaces and sessions); at this size a full page is about 13 MiB and
+ * takes some 20 ms to serialise, so one request cannot hold the process for long.
+ */
+export const MAX_OBJECT_BYTES = 64 * 1024;
+
+/** Refuses objects whose JSON text is over MAX_OBJECT_BYTES (a `value_error` at the field). */
+export function withinSize(inner: Schema<JsonObject>, what: 'Metadata' | 'Configuration'): Schema<JsonObject> {
+  return refine(inner, (value) => {
+    const bytes = Buffer.byteLength(JSON.stringify(value));
+    return bytes > MAX_OBJECT_BYTES ? `${what} exceeds maximum size of ${MAX_OBJECT_BYTES} bytes (as JSON text, got ${bytes})` : undefined;
+  });
+}
+
+/**
  * A metadata object. v3 limits it to 100 top-level keys and depth 5. Both generations drop NUL
- * characters (v2 in the reference keeps them, but PostgreSQL's jsonb cannot store them).
+ * characters (v2 in the reference keeps them, but PostgreSQL's jsonb cannot store them) and
+ * refuse objects over MAX_OBJECT_BYTES.
  */
 export function metadata(generation: 'v2' | 'v3'): Schema<JsonObject> {
   const base = generation === 'v3'
@@ -43,7 +59,7 @@ export function metadata(generation: 'v2' | 'v3'): Schema<JsonObject> {
         return undefined;
       })
     : dict();
-  return transform(base, stripNul);
+  return transform(withinSize(base, 'Metadata'), stripNul);
 }
 
 /** Optional and nullable: null and absent both mean "leave unchanged". */

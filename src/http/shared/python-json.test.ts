@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseJsonLikePython } from './python-json.js';
+import { MAX_JSON_DEPTH, parseJsonLikePython } from './python-json.js';
 
 // Expected positions and messages are those of CPython 3.11's json.loads on the UTF-8 bytes of
 // each input (the C scanner; 3.13 words trailing commas differently and is not the reference).
@@ -107,6 +107,16 @@ describe('parseJsonLikePython', () => {
   it('survives deep nesting without overflowing the stack', () => {
     expect(parseJsonLikePython('['.repeat(100_000))).toEqual({ ok: false, pos: 100_000, msg: 'Expecting value' });
     const deep = `${'['.repeat(50_000)}NaN${']'.repeat(50_000)}`;
-    expect(parseJsonLikePython(deep).ok).toBe(true);
+    expect(parseJsonLikePython(deep, Infinity).ok).toBe(true);
+  });
+
+  it('refuses valid JSON nested deeper than the limit, at the bracket that goes too deep', () => {
+    const tooDeep = { ok: false, pos: 3, msg: 'Nesting exceeds maximum depth of 3', isTooDeep: true };
+    expect(parseJsonLikePython('[[[1]]]', 3)).toEqual({ ok: true, value: [[[1]]] });
+    expect(parseJsonLikePython('[[[[1]]]]', 3)).toEqual(tooDeep);
+    expect(parseJsonLikePython('[{"a":[{}]}]', 3)).toEqual({ ...tooDeep, pos: 7 });
+    expect(parseJsonLikePython(String.raw`[[["[[[[\\",{"\"[[":"{{{"}]]]`, 3)).toEqual({ ...tooDeep, pos: 12 });
+    expect(parseJsonLikePython(String.raw`["\ud83d\ude00😀",[[[NaN]]]]`, 3)).toEqual({ ...tooDeep, pos: 19 }); // the emoji counts once
+    expect(parseJsonLikePython(`${'['.repeat(50_000)}NaN${']'.repeat(50_000)}`)).toEqual({ ...tooDeep, pos: MAX_JSON_DEPTH, msg: `Nesting exceeds maximum depth of ${MAX_JSON_DEPTH}` });
   });
 });

@@ -10,7 +10,15 @@
  * older interpreter, so the older wording is kept.
  */
 
-export type JsonParseResult = { ok: true; value: unknown } | { ok: false; pos: number; msg: string };
+export type JsonParseResult = { ok: true; value: unknown } | { ok: false; pos: number; msg: string; isTooDeep?: boolean };
+
+/**
+ * Deepest nesting of arrays and objects a request body may have. Everything that walks a value
+ * (validation, the 422 body that echoes the input, JSON.stringify into the store, SQLite's JSON
+ * functions, which stop at 1,000) stays far from its stack or depth limit below this; the v2
+ * filter limit of 64 logical levels (two JSON levels each) still fits.
+ */
+export const MAX_JSON_DEPTH = 256;
 
 /**
  * Parses `text` with Python's acceptance rules. `pos` in a failure is a code-point offset, as
@@ -20,15 +28,47 @@ export type JsonParseResult = { ok: true; value: unknown } | { ok: false; pos: n
  * `json.loads`, which decodes a BOM-prefixed body as `utf-8-sig`, so the BOM is neither an
  * error nor counted in positions.
  */
-export function parseJsonLikePython(text: string): JsonParseResult {
+export function parseJsonLikePython(text: string, maxDepth = MAX_JSON_DEPTH): JsonParseResult {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  let result: JsonParseResult;
   try {
-    return { ok: true, value: JSON.parse(body) };
+    result = { ok: true, value: JSON.parse(body) };
   } catch {
     // JSON.parse and Python disagree only on NaN/Infinity/-Infinity (Python accepts them), so
     // the scanner may still succeed; otherwise it finds the error Python would report.
-    return scan(body);
+    result = scan(body);
   }
+  if (!result.ok) return result;
+  const tooDeepAt = nestingBeyond(body, maxDepth);
+  if (tooDeepAt < 0) return result;
+  return { ok: false, pos: codePointOffset(body, tooDeepAt), msg: `Nesting exceeds maximum depth of ${maxDepth}`, isTooDeep: true };
+}
+
+/**
+ * Index of the first `[` or `{` that opens level `maxDepth + 1` in valid JSON text, or -1.
+ * Strings are skipped with indexOf, so long texts cost little.
+ */
+function nestingBeyond(text: string, maxDepth: number): number {
+  if (text.length <= maxDepth) return -1;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+      if (++depth > maxDepth) return i;
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
+      depth--;
+    } else if (c === QUOTE) {
+      // the closing quote is the next one preceded by an even number of backslashes
+      for (;;) {
+        i = text.indexOf('"', i + 1);
+        if (i < 0) return -1;
+        let backslashes = 0;
+        while (text.charCodeAt(i - 1 - backslashes) === BACKSLASH) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+    }
+  }
+  return -1;
 }
 
 class ScanError {

@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../storage/store.js';
 import { tokenCount } from '../../domain/messages/token-count.js';
 import type { SessionPeerConfig } from '../../domain/sessions/sessions.js';
-import { metadata, optionalNullable, resourceId, stripNul } from './fields.js';
+import { metadata, optionalNullable, resourceId, stripNul, withinSize } from './fields.js';
 import {
   INVALID,
   bool,
@@ -57,6 +57,10 @@ const customInstructions = optional(
  * verbatim, null-valued fields dropped (contract §7.1).
  */
 export function configuration(generation: Generation): Schema<JsonObject> {
+  return withinSize(configurationObject(generation), 'Configuration');
+}
+
+function configurationObject(generation: Generation): Schema<JsonObject> {
   const reasoning = model({ enabled: nullableBool, custom_instructions: customInstructions });
   const summary = refine(
     model({
@@ -160,7 +164,7 @@ export function peerCreate(generation: Generation) {
     {
       id: required(resourceId(generation), ['name']),
       metadata: optionalNullable(metadata(generation)),
-      configuration: optionalNullable(transform(dict(), (c) => c)),
+      configuration: optionalNullable(withinSize(dict(), 'Configuration')),
     },
     { title: 'PeerCreate' },
   );
@@ -168,7 +172,7 @@ export function peerCreate(generation: Generation) {
 
 export function peerUpdate(generation: Generation) {
   return model(
-    { metadata: optionalNullable(metadata(generation)), configuration: optionalNullable(dict()) },
+    { metadata: optionalNullable(metadata(generation)), configuration: optionalNullable(withinSize(dict(), 'Configuration')) },
     { title: 'PeerUpdate' },
   );
 }

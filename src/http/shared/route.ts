@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/context.js';
-import { DomainError } from '../../domain/errors.js';
-import { FilterError } from '../../storage/store.js';
+import { DomainError, unavailable } from '../../domain/errors.js';
+import { FilterError, StoreUnavailableError } from '../../storage/store.js';
 import { AuthError, authorizeV1, authorizeV2, authorizeV3, type Claims, type RouteScope, type V1Claims } from './auth.js';
 import { parseJsonLikePython } from './python-json.js';
 import { INVALID, type Field, type Schema, type ValidationItem, missingItem, validationBody } from './validate.js';
@@ -32,7 +32,12 @@ export interface Reply {
   body?: unknown;
   /** An already serialised JSON body, sent as is (cached pages). */
   json?: string;
+  headers?: Readonly<Record<string, string>>;
 }
+
+/** Seconds a client is asked to wait before retrying while the store is unavailable (503). */
+export const RETRY_AFTER_SECONDS = 5;
+export const UNAVAILABLE_HEADERS: Readonly<Record<string, string>> = { 'retry-after': String(RETRY_AFTER_SECONDS) };
 
 export interface RouteInput<Q, B> {
   params: Record<string, string>;
@@ -74,11 +79,14 @@ export function errorReply(error: unknown, mapDomain: (error: DomainError) => Re
   if (error instanceof AuthError) return { status: 401, body: { detail: error.detail } };
   if (error instanceof DomainError) return mapDomain(error);
   if (error instanceof FilterError) return { status: 422, body: { detail: error.message } };
+  // no log line per request: the request log shows the 503, the readiness route says why
+  if (error instanceof StoreUnavailableError) return mapDomain(unavailable(error.message));
   return undefined;
 }
 
 export function send(reply: FastifyReply, result: Reply): FastifyReply {
   reply.code(result.status);
+  if (result.headers !== undefined) reply.headers(result.headers);
   if (result.json !== undefined) return reply.header('content-type', 'application/json').send(result.json);
   if (result.body === undefined) return reply.send();
   return reply.header('content-type', 'application/json').send(JSON.stringify(result.body));
@@ -144,7 +152,8 @@ export function defineRoute<F extends QueryFields, B = undefined>(
             const item: ValidationItem = {
               type: 'json_invalid',
               loc: ['body', parsed.pos],
-              msg: 'JSON decode error',
+              // our own limit, named in msg too since v1 items carry no ctx
+              msg: parsed.isTooDeep === true ? `JSON decode error: ${parsed.msg}` : 'JSON decode error',
               input: {},
               ctx: { error: parsed.msg },
             };

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../storage/store.js';
-import { stripNul } from '../shared/fields.js';
+import { stripNul, withinSize } from '../shared/fields.js';
 import {
   bool,
   dict,
@@ -31,7 +31,7 @@ function name(): Schema<string> {
   );
 }
 
-const metadata = transform(dict(), stripNul);
+const metadata = transform(withinSize(dict(), 'Metadata'), stripNul);
 const text = (maxLength: number) => transform(str({ maxLength }), stripNul);
 
 /** Optional and nullable: null and absent both mean "leave unchanged" (seed 4.1). */

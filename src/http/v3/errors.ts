@@ -1,5 +1,5 @@
 import type { DomainError } from '../../domain/errors.js';
-import type { Reply } from '../shared/route.js';
+import { UNAVAILABLE_HEADERS, type Reply } from '../shared/route.js';
 
 /** Domain failure -> status and body for v3. A new code fails to compile until mapped here. */
 export function mapV3Error(error: DomainError): Reply {
@@ -23,6 +23,8 @@ export function mapV3Error(error: DomainError): Reply {
       return { status: 415, body };
     case 'not_configured':
       return { status: 400, body };
+    case 'unavailable':
+      return { status: 503, body, headers: UNAVAILABLE_HEADERS };
     default: {
       const unmapped: never = error.code;
       throw new Error(`unmapped domain error code ${String(unmapped)}`);

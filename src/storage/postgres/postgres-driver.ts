@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
+import { StoreUnavailableError } from '../unavailable.js';
 
 // timestamptz and jsonb come back parsed by pg (Date and objects); int8 (counts) as numbers,
 // which is safe for row counts far beyond what one server stores.
@@ -30,24 +31,77 @@ export function numberPlaceholders(sql: string): string {
   return out;
 }
 
+const UNREACHABLE = 'The database is unreachable; try again shortly';
+
+/** Socket errors: the server is down, refusing, restarting or cut off. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Errors pg raises without a code when the connection is lost or cannot be made in time
+ * (pg and pg-pool message texts).
+ */
+const LOST_CONNECTION = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'Connection closed',
+];
+
+/**
+ * The error to throw for `error`: StoreUnavailableError when the server cannot serve now (socket
+ * errors, a lost connection, the pool's connect timeout, SQLSTATE class 08 connection exception,
+ * 53 insufficient resources, 57P01-57P03 shutdown or not yet accepting connections), else itself.
+ */
+export function classifyPostgresError(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError || !(error instanceof Error)) return error;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (NETWORK_CODES.has(code)) return new StoreUnavailableError(UNREACHABLE, code, { cause: error });
+    if (/^(08|53)[0-9A-Z]{3}$/.test(code) || code === '57P01' || code === '57P02' || code === '57P03') {
+      return new StoreUnavailableError(code.startsWith('53') ? 'The database is out of resources; try again shortly' : UNREACHABLE, code, { cause: error });
+    }
+    return error;
+  }
+  if (LOST_CONNECTION.some((text) => error.message.startsWith(text))) {
+    return new StoreUnavailableError(UNREACHABLE, error.message.startsWith('timeout') ? 'connect timeout' : 'connection lost', { cause: error });
+  }
+  return error;
+}
+
+async function guarded<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw classifyPostgresError(error);
+  }
+}
+
 type Queryable = pg.Pool | pg.PoolClient;
 
 function executor(target: Queryable): SqlExecutor {
+  const query = (sql: string, params: readonly unknown[]) => guarded(() => target.query(numberPlaceholders(sql), params as unknown[]));
   return {
     dialect: 'postgres',
     async all<T>(sql: string, params: readonly unknown[] = []) {
-      const result = await target.query(numberPlaceholders(sql), params as unknown[]);
-      return result.rows as T[];
+      return (await query(sql, params)).rows as T[];
     },
     async get<T>(sql: string, params: readonly unknown[] = []) {
-      const result = await target.query(numberPlaceholders(sql), params as unknown[]);
-      return result.rows[0] as T | undefined;
+      return (await query(sql, params)).rows[0] as T | undefined;
     },
     async run(sql: string, params: readonly unknown[] = []) {
-      const result = await target.query(numberPlaceholders(sql), params as unknown[]);
-      return result.rowCount ?? 0;
+      return (await query(sql, params)).rowCount ?? 0;
     },
   };
+}
+
+export interface PostgresOptions {
+  maxConnections?: number;
+  /**
+   * Longest wait for a connection, new or from the pool; past it the request fails as
+   * unavailable instead of hanging while the server is unreachable.
+   */
+  connectTimeoutMs?: number;
 }
 
 export class PostgresDriver implements SqlDriver {
@@ -55,8 +109,15 @@ export class PostgresDriver implements SqlDriver {
   readonly pool: pg.Pool;
   private readonly direct: SqlExecutor;
 
-  constructor(connectionString: string, maxConnections = 10) {
-    this.pool = new pg.Pool({ connectionString, max: maxConnections });
+  constructor(connectionString: string, options: PostgresOptions = {}) {
+    this.pool = new pg.Pool({
+      connectionString,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      // a server that vanished without closing the socket is noticed instead of waited on forever
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+    });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     this.pool.on('error', () => undefined);
     this.direct = executor(this.pool);
@@ -75,24 +136,40 @@ export class PostgresDriver implements SqlDriver {
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await guarded(() => this.pool.connect());
+    // A checked-out client whose connection drops emits 'error'; unheard, that ends the process.
+    // The query in flight fails with it, and the client is discarded on release below.
+    let broken: Error | undefined;
+    const onError = (error: Error) => (broken = error);
+    client.on('error', onError);
     try {
-      await client.query('BEGIN');
+      await guarded(() => client.query('BEGIN'));
       try {
         const result = await fn(executor(client));
-        await client.query('COMMIT');
+        // A COMMIT lost with its connection may or may not have been applied; either way it was
+        // never acknowledged, so the request fails and nothing the client was told of is lost.
+        await guarded(() => client.query('COMMIT'));
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        if (error instanceof StoreUnavailableError) broken ??= error;
+        else await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
         throw error;
       }
     } finally {
-      client.release();
+      client.off('error', onError);
+      // a broken connection is closed rather than handed to the next request
+      client.release(broken);
     }
   }
 
   async exec(script: string): Promise<void> {
-    await this.pool.query(script);
+    await guarded(() => this.pool.query(script));
+  }
+
+  /** One round trip; a standby in recovery answers but cannot take writes. */
+  async probe(): Promise<void> {
+    const row = await this.direct.get<{ recovering: boolean }>('SELECT pg_is_in_recovery() AS recovering');
+    if (row?.recovering === true) throw new StoreUnavailableError('The database is read-only (a standby in recovery)', 'in recovery');
   }
 
   async close(): Promise<void> {

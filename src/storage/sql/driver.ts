@@ -12,6 +12,11 @@ export interface SqlExecutor {
 export interface SqlDriver extends SqlExecutor {
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Checks that the database answers and can commit a write; throws StoreUnavailableError
+   * saying why when it cannot. Cheap enough for a readiness probe every second.
+   */
+  probe(): Promise<void>;
   /** Runs a multi-statement script (migrations). */
   exec(script: string): Promise<void>;
   close(): Promise<void>;

@@ -168,6 +168,11 @@ export class SqlStore implements Store {
     return result;
   }
 
+  async checkAvailable(): Promise<void> {
+    // inside a transaction the database has already answered
+    if (this.driver !== undefined) await this.driver.probe();
+  }
+
   // ------------------------------------------------------------ mapping
 
   private workspace(row: WorkspaceRow): WorkspaceRecord {

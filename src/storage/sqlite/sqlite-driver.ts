@@ -2,8 +2,40 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
+import { StoreUnavailableError } from '../unavailable.js';
 
 type Statement = Database.Statement<unknown[], unknown>;
+
+/**
+ * SQLite result codes that say the file cannot be used right now rather than that the query is
+ * wrong: the condition is outside the process (permissions, a read-only mount, a full disk,
+ * another process holding the lock past the busy timeout) and may clear by itself.
+ */
+const UNAVAILABLE: [prefix: string, message: string][] = [
+  ['SQLITE_READONLY', 'The database file cannot be written (read-only); try again later'],
+  ['SQLITE_CANTOPEN', 'The database file cannot be opened; try again later'],
+  ['SQLITE_IOERR', 'The database file cannot be read or written (I/O error); try again later'],
+  ['SQLITE_FULL', 'The disk holding the database is full; try again later'],
+  ['SQLITE_BUSY', 'The database is locked by another process; try again shortly'],
+];
+
+/** The error to throw for `error`: StoreUnavailableError for the codes above, else itself. */
+export function classifySqliteError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || error instanceof StoreUnavailableError) return error;
+  for (const [prefix, message] of UNAVAILABLE) {
+    if (code === prefix || code.startsWith(`${prefix}_`)) return new StoreUnavailableError(message, code, { cause: error });
+  }
+  return error;
+}
+
+function guarded<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    throw classifySqliteError(error);
+  }
+}
 
 /**
  * better-sqlite3 is synchronous, so plain queries run at once on cached prepared statements.
@@ -45,27 +77,30 @@ export class SqliteDriver implements SqlDriver {
 
   private readonly direct: SqlExecutor = {
     dialect: 'sqlite',
-    all: async <T>(sql: string, params: readonly unknown[] = []) => this.statement(sql).all(...params) as T[],
-    get: async <T>(sql: string, params: readonly unknown[] = []) => this.statement(sql).get(...params) as T | undefined,
-    run: async (sql: string, params: readonly unknown[] = []) => this.statement(sql).run(...params).changes,
+    all: async <T>(sql: string, params: readonly unknown[] = []) => guarded(() => this.statement(sql).all(...params) as T[]),
+    get: async <T>(sql: string, params: readonly unknown[] = []) => guarded(() => this.statement(sql).get(...params) as T | undefined),
+    run: async (sql: string, params: readonly unknown[] = []) => guarded(() => this.statement(sql).run(...params).changes),
   };
 
   private async waitForTransaction(): Promise<void> {
     while (this.openTransaction !== undefined) await this.openTransaction;
+    // A transaction whose ROLLBACK failed (disk gone) is still open on the connection: discard
+    // it, or the next statements would join it and never be committed.
+    if (this.db.inTransaction) guarded(() => this.db.exec('ROLLBACK'));
   }
 
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    if (this.openTransaction !== undefined) await this.waitForTransaction();
+    if (this.openTransaction !== undefined || this.db.inTransaction) await this.waitForTransaction();
     return this.direct.all<T>(sql, params);
   }
 
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    if (this.openTransaction !== undefined) await this.waitForTransaction();
+    if (this.openTransaction !== undefined || this.db.inTransaction) await this.waitForTransaction();
     return this.direct.get<T>(sql, params);
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<number> {
-    if (this.openTransaction !== undefined) await this.waitForTransaction();
+    if (this.openTransaction !== undefined || this.db.inTransaction) await this.waitForTransaction();
     return this.direct.run(sql, params);
   }
 
@@ -74,13 +109,21 @@ export class SqliteDriver implements SqlDriver {
     let finish!: () => void;
     this.openTransaction = new Promise<void>((resolve) => (finish = resolve));
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      guarded(() => this.db.exec('BEGIN IMMEDIATE'));
       try {
         const result = await fn(this.direct);
-        this.db.exec('COMMIT');
+        guarded(() => this.db.exec('COMMIT'));
         return result;
       } catch (error) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        // SQLite may have rolled back already (a failed write, a full disk); a failing ROLLBACK
+        // leaves nothing committed either, and the first error is the one to report
+        if (this.db.inTransaction) {
+          try {
+            this.db.exec('ROLLBACK');
+          } catch {
+            // retried before the next statement runs (waitForTransaction); nothing is committed
+          }
+        }
         throw error;
       }
     } finally {
@@ -91,7 +134,21 @@ export class SqliteDriver implements SqlDriver {
 
   async exec(script: string): Promise<void> {
     await this.waitForTransaction();
-    this.db.exec(script);
+    guarded(() => this.db.exec(script));
+  }
+
+  /**
+   * Commits a real write: rewrites the header's user_version with its own value. A rolled-back
+   * write would never reach the disk, so it could not tell a read-only file or a full disk;
+   * this one appends one page to the WAL (a few microseconds) and changes no data.
+   */
+  async probe(): Promise<void> {
+    await this.transaction(async () => {
+      guarded(() => {
+        const version = this.db.pragma('user_version', { simple: true }) as number;
+        this.db.pragma(`user_version = ${Number(version)}`);
+      });
+    });
   }
 
   async close(): Promise<void> {
