@@ -8,6 +8,8 @@ import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
 import { limitConnections, serverLimitOptions } from './http/shared/server-limits.js';
 import { mountMetrics } from './http/shared/metrics.js';
+import { mountReadiness, type WorkerStatus } from './http/shared/readiness.js';
+import { UNAVAILABLE_HEADERS } from './http/shared/route.js';
 import { mountV1 } from './http/v1/index.js';
 import { mountV2 } from './http/v2/index.js';
 import { mountV3 } from './http/v3/index.js';
@@ -16,6 +18,7 @@ import { PostgresDriver } from './storage/postgres/postgres-driver.js';
 import type { SqlDriver } from './storage/sql/driver.js';
 import { SqlStore } from './storage/sql/sql-store.js';
 import { SqliteDriver } from './storage/sqlite/sqlite-driver.js';
+import { StoreUnavailableError } from './storage/unavailable.js';
 
 /** Message batches of 100 x 25,000 characters must fit (contract §7.4). */
 const BODY_LIMIT = 16 * 1024 * 1024;
@@ -27,9 +30,12 @@ export interface Database {
 }
 
 /** Opens SQLite or PostgreSQL as `DATABASE_URL` says and brings its schema up to date. */
-export async function openDatabase(databaseUrl: string, options: { sqliteSynchronous?: 'NORMAL' | 'FULL' } = {}): Promise<Database> {
+export async function openDatabase(
+  databaseUrl: string,
+  options: { sqliteSynchronous?: 'NORMAL' | 'FULL'; connectTimeoutMs?: number } = {},
+): Promise<Database> {
   const driver: SqlDriver = isPostgresUrl(databaseUrl)
-    ? new PostgresDriver(databaseUrl)
+    ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs })
     : new SqliteDriver(databaseUrl, options.sqliteSynchronous);
   try {
     const migrations = await migrate(driver);
@@ -46,6 +52,8 @@ export interface AppDeps {
   /** Fastify logger options; false silences request logs (tests). */
   logger?: boolean | Record<string, unknown>;
   now?: () => Date;
+  /** The state of this process's workers for `GET /ready`; undefined when it runs none. */
+  workers?: () => WorkerStatus | undefined;
 }
 
 /** Builds the HTTP app with /v2 and /v3 mounted, without listening (tests use inject). */
@@ -110,6 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   app.get('/health', { schema: { hide: true } }, async (_request, reply) =>
     reply.header('content-type', 'application/json').send('{"status":"ok"}'),
   );
+  mountReadiness(app, deps.database.store, deps.workers ?? (() => undefined));
   mountMetrics(app, deps.database.store, config.metricsEnabled);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
@@ -126,6 +135,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     return reply.code(404).header('content-type', 'application/json').send('{"detail":"Not Found"}');
   });
   app.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
+    // the store failing outside a route's own handling (e.g. /metrics reading the queue)
+    if (error instanceof StoreUnavailableError) return reply.code(503).headers(UNAVAILABLE_HEADERS).send({ detail: error.message });
     const status = error.statusCode ?? 500;
     if (status >= 500) {
       request.log.error({ err: error }, 'unhandled error');
