@@ -78,7 +78,15 @@ export class SqliteDriver implements SqlDriver {
   private readonly direct: SqlExecutor = {
     dialect: 'sqlite',
     all: async <T>(sql: string, params: readonly unknown[] = []) => guarded(() => this.statement(sql).all(...params) as T[]),
-    get: async <T>(sql: string, params: readonly unknown[] = []) => guarded(() => this.statement(sql).get(...params) as T | undefined),
+    get: async <T>(sql: string, params: readonly unknown[] = []) =>
+      guarded(() => {
+        const statement = this.statement(sql);
+        // A write (INSERT ... RETURNING) is run to completion: get() stops after the first row,
+        // and outside a transaction SQLite then commits in a reset whose error better-sqlite3
+        // drops, so a commit refused by a full or read-only disk would look like a success.
+        if (!statement.readonly) return statement.all(...params)[0] as T | undefined;
+        return statement.get(...params) as T | undefined;
+      }),
     run: async (sql: string, params: readonly unknown[] = []) => guarded(() => this.statement(sql).run(...params).changes),
   };
 
