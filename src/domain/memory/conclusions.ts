@@ -2,7 +2,7 @@ import type { ConclusionRecord, JsonObject, ListQuery, Page } from '../../storag
 import type { DomainContext } from '../context.js';
 import { invalidInput, notFound } from '../errors.js';
 import { MAX_QUERY_TOKENS, searchTerms } from '../messages/search.js';
-import { tokenCount } from '../messages/token-count.js';
+import { countTokensOf, tokenCount } from '../messages/token-count.js';
 
 /** Most tokens in one conclusion's content: the embedding model's input limit (contract §6). */
 export const MAX_CONCLUSION_TOKENS = 8192;
@@ -117,7 +117,7 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
     // the reference compares the column with whatever was sent and fails in the database
     throw invalidInput('observer and observed must each be a single peer id (a string) for semantic search');
   }
-  if (tokenCount(options.query) > MAX_QUERY_TOKENS) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
+  if ((await countTokensOf(options.query, MAX_QUERY_TOKENS)) > MAX_QUERY_TOKENS) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
   return ctx.store.memory.searchConclusions({
     workspaceId,
     observerId: observer,

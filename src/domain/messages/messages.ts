@@ -2,7 +2,7 @@ import type { JsonObject, ListQuery, MessageRecord, Page } from '../../storage/s
 import type { DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
-import { tokenCount } from './token-count.js';
+import { countTokensOfEach } from './token-count.js';
 
 export interface MessageInput {
   peerId: string;
@@ -17,12 +17,14 @@ export interface MessageInput {
  * (new and returning members with an empty config, active members keep theirs). A deleted
  * (inactive) session is a 404.
  */
-export function createMessages(
+export async function createMessages(
   ctx: DomainContext,
   workspaceId: string,
   sessionId: string,
   inputs: MessageInput[],
 ): Promise<MessageRecord[]> {
+  // counted before the transaction opens, a slice at a time (token-count.ts)
+  const tokenCounts = await countTokensOfEach(inputs.map((input) => input.content));
   return ctx.store.transaction(async (store) => {
     const now = ctx.now();
     let session = await store.findSession(workspaceId, sessionId);
@@ -42,14 +44,14 @@ export function createMessages(
       joining.map((peerId) => ({ peerId, configuration: { observe_me: null, observe_others: null }, joinedAt: now, leftAt: null })),
     );
 
-    const records: MessageRecord[] = inputs.map((input) => ({
+    const records: MessageRecord[] = inputs.map((input, index) => ({
       id: ctx.newId(),
       workspaceId,
       sessionId,
       peerId: input.peerId,
       content: input.content,
       metadata: input.metadata ?? {},
-      tokenCount: tokenCount(input.content),
+      tokenCount: tokenCounts[index],
       createdAt: input.createdAt ?? now,
     }));
     await store.insertMessages(records);

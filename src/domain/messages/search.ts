@@ -2,7 +2,7 @@ import type { JsonObject, MessageRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput } from '../errors.js';
 import { rankCandidates } from './rank.js';
-import { tokenCount } from './token-count.js';
+import { countTokensOf } from './token-count.js';
 
 /** Longest search query in tokens (contract §7.1). */
 export const MAX_QUERY_TOKENS = 8192;
@@ -37,7 +37,7 @@ export async function searchMessages(
   scope: SearchScope,
   options: { query: string; filters: JsonObject | null | undefined; limit: number; generation: 'v2' | 'v3' },
 ): Promise<MessageRecord[]> {
-  if (tokenCount(options.query) > MAX_QUERY_TOKENS) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
+  if ((await countTokensOf(options.query, MAX_QUERY_TOKENS)) > MAX_QUERY_TOKENS) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
   let filters: JsonObject | null = options.filters ?? null;
   let peerPerspective: string | undefined;
   if (filters !== null) {

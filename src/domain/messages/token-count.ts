@@ -1,6 +1,131 @@
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
+import { countTokens, setMergeCacheSize } from 'gpt-tokenizer/encoding/o200k_base';
+import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 
-/** Tokens of `text` under the o200k_base encoding (contract §7.4); the ranks ship in the package. */
-export function tokenCount(text: string): number {
-  return text.length === 0 ? 0 : countTokens(text);
+/*
+ * Token counts under the o200k_base encoding (contract §7.4), at a cost that grows with the
+ * length of the text and not faster, and without holding the event loop (docs/decisions.md,
+ * "Token counting").
+ *
+ * The encoder first splits text into pieces (a word with its leading space, up to three digits,
+ * a run of punctuation or of white space), then merges each piece's bytes pair by pair; that
+ * merge takes time quadratic in the piece's length, so one 200,000-letter word costs tens of
+ * seconds. Pieces longer than LONG_PIECE characters are therefore counted in chunks of
+ * LONG_PIECE characters: the count of ordinary text (every piece shorter than that) is exact,
+ * the count of a longer run is the sum of its chunks' counts.
+ */
+
+/** Longest piece counted whole; longer runs are counted LONG_PIECE characters at a time. */
+export const LONG_PIECE = 1024;
+
+/** Text shorter than this is counted in one call: no piece in it can be long. */
+const SEGMENT = 4096;
+
+/** How long counting may run before it lets other work in (async counting only). */
+const SLICE_MS = 4;
+
+// The encoder keeps the pieces it merged, to reuse them; 10,000 of them keep ordinary text as
+// fast as the default 100,000 do, and bound what distinct long pieces can hold in memory.
+setMergeCacheSize(10_000);
+
+// special-token texts such as `<|endoftext|>` count as the ordinary text they are
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+
+/**
+ * Counts `text` in steps, each bounded by SEGMENT or LONG_PIECE characters: yields the tokens of
+ * each step. Whole pieces are grouped into segments (the split of a run of whole pieces is the
+ * same as within the whole text, so their count is exact); a long piece is cut into chunks on
+ * code point boundaries.
+ */
+function* countSteps(text: string): Generator<number> {
+  if (text.length <= LONG_PIECE) {
+    yield text.length === 0 ? 0 : countTokens(text, AS_TEXT);
+    return;
+  }
+  let start = 0;
+  let end = 0;
+  for (const match of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) {
+    const piece = match[0];
+    const at = match.index;
+    if (piece.length > LONG_PIECE) {
+      if (end > start) yield countTokens(text.slice(start, end), AS_TEXT);
+      yield* chunkSteps(piece);
+      start = end = at + piece.length;
+      continue;
+    }
+    end = at + piece.length;
+    if (end - start >= SEGMENT) {
+      yield countTokens(text.slice(start, end), AS_TEXT);
+      start = end;
+    }
+  }
+  if (end > start) yield countTokens(text.slice(start, end), AS_TEXT);
+}
+
+/** The tokens of a long piece, LONG_PIECE characters at a time (a surrogate pair is never cut). */
+function* chunkSteps(piece: string): Generator<number> {
+  for (let start = 0; start < piece.length; ) {
+    let end = Math.min(start + LONG_PIECE, piece.length);
+    const last = piece.charCodeAt(end - 1);
+    if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end++;
+    yield countTokens(piece.slice(start, end), AS_TEXT);
+    start = end;
+  }
+}
+
+/**
+ * Tokens of `text`, counted on the spot. Its cost is linear in the length (a few milliseconds per
+ * 10,000 characters), so it suits text of bounded size; the count stops early once it exceeds
+ * `limit` (the result is then some number above `limit`).
+ */
+export function tokenCount(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let total = 0;
+  for (const tokens of countSteps(text)) {
+    total += tokens;
+    if (total > limit) break;
+  }
+  return total;
+}
+
+/**
+ * Whether `text` has more than `limit` tokens, checked on the spot; the count stops once it is
+ * over, so the cost is bounded by the limit (and the text's length), whatever the text.
+ */
+export function exceedsTokens(text: string, limit: number): boolean {
+  return tokenCount(text, limit) > limit;
+}
+
+/** Counting runs one text at a time, so that however many requests count, the loop waits one slice. */
+let queue: Promise<unknown> = Promise.resolve();
+
+/**
+ * Tokens of `text`, like tokenCount, but long text is counted a slice of at most a few
+ * milliseconds at a time, one text at a time across the process, letting other work run in
+ * between. Short text is counted at once.
+ */
+export function countTokensOf(text: string, limit = Number.POSITIVE_INFINITY): Promise<number> {
+  if (text.length <= SEGMENT) return Promise.resolve(tokenCount(text, limit));
+  const turn = queue.then(() => countInSlices(text, limit));
+  queue = turn.catch(() => undefined);
+  return turn;
+}
+
+/** Tokens of each text, in order (see countTokensOf). */
+export async function countTokensOfEach(texts: readonly string[]): Promise<number[]> {
+  const counts: number[] = [];
+  for (const text of texts) counts.push(await countTokensOf(text));
+  return counts;
+}
+
+async function countInSlices(text: string, limit: number): Promise<number> {
+  let total = 0;
+  let sliceStart = performance.now();
+  for (const tokens of countSteps(text)) {
+    total += tokens;
+    if (total > limit) break;
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+  return total;
 }

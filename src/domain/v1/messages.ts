@@ -2,7 +2,7 @@ import type { JsonObject, MessageRecord, Page, V1ListQuery } from '../../storage
 import type { DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
-import { tokenCount } from '../messages/token-count.js';
+import { countTokensOfEach } from '../messages/token-count.js';
 import { NEW_MEMBER_CONFIG, V1_ASSISTANT_PEER_ID, cannotName, emptyPage, findSessionOfUser, type V1SessionScope } from './scope.js';
 
 /**
@@ -34,13 +34,15 @@ function view(scope: V1SessionScope, message: MessageRecord): V1MessageView {
  * Creates the messages in request order, all with one `created_at`, and queues their
  * `message.created` webhook events. Inactive sessions are fine (§2.3).
  */
-export function createMessages(
+export async function createMessages(
   ctx: DomainContext,
   appId: string,
   userId: string,
   sessionId: string,
   inputs: V1MessageInput[],
 ): Promise<V1MessageView[]> {
+  // counted before the transaction opens, a slice at a time (token-count.ts)
+  const tokenCounts = await countTokensOfEach(inputs.map((input) => input.content));
   return ctx.store.transaction(async (store) => {
     const scope = await findSessionOfUser(store, appId, userId, sessionId);
     if (scope === undefined) throw notFound(SESSION_NOT_FOUND);
@@ -59,7 +61,7 @@ export function createMessages(
         .map((peerId) => ({ peerId, configuration: NEW_MEMBER_CONFIG, joinedAt: now, leftAt: null })),
     );
 
-    const records: MessageRecord[] = inputs.map((input) => ({
+    const records: MessageRecord[] = inputs.map((input, index) => ({
       id: ctx.newId(),
       workspaceId: session.workspaceId,
       sessionId: session.id,
@@ -67,7 +69,7 @@ export function createMessages(
       content: input.content,
       metadata: input.metadata,
       // token_count: o200k_base tokens of the content, as v2/v3 messages count them
-      tokenCount: tokenCount(input.content),
+      tokenCount: tokenCounts[index],
       createdAt: now,
     }));
     await store.insertMessages(records);
