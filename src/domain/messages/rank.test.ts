@@ -42,4 +42,17 @@ describe('rankCandidates', () => {
     const full = order(rankCandidates(['cat'], input));
     for (const limit of [0, 1, 2, 3, 6, 7, 10]) expect(order(rankCandidates(['cat'], input, limit))).toEqual(full.slice(0, limit));
   });
+
+  it('ranks a query of many words the same way, at a cost linear in the text', () => {
+    const words = Array.from({ length: 3000 }, (_, i) => `w${i.toString(36)}`);
+    const base = words.join(' ');
+    // the second holds every word and the first twelve once more: it ranks first, in any case
+    const input = docs(base, `${base} ${words.slice(0, 12).join(' ').toUpperCase()}`, `${base} ${words[0]}`);
+    expect(order(rankCandidates(words.slice(0, 12), input))).toEqual(['m1', 'm2', 'm0']);
+    const many = Array.from({ length: 300 }, (_, i) => ({ id: `m${i}`, content: i === 7 ? `${base} ${base}` : base }));
+    const started = performance.now();
+    // comparing every text word with every query word took some 12 s here
+    expect(order(rankCandidates(words, many, 1))).toEqual(['m7']);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
 });

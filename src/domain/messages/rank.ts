@@ -44,11 +44,17 @@ function countAny(text: string, wanted: Map<string, number>, counts: Float64Arra
   return length;
 }
 
+/** Above this many query tokens, each text token is looked up in a map instead of compared with each. */
+const FEW_TOKENS = 8;
+
 /**
  * countAny for ASCII text, without folding it or building a string per token (the common
  * case, several times faster); -1, with `counts` partly filled, when the text is not ASCII.
+ * Comparing each text token with each query token suits a few query tokens; with more, the
+ * cost would grow as their product, so a map lookup takes over.
  */
-function countAscii(text: string, tokens: readonly string[], counts: Float64Array): number {
+function countAscii(text: string, tokens: readonly string[], wanted: Map<string, number>, counts: Float64Array): number {
+  const isFew = tokens.length <= FEW_TOKENS;
   let length = 0;
   let start = -1;
   for (let i = 0; i <= text.length; i++) {
@@ -62,8 +68,13 @@ function countAscii(text: string, tokens: readonly string[], counts: Float64Arra
     }
     if (start < 0) continue;
     length++;
-    for (let t = 0; t < tokens.length; t++) {
-      if (tokens[t].length === i - start && sameAsciiLetters(text, start, tokens[t])) counts[t]++;
+    if (isFew) {
+      for (let t = 0; t < tokens.length; t++) {
+        if (tokens[t].length === i - start && sameAsciiLetters(text, start, tokens[t])) counts[t]++;
+      }
+    } else {
+      const column = wanted.get(text.slice(start, i).toLowerCase());
+      if (column !== undefined) counts[column]++;
     }
     start = -1;
   }
@@ -91,7 +102,7 @@ export function rankCandidates<T extends { content: string }>(terms: readonly st
   candidates.forEach((candidate, row) => {
     const text = candidate.content;
     const counts = frequencies.subarray(row * tokens.length, (row + 1) * tokens.length);
-    let length = countAscii(text, tokens, counts);
+    let length = countAscii(text, tokens, wanted, counts);
     if (length < 0) {
       counts.fill(0);
       length = countAny(fold(text), wanted, counts);
