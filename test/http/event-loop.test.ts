@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
 
@@ -119,5 +120,15 @@ describe('heavy requests leave the event loop free', () => {
     }
     expect(probes.length).toBeGreaterThan(0);
     expect(Math.max(...probes), probes.map((p) => p.toFixed(1)).join(' ')).toBeLessThan(HEALTH_BUDGET_MS);
+  });
+});
+
+describe('token counts of unusual text', () => {
+  it('a message that spells special tokens is stored and counted as text', async () => {
+    const ws = uniqueId();
+    const response = await post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'hi <|endoftext|> there' }] });
+    expect(response.status).toBe(201);
+    // the encoder's own count with no special tokens allowed (by default it throws on them)
+    expect(((await response.json()) as { token_count: number }[])[0].token_count).toBe(countTokens('hi <|endoftext|> there', { disallowedSpecial: new Set() }));
   });
 });
