@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { isPostgresUrl, type Config } from './config.js';
@@ -70,6 +70,15 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     return503OnClosing: true,
     // header size, slow senders, idle connections (docs/operations.md, "Limits")
     ...serverLimitOptions(config),
+    // The router's own refusals (a path that is not valid percent-encoded UTF-8, a path segment
+    // over maxParamLength) get the contract's `{"detail": ...}` body like every other error.
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      void reply
+        .code(tooLong ? 414 : 400)
+        .header('content-type', 'application/json')
+        .send(tooLong ? '{"detail":"URI Too Long: a path segment is longer than 2048 characters"}' : '{"detail":"Invalid URL: the path is not valid percent-encoded UTF-8"}');
+    },
   });
 
   limitConnections(app.server, config);

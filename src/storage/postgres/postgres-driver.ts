@@ -79,8 +79,27 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
 
 type Queryable = pg.Pool | pg.PoolClient;
 
+/**
+ * PostgreSQL text cannot hold NUL (it refuses the whole statement), while SQLite stores and
+ * compares it. Values meant to be stored have their NULs removed at the wire layer, and ids
+ * cannot contain one; what still carries a NUL here is mostly a lookup key (a path id, a query
+ * parameter), which names nothing on either dialect. With U+FFFD in its place the answer stays
+ * the same (not found, an empty page) instead of an error.
+ */
+function withoutNul(params: readonly unknown[]): unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < params.length; i++) {
+    const value = params[i];
+    if (typeof value === 'string' && value.includes('\u0000')) {
+      out ??= params.slice();
+      out[i] = value.replace(/\u0000/g, '\ufffd');
+    }
+  }
+  return out ?? (params as unknown[]);
+}
+
 function executor(target: Queryable): SqlExecutor {
-  const query = (sql: string, params: readonly unknown[]) => guarded(() => target.query(numberPlaceholders(sql), params as unknown[]));
+  const query = (sql: string, params: readonly unknown[]) => guarded(() => target.query(numberPlaceholders(sql), withoutNul(params)));
   return {
     dialect: 'postgres',
     async all<T>(sql: string, params: readonly unknown[] = []) {

@@ -1,5 +1,6 @@
 import type { DialectName } from '../dialect.js';
 import type { JsonObject } from '../store.js';
+import { jsonText } from './json-text.js';
 
 /** How values cross into and out of a dialect's columns (see dialect.ts for the layout). */
 export interface Codec {
@@ -14,7 +15,7 @@ export interface Codec {
 const sqliteCodec: Codec = {
   time: (value) => value.getTime() * 1000,
   readTime: (value) => new Date(Math.floor(Number(value) / 1000)),
-  json: (value) => JSON.stringify(value),
+  json: (value) => jsonText(value),
   readJson: (value) => (typeof value === 'string' ? (JSON.parse(value) as JsonObject) : {}),
   bool: (value) => (value ? 1 : 0),
   readBool: (value) => value === 1,
@@ -24,7 +25,7 @@ const postgresCodec: Codec = {
   time: (value) => value,
   readTime: (value) => (value instanceof Date ? value : new Date(String(value))),
   // jsonb rejects \u0000; the wire layer strips NULs before values reach the store (contract §1.7)
-  json: (value) => JSON.stringify(value),
+  json: (value) => jsonText(value),
   readJson: (value) => (value ?? {}) as JsonObject,
   bool: (value) => value,
   readBool: (value) => value === true,

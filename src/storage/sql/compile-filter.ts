@@ -74,6 +74,7 @@
  * - The Message special key `peer_perspective` (§7.4) is not handled here: callers remove it first.
  */
 import type { DialectName } from '../dialect.js';
+import { jsonText } from './json-text.js';
 
 export type ColumnKind = 'text' | 'bool' | 'int' | 'timestamp';
 
@@ -368,7 +369,7 @@ class FilterCompiler {
   }
 
   private json(value: unknown): Sql {
-    return this.bind(JSON.stringify(cleanJson(value, 0)));
+    return this.bind(jsonText(cleanJson(value, 0)));
   }
 
   private number(n: NumberOperand): Sql {
@@ -688,7 +689,7 @@ class FilterCompiler {
     const cleaned = cleanJson(wanted, 0);
     // Charged by size so that the budget does not depend on the dialect; the binds below are free.
     this.spend(jsonNodeCount(cleaned));
-    if (this.pg) return sql`(${this.metadata} @> ${this.bind(JSON.stringify(cleaned), 0)}::jsonb)`;
+    if (this.pg) return sql`(${this.metadata} @> ${this.bind(jsonText(cleaned), 0)}::jsonb)`;
     const root: JsonPath = { base: null, rest: '$' };
     return this.sqliteContains(root, this.pathType(root), this.pathValue(root), cleaned);
   }

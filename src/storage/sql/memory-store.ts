@@ -10,6 +10,8 @@ import type {
 import { codecFor, type Codec } from './codec.js';
 import { compileFilter, type ColumnKind, type FilterModel } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
+import { pageOffset } from './page-offset.js';
+import { jsonText } from './json-text.js';
 
 /*
  * Conclusions and peer cards (contract §7.2, §7.5). Soft-deleted conclusions (`deleted_at` set)
@@ -94,7 +96,7 @@ export class SqlMemoryStore implements MemoryStore {
           ? 'c.session_id IN (SELECT jsonb_array_elements_text(?::jsonb))'
           : 'c.session_id IN (SELECT value FROM json_each(?))',
       );
-      params.push(JSON.stringify(scope.sessionIds));
+      params.push(jsonText(scope.sessionIds));
     }
     return { where, params };
   }
@@ -117,7 +119,7 @@ export class SqlMemoryStore implements MemoryStore {
     const filterSql = compileFilter(query.filters, DOCUMENT_FILTER, this.db.dialect, params, query.generation);
     const where = `c.workspace_id = ? AND c.deleted_at IS NULL${filterSql === null ? '' : ` AND (${filterSql})`}`;
     const order = query.reverse ? 'c.created_at ASC, c.pk ASC' : NEWEST_FIRST;
-    const offset = (query.page - 1) * query.size;
+    const offset = pageOffset(query.page, query.size);
     const rows = await this.db.all<ConclusionRow>(
       `SELECT ${COLUMNS} FROM conclusions c WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`,
       [...params, query.size, offset],
@@ -200,7 +202,7 @@ export class SqlMemoryStore implements MemoryStore {
     await this.db.run(
       `INSERT INTO peer_cards (workspace_id, observer_id, target_id, card, updated_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (workspace_id, observer_id, target_id) DO UPDATE SET card = excluded.card, updated_at = excluded.updated_at`,
-      [workspaceId, observerId, targetId, JSON.stringify(card), this.codec.time(now)],
+      [workspaceId, observerId, targetId, jsonText(card), this.codec.time(now)],
     );
   }
 }

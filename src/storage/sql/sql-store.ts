@@ -21,6 +21,7 @@ import { codecFor, type Codec } from './codec.js';
 import { SqlJobStore } from './job-store.js';
 import { SqlMemoryStore } from './memory-store.js';
 import { SqlV1Store } from './v1-store.js';
+import { pageOffset } from './page-offset.js';
 
 interface WorkspaceRow {
   id: string;
@@ -253,7 +254,7 @@ export class SqlStore implements Store {
     const where = filterSql === null ? base.where : `${base.where} AND (${filterSql})`;
     const direction = query.reverse ? 'DESC' : 'ASC';
     const order = base.order.map((column) => `${column} ${direction}`).join(', ');
-    const offset = (query.page - 1) * query.size;
+    const offset = pageOffset(query.page, query.size);
     const rows = await this.db.all<R>(
       `SELECT ${select} FROM ${base.from} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`,
       [...params, query.size, offset],
@@ -556,7 +557,7 @@ export class SqlStore implements Store {
       workspaceId,
       sessionId,
       size,
-      (page - 1) * size,
+      pageOffset(page, size),
     ]);
     const counted = await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${from}`, [workspaceId, sessionId]);
     return { items: rows.map((row) => this.peer(row)), total: Number(counted?.n ?? 0) };
@@ -795,7 +796,7 @@ export class SqlStore implements Store {
   async listWebhookEndpoints(workspaceId: string, page: number, size: number): Promise<Page<WebhookEndpointRecord>> {
     const rows = await this.db.all<WebhookRow>(
       'SELECT id, workspace_id, url, created_at FROM webhook_endpoints WHERE workspace_id = ? LIMIT ? OFFSET ?',
-      [workspaceId, size, (page - 1) * size],
+      [workspaceId, size, pageOffset(page, size)],
     );
     return { items: rows.map((row) => this.webhook(row)), total: await this.countWebhookEndpoints(workspaceId) };
   }

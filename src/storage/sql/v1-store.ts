@@ -13,6 +13,7 @@ import type {
 import { codecFor, type Codec } from './codec.js';
 import { compileFilter, type FilterModel } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
+import { pageOffset } from './page-offset.js';
 
 /*
  * The v1 generation's queries over the workspace tables (contract-v1 §5): apps are workspaces
@@ -158,7 +159,7 @@ export class SqlV1Store implements V1Store {
     const params = [...base.params];
     const filterSql = this.containment(query.filter, base.metadata, params);
     const where = filterSql === null ? base.where : `${base.where} AND (${filterSql})`;
-    const offset = (query.page - 1) * query.size;
+    const offset = pageOffset(query.page, query.size);
     const rows = await this.db.all<R>(
       `SELECT ${select} FROM ${base.from} WHERE ${where} ORDER BY ${base.order} ${query.reverse ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`,
       [...params, query.size, offset],

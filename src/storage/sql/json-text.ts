@@ -1,0 +1,28 @@
+/**
+ * JSON text for the store. `JSON.stringify` writes an unpaired UTF-16 surrogate (which a client
+ * can send as `"\udc00"`) as that escape, and PostgreSQL's jsonb refuses it ("invalid input
+ * syntax for type json"), failing the whole write. Text columns already turn such a surrogate
+ * into U+FFFD on the way to UTF-8 on both dialects, so JSON values get the same treatment: the
+ * store keeps U+FFFD in its place, on SQLite and PostgreSQL alike.
+ */
+const LONE_SURROGATE_ESCAPE = /\\ud[89a-f][0-9a-f]{2}/i;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+export function jsonText(value: unknown): string {
+  const text = JSON.stringify(value);
+  // paired surrogates are written as themselves, so an escape here is a lone one (or, rarely, a
+  // string that spells one after a backslash, which the walk leaves as it is)
+  return LONE_SURROGATE_ESCAPE.test(text) ? JSON.stringify(wellFormed(value)) : text;
+}
+
+function wellFormed(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(LONE_SURROGATE, '\ufffd');
+  if (Array.isArray(value)) return value.map(wellFormed);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    // defineProperty, not assignment: a key named __proto__ stays an ordinary key
+    Object.defineProperty(out, wellFormed(key) as string, { value: wellFormed(inner), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
