@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tokenCount } from '../../src/domain/messages/token-count.js';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
@@ -120,6 +121,30 @@ describe('heavy requests leave the event loop free', () => {
     }
     expect(probes.length).toBeGreaterThan(0);
     expect(Math.max(...probes), probes.map((p) => p.toFixed(1)).join(' ')).toBeLessThan(HEALTH_BUDGET_MS);
+  });
+});
+
+describe('heavy conclusions leave the event loop free', () => {
+  it('a batch of conclusions of 65,535 CJK characters each, over the token limit (v3 and v2)', async () => {
+    const ws = uniqueId();
+    expect((await post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: {}, bob: {} })).status).toBe(200);
+    const content = (seed: number) => Array.from(letters(65_535, seed), (c, i) => String.fromCharCode(0x4e00 + ((c.charCodeAt(0) * 7919 + i * 104729) % 20_000))).join('');
+    const items = (offset: number) => Array.from({ length: 6 }, (_, i) => ({ content: content(offset + i), observer_id: 'bob', observed_id: 'alice', session_id: 's1' }));
+    const v3 = items(1);
+    const { statuses, bodies, probes } = await whileInFlight(() => [
+      post(`/v3/workspaces/${ws}/conclusions`, { conclusions: v3 }),
+      post(`/v2/workspaces/${ws}/observations`, { observations: items(50) }),
+    ]);
+    expect(statuses).toEqual([422, 422]);
+    // every item is reported with its whole count, as the reference does
+    const detail = (bodies[0] as { detail: { loc: unknown[]; msg: string }[] }).detail;
+    expect(detail.map((item) => item.loc)).toEqual(v3.map((_, i) => ['body', 'conclusions', i, 'content']));
+    expect(detail[0].msg).toContain(`(got ${tokenCount(v3[0].content)} tokens)`);
+    expect(probes.length).toBeGreaterThan(0);
+    expect(Math.max(...probes), probes.map((p) => p.toFixed(1)).join(' ')).toBeLessThan(HEALTH_BUDGET_MS);
+    // nothing was stored
+    const listed = await post(`/v3/workspaces/${ws}/conclusions/list`, {});
+    expect(((await listed.json()) as { total: number }).total).toBe(0);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { queryTokens, rankCandidates } from './rank.js';
+import { queryTokens, rankCandidates, rankCandidatesInSlices } from './rank.js';
 
 const docs = (...contents: string[]) => contents.map((content, index) => ({ id: `m${index}`, content }));
 const order = (ranked: { id: string }[]) => ranked.map((doc) => doc.id);
@@ -54,5 +54,18 @@ describe('rankCandidates', () => {
     // comparing every text word with every query word took some 12 s here
     expect(order(rankCandidates(words, many, 1))).toEqual(['m7']);
     expect(performance.now() - started).toBeLessThan(2000);
+  });
+
+  it('ranks long candidates in slices, with the same result, letting other work run in between', async () => {
+    const filler = 'word '.repeat(5_000);
+    const long = Array.from({ length: 600 }, (_, i) => ({ id: `m${i}`, content: i % 7 === 0 ? `${filler} plan ${'plan '.repeat(i % 5)}` : filler }));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    const sliced = await rankCandidatesInSlices(['plan', 'word'], long, 10);
+    clearInterval(timer);
+    expect(order(sliced)).toEqual(order(rankCandidates(['plan', 'word'], long, 10)));
+    // the first (newest) of those with the most extra 'plan's: 14 % 7 === 0 and 14 % 5 === 4
+    expect(order(sliced)[0]).toBe('m14');
+    expect(ticks).toBeGreaterThan(0);
   });
 });

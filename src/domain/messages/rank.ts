@@ -93,14 +93,39 @@ function sameAsciiLetters(text: string, start: number, token: string): boolean {
 
 /** The best `limit` of `candidates`, best first (a new array; the input is not changed). */
 export function rankCandidates<T extends { content: string }>(terms: readonly string[], candidates: readonly T[], limit = candidates.length): T[] {
+  const ranking = rankSteps(terms, candidates, limit);
+  for (let step = ranking.next(); ; step = ranking.next()) if (step.done === true) return step.value;
+}
+
+/** How long ranking may run before it lets other work in (rankCandidatesInSlices). */
+const SLICE_MS = 4;
+
+/**
+ * rankCandidates, a slice of at most a few milliseconds at a time: 1,000 candidates of 25,000
+ * characters take some 100 to 300 ms to read, which must not hold the event loop.
+ */
+export async function rankCandidatesInSlices<T extends { content: string }>(terms: readonly string[], candidates: readonly T[], limit = candidates.length): Promise<T[]> {
+  const ranking = rankSteps(terms, candidates, limit);
+  let sliceStart = performance.now();
+  for (let step = ranking.next(); ; step = ranking.next()) {
+    if (step.done === true) return step.value;
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+}
+
+/** The ranking, yielding after each candidate it reads. */
+function* rankSteps<T extends { content: string }>(terms: readonly string[], candidates: readonly T[], limit: number): Generator<void, T[]> {
   const tokens = queryTokens(terms);
   if (candidates.length < 2 || tokens.length === 0) return candidates.slice(0, limit);
   const wanted = new Map(tokens.map((token, index) => [token, index]));
   const lengths = new Float64Array(candidates.length);
   const frequencies = new Float64Array(candidates.length * tokens.length);
   let totalLength = 0;
-  candidates.forEach((candidate, row) => {
-    const text = candidate.content;
+  for (let row = 0; row < candidates.length; row++) {
+    const text = candidates[row].content;
     const counts = frequencies.subarray(row * tokens.length, (row + 1) * tokens.length);
     let length = countAscii(text, tokens, wanted, counts);
     if (length < 0) {
@@ -109,7 +134,8 @@ export function rankCandidates<T extends { content: string }>(terms: readonly st
     }
     lengths[row] = length;
     totalLength += length;
-  });
+    yield;
+  }
   const averageLength = totalLength / candidates.length || 1;
   const scores = candidates.map((_, row) => {
     const norm = K1 * (1 - B + (B * lengths[row]) / averageLength);

@@ -1,7 +1,7 @@
 import type { JsonObject, MessageRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput } from '../errors.js';
-import { rankCandidates } from './rank.js';
+import { rankCandidatesInSlices } from './rank.js';
 import { countTokensOf } from './token-count.js';
 
 /** Longest search query in tokens (contract §7.1). */
@@ -58,7 +58,7 @@ export async function searchMessages(
     candidates: SEARCH_CANDIDATES,
     generation: options.generation,
   });
-  const best = rankCandidates(terms, candidates, options.limit);
+  const best = await rankCandidatesInSlices(terms, candidates, options.limit);
   const records = new Map((await ctx.store.messagesByIds(scope.workspaceId, best.map((candidate) => candidate.id))).map((m) => [m.id, m]));
   // a message deleted between the two reads is left out
   return best.flatMap((candidate) => records.get(candidate.id) ?? []);

@@ -78,6 +78,10 @@ function* chunkSteps(piece: string): Generator<number> {
  * `limit` (the result is then some number above `limit`).
  */
 export function tokenCount(text: string, limit = Number.POSITIVE_INFINITY): number {
+  if (text.length > SEGMENT) {
+    const ahead = countedAhead.get(text);
+    if (ahead !== undefined) return ahead.tokens;
+  }
   let total = 0;
   for (const tokens of countSteps(text)) {
     total += tokens;
@@ -94,6 +98,47 @@ export function exceedsTokens(text: string, limit: number): boolean {
   return tokenCount(text, limit) > limit;
 }
 
+/**
+ * Counts of long texts made ahead of a synchronous check (see countAhead), by text, with the
+ * number of requests holding each; an entry lives while a request that counted it is in flight.
+ */
+const countedAhead = new Map<string, { tokens: number; holders: number }>();
+
+/**
+ * Counts the long ones among `texts` in slices (countTokensOf) so that a synchronous
+ * tokenCount of the same text during the request, such as a validation rule whose message
+ * needs the whole count, finds the count made instead of running the encoder on the spot.
+ * Call the returned function when the request is done.
+ */
+export async function countAhead(texts: readonly string[]): Promise<() => void> {
+  const held: string[] = [];
+  const release = () => {
+    for (const text of held) {
+      const entry = countedAhead.get(text);
+      if (entry !== undefined && --entry.holders === 0) countedAhead.delete(text);
+    }
+  };
+  try {
+    for (const text of texts) {
+      if (text.length <= SEGMENT) continue;
+      const entry = countedAhead.get(text);
+      if (entry !== undefined) {
+        entry.holders++;
+      } else {
+        const tokens = await countTokensOf(text);
+        const raced = countedAhead.get(text);
+        if (raced !== undefined) raced.holders++;
+        else countedAhead.set(text, { tokens, holders: 1 });
+      }
+      held.push(text);
+    }
+  } catch (error) {
+    release();
+    throw error;
+  }
+  return release;
+}
+
 /** Counting runs one text at a time, so that however many requests count, the loop waits one slice. */
 let queue: Promise<unknown> = Promise.resolve();
 
@@ -104,6 +149,8 @@ let queue: Promise<unknown> = Promise.resolve();
  */
 export function countTokensOf(text: string, limit = Number.POSITIVE_INFINITY): Promise<number> {
   if (text.length <= SEGMENT) return Promise.resolve(tokenCount(text, limit));
+  const ahead = countedAhead.get(text);
+  if (ahead !== undefined) return Promise.resolve(ahead.tokens);
   const turn = queue.then(() => countInSlices(text, limit));
   queue = turn.catch(() => undefined);
   return turn;

@@ -44,6 +44,18 @@ export function conclusionCreate(generation: Generation) {
   );
 }
 
+/** The contents of a conclusion batch's items, whatever else is wrong with it (for countAhead). */
+export function conclusionContents(rawBody: unknown): string[] {
+  if (!isPlainObject(rawBody)) return [];
+  const out: string[] = [];
+  for (const key of ['conclusions', 'observations']) {
+    const items = Object.hasOwn(rawBody, key) ? rawBody[key] : undefined;
+    if (!Array.isArray(items)) continue;
+    for (const item of items) if (isPlainObject(item) && typeof item.content === 'string') out.push(item.content);
+  }
+  return out;
+}
+
 /** `{"conclusions": [...]}`; the key `observations` is accepted too (contract §7.5). */
 export const conclusionBatchV3 = model(
   { conclusions: required(list(conclusionCreate('v3'), { minLength: 1, maxLength: 100 }), ['observations']) },

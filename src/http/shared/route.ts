@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/context.js';
 import { DomainError, unavailable } from '../../domain/errors.js';
+import { countAhead } from '../../domain/messages/token-count.js';
 import { FilterError, StoreUnavailableError } from '../../storage/store.js';
 import { AuthError, authorizeV1, authorizeV2, authorizeV3, type Claims, type RouteScope, type V1Claims } from './auth.js';
 import { parseJsonLikePython } from './python-json.js';
@@ -62,6 +63,11 @@ export interface RouteSpec<F extends QueryFields, B> {
   body?: { schema: Schema<B>; required: boolean };
   /** Left out of the OpenAPI document (aliases such as trailing-slash paths). */
   hidden?: boolean;
+  /**
+   * Texts of the raw body that validation counts tokens of in full: counted ahead, a slice at a
+   * time, so the synchronous validation does not hold the event loop (docs/operations.md).
+   */
+  countAhead?: (rawBody: unknown) => string[];
   handler(input: RouteInput<QueryOutput<F>, B>): Promise<Reply>;
 }
 
@@ -136,6 +142,7 @@ export function defineRoute<F extends QueryFields, B = undefined>(
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const params = request.params as Record<string, string>;
+    let release: (() => void) | undefined;
     try {
       // 1. body: parsed before authentication, so broken JSON is a 422 even without a token
       let rawBody: unknown = NO_BODY;
@@ -165,6 +172,7 @@ export function defineRoute<F extends QueryFields, B = undefined>(
 
       // 2. authentication and route scope
       const claims = await authenticate(deps, generation, spec.scope, request);
+      if (spec.countAhead !== undefined && rawBody !== NO_BODY) release = await countAhead(spec.countAhead(rawBody));
 
       // 3. validation: query parameters in declaration order, then the body
       const errors: ValidationItem[] = [];
@@ -199,6 +207,8 @@ export function defineRoute<F extends QueryFields, B = undefined>(
       if (known !== undefined) return send(reply, known);
       request.log.error({ err: error }, 'unhandled error');
       return send(reply, { status: 500, body: { detail: 'An unexpected error occurred' } });
+    } finally {
+      release?.();
     }
   };
 

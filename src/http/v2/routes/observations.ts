@@ -1,6 +1,6 @@
 import { createConclusions, deleteConclusion, listConclusions, queryConclusions } from '../../../domain/memory/conclusions.js';
 import { filtersBody, pagedReversible } from '../../shared/fields.js';
-import { conclusionQuery, observationBatchV2 } from '../../shared/memory-schemas.js';
+import { conclusionContents, conclusionQuery, observationBatchV2 } from '../../shared/memory-schemas.js';
 import { presentObservation, presentPage } from '../../shared/present.js';
 import { listQuery, type HttpDeps, type RouteDefiner } from '../../shared/route.js';
 
@@ -17,6 +17,7 @@ export function mountObservationRoutes(route: RouteDefiner, { ctx }: HttpDeps): 
     summary: 'Create observations (1 to 100, all or nothing)',
     tags,
     body: { schema: observationBatchV2, required: true },
+    countAhead: conclusionContents,
     async handler({ params, body }) {
       const inputs = body.observations.map((o) => ({
         content: o.content,

@@ -1,6 +1,6 @@
 import { createConclusions, deleteConclusion, getConclusion, listConclusions, queryConclusions } from '../../../domain/memory/conclusions.js';
 import { filtersBody, pagedReversible } from '../../shared/fields.js';
-import { conclusionBatchV3, conclusionQuery } from '../../shared/memory-schemas.js';
+import { conclusionBatchV3, conclusionContents, conclusionQuery } from '../../shared/memory-schemas.js';
 import { presentConclusion, presentPage } from '../../shared/present.js';
 import { listQuery, type HttpDeps, type RouteDefiner } from '../../shared/route.js';
 
@@ -17,6 +17,7 @@ export function mountConclusionRoutes(route: RouteDefiner, { ctx }: HttpDeps): v
     summary: 'Create conclusions (1 to 100, all or nothing)',
     tags,
     body: { schema: conclusionBatchV3, required: true },
+    countAhead: conclusionContents,
     async handler({ params, body }) {
       const inputs = body.conclusions.map((c) => ({
         content: c.content,
