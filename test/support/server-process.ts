@@ -1,7 +1,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const OUTPUT_KEPT = 4 * 1024 * 1024;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -13,24 +26,39 @@ export interface ServerProcess {
 
 /** Starts `engram serve` from the sources in a child process on an ephemeral port. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const port = env.PORT ?? String(await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
-  child.stdout!.on('data', (chunk) => (text += chunk));
-  child.stderr!.on('data', (chunk) => (text += chunk));
+  // the most recent output only, so a long run's request log does not fill the memory
+  const keep = (chunk: Buffer) => {
+    text += chunk;
+    if (text.length > OUTPUT_KEPT) text = text.slice(-OUTPUT_KEPT / 2);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${text}`)), 30_000);
+    // the listening line when the log level shows it; otherwise /health answering
+    const url = `http://127.0.0.1:${port}`;
+    let checking = false;
+    const done = () => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      resolve(url);
+    };
     const poll = setInterval(() => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(text);
-      if (match !== null) {
-        clearInterval(poll);
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
+      if (/Server listening at http:\/\/127\.0\.0\.1:\d+/.test(text)) return done();
+      if (checking) return;
+      checking = true;
+      fetch(`${url}/health`)
+        .then((response) => (response.ok ? done() : undefined))
+        .catch(() => undefined)
+        .finally(() => (checking = false));
     }, 20);
     void exited.then(() => {
       clearInterval(poll);

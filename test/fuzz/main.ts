@@ -1,0 +1,62 @@
+/**
+ * `npm run fuzz`: a longer fuzz run than CI's, with a random seed unless one is given.
+ *
+ *   npm run fuzz -- [--seed N] [--runs N] [--only 'POST /v3/workspaces/{workspace_id}/search']
+ *
+ * Starts `engram serve` on a new SQLite file (or on DATABASE_URL when that is PostgreSQL), sends
+ * --runs requests (default 200) to every operation of its /openapi.json, and prints each failing
+ * operation with the seed that replays it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startServerProcess } from '../support/server-process.js';
+import { runFuzz } from './fuzz-engine.js';
+
+const { values } = parseArgs({
+  options: {
+    seed: { type: 'string' },
+    runs: { type: 'string', default: '200' },
+    only: { type: 'string' },
+    'timeout-ms': { type: 'string', default: '10000' },
+  },
+});
+const seed = values.seed !== undefined ? Number(values.seed) : (Math.random() * 2 ** 31) | 0;
+const runs = Number(values.runs);
+const dir = mkdtempSync(join(tmpdir(), 'engram-fuzz-'));
+const databaseUrl = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : join(dir, 'fuzz.db');
+
+console.log(`fuzz: seed ${seed}, ${runs} requests per operation, ${databaseUrl.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}`);
+const server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
+let exited = false;
+void server.exited.then(() => (exited = true));
+const started = performance.now();
+try {
+  const result = await runFuzz({
+    baseUrl: server.baseUrl,
+    seed,
+    runsPerOperation: runs,
+    only: values.only,
+    timeoutMs: Number(values['timeout-ms']),
+    isAlive: () => !exited,
+    log: (line) => console.log(line),
+  });
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`\nfuzz: ${result.requests} requests to ${result.operations} operations in ${seconds.toFixed(1)} s; slowest answer ${result.slowestMs.toFixed(0)} ms`);
+  console.log(`fuzz: statuses ${JSON.stringify(result.statuses)}`);
+  if (process.env.FUZZ_VERBOSE) for (const [op, seen] of Object.entries(result.statusesByOperation)) console.log(`  ${op}: ${JSON.stringify(seen)}`);
+  if (result.failures.length > 0) {
+    console.log(`\nfuzz: ${result.failures.length} operation(s) failed with seed ${seed}:`);
+    for (const failure of result.failures) console.log(`\n${failure.report}`);
+    console.log(`\nreplay: npm run fuzz -- --seed ${seed} --runs ${runs} --only '<operation>'`);
+    if (server.output().includes('"level":50') || exited) console.log(`\nserver output (tail):\n${server.output().slice(-4000)}`);
+    process.exitCode = 1;
+  } else {
+    console.log('fuzz: no failures');
+  }
+} finally {
+  server.child.kill('SIGTERM');
+  await server.exited;
+  rmSync(dir, { recursive: true, force: true });
+}
