@@ -463,11 +463,20 @@ function differs(claim: string | undefined, value: string): boolean {
   return claim !== undefined && claim !== value;
 }
 
+/*
+ * The three H routes below read the app, user or session named in the query or, without one, in
+ * the token. The reference compares only the claims a token has, so a token without `ap` (a user
+ * or session key, or a v2/v3 key) could read any app, and one without `ap` and `us` any user of
+ * any app. Here a non-admin token must also hold a claim that covers what it reads (the app by
+ * `ap`; a user by `ap` or `us`; a session by `ap`, `us` or `se`), so no key reaches outside its
+ * own app (docs/compatibility.md, "v1 generation").
+ */
+
 /** `GET /v1/apps` (H): the app to read, from `?app_id=` or the token's `ap`. */
 export function checkV1AppRead(claims: Claims, queryAppId: string | undefined): string {
   const v1 = claims.v1 ?? {};
   if (queryAppId !== undefined) {
-    if (!claims.isAdmin && differs(v1.appId, queryAppId)) throw new AuthError(AUTH_DETAIL.unauthorized);
+    if (!claims.isAdmin && v1.appId !== queryAppId) throw new AuthError(AUTH_DETAIL.unauthorized);
     return queryAppId;
   }
   if (v1.appId === undefined) throw new AuthError(V1_AUTH_DETAIL.appIdMissing);
@@ -478,12 +487,11 @@ export function checkV1AppRead(claims: Claims, queryAppId: string | undefined): 
 export function checkV1UserRead(claims: Claims, pathAppId: string, queryUserId: string | undefined): string {
   const v1 = claims.v1 ?? {};
   if (!claims.isAdmin && differs(v1.appId, pathAppId)) throw new AuthError(AUTH_DETAIL.unauthorized);
-  if (queryUserId !== undefined) {
-    if (!claims.isAdmin && differs(v1.userId, queryUserId)) throw new AuthError(AUTH_DETAIL.unauthorized);
-    return queryUserId;
-  }
-  if (v1.userId === undefined) throw new AuthError(V1_AUTH_DETAIL.userIdMissing);
-  return v1.userId;
+  if (queryUserId !== undefined && !claims.isAdmin && differs(v1.userId, queryUserId)) throw new AuthError(AUTH_DETAIL.unauthorized);
+  const userId = queryUserId ?? v1.userId;
+  if (userId === undefined) throw new AuthError(V1_AUTH_DETAIL.userIdMissing);
+  if (!claims.isAdmin && v1.appId !== pathAppId && v1.userId !== userId) throw new AuthError(AUTH_DETAIL.unauthorized);
+  return userId;
 }
 
 /** `GET .../users/{user_id}/sessions` (H): the session to read, from `?session_id=` or `se`. */
@@ -497,10 +505,11 @@ export function checkV1SessionRead(
   if (!claims.isAdmin && (differs(v1.appId, pathAppId) || differs(v1.userId, pathUserId))) {
     throw new AuthError(AUTH_DETAIL.unauthorized);
   }
-  if (querySessionId !== undefined) {
-    if (!claims.isAdmin && differs(v1.sessionId, querySessionId)) throw new AuthError(AUTH_DETAIL.unauthorized);
-    return querySessionId;
+  if (querySessionId !== undefined && !claims.isAdmin && differs(v1.sessionId, querySessionId)) throw new AuthError(AUTH_DETAIL.unauthorized);
+  const sessionId = querySessionId ?? v1.sessionId;
+  if (sessionId === undefined) throw new AuthError(V1_AUTH_DETAIL.sessionIdMissing);
+  if (!claims.isAdmin && v1.appId !== pathAppId && v1.userId !== pathUserId && v1.sessionId !== sessionId) {
+    throw new AuthError(AUTH_DETAIL.unauthorized);
   }
-  if (v1.sessionId === undefined) throw new AuthError(V1_AUTH_DETAIL.sessionIdMissing);
-  return v1.sessionId;
+  return sessionId;
 }

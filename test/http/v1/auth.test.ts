@@ -125,8 +125,9 @@ describe('scopes of the other v1 routes (contract-v1 §2, §4.4)', () => {
     expect((await api.get(`/v1/apps?app_id=${w.scope.app.id}`, appToken)).status).toBe(200);
     expectDenied(await api.get('/v1/apps?app_id=another-app', appToken), UNAUTHORIZED);
     expectDenied(await api.get('/v1/apps', as(v1Token({ userId: w.scope.user.id }))), 'App ID not found in query parameter or JWT');
-    // a token without `ap` is not compared with the query
-    expect((await api.get(`/v1/apps?app_id=${w.scope.app.id}`, as(v1Token({ userId: 'u' })))).status).toBe(200);
+    // a token without `ap` (the reference lets it read any app) or a v3 key reaches no app
+    expectDenied(await api.get(`/v1/apps?app_id=${w.scope.app.id}`, as(v1Token({ userId: 'u' }))), UNAUTHORIZED);
+    expectDenied(await api.get(`/v1/apps?app_id=${w.scope.app.id}`, as(api.token({ workspaceId: 'elsewhere' }))), UNAUTHORIZED);
     expectDenied(await api.get(`/v1/apps?app_id=${w.scope.app.id}`), NO_TOKEN);
     // an admin token names no app either
     expectDenied(await api.get('/v1/apps', as(admin)), 'App ID not found in query parameter or JWT');
@@ -165,6 +166,9 @@ describe('scopes of the other v1 routes (contract-v1 §2, §4.4)', () => {
     expectDenied(await api.get(url, as(v1Token({ appId: 'another-app', userId: w.scope.user.id }))), UNAUTHORIZED);
     expectDenied(await api.get(url, as(v1Token({ appId: w.scope.app.id }))), 'User ID not found in query parameter or JWT');
     expect((await api.get(`${url}?user_id=${w.other.user.id}`, as(v1Token({ appId: w.scope.app.id })))).status).toBe(200);
+    // a token holding no claim on this app or user (a session key, a v3 key) reads no user
+    expectDenied(await api.get(`${url}?user_id=${w.other.user.id}`, as(v1Token({ sessionId: w.session.id }))), UNAUTHORIZED);
+    expectDenied(await api.get(`${url}?user_id=${w.scope.user.id}`, as(api.token({ workspaceId: 'elsewhere' }))), UNAUTHORIZED);
   });
 
   it('session and message routes accept session tokens of that session only', async () => {
@@ -173,6 +177,8 @@ describe('scopes of the other v1 routes (contract-v1 §2, §4.4)', () => {
     const sessionUrl = `${w.scope.base}/sessions/${w.session.id}`;
     expect((await api.get(`${w.scope.base}/sessions`, sessionToken)).body.id).toBe(w.session.id);
     expectDenied(await api.get(`${w.scope.base}/sessions?session_id=other`, sessionToken), UNAUTHORIZED);
+    // a key with no claim on this app, user or session (the reference lets it through) reads none
+    expectDenied(await api.get(`${w.scope.base}/sessions?session_id=${w.session.id}`, as(api.token({ workspaceId: 'elsewhere' }))), UNAUTHORIZED);
     expect((await api.post(`${sessionUrl}/messages`, { content: 'y', is_user: false }, sessionToken)).status).toBe(200);
     expect((await api.post(`${sessionUrl}/messages/list`, {}, sessionToken)).body.total).toBe(2);
     expect((await api.get(`${sessionUrl}/messages/${w.message.id}`, sessionToken)).status).toBe(200);
