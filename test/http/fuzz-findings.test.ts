@@ -129,3 +129,28 @@ describe('URLs the router cannot take', () => {
     expect(long.body).toEqual({ detail: 'URI Too Long: a path segment is longer than 2048 characters' });
   });
 });
+
+describe('message times beyond what a datetime holds', () => {
+  it('are a 422 for numbers, and ISO years below 100 are kept as written', async () => {
+    const url = `/v3/workspaces/${ws}/sessions/s1/messages`;
+    for (const [created, bound] of [
+      [-8_640_000_000_000_001, 'dates before 0001'],
+      [1e300, 'dates after 9999'],
+      [253_402_300_800_000, 'dates after 9999'],
+    ] as const) {
+      const response = await api.post(url, { messages: [{ peer_id: 'alice', content: 'x', created_at: created }] });
+      expect(response.status, response.text).toBe(422);
+      expect(response.body.detail[0]).toMatchObject({
+        type: 'datetime_parsing',
+        loc: ['body', 'messages', 0, 'created_at'],
+        msg: `Input should be a valid datetime, ${bound} are not supported as unix timestamps`,
+      });
+    }
+    const zero = await api.post(url, { messages: [{ peer_id: 'alice', content: 'x', created_at: '0000-01-01T00:00:00Z' }] });
+    expect(zero.status).toBe(422);
+    expect(zero.body.detail[0].msg).toBe('Input should be a valid datetime or date, year 0 is out of range');
+    const early = await api.post(url, { messages: [{ peer_id: 'alice', content: 'x', created_at: '0050-06-01T12:00:00Z' }] });
+    expect(early.status, early.text).toBe(201);
+    expect(early.body[0].created_at).toMatch(/^0050-06-01T12:00:00/);
+  });
+});

@@ -275,17 +275,28 @@ export function parseIsoDateTime(text: string): Date | string {
     const digits = zone.slice(1).replace(':', '');
     offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
   }
+  if (Number(y) === 0) return 'year 0 is out of range';
   const millis = Number((frac + '000').slice(0, 3));
-  const utc = Date.UTC(Number(y), month - 1, day, Number(h), Number(mi), Number(s), millis) - offsetMinutes * 60_000;
-  return new Date(utc);
+  // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear takes the year as written
+  const date = new Date(Date.UTC(2000, month - 1, day, Number(h), Number(mi), Number(s), millis));
+  date.setUTCFullYear(Number(y), month - 1, day);
+  return new Date(date.getTime() - offsetMinutes * 60_000);
 }
+
+/** The range of Python's datetime (years 1 to 9999), in milliseconds since 1970. */
+const EARLIEST_MS = -62_135_596_800_000;
+const LATEST_MS = 253_402_300_799_999;
 
 export function datetime(): Schema<Date> {
   return {
     parse(input, loc, errors) {
       if (typeof input === 'number' && Number.isFinite(input)) {
         // pydantic reads large numbers as milliseconds, small ones as seconds
-        return new Date(Math.abs(input) > 2e10 ? input : input * 1000);
+        const ms = Math.abs(input) > 2e10 ? input : input * 1000;
+        if (ms >= EARLIEST_MS && ms <= LATEST_MS) return new Date(ms);
+        const bound = ms > LATEST_MS ? 'dates after 9999' : 'dates before 0001';
+        errors.push(item('datetime_parsing', loc, `Input should be a valid datetime, ${bound} are not supported as unix timestamps`, input, { error: `${bound} are not supported as unix timestamps` }));
+        return INVALID;
       }
       if (typeof input !== 'string') {
         errors.push(item('datetime_type', loc, 'Input should be a valid datetime', input));
