@@ -33,6 +33,7 @@ export interface FuzzRequest {
   url: string;
   contentType?: string;
   body?: Buffer;
+  authorization?: string;
   /** What kind of body was sent, for failure reports. */
   shape: string;
 }
@@ -62,6 +63,16 @@ export interface FuzzOptions {
   isAlive?: () => boolean;
   /** Stop at the first failing operation. */
   stopOnFailure?: boolean;
+  /**
+   * With auth on: the admin's Authorization header (fixtures and most requests use it) and
+   * others to mix in (scoped, expired, malformed ...).
+   */
+  auth?: {
+    admin: string;
+    others: string[];
+    /** A token for another workspace: none of its successes may touch the fixture's workspace. */
+    foreign?: string;
+  };
   log?: (line: string) => void;
 }
 
@@ -109,6 +120,7 @@ export function send(baseUrl: string, req: FuzzRequest, timeoutMs: number): Prom
     const headers: Record<string, string | number> = {};
     if (req.contentType !== undefined) headers['content-type'] = req.contentType;
     if (req.body !== undefined) headers['content-length'] = req.body.length;
+    if (req.authorization !== undefined) headers.authorization = req.authorization;
     const outgoing = httpRequest({ agent, hostname, port, method: req.method, path: req.url, headers }, (incoming) => {
       const chunks: Buffer[] = [];
       incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -163,34 +175,46 @@ export function violation(op: Operation, response: FuzzResponse): string | undef
   return undefined;
 }
 
-async function call(baseUrl: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await send(baseUrl, { method, url: path, shape: 'fixture', contentType: 'application/json', body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)) }, 30_000);
+/** A success for a token of another workspace that reaches the fixture's workspace. */
+function trespass(foreign: string | undefined, ids: FixtureIds, req: FuzzRequest, response: FuzzResponse): string | undefined {
+  if (foreign === undefined || req.authorization !== foreign || response.status >= 300) return undefined;
+  const reached = [ids.workspace, ids.app].find((id) => req.url.includes(id) || response.text.includes(id));
+  return reached === undefined ? undefined : `a token for another workspace got ${response.status} touching ${reached}: ${response.text.slice(0, 200)}`;
+}
+
+async function callAs(baseUrl: string, method: string, path: string, body: unknown, authorization: string | undefined): Promise<any> {
+  const response = await send(
+    baseUrl,
+    { method, url: path, shape: 'fixture', contentType: 'application/json', authorization, body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)) },
+    30_000,
+  );
   if (response.status >= 300) throw new Error(`fixture: ${method} ${path} answered ${response.status}: ${response.text}`);
   return response.text === '' ? undefined : JSON.parse(response.text);
 }
 
 /** A workspace with two peers, a session with messages, a conclusion, a webhook and v1 rows. */
-export async function createFixture(baseUrl: string, tag: string): Promise<{ v1: FixtureIds; current: FixtureIds }> {
+export async function createFixture(baseUrl: string, tag: string, authorization?: string): Promise<{ v1: FixtureIds; current: FixtureIds }> {
+  const call = (method: string, path: string, body?: unknown) => callAs(baseUrl, method, path, body, authorization);
   const w = `fz-${tag}`;
   const peers = ['alice', 'bob'];
-  await call(baseUrl, 'POST', '/v3/workspaces', { id: w });
-  await call(baseUrl, 'POST', `/v3/workspaces/${w}/sessions`, { id: 's1', peers: { alice: {}, bob: { observe_others: true } } });
-  const created = await call(baseUrl, 'POST', `/v3/workspaces/${w}/sessions/s1/messages`, {
+  await call('POST', '/v3/workspaces', { id: w });
+  await call('POST', `/v3/workspaces/${w}/sessions`, { id: 's1', peers: { alice: {}, bob: { observe_others: true } } });
+  const created = await call('POST', `/v3/workspaces/${w}/sessions/s1/messages`, {
     messages: [
       { peer_id: 'alice', content: 'I moved to Lisbon last spring', metadata: { topic: 'home' } },
       { peer_id: 'bob', content: 'How do you like the weather there?' },
       { peer_id: 'alice', content: 'Sunny, and I go swimming on weekends' },
     ],
   });
-  const conclusions = await call(baseUrl, 'POST', `/v3/workspaces/${w}/conclusions`, {
+  const conclusions = await call('POST', `/v3/workspaces/${w}/conclusions`, {
     conclusions: [{ content: 'Alice lives in Lisbon', observer_id: 'bob', observed_id: 'alice', session_id: 's1' }],
   });
-  const endpoint = await call(baseUrl, 'POST', `/v3/workspaces/${w}/webhooks`, { url: 'https://example.com/hook' });
-  const app = await call(baseUrl, 'GET', `/v1/apps/get_or_create/${w}`);
-  const user = await call(baseUrl, 'GET', `/v1/apps/${app.id}/users/get_or_create/alice`);
-  const session = await call(baseUrl, 'POST', `/v1/apps/${app.id}/users/${user.id}/sessions`, {});
-  const message = await call(baseUrl, 'POST', `/v1/apps/${app.id}/users/${user.id}/sessions/${session.id}/messages`, { content: 'hello from v1', is_user: true });
-  const meta = await call(baseUrl, 'POST', `/v1/apps/${app.id}/users/${user.id}/metamessages`, { metamessage_type: 'fact', content: 'likes swimming', session_id: session.id });
+  const endpoint = await call('POST', `/v3/workspaces/${w}/webhooks`, { url: 'https://example.com/hook' });
+  const app = await call('GET', `/v1/apps/get_or_create/${w}`);
+  const user = await call('GET', `/v1/apps/${app.id}/users/get_or_create/alice`);
+  const session = await call('POST', `/v1/apps/${app.id}/users/${user.id}/sessions`, {});
+  const message = await call('POST', `/v1/apps/${app.id}/users/${user.id}/sessions/${session.id}/messages`, { content: 'hello from v1', is_user: true });
+  const meta = await call('POST', `/v1/apps/${app.id}/users/${user.id}/metamessages`, { metamessage_type: 'fact', content: 'likes swimming', session_id: session.id });
   const current: FixtureIds = {
     workspace: w,
     peers,
@@ -287,15 +311,25 @@ function multipartArbitrary(ids: FixtureIds): fc.Arbitrary<Body> {
   );
 }
 
-export function requestArbitrary(op: Operation, ids: FixtureIds): fc.Arbitrary<FuzzRequest> {
+export function requestArbitrary(op: Operation, ids: FixtureIds, auth?: FuzzOptions['auth']): fc.Arbitrary<FuzzRequest> {
   const body: fc.Arbitrary<Body> = op.jsonBody !== undefined ? jsonBodyArbitrary(op.jsonBody, ids) : op.multipart ? multipartArbitrary(ids) : fc.constant({ shape: 'no body' });
-  return fc.tuple(pathArbitrary(op, ids), queryArbitrary(op, ids), body).map(([path, query, b]) => ({ method: op.method, url: path + query, ...b }));
+  const authorization: fc.Arbitrary<string | undefined> =
+    auth === undefined
+      ? fc.constant(undefined)
+      : fc.oneof(
+          { arbitrary: fc.constant(auth.admin), weight: 6 },
+          { arbitrary: fc.constantFrom<string | undefined>(undefined, ...auth.others, ...(auth.foreign === undefined ? [] : [auth.foreign])), weight: 3 },
+        );
+  return fc
+    .tuple(pathArbitrary(op, ids), queryArbitrary(op, ids), body, authorization)
+    .map(([path, query, b, header]) => ({ method: op.method, url: path + query, ...b, authorization: header }));
 }
 
 function describe(req: FuzzRequest): string {
   const body = req.body === undefined ? '' : req.body.length > 400 ? `${req.body.subarray(0, 400).toString('utf8')}... (${req.body.length} bytes)` : req.body.toString('utf8');
   const url = req.url.length > 400 ? `${req.url.slice(0, 400)}... (${req.url.length} chars)` : req.url;
-  return `${req.method} ${url}\ncontent-type: ${req.contentType ?? '(none)'}; body (${req.shape}): ${body}`;
+  const auth = req.authorization === undefined ? '' : `\nauthorization: ${req.authorization.slice(0, 120)}`;
+  return `${req.method} ${url}${auth}\ncontent-type: ${req.contentType ?? '(none)'}; body (${req.shape}): ${body}`;
 }
 
 /** A per-operation seed, so one operation's failure can be replayed alone. */
@@ -313,10 +347,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     if (options.only !== undefined && !op.id.includes(options.only)) continue;
     result.operations++;
     const seed = operationSeed(options.seed, index);
-    const fixture = await createFixture(options.baseUrl, `${(options.seed >>> 0).toString(36)}-${index}`);
+    const fixture = await createFixture(options.baseUrl, `${(options.seed >>> 0).toString(36)}-${index}`, options.auth?.admin);
     const ids = op.generation === 'v1' ? fixture.v1 : fixture.current;
     const seen: Record<number, number> = (result.statusesByOperation[op.id] = {});
-    const property = fc.asyncProperty(requestArbitrary(op, ids), async (req) => {
+    const property = fc.asyncProperty(requestArbitrary(op, ids, options.auth), async (req) => {
       result.requests++;
       let response: FuzzResponse;
       try {
@@ -334,7 +368,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
       result.statuses[response.status] = (result.statuses[response.status] ?? 0) + 1;
       seen[response.status] = (seen[response.status] ?? 0) + 1;
       result.slowestMs = Math.max(result.slowestMs, response.ms);
-      const problem = violation(op, response);
+      const problem = violation(op, response) ?? trespass(options.auth?.foreign, ids, req, response);
       if (problem !== undefined) throw new Error(`${problem}\n${describe(req)}`);
     });
     const details = await fc.check(property, { seed, numRuns: options.runsPerOperation, endOnFailure: false });

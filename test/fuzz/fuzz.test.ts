@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, TEST_DATABASE_URL } from '../support/test-app.js';
 import { runFuzz } from './fuzz-engine.js';
+import { fuzzTokens } from './tokens.js';
 
 /**
  * Every operation of /openapi.json, valid and mutated requests, against a real server process:
@@ -13,12 +14,15 @@ import { runFuzz } from './fuzz-engine.js';
 const SEED = 20261124;
 const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 50);
 
+const SECRET = 'fuzz-secret-of-reasonable-length';
+
 const dir = mkdtempSync(join(tmpdir(), 'engram-fuzz-'));
+const databaseUrl = DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'fuzz.db');
 let server: ServerProcess;
 let exited = false;
 
 beforeAll(async () => {
-  server = await startServerProcess({ DATABASE_URL: DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'fuzz.db'), LOG_LEVEL: 'warn' });
+  server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
   void server.exited.then(() => (exited = true));
 });
 
@@ -41,5 +45,29 @@ describe('fuzzing every route of /openapi.json', () => {
     expect(statuses.some((status) => status < 300)).toBe(true);
     expect(statuses).toContain(422);
     expect(statuses).toContain(404);
+  }, 600_000);
+
+  it('with auth on, answers tokens of every kind without a 5xx, and a token for another workspace reaches nothing of this one', async () => {
+    const secured = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET });
+    let securedExited = false;
+    void secured.exited.then(() => (securedExited = true));
+    try {
+      const result = await runFuzz({
+        baseUrl: secured.baseUrl,
+        seed: SEED + 1,
+        runsPerOperation: Math.ceil(RUNS_PER_OPERATION / 3),
+        timeoutMs: 10_000,
+        isAlive: () => !securedExited,
+        auth: fuzzTokens(SECRET),
+      });
+      expect(result.failures.map((failure) => failure.report).join('\n\n')).toBe('');
+      expect(securedExited).toBe(false);
+      const statuses = Object.keys(result.statuses).map(Number);
+      expect(statuses).toContain(401);
+      expect(statuses.some((status) => status < 300)).toBe(true);
+    } finally {
+      secured.child.kill('SIGTERM');
+      await secured.exited;
+    }
   }, 600_000);
 });

@@ -1,11 +1,12 @@
 /**
  * `npm run fuzz`: a longer fuzz run than CI's, with a random seed unless one is given.
  *
- *   npm run fuzz -- [--seed N] [--runs N] [--only 'POST /v3/workspaces/{workspace_id}/search']
+ *   npm run fuzz -- [--seed N] [--runs N] [--only 'POST /v3/workspaces/{workspace_id}/search'] [--auth]
  *
  * Starts `engram serve` on a new SQLite file (or on DATABASE_URL when that is PostgreSQL), sends
  * --runs requests (default 200) to every operation of its /openapi.json, and prints each failing
- * operation with the seed that replays it.
+ * operation with the seed that replays it. --auth runs the server with auth on and mixes an
+ * admin's token with another workspace's (whose successes must not touch the fixtures) and broken ones.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startServerProcess } from '../support/server-process.js';
 import { runFuzz } from './fuzz-engine.js';
+import { fuzzTokens } from './tokens.js';
 
 const { values } = parseArgs({
   options: {
@@ -20,6 +22,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '200' },
     only: { type: 'string' },
     'timeout-ms': { type: 'string', default: '10000' },
+    auth: { type: 'boolean', default: false },
   },
 });
 const seed = values.seed !== undefined ? Number(values.seed) : (Math.random() * 2 ** 31) | 0;
@@ -27,8 +30,13 @@ const runs = Number(values.runs);
 const dir = mkdtempSync(join(tmpdir(), 'engram-fuzz-'));
 const databaseUrl = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : join(dir, 'fuzz.db');
 
-console.log(`fuzz: seed ${seed}, ${runs} requests per operation, ${databaseUrl.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}`);
-const server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
+console.log(`fuzz: seed ${seed}, ${runs} requests per operation, ${databaseUrl.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}${values.auth ? ', auth on' : ''}`);
+const SECRET = 'fuzz-secret-of-reasonable-length';
+const server = await startServerProcess({
+  DATABASE_URL: databaseUrl,
+  LOG_LEVEL: 'warn',
+  ...(values.auth ? { AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET } : {}),
+});
 let exited = false;
 void server.exited.then(() => (exited = true));
 const started = performance.now();
@@ -40,6 +48,7 @@ try {
     only: values.only,
     timeoutMs: Number(values['timeout-ms']),
     isAlive: () => !exited,
+    auth: values.auth ? fuzzTokens(SECRET) : undefined,
     log: (line) => console.log(line),
   });
   const seconds = (performance.now() - started) / 1000;
