@@ -1,0 +1,256 @@
+/**
+ * `npm run soak`: a bounded long run of a mixed workload against a real `engram serve` process,
+ * reporting over time what a slow leak or a stuck queue would show.
+ *
+ *   npm run soak -- [--minutes 10] [--clients 8] [--rate 200] [--sample-seconds 15]
+ *
+ * --rate is the requests per second all clients aim at together: a soak is a long run at a load
+ * the server sustains (webhook deliveries included), not a measurement of its limit.
+ *
+ * Clients write messages (which queue webhook deliveries to a receiver in its own process),
+ * list, search, add peers, store and query conclusions and read session context. Every sample
+ * prints the server's resident memory (anonymous and file-backed, from /proc), V8 heap, open
+ * file descriptors, active handles, event-loop lag, queued jobs, and the clients' throughput,
+ * latency and errors; every minute a throughput line. At the end it compares the middle of the
+ * run with its end and exits non-zero on any error, any lost webhook event, or memory that
+ * kept growing. On SQLite (default, a new file) or on DATABASE_URL when that is PostgreSQL.
+ */
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startServerProcess } from '../test/support/server-process.js';
+import { forkServer } from './ipc.js';
+import type { ReceiverTally } from './webhook-receiver.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '10' },
+    clients: { type: 'string', default: '8' },
+    'sample-seconds': { type: 'string', default: '15' },
+    rate: { type: 'string', default: '200' },
+  },
+});
+const minutes = Number(values.minutes);
+const clients = Number(values.clients);
+const sampleMs = Number(values['sample-seconds']) * 1000;
+const rate = Number(values.rate);
+if (!(minutes > 0 && minutes <= 240 && clients > 0 && clients <= 256 && sampleMs >= 1000 && rate > 0)) {
+  console.error('soak: --minutes 0..240, --clients 1..256, --sample-seconds >= 1, --rate > 0');
+  process.exit(2);
+}
+
+/** Growth of anonymous memory (and of heap) from the middle of the run to its end that fails it. */
+const MEMORY_SLACK_BYTES = 32 * 1024 * 1024;
+const MEMORY_SLACK_RATIO = 0.2;
+
+const WORDS = 'lisbon swimming weather garden violin chess coffee marathon painting hiking novel recipe tennis harbor museum concert river bakery puzzle kayak'.split(' ');
+const WEBHOOK_SECRET = 'soak-secret-of-reasonable-length';
+const ENDPOINTS = 2;
+
+const dir = mkdtempSync(join(tmpdir(), 'engram-soak-'));
+const databaseUrl = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : join(dir, 'soak.db');
+const workspace = `soak-${Date.now().toString(36)}`;
+
+const receiver = forkServer('webhook receiver', join(ROOT, 'bench/webhook-receiver.ts'), { cwd: ROOT, execArgv: ['--import', 'tsx'] });
+const { port: receiverPort } = await receiver.call<{ port: number }>('listen', { secret: WEBHOOK_SECRET });
+const server = await startServerProcess({
+  DATABASE_URL: databaseUrl,
+  LOG_LEVEL: 'warn',
+  METRICS_ENABLED: 'true',
+  WEBHOOK_SECRET,
+  WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+});
+const pid = server.child.pid!;
+
+interface Window {
+  requests: number;
+  errors: number;
+  latencies: number[];
+}
+let window: Window = { requests: 0, errors: 0, latencies: [] };
+let minuteRequests = 0;
+let totalRequests = 0;
+let totalErrors = 0;
+const errorSamples: string[] = [];
+let messagesCreated = 0;
+
+async function call(method: string, path: string, body?: unknown, expected: number[] = [200, 201, 204]): Promise<any> {
+  const started = performance.now();
+  let status = 0;
+  let text = '';
+  try {
+    const response = await fetch(server.baseUrl + path, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    status = response.status;
+    text = await response.text();
+  } catch (error) {
+    text = (error as Error).message;
+  }
+  window.requests++;
+  minuteRequests++;
+  totalRequests++;
+  window.latencies.push(performance.now() - started);
+  if (!expected.includes(status)) {
+    window.errors++;
+    totalErrors++;
+    if (errorSamples.length < 10) errorSamples.push(`${method} ${path} -> ${status}: ${text.slice(0, 200)}`);
+    return undefined;
+  }
+  return text === '' ? undefined : JSON.parse(text);
+}
+
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
+const sentence = () => Array.from({ length: 4 + Math.floor(Math.random() * 12) }, () => pick(WORDS)).join(' ');
+
+async function client(index: number, until: number): Promise<void> {
+  const peers = [`c${index}-a`, `c${index}-b`, `c${index}-c`];
+  let session = 0;
+  const sessionId = () => `c${index}-s${session}`;
+  await call('POST', `/v3/workspaces/${workspace}/sessions`, { id: sessionId(), peers: { [peers[0]]: {}, [peers[1]]: { observe_others: true } } }, [200, 201]);
+  const intervalMs = (1000 * clients) / rate;
+  let next = Date.now();
+  while (Date.now() < until) {
+    next += intervalMs;
+    const wait = next - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    else if (wait < -1000) next = Date.now();
+    const roll = Math.random();
+    const w = `/v3/workspaces/${workspace}`;
+    if (roll < 0.25) {
+      const count = 1 + Math.floor(Math.random() * 8);
+      const created = await call('POST', `${w}/sessions/${sessionId()}/messages`, {
+        messages: Array.from({ length: count }, () => ({ peer_id: pick(peers.slice(0, 2)), content: sentence(), metadata: { n: Math.random() } })),
+      });
+      if (created !== undefined) messagesCreated += count;
+    } else if (roll < 0.35) {
+      await call('POST', `${w}/sessions/${sessionId()}/messages/list?size=50&reverse=true`, {});
+    } else if (roll < 0.43) {
+      await call('POST', `${w}/peers/list?size=50`, {});
+    } else if (roll < 0.5) {
+      await call('POST', `${w}/peers/${peers[0]}/sessions?size=50`, {});
+    } else if (roll < 0.6) {
+      await call('POST', `${w}/search`, { query: `${pick(WORDS)} ${pick(WORDS)}`, limit: 10 });
+    } else if (roll < 0.67) {
+      await call('POST', `${w}/sessions/${sessionId()}/search`, { query: pick(WORDS), limit: 10 });
+    } else if (roll < 0.72) {
+      // a new session now and then, so the store keeps growing in every dimension
+      session++;
+      await call('POST', `${w}/sessions/${sessionId()}/peers`, { [peers[0]]: {}, [peers[1]]: {}, [peers[2]]: { observe_me: false } });
+    } else if (roll < 0.8) {
+      await call('POST', `${w}/conclusions`, { conclusions: [{ content: sentence(), observer_id: peers[1], observed_id: peers[0], session_id: sessionId() }] });
+    } else if (roll < 0.86) {
+      await call('POST', `${w}/conclusions/query`, { query: pick(WORDS), top_k: 5, filters: { observer_id: peers[1], observed_id: peers[0] } });
+    } else if (roll < 0.93) {
+      await call('GET', `${w}/sessions/${sessionId()}/context?tokens=2000`);
+    } else {
+      await call('GET', `${w}/queue/status`);
+    }
+  }
+}
+
+interface Sample {
+  at: number;
+  rssAnon: number;
+  rssFile: number;
+  heapUsed: number;
+  fds: number;
+  handles: number;
+  lagP99Ms: number;
+  queued: number;
+}
+
+function procStatus(): { rssAnon: number; rssFile: number } {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+  return { rssAnon: kb('RssAnon'), rssFile: kb('RssFile') + kb('RssShmem') };
+}
+
+async function sample(started: number): Promise<Sample> {
+  const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text();
+  const metric = (name: string, labels = '') => Number(new RegExp(`^${name}${labels.replace(/[{}]/g, '\\$&')} ([0-9.e+-]+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+  return {
+    at: (Date.now() - started) / 1000,
+    ...procStatus(),
+    heapUsed: metric('engram_nodejs_heap_size_used_bytes'),
+    fds: metric('engram_process_open_fds'),
+    handles: metric('engram_nodejs_active_handles_total'),
+    lagP99Ms: metric('engram_nodejs_eventloop_lag_p99_seconds') * 1000,
+    queued: metric('engram_queue_jobs', '{status="pending"}') || 0,
+  };
+}
+
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]);
+
+await call('POST', '/v3/workspaces', { id: workspace }, [200, 201]);
+for (let i = 0; i < ENDPOINTS; i++) await call('POST', `/v3/workspaces/${workspace}/webhooks`, { url: `http://localhost:${receiverPort}/hook/${i}` }, [200, 201]);
+
+console.log(`soak: ${minutes} min, ${clients} clients aiming at ${rate} requests/s, ${databaseUrl.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}, server pid ${pid}`);
+console.log('   t(s)  req/s  err  p50ms  p99ms | anon MB  file MB  heap MB  fds  handles  lag p99 ms  queued');
+const started = Date.now();
+const until = started + minutes * 60_000;
+const samples: Sample[] = [];
+const sampler = setInterval(() => {
+  void sample(started)
+    .then((s) => {
+      samples.push(s);
+      const sorted = window.latencies.sort((a, b) => a - b);
+      const rate = window.requests / (sampleMs / 1000);
+      console.log(
+        `${s.at.toFixed(0).padStart(7)} ${rate.toFixed(0).padStart(6)} ${String(window.errors).padStart(4)} ${percentile(sorted, 0.5).toFixed(1).padStart(6)} ${percentile(sorted, 0.99).toFixed(1).padStart(6)} | ` +
+          `${mb(s.rssAnon).padStart(7)} ${mb(s.rssFile).padStart(8)} ${mb(s.heapUsed).padStart(8)} ${String(s.fds).padStart(4)} ${String(s.handles).padStart(8)} ${s.lagP99Ms.toFixed(1).padStart(11)} ${String(s.queued).padStart(7)}`,
+      );
+      window = { requests: 0, errors: 0, latencies: [] };
+    })
+    .catch((error: unknown) => console.log(`soak: sample failed: ${(error as Error).message}`));
+}, sampleMs);
+let minute = 0;
+const perMinute = setInterval(() => {
+  minute++;
+  console.log(`-- minute ${minute}: ${minuteRequests} requests (${(minuteRequests / 60).toFixed(0)}/s), ${messagesCreated} messages so far`);
+  minuteRequests = 0;
+}, 60_000);
+
+await Promise.all(Array.from({ length: clients }, (_, i) => client(i, until)));
+clearInterval(sampler);
+clearInterval(perMinute);
+
+// Every message.created event must reach both endpoints once the queue drains.
+const expected = messagesCreated * ENDPOINTS;
+const tally = await receiver.call<ReceiverTally>('expect', { total: expected, timeoutMs: 120_000 }, 180_000);
+// judged on the last sample under load; the drained state is reported beside it
+const last = samples.at(-1) ?? (await sample(started));
+const drained = await sample(started);
+// Caches fill during the first part of a run (SQLite's page cache alone may take 64 MiB): growth
+// is judged from the middle of the run to its end.
+const middle = samples.find((s) => s.at >= (minutes * 60) / 2) ?? samples[0];
+
+const grew = (from: number, to: number) => to - from > Math.max(MEMORY_SLACK_BYTES, from * MEMORY_SLACK_RATIO);
+const problems: string[] = [];
+if (totalErrors > 0) problems.push(`${totalErrors} requests failed, e.g.\n  ${errorSamples.join('\n  ')}`);
+if (tally.delivered < expected) problems.push(`webhooks: ${tally.delivered} of ${expected} deliveries arrived`);
+if (tally.badSignatures > 0) problems.push(`webhooks: ${tally.badSignatures} bad signatures`);
+if (grew(middle.rssAnon, last.rssAnon)) problems.push(`anonymous memory grew from ${mb(middle.rssAnon)} to ${mb(last.rssAnon)} MB`);
+if (grew(middle.heapUsed, last.heapUsed)) problems.push(`heap grew from ${mb(middle.heapUsed)} to ${mb(last.heapUsed)} MB`);
+if (last.handles > middle.handles + 20) problems.push(`active handles grew from ${middle.handles} to ${last.handles}`);
+if (last.fds > middle.fds + 20) problems.push(`open file descriptors grew from ${middle.fds} to ${last.fds}`);
+
+console.log(`\nsoak: ${totalRequests} requests, ${totalErrors} errors, ${messagesCreated} messages, ${tally.delivered}/${expected} webhook deliveries (${tally.duplicates} repeated)`);
+console.log(
+  `soak: at ${middle.at.toFixed(0)} s anon ${mb(middle.rssAnon)} MB, heap ${mb(middle.heapUsed)} MB, fds ${middle.fds}, handles ${middle.handles}; ` +
+    `at ${last.at.toFixed(0)} s anon ${mb(last.rssAnon)} MB, heap ${mb(last.heapUsed)} MB, fds ${last.fds}, handles ${last.handles}; file-backed ${mb(last.rssFile)} MB (the database's pages)`,
+);
+console.log(`soak: drained: anon ${mb(drained.rssAnon)} MB, heap ${mb(drained.heapUsed)} MB, fds ${drained.fds}, handles ${drained.handles}, queued jobs ${drained.queued}`);
+console.log(problems.length === 0 ? 'soak: flat and clean' : `soak: PROBLEMS\n- ${problems.join('\n- ')}`);
+
+server.child.kill('SIGTERM');
+await server.exited;
+await receiver.stop();
+rmSync(dir, { recursive: true, force: true });
+process.exitCode = problems.length === 0 ? 0 : 1;
