@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
@@ -18,6 +18,9 @@ const UNAVAILABLE: [prefix: string, message: string][] = [
   ['SQLITE_FULL', 'The disk holding the database is full; try again later'],
   ['SQLITE_BUSY', 'The database is locked by another process; try again shortly'],
 ];
+
+/** Free space under which the readiness probe reports the database's disk as full. */
+export const MIN_FREE_BYTES = 1024 * 1024;
 
 /** The error to throw for `error`: StoreUnavailableError for the codes above, else itself. */
 export function classifySqliteError(error: unknown): unknown {
@@ -53,8 +56,12 @@ export class SqliteDriver implements SqlDriver {
    * WAL pages are in the operating system before the response is sent; FULL also survives a
    * power loss, at the cost of an fsync per commit.
    */
+  /** The folder of the database file, whose free space the probe checks (none in memory). */
+  private readonly folder: string | undefined;
+
   constructor(path: string, synchronous: 'NORMAL' | 'FULL' = 'NORMAL') {
-    if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
+    this.folder = path !== ':memory:' && !path.startsWith('file:') ? dirname(path) : undefined;
+    if (this.folder !== undefined) mkdirSync(this.folder, { recursive: true });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma(`synchronous = ${synchronous}`);
@@ -148,7 +155,9 @@ export class SqliteDriver implements SqlDriver {
   /**
    * Commits a real write: rewrites the header's user_version with its own value. A rolled-back
    * write would never reach the disk, so it could not tell a read-only file or a full disk;
-   * this one appends one page to the WAL (a few microseconds) and changes no data.
+   * this one appends one page to the WAL (a few microseconds) and changes no data. A disk with
+   * less than MIN_FREE_BYTES left also counts as full: the probe's page may still fit where a
+   * request's batch no longer does.
    */
   async probe(): Promise<void> {
     await this.transaction(async () => {
@@ -157,6 +166,12 @@ export class SqliteDriver implements SqlDriver {
         this.db.pragma(`user_version = ${Number(version)}`);
       });
     });
+    if (this.folder === undefined) return;
+    const { bavail, bsize } = statfsSync(this.folder);
+    const free = bavail * bsize;
+    if (free < MIN_FREE_BYTES) {
+      throw new StoreUnavailableError(`The disk holding the database is full (${free} bytes free); try again later`, 'disk full');
+    }
   }
 
   async close(): Promise<void> {
