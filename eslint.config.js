@@ -22,10 +22,13 @@ export default tseslint.config(
   },
   // tests feed literals that lose precision on purpose (big JSON numbers)
   { files: ['**/*.test.ts'], rules: { 'no-loss-of-precision': 'off' } },
-  // the domain knows no HTTP, no jobs, no dialect and no vendor SDK
+  // the domain knows no HTTP, no jobs, no dialect, no model transport and no vendor SDK
   restrict(['src/domain/**/*.ts'], [
     { group: ['**/http/**', '**/jobs/**', '**/storage/sqlite/**', '**/storage/postgres/**', '**/storage/sql/**', 'fastify', 'pg', 'better-sqlite3'], message: 'The domain only imports storage/store.ts.' },
+    { group: ['**/llm/**', '!**/llm/provider.js', 'ai', '@ai-sdk/*', 'openai', '@anthropic-ai/*', '@google/*'], message: 'The domain only imports llm/provider.ts.' },
   ]),
+  // model transports know nothing of the layers that use them
+  restrict(['src/llm/**/*.ts'], [{ group: ['**/domain/**', '**/http/**', '**/jobs/**', '**/storage/**'], message: 'llm/ does not know the layers above it.' }]),
   // storage never imports the domain or HTTP
   restrict(['src/storage/**/*.ts'], [{ group: ['**/domain/**', '**/http/**', '**/jobs/**'], message: 'Storage does not know the layers above it.' }]),
   // a generation never reaches into a sibling, and reaches data only through the domain
