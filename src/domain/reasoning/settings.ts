@@ -1,0 +1,66 @@
+/**
+ * The reasoning layer's settings, as the domain sees them (parsed from the environment in
+ * config.ts with the reference's names; docs/reasoning.md lists every one).
+ */
+export interface ReasoningSettings {
+  deriver: {
+    /** DERIVER_ENABLED (true): queue representation work when messages are created. */
+    enabled: boolean;
+    /** DERIVER_DEDUPLICATE (true): semantic deduplication of new conclusions. */
+    deduplicate: boolean;
+    /** DERIVER_MAX_INPUT_TOKENS (25000). */
+    maxInputTokens: number;
+    /** DERIVER_MAX_CUSTOM_INSTRUCTIONS_TOKENS (2000). */
+    maxCustomInstructionsTokens: number;
+    /** DERIVER_REPRESENTATION_BATCH_WORK_UNIT_TARGET_TOKENS (512; 0 = no token gate). */
+    workUnitTargetTokens: number;
+    /** DERIVER_REPRESENTATION_BATCH_TARGET_INPUT_TOKENS (1024). */
+    batchTargetInputTokens: number;
+    /** DERIVER_REPRESENTATION_BATCH_MAX_AGE_SECONDS (1800). */
+    batchMaxAgeSeconds: number;
+    /** DERIVER_FLUSH_ENABLED (false): take every unit at once, whatever its size and age. */
+    flushEnabled: boolean;
+  };
+  summary: {
+    /** SUMMARY_ENABLED (true). */
+    enabled: boolean;
+    /** SUMMARY_MESSAGES_PER_SHORT_SUMMARY (20). */
+    messagesPerShortSummary: number;
+    /** SUMMARY_MESSAGES_PER_LONG_SUMMARY (60). */
+    messagesPerLongSummary: number;
+    /** SUMMARY_MAX_TOKENS_SHORT (1000), SUMMARY_MAX_TOKENS_LONG (4000). */
+    maxTokensShort: number;
+    maxTokensLong: number;
+  };
+  /** PEER_CARD_ENABLED (true): default of peer_card.use and peer_card.create. */
+  peerCardEnabled: boolean;
+  dream: {
+    /** DREAM_ENABLED (true), DREAM_DOCUMENT_THRESHOLD (50), DREAM_IDLE_TIMEOUT_MINUTES (60), DREAM_MIN_HOURS_BETWEEN_DREAMS (8). */
+    enabled: boolean;
+    documentThreshold: number;
+    idleTimeoutMinutes: number;
+    minHoursBetweenDreams: number;
+  };
+  /** EMBED_MESSAGES (true): embed messages in the background. */
+  embedMessages: boolean;
+  /** EMBEDDING_MAX_INPUT_TOKENS (8192): longer texts are embedded in overlapping chunks. */
+  embeddingMaxInputTokens: number;
+}
+
+export const DEFAULT_REASONING_SETTINGS: ReasoningSettings = {
+  deriver: {
+    enabled: true,
+    deduplicate: true,
+    maxInputTokens: 25_000,
+    maxCustomInstructionsTokens: 2_000,
+    workUnitTargetTokens: 512,
+    batchTargetInputTokens: 1_024,
+    batchMaxAgeSeconds: 1_800,
+    flushEnabled: false,
+  },
+  summary: { enabled: true, messagesPerShortSummary: 20, messagesPerLongSummary: 60, maxTokensShort: 1_000, maxTokensLong: 4_000 },
+  peerCardEnabled: true,
+  dream: { enabled: true, documentThreshold: 50, idleTimeoutMinutes: 60, minHoursBetweenDreams: 8 },
+  embedMessages: true,
+  embeddingMaxInputTokens: 8_192,
+};
