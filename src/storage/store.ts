@@ -59,7 +59,7 @@ export interface MessageSearch {
   sessionId?: string;
   /** Sender of the message. */
   peerId?: string;
-  /** Words to find; every one must occur. */
+  /** Words to find; every one must occur (the index stems them: "groups" finds "group"). */
   terms: string[];
   filters: unknown;
   peerPerspective?: string;
@@ -72,6 +72,12 @@ export interface MessageSearch {
 export interface SearchCandidate {
   id: string;
   content: string;
+}
+
+/** A message that matches a search term: its id and its place in write order (higher is newer). */
+export interface SearchMatch {
+  id: string;
+  seq: number;
 }
 
 export interface Page<T> {
@@ -137,6 +143,74 @@ export interface QueueCounts {
   dead: number;
 }
 
+/** A message waiting for the deriver to form conclusions about its sender (reasoning.md R2). */
+export interface NewRepresentationItem {
+  workspaceId: string;
+  sessionId: string;
+  /** The sender: whom the conclusions are about. */
+  observedId: string;
+  messageId: string;
+  tokens: number;
+  /** Who forms the conclusions (each gets its own copy). */
+  observers: string[];
+  customInstructions: string | null;
+}
+
+export interface OpenRepresentationItem {
+  pk: number;
+  messageId: string;
+  messagePk: number;
+  peerId: string;
+  content: string;
+  messageCreatedAt: Date;
+  tokens: number;
+  observers: string[];
+  customInstructions: string | null;
+  /** When the item was queued (the age gate starts then). */
+  queuedAt: Date;
+}
+
+/** A unit's open items: how many, their tokens, and when the oldest was queued. */
+export interface UnitTotals {
+  items: number;
+  tokens: number;
+  oldest: Date | undefined;
+}
+
+export type SummaryType = 'short' | 'long';
+
+export interface SessionSummaryRecord {
+  type: SummaryType;
+  content: string;
+  /** The last message the summary covers, and its number in the session (1-based). */
+  messageId: string;
+  messageSeq: number;
+  tokenCount: number;
+  createdAt: Date;
+}
+
+export interface ReasoningStore {
+  /** Queues items; an item already queued (same message and observed peer) is left as it is. Returns how many were added. */
+  addRepresentationItems(items: NewRepresentationItem[], now: Date): Promise<number>;
+  openUnitTotals(workspaceId: string, sessionId: string, observedId: string): Promise<UnitTotals>;
+  /** A unit's open items in message order, with their messages. */
+  openItems(workspaceId: string, sessionId: string, observedId: string, limit: number): Promise<OpenRepresentationItem[]>;
+  /** Open items of a workspace (or one session of it). */
+  openItemCount(workspaceId: string, sessionId?: string): Promise<number>;
+  /** The message just before the one with `messagePk` in its session. */
+  messageBefore(workspaceId: string, sessionId: string, messagePk: number): Promise<(MessageRecord & { pk: number }) | undefined>;
+  /** Marks items processed (with the error that ended them, if any). */
+  markItems(pks: number[], now: Date, error: string | null): Promise<void>;
+  sessionMessageCount(workspaceId: string, sessionId: string): Promise<number>;
+  /** The `count` messages of the session up to and including `messageId`, oldest first. */
+  messagesUpTo(workspaceId: string, sessionId: string, messageId: string, count: number): Promise<MessageRecord[]>;
+  /** Messages after `afterPk` in storage order, for `engram derive`. */
+  messagesAfter(scope: { workspaceId?: string; sessionId?: string }, afterPk: number, limit: number): Promise<(MessageRecord & { pk: number })[]>;
+  summaries(workspaceId: string, sessionId: string): Promise<SessionSummaryRecord[]>;
+  /** Stores a summary unless the stored one of its kind covers a later message. */
+  saveSummary(workspaceId: string, sessionId: string, summary: SessionSummaryRecord): Promise<void>;
+}
+
 /** The durable work queue. */
 export interface JobStore {
   enqueue(jobs: NewJob[], now: Date): Promise<void>;
@@ -148,6 +222,12 @@ export interface JobStore {
   ): Promise<number>;
   /** Leases up to `limit` runnable jobs: pending and due, or running with an expired lease. */
   claim(limit: number, now: Date, leaseUntil: Date): Promise<JobRecord[]>;
+  /**
+   * Makes sure a pending job of `job.queueKey` runs by `runAfter`: brings the pending one
+   * forward if it is due later, or queues `job` when none is pending (one running is not
+   * enough: it may have read its work already).
+   */
+  schedule(job: NewJob, runAfter: Date, now: Date): Promise<void>;
   complete(id: string, now: Date): Promise<void>;
   retry(id: string, runAfter: Date, error: string): Promise<void>;
   deadLetter(id: string, now: Date, error: string): Promise<void>;
@@ -167,6 +247,8 @@ export interface Store {
   readonly v1: V1Store;
   /** Conclusions and peer cards, bound to this connection or transaction. */
   readonly memory: MemoryStore;
+  /** The deriver's work items and session summaries, bound to this connection or transaction. */
+  readonly reasoning: ReasoningStore;
   /**
    * Calls `listener` whenever this process has queued jobs through this store, once they are
    * committed (so a worker woken by it can claim them). Returns what removes the listener.
@@ -231,6 +313,10 @@ export interface Store {
   updateMessageMetadata(workspaceId: string, sessionId: string, id: string, metadata: JsonObject): Promise<MessageRecord | undefined>;
   /** Messages of the scope holding every term, newest first, at most `search.candidates`. */
   searchCandidates(search: MessageSearch): Promise<SearchCandidate[]>;
+  /** The same newest matches as searchCandidates, without their text. */
+  searchMatches(search: MessageSearch): Promise<SearchMatch[]>;
+  /** How many messages the workspace (or its session, or sender, or both) holds, counted up to `cap`. */
+  countMessagesInScope(scope: { workspaceId: string; sessionId?: string; peerId?: string }, cap: number): Promise<number>;
   /** The workspace's messages with these ids, in no particular order. */
   messagesByIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]>;
   /** The session's newest messages, newest first, `limit` at a time before `beforePk`. */

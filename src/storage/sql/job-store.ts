@@ -51,6 +51,24 @@ export class SqlJobStore implements JobStore {
     this.onQueued();
   }
 
+  async schedule(job: NewJob, runAfter: Date, now: Date): Promise<void> {
+    const c = this.codec;
+    const due = c.time(runAfter);
+    const moved = await this.db.run(
+      `UPDATE jobs SET run_after = CASE WHEN run_after > ? THEN ? ELSE run_after END WHERE queue_key = ? AND status = 'pending'`,
+      [due, due, job.queueKey],
+    );
+    if (moved > 0) {
+      if (runAfter <= now) this.onQueued();
+      return;
+    }
+    await this.db.run(
+      `INSERT INTO jobs (id, kind, workspace_id, queue_key, payload, max_attempts, run_after, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      [job.id, job.kind, job.workspaceId, job.queueKey, c.json(job.payload), job.maxAttempts, due, c.time(now)],
+    );
+    this.onQueued();
+  }
+
   async enqueuePerWebhookEndpoint(
     workspaceId: string,
     job: { idPrefix: string; kind: string; payload: Record<string, unknown>; maxAttempts: number },

@@ -10,6 +10,7 @@ import type {
   Page,
   PeerRecord,
   SearchCandidate,
+  SearchMatch,
   SessionRecord,
   Store,
   WebhookEndpointRecord,
@@ -20,6 +21,7 @@ import type { SqlDriver, SqlExecutor } from './driver.js';
 import { codecFor, type Codec } from './codec.js';
 import { SqlJobStore } from './job-store.js';
 import { SqlMemoryStore } from './memory-store.js';
+import { SqlReasoningStore } from './reasoning-store.js';
 import { SqlV1Store } from './v1-store.js';
 import { pageOffset } from './page-offset.js';
 
@@ -147,6 +149,13 @@ export class SqlStore implements Store {
   get v1(): SqlV1Store {
     this.v1Store ??= new SqlV1Store(this.db);
     return this.v1Store;
+  }
+
+  private reasoningStore: SqlReasoningStore | undefined;
+
+  get reasoning(): SqlReasoningStore {
+    this.reasoningStore ??= new SqlReasoningStore(this.db);
+    return this.reasoningStore;
   }
 
   private memoryStore: SqlMemoryStore | undefined;
@@ -679,6 +688,38 @@ export class SqlStore implements Store {
 
   async searchCandidates(search: MessageSearch): Promise<SearchCandidate[]> {
     if (search.terms.length === 0) return [];
+    const { sql, params } = this.searchQuery(search, 'm.id, m.content');
+    return this.db.all<SearchCandidate>(sql, params);
+  }
+
+  async searchMatches(search: MessageSearch): Promise<SearchMatch[]> {
+    if (search.terms.length === 0) return [];
+    const { sql, params } = this.searchQuery(search, 'm.id, m.pk AS seq');
+    const rows = await this.db.all<{ id: string; seq: number | string }>(sql, params);
+    return rows.map((row) => ({ id: row.id, seq: Number(row.seq) }));
+  }
+
+  async countMessagesInScope(scope: { workspaceId: string; sessionId?: string; peerId?: string }, cap: number): Promise<number> {
+    const where = ['workspace_id = ?'];
+    const params: unknown[] = [scope.workspaceId];
+    if (scope.sessionId !== undefined) {
+      where.push('session_id = ?');
+      params.push(scope.sessionId);
+    }
+    if (scope.peerId !== undefined) {
+      where.push('peer_id = ?');
+      params.push(scope.peerId);
+    }
+    params.push(cap);
+    const row = await this.db.get<{ n: number | string }>(
+      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM messages WHERE ${where.join(' AND ')} LIMIT ?) s`,
+      params,
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  /** The newest messages of the scope holding every word of the search, filtered, newest first. */
+  private searchQuery(search: MessageSearch, columns: string): { sql: string; params: unknown[] } {
     const params: unknown[] = [];
     const where: string[] = [];
     let from: string;
@@ -692,7 +733,8 @@ export class SqlStore implements Store {
     } else {
       params.push(search.terms.join(' '));
       from = 'messages m';
-      where.push("m.search_vector @@ plainto_tsquery('simple', ?)");
+      // engram_porter: the words stemmed as the stored search_vector (migration 0010)
+      where.push("m.search_vector @@ plainto_tsquery('engram_porter', ?)");
       newestFirst = 'm.pk DESC';
     }
     where.push('m.workspace_id = ?');
@@ -714,10 +756,7 @@ export class SqlStore implements Store {
     const filterSql = compileFilter(search.filters, MESSAGE_FILTER, this.dialect, params, search.generation);
     if (filterSql !== null) where.push(`(${filterSql})`);
     params.push(search.candidates);
-    return this.db.all<SearchCandidate>(
-      `SELECT m.id, m.content FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${newestFirst} LIMIT ?`,
-      params,
-    );
+    return { sql: `SELECT ${columns} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${newestFirst} LIMIT ?`, params };
   }
 
   /**

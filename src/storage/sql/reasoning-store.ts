@@ -1,0 +1,232 @@
+import type {
+  MessageRecord,
+  NewRepresentationItem,
+  OpenRepresentationItem,
+  ReasoningStore,
+  SessionSummaryRecord,
+  SummaryType,
+  UnitTotals,
+} from '../store.js';
+import { codecFor, type Codec } from './codec.js';
+import type { SqlExecutor } from './driver.js';
+import { jsonText } from './json-text.js';
+
+interface ItemRow {
+  pk: number | string;
+  message_id: string;
+  message_pk: number | string;
+  peer_id: string;
+  content: string;
+  message_created_at: unknown;
+  tokens: number;
+  observers: unknown;
+  custom_instructions: string | null;
+  created_at: unknown;
+}
+
+interface MessageRow {
+  pk: number | string;
+  id: string;
+  workspace_id: string;
+  session_id: string;
+  peer_id: string;
+  content: string;
+  metadata: unknown;
+  token_count: number;
+  created_at: unknown;
+}
+
+interface SummaryRow {
+  summary_type: SummaryType;
+  content: string;
+  message_id: string;
+  message_seq: number;
+  token_count: number;
+  created_at: unknown;
+}
+
+const MESSAGE_COLUMNS = 'm.pk, m.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at';
+
+/** The deriver's work items and the session summaries (migrations/0011). */
+export class SqlReasoningStore implements ReasoningStore {
+  private readonly codec: Codec;
+
+  constructor(private readonly db: SqlExecutor) {
+    this.codec = codecFor(db.dialect);
+  }
+
+  private readList(value: unknown): string[] {
+    const list = typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
+    return Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string') : [];
+  }
+
+  private message(row: MessageRow): MessageRecord & { pk: number } {
+    const c = this.codec;
+    return {
+      pk: Number(row.pk),
+      id: row.id,
+      workspaceId: row.workspace_id,
+      sessionId: row.session_id,
+      peerId: row.peer_id,
+      content: row.content,
+      metadata: c.readJson(row.metadata),
+      tokenCount: Number(row.token_count),
+      createdAt: c.readTime(row.created_at),
+    };
+  }
+
+  async addRepresentationItems(items: NewRepresentationItem[], now: Date): Promise<number> {
+    const c = this.codec;
+    let added = 0;
+    for (let start = 0; start < items.length; start += 50) {
+      const chunk = items.slice(start, start + 50);
+      const ids = [...new Set(chunk.map((item) => item.messageId))];
+      const pks = new Map(
+        (await this.db.all<{ id: string; pk: number | string }>(`SELECT id, pk FROM messages WHERE id IN (${ids.map(() => '?').join(', ')})`, ids)).map((row) => [
+          row.id,
+          Number(row.pk),
+        ]),
+      );
+      const present = chunk.filter((item) => pks.has(item.messageId));
+      if (present.length === 0) continue;
+      // a repeat of an item (engram derive over messages already queued) is ignored
+      added += await this.db.run(
+        `INSERT INTO representation_items (workspace_id, session_id, observed_id, message_id, message_pk, tokens, observers, custom_instructions, created_at)
+         VALUES ${present.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+         ON CONFLICT (workspace_id, session_id, observed_id, message_id) DO NOTHING`,
+        present.flatMap((item) => [
+          item.workspaceId,
+          item.sessionId,
+          item.observedId,
+          item.messageId,
+          pks.get(item.messageId),
+          item.tokens,
+          jsonText(item.observers),
+          item.customInstructions,
+          c.time(now),
+        ]),
+      );
+    }
+    return added;
+  }
+
+  async openUnitTotals(workspaceId: string, sessionId: string, observedId: string): Promise<UnitTotals> {
+    const row = await this.db.get<{ items: number | string; tokens: number | string | null; oldest: unknown }>(
+      `SELECT count(*) AS items, sum(tokens) AS tokens, min(created_at) AS oldest FROM representation_items
+       WHERE workspace_id = ? AND session_id = ? AND observed_id = ? AND processed_at IS NULL`,
+      [workspaceId, sessionId, observedId],
+    );
+    const items = Number(row?.items ?? 0);
+    return { items, tokens: Number(row?.tokens ?? 0), oldest: items === 0 || row?.oldest == null ? undefined : this.codec.readTime(row.oldest) };
+  }
+
+  async openItems(workspaceId: string, sessionId: string, observedId: string, limit: number): Promise<OpenRepresentationItem[]> {
+    const c = this.codec;
+    const rows = await this.db.all<ItemRow>(
+      `SELECT i.pk, i.message_id, i.message_pk, m.peer_id, m.content, m.created_at AS message_created_at, i.tokens, i.observers,
+              i.custom_instructions, i.created_at
+       FROM representation_items i JOIN messages m ON m.id = i.message_id
+       WHERE i.workspace_id = ? AND i.session_id = ? AND i.observed_id = ? AND i.processed_at IS NULL
+       ORDER BY i.message_pk LIMIT ?`,
+      [workspaceId, sessionId, observedId, limit],
+    );
+    return rows.map((row) => ({
+      pk: Number(row.pk),
+      messageId: row.message_id,
+      messagePk: Number(row.message_pk),
+      peerId: row.peer_id,
+      content: row.content,
+      messageCreatedAt: c.readTime(row.message_created_at),
+      tokens: Number(row.tokens),
+      observers: this.readList(row.observers),
+      customInstructions: row.custom_instructions,
+      queuedAt: c.readTime(row.created_at),
+    }));
+  }
+
+  async messageBefore(workspaceId: string, sessionId: string, messagePk: number): Promise<(MessageRecord & { pk: number }) | undefined> {
+    const row = await this.db.get<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.workspace_id = ? AND m.session_id = ? AND m.pk < ? ORDER BY m.pk DESC LIMIT 1`,
+      [workspaceId, sessionId, messagePk],
+    );
+    return row && this.message(row);
+  }
+
+  async markItems(pks: number[], now: Date, error: string | null): Promise<void> {
+    if (pks.length === 0) return;
+    await this.db.run(`UPDATE representation_items SET processed_at = ?, error = ? WHERE pk IN (${pks.map(() => '?').join(', ')})`, [
+      this.codec.time(now),
+      error,
+      ...pks,
+    ]);
+  }
+
+  async openItemCount(workspaceId: string, sessionId?: string): Promise<number> {
+    const row = await this.db.get<{ n: number | string }>(
+      `SELECT count(*) AS n FROM representation_items WHERE workspace_id = ?${sessionId === undefined ? '' : ' AND session_id = ?'} AND processed_at IS NULL`,
+      sessionId === undefined ? [workspaceId] : [workspaceId, sessionId],
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  async sessionMessageCount(workspaceId: string, sessionId: string): Promise<number> {
+    const row = await this.db.get<{ message_count: number | string }>('SELECT message_count FROM sessions WHERE workspace_id = ? AND id = ?', [workspaceId, sessionId]);
+    return Number(row?.message_count ?? 0);
+  }
+
+  async messagesUpTo(workspaceId: string, sessionId: string, messageId: string, count: number): Promise<MessageRecord[]> {
+    const rows = await this.db.all<MessageRow>(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m
+       WHERE m.workspace_id = ? AND m.session_id = ? AND m.pk <= (SELECT pk FROM messages WHERE id = ?)
+       ORDER BY m.pk DESC LIMIT ?`,
+      [workspaceId, sessionId, messageId, count],
+    );
+    return rows.reverse().map((row) => this.message(row));
+  }
+
+  async messagesAfter(scope: { workspaceId?: string; sessionId?: string }, afterPk: number, limit: number): Promise<(MessageRecord & { pk: number })[]> {
+    const where = ['m.pk > ?'];
+    const params: unknown[] = [afterPk];
+    if (scope.workspaceId !== undefined) {
+      where.push('m.workspace_id = ?');
+      params.push(scope.workspaceId);
+    }
+    if (scope.sessionId !== undefined) {
+      where.push('m.session_id = ?');
+      params.push(scope.sessionId);
+    }
+    const rows = await this.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where.join(' AND ')} ORDER BY m.pk LIMIT ?`, [
+      ...params,
+      limit,
+    ]);
+    return rows.map((row) => this.message(row));
+  }
+
+  async summaries(workspaceId: string, sessionId: string): Promise<SessionSummaryRecord[]> {
+    const rows = await this.db.all<SummaryRow>(
+      'SELECT summary_type, content, message_id, message_seq, token_count, created_at FROM session_summaries WHERE workspace_id = ? AND session_id = ?',
+      [workspaceId, sessionId],
+    );
+    return rows.map((row) => ({
+      type: row.summary_type,
+      content: row.content,
+      messageId: row.message_id,
+      messageSeq: Number(row.message_seq),
+      tokenCount: Number(row.token_count),
+      createdAt: this.codec.readTime(row.created_at),
+    }));
+  }
+
+  async saveSummary(workspaceId: string, sessionId: string, summary: SessionSummaryRecord): Promise<void> {
+    const c = this.codec;
+    // a summary never replaces one that covers a later message (a retried or late job)
+    await this.db.run(
+      `INSERT INTO session_summaries (workspace_id, session_id, summary_type, content, message_id, message_seq, token_count, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (workspace_id, session_id, summary_type) DO UPDATE SET content = excluded.content, message_id = excluded.message_id,
+         message_seq = excluded.message_seq, token_count = excluded.token_count, created_at = excluded.created_at
+       WHERE session_summaries.message_seq < excluded.message_seq`,
+      [workspaceId, sessionId, summary.type, summary.content, summary.messageId, summary.messageSeq, summary.tokenCount, c.time(summary.createdAt)],
+    );
+  }
+}
