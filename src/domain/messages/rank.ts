@@ -1,98 +1,70 @@
 /**
  * Relevance ranking of full-text candidates, the same on every database.
  *
- * The store returns the newest messages that contain every query word (a bounded set, so a
- * search costs the same on a million messages as on a thousand); this module orders them by
- * BM25's term-frequency saturation and length normalisation. Every candidate holds every
- * word, so a corpus-wide inverse document frequency would only reweigh words against each
- * other; it is left out, and reading it is what makes database-side ranking cost grow with
- * the number of matches. Equal scores keep the store's order: newer first.
+ * The store returns a bounded set of messages holding any of the query's terms (search.ts);
+ * this module orders them by BM25: each term's inverse document frequency (its `weight`,
+ * computed by the caller over the scope's matches), term-frequency saturation and length
+ * normalisation. Terms are Porter stems (query-terms.ts), counted in each text as the index
+ * counts them. Equal scores keep the input order: the caller passes newer first.
  *
- * A vector-similarity ranking can later produce its own ordered candidates and be fused with
- * this one before the messages are read.
+ * A vector-similarity ranking can produce its own ordered candidates and be fused with this
+ * one before the messages are read.
  */
+import { fold, stem, TOKEN } from './query-terms.js';
 
 /** BM25's usual constants: term-frequency saturation and length normalisation. */
 const K1 = 1.2;
 const B = 0.75;
 
-/** Characters that make up a token, as in SQLite's unicode61 tokenizer (letters, digits, private use). */
-const TOKEN = /[\p{L}\p{N}\p{Co}]+/gu;
-const ASCII = /^[\x00-\x7f]*$/;
-
-/** Text as the full-text index sees it: lower case, diacritics removed. */
-function fold(text: string): string {
-  if (ASCII.test(text)) return text.toLowerCase();
-  return text.normalize('NFD').replace(/\p{M}+/gu, '').toLowerCase();
+/** A term to rank by: a Porter stem and its weight (BM25's inverse document frequency). */
+export interface RankTerm {
+  stem: string;
+  weight: number;
 }
 
-/** The distinct tokens of the query words. */
+/** The distinct tokens of the query words, folded as the index folds them (not stemmed). */
 export function queryTokens(terms: readonly string[]): string[] {
   const tokens = new Set<string>();
   for (const term of terms) for (const token of fold(term).match(TOKEN) ?? []) tokens.add(token);
   return [...tokens];
 }
 
-/** Counts the tokens of `text` and, into `counts`, the occurrences of each of `tokens`. */
-function countAny(text: string, wanted: Map<string, number>, counts: Float64Array): number {
-  let length = 0;
-  for (const token of text.match(TOKEN) ?? []) {
-    length++;
-    const column = wanted.get(token);
-    if (column !== undefined) counts[column]++;
-  }
-  return length;
-}
-
-/** Above this many query tokens, each text token is looked up in a map instead of compared with each. */
-const FEW_TOKENS = 8;
-
-/**
- * countAny for ASCII text, without folding it or building a string per token (the common
- * case, several times faster); -1, with `counts` partly filled, when the text is not ASCII.
- * Comparing each text token with each query token suits a few query tokens; with more, the
- * cost would grow as their product, so a map lookup takes over.
- */
-function countAscii(text: string, tokens: readonly string[], wanted: Map<string, number>, counts: Float64Array): number {
-  const isFew = tokens.length <= FEW_TOKENS;
-  let length = 0;
-  let start = -1;
-  for (let i = 0; i <= text.length; i++) {
-    let code = i < text.length ? text.charCodeAt(i) : 0;
-    if (code > 127) return -1;
-    if (code >= 65 && code <= 90) code += 32;
-    const inToken = (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
-    if (inToken) {
-      if (start < 0) start = i;
+/** Words as RankTerms of equal weight, one per stem; stop words count too. */
+function toRankTerms(terms: readonly (string | RankTerm)[]): RankTerm[] {
+  const byStem = new Map<string, RankTerm>();
+  for (const term of terms) {
+    if (typeof term !== 'string') {
+      if (!byStem.has(term.stem)) byStem.set(term.stem, term);
       continue;
     }
-    if (start < 0) continue;
-    length++;
-    if (isFew) {
-      for (let t = 0; t < tokens.length; t++) {
-        if (tokens[t].length === i - start && sameAsciiLetters(text, start, tokens[t])) counts[t]++;
-      }
-    } else {
-      const column = wanted.get(text.slice(start, i).toLowerCase());
-      if (column !== undefined) counts[column]++;
+    for (const token of fold(term).match(TOKEN) ?? []) {
+      const key = stem(token);
+      if (!byStem.has(key)) byStem.set(key, { stem: key, weight: 1 });
     }
-    start = -1;
   }
-  return length;
+  return [...byStem.values()];
 }
 
-/** Whether `text` at `start` holds `token` (lower-case ASCII), ignoring ASCII case. */
-function sameAsciiLetters(text: string, start: number, token: string): boolean {
-  for (let k = 0; k < token.length; k++) {
-    let code = text.charCodeAt(start + k);
-    if (code >= 65 && code <= 90) code += 32;
-    if (code !== token.charCodeAt(k)) return false;
+const ASCII_TOKEN = /[a-z0-9]+/g;
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * Counts the tokens of `text` and, into `counts`, the occurrences of each wanted stem. Only
+ * tokens that start with a wanted stem's first letter are stemmed (Porter keeps a word's
+ * first letter), and stems are remembered, so a text costs about one regular-expression pass.
+ */
+function countStems(text: string, wanted: Map<string, number>, initials: Set<number>, counts: Float64Array): number {
+  const tokens = ASCII.test(text) ? (text.toLowerCase().match(ASCII_TOKEN) ?? []) : (fold(text).match(TOKEN) ?? []);
+  for (const token of tokens) {
+    if (!initials.has(token.charCodeAt(0))) continue;
+    const column = wanted.get(stem(token));
+    if (column !== undefined) counts[column]++;
   }
-  return true;
+  return tokens.length;
 }
 
 /** The best `limit` of `candidates`, best first (a new array; the input is not changed). */
-export function rankCandidates<T extends { content: string }>(terms: readonly string[], candidates: readonly T[], limit = candidates.length): T[] {
+export function rankCandidates<T extends { content: string }>(terms: readonly (string | RankTerm)[], candidates: readonly T[], limit = candidates.length): T[] {
   const ranking = rankSteps(terms, candidates, limit);
   for (let step = ranking.next(); ; step = ranking.next()) if (step.done === true) return step.value;
 }
@@ -104,7 +76,8 @@ const SLICE_MS = 4;
  * rankCandidates, a slice of at most a few milliseconds at a time: 1,000 candidates of 25,000
  * characters take some 100 to 300 ms to read, which must not hold the event loop.
  */
-export async function rankCandidatesInSlices<T extends { content: string }>(terms: readonly string[], candidates: readonly T[], limit = candidates.length): Promise<T[]> {
+export async function rankCandidatesInSlices<T extends { content: string }>(
+  terms: readonly (string | RankTerm)[], candidates: readonly T[], limit = candidates.length): Promise<T[]> {
   const ranking = rankSteps(terms, candidates, limit);
   let sliceStart = performance.now();
   for (let step = ranking.next(); ; step = ranking.next()) {
@@ -117,32 +90,27 @@ export async function rankCandidatesInSlices<T extends { content: string }>(term
 }
 
 /** The ranking, yielding after each candidate it reads. */
-function* rankSteps<T extends { content: string }>(terms: readonly string[], candidates: readonly T[], limit: number): Generator<void, T[]> {
-  const tokens = queryTokens(terms);
-  if (candidates.length < 2 || tokens.length === 0) return candidates.slice(0, limit);
-  const wanted = new Map(tokens.map((token, index) => [token, index]));
+function* rankSteps<T extends { content: string }>(terms: readonly (string | RankTerm)[], candidates: readonly T[], limit: number): Generator<void, T[]> {
+  const ranked = toRankTerms(terms);
+  if (candidates.length < 2 || ranked.length === 0) return candidates.slice(0, limit);
+  const wanted = new Map(ranked.map((term, index) => [term.stem, index]));
+  const initials = new Set(ranked.map((term) => term.stem.charCodeAt(0)));
   const lengths = new Float64Array(candidates.length);
-  const frequencies = new Float64Array(candidates.length * tokens.length);
+  const frequencies = new Float64Array(candidates.length * ranked.length);
   let totalLength = 0;
   for (let row = 0; row < candidates.length; row++) {
-    const text = candidates[row].content;
-    const counts = frequencies.subarray(row * tokens.length, (row + 1) * tokens.length);
-    let length = countAscii(text, tokens, wanted, counts);
-    if (length < 0) {
-      counts.fill(0);
-      length = countAny(fold(text), wanted, counts);
-    }
-    lengths[row] = length;
-    totalLength += length;
+    const counts = frequencies.subarray(row * ranked.length, (row + 1) * ranked.length);
+    lengths[row] = countStems(candidates[row].content, wanted, initials, counts);
+    totalLength += lengths[row];
     yield;
   }
   const averageLength = totalLength / candidates.length || 1;
   const scores = candidates.map((_, row) => {
     const norm = K1 * (1 - B + (B * lengths[row]) / averageLength);
     let score = 0;
-    for (let column = 0; column < tokens.length; column++) {
-      const tf = frequencies[row * tokens.length + column];
-      score += (tf * (K1 + 1)) / (tf + norm);
+    for (let column = 0; column < ranked.length; column++) {
+      const tf = frequencies[row * ranked.length + column];
+      score += (ranked[column].weight * (tf * (K1 + 1))) / (tf + norm);
     }
     return score;
   });

@@ -1,18 +1,27 @@
 import type { JsonObject, MessageRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput } from '../errors.js';
-import { rankCandidatesInSlices } from './rank.js';
+import { queryTerms } from './query-terms.js';
+import { rankCandidatesInSlices, type RankTerm } from './rank.js';
 import { countTokensOf } from './token-count.js';
 
 /** Longest search query in tokens (contract §7.1). */
 export const MAX_QUERY_TOKENS = 8192;
 
 /**
- * How many of the newest matching messages are ranked. It bounds a search's cost whatever
- * the number of matches (docs/decisions.md, "Search"); a query whose words occur in more
- * messages than this ranks the most recent of them.
+ * How many messages are ranked in full (their text read and scored). It bounds a search's
+ * cost whatever the number of matches (docs/decisions.md, "Search").
  */
 export const SEARCH_CANDIDATES = 1000;
+
+/**
+ * How many of the newest matches of each term are read. Below this a term's count of matches
+ * in the scope is exact; a term with more counts as having this many (docs/decisions.md, "Search").
+ */
+export const TERM_MATCHES = 1000;
+
+/** The scope's size is counted up to this many messages. */
+export const SCOPE_COUNT_CAP = 100_000;
 
 export interface SearchScope {
   workspaceId: string;
@@ -26,16 +35,46 @@ export function searchTerms(query: string): string[] {
 }
 
 /**
- * Full-text search over the scope's messages, best match first: the newest
- * SEARCH_CANDIDATES messages holding every word of the query (and passing the filters) are
- * ranked (rank.ts) and the best `limit` read. Filters narrow the result; scope keys in them
- * are replaced by the scope itself (contract §5.1). A vector-similarity ranking can later be
- * fused with this one between the ranking and the read.
+ * BM25's inverse document frequency of a term found in `matches` of `total` messages.
+ */
+export function inverseDocumentFrequency(matches: number, total: number): number {
+  const documents = Math.max(total, matches);
+  return Math.log(1 + (documents - matches + 0.5) / (matches + 0.5));
+}
+
+/** What the bench's search analysis reads of one search. */
+export interface SearchSteps {
+  terms: number;
+  matches: number;
+  candidates: number;
+}
+
+/**
+ * Full-text search over the scope's messages, best match first, ranked as a search engine
+ * ranks a question: its terms are its words other than stop words, stemmed (query-terms.ts);
+ * a message matches when it holds any of them. For each term the newest TERM_MATCHES matches
+ * of the scope (after the filters) are read, which also counts the term's matches; each
+ * message found gets the summed inverse document frequencies of the terms it was found by,
+ * the SEARCH_CANDIDATES best of them (newest first between equals) are read and ranked by
+ * BM25 (rank.ts), and the best `limit` are returned. Filters narrow the result; scope keys in
+ * them are replaced by the scope itself (contract §5.1). A vector-similarity ranking can be
+ * fused with this one: rankMessagesByText gives the whole ranking, fuse.ts merges rankings.
  */
 export async function searchMessages(
   ctx: DomainContext,
   scope: SearchScope,
   options: { query: string; filters: JsonObject | null | undefined; limit: number; generation: 'v2' | 'v3' },
+  steps?: SearchSteps,
+): Promise<MessageRecord[]> {
+  return rankMessagesByText(ctx, scope, options, steps);
+}
+
+/** searchMessages' full-text ranking, the best `limit` (as many as SEARCH_CANDIDATES) of it. */
+export async function rankMessagesByText(
+  ctx: DomainContext,
+  scope: SearchScope,
+  options: { query: string; filters: JsonObject | null | undefined; limit: number; generation: 'v2' | 'v3' },
+  steps?: SearchSteps,
 ): Promise<MessageRecord[]> {
   if ((await countTokensOf(options.query, MAX_QUERY_TOKENS)) > MAX_QUERY_TOKENS) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
   let filters: JsonObject | null = options.filters ?? null;
@@ -47,19 +86,40 @@ export async function searchMessages(
     if (scope.peerId !== undefined) delete rest.peer_id;
     filters = rest;
   }
-  const terms = searchTerms(options.query);
-  const candidates = await ctx.store.searchCandidates({
-    workspaceId: scope.workspaceId,
-    sessionId: scope.sessionId,
-    peerId: scope.peerId,
-    terms,
-    filters,
-    peerPerspective,
-    candidates: SEARCH_CANDIDATES,
-    generation: options.generation,
+  const terms = queryTerms(options.query);
+  if (terms.length === 0) return [];
+  const matchesOf = await Promise.all(
+    terms.map((term) =>
+      ctx.store.searchMatches({
+        workspaceId: scope.workspaceId,
+        sessionId: scope.sessionId,
+        peerId: scope.peerId,
+        terms: [term.word],
+        filters,
+        peerPerspective,
+        candidates: TERM_MATCHES,
+        generation: options.generation,
+      }),
+    ),
+  );
+  const total = await ctx.store.countMessagesInScope(scope, SCOPE_COUNT_CAP);
+  const ranked: RankTerm[] = terms.map((term, index) => ({ stem: term.stem, weight: inverseDocumentFrequency(matchesOf[index].length, total) }));
+  const found = new Map<string, { seq: number; score: number }>();
+  matchesOf.forEach((matches, index) => {
+    for (const match of matches) {
+      const entry = found.get(match.id);
+      if (entry === undefined) found.set(match.id, { seq: match.seq, score: ranked[index].weight });
+      else entry.score += ranked[index].weight;
+    }
   });
-  const best = await rankCandidatesInSlices(terms, candidates, options.limit);
-  const records = new Map((await ctx.store.messagesByIds(scope.workspaceId, best.map((candidate) => candidate.id))).map((m) => [m.id, m]));
+  const chosen = [...found.entries()]
+    .sort(([, a], [, b]) => b.score - a.score || b.seq - a.seq)
+    .slice(0, SEARCH_CANDIDATES)
+    .sort(([, a], [, b]) => b.seq - a.seq)
+    .map(([id]) => id);
+  const records = new Map((await ctx.store.messagesByIds(scope.workspaceId, chosen)).map((m) => [m.id, m]));
   // a message deleted between the two reads is left out
-  return best.flatMap((candidate) => records.get(candidate.id) ?? []);
+  const candidates = chosen.flatMap((id) => records.get(id) ?? []);
+  if (steps !== undefined) Object.assign(steps, { terms: terms.length, matches: found.size, candidates: candidates.length });
+  return rankCandidatesInSlices(ranked, candidates, options.limit);
 }
