@@ -7,7 +7,9 @@ import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
 import { limitConnections, serverLimitOptions } from './http/shared/server-limits.js';
-import { mountMetrics } from './http/shared/metrics.js';
+import { ModelCallMetrics, mountMetrics } from './http/shared/metrics.js';
+import { buildModels, logFailedModelCalls, observeModelCalls } from './llm/models.js';
+import type { Models } from './llm/provider.js';
 import { mountReadiness, type WorkerStatus } from './http/shared/readiness.js';
 import { UNAVAILABLE_HEADERS } from './http/shared/route.js';
 import { mountV1 } from './http/v1/index.js';
@@ -54,10 +56,12 @@ export interface AppDeps {
   now?: () => Date;
   /** The state of this process's workers for `GET /ready`; undefined when it runs none. */
   workers?: () => WorkerStatus | undefined;
+  /** The models to reason with; default: built from `config.models`, measured at /metrics. */
+  models?: Models;
 }
 
 /** Builds the HTTP app with /v2 and /v3 mounted, without listening (tests use inject). */
-export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: DomainContext }> {
+export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models }> {
   const { config } = deps;
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
@@ -82,6 +86,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   });
 
   limitConnections(app.server, config);
+  const modelCalls = new ModelCallMetrics();
+  const models = deps.models ?? buildModels(config.models, observeModelCalls([modelCalls, logFailedModelCalls(app.log)]));
 
   const routes = new RouteIndex();
   app.addHook('onRoute', (route) => routes.add(route.url, route.method));
@@ -128,7 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     reply.header('content-type', 'application/json').send('{"status":"ok"}'),
   );
   mountReadiness(app, deps.database.store, deps.workers ?? (() => undefined));
-  mountMetrics(app, deps.database.store, config.metricsEnabled);
+  mountMetrics(app, deps.database.store, config.metricsEnabled, modelCalls);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   mountV1(app, httpDeps);
@@ -154,5 +160,5 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     return reply.code(status).send({ detail: error.message });
   });
 
-  return { app, ctx };
+  return { app, ctx, models };
 }

@@ -1,5 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
+import { parseReasoningConfig } from './config-reasoning.js';
+import type { ReasoningSettings } from './domain/reasoning/settings.js';
+import type { ModelSettings } from './llm/settings.js';
 
 /** Every setting Engram reads, parsed once at start-up. */
 export interface Config {
@@ -54,6 +57,10 @@ export interface Config {
   maxHeaderBytes: number;
   /** Most open client connections; further ones are closed at once. 0: no limit. */
   maxConnections: number;
+  /** The reasoning layer's settings (config-reasoning.ts; docs/reasoning.md). */
+  reasoning: ReasoningSettings;
+  /** Models per module, credentials, and how model calls are made (config-reasoning.ts). */
+  models: ModelSettings;
 }
 
 export const DEFAULT_SQLITE_PATH = './data/engram.db';
@@ -147,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
     maxHeaderBytes: integer('MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
     maxConnections: integer('MAX_CONNECTIONS', 1000, 0, 1_000_000),
+    ...parseReasoningConfig(read, problems),
   };
   // node:http refuses a headers timeout longer than the whole-request timeout
   if (config.headersTimeoutMs > config.requestTimeoutMs) {

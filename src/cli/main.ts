@@ -3,6 +3,7 @@ import { openDatabase } from '../app.js';
 import { mintToken } from '../http/shared/auth.js';
 import { configOrExit, createWorker, serve } from '../main.js';
 import type { Config } from '../config.js';
+import { describeReasoning } from '../llm/models.js';
 import pino from 'pino';
 
 /** `engram worker`: the queue's workers alone, stopped cleanly on SIGTERM/SIGINT. */
@@ -20,6 +21,7 @@ async function runWorker(config: Config): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
   worker.start();
   logger.info('worker started');
+  logger.info(describeReasoning(config.models));
 }
 
 const USAGE = `usage: engram <command>

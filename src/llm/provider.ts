@@ -40,7 +40,13 @@ export interface CompletionRequest {
   messages: ChatMessage[];
   maxOutputTokens?: number;
   /** Ask for a JSON answer matching `schema` in the given mode (default: the module's setting). */
-  json?: { name: string; schema: JsonSchema; mode?: StructuredOutputMode };
+  json?: {
+    name: string;
+    schema: JsonSchema;
+    mode?: StructuredOutputMode;
+    /** `json_schema` mode: ask the provider to enforce the schema strictly (default false: many servers refuse strict schemas with optional fields). */
+    strict?: boolean;
+  };
   tools?: ToolSpec[];
   toolChoice?: 'auto' | 'required' | 'none';
   /** Aborts the call (a client that went away, a job past its lease). */
@@ -87,23 +93,38 @@ export interface Embedder {
 
 /** The models of this process; a module without a model has reasoning off. */
 export interface Models {
-  chat(module: ModelModule): ChatModel | undefined;
+  /** `dialectic` takes a reasoning level (default `low`); the other modules ignore it. */
+  chat(module: ModelModule, level?: 'minimal' | 'low' | 'medium' | 'high' | 'max'): ChatModel | undefined;
   embedder: Embedder | undefined;
 }
+
+/** Why a model call failed, as metrics and logs name it. */
+export type ModelFailureReason =
+  | 'rate_limited'
+  | 'server_error'
+  | 'timeout'
+  | 'network'
+  | 'aborted'
+  | 'client_error'
+  | 'bad_response';
 
 /**
  * A model call that failed. `retryable` says whether trying again later can help (rate limits,
  * 5xx, timeouts, connection errors); `retryAfterMs` is the provider's own hint when it gave one.
  */
 export class ModelError extends Error {
+  readonly reason: ModelFailureReason;
+
   constructor(
     message: string,
     readonly retryable: boolean,
     readonly status?: number,
     readonly retryAfterMs?: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; reason?: ModelFailureReason },
   ) {
     super(message, options);
     this.name = 'ModelError';
+    this.reason =
+      options?.reason ?? (status === 429 ? 'rate_limited' : status !== undefined && status >= 500 ? 'server_error' : status !== undefined ? 'client_error' : retryable ? 'network' : 'bad_response');
   }
 }

@@ -1,12 +1,47 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, Gauge, collectDefaultMetrics } from 'prom-client';
 import type { Store } from '../../storage/store.js';
+import type { ModelCallEvent, ModelCallObserver } from '../../llm/models.js';
+
+/**
+ * Model calls (docs/reasoning.md): tokens in and out, latency and failures per module and model.
+ * Made before the app so the models built at start-up report into it; `/metrics` serves it.
+ */
+export class ModelCallMetrics implements ModelCallObserver {
+  readonly registry = new Registry();
+  private readonly calls = new Counter({ name: 'engram_model_calls_total', help: 'Model call attempts, by module, model and outcome (ok or the failure reason)', labelNames: ['module', 'model', 'outcome'], registers: [this.registry] });
+  private readonly inputTokens = new Counter({ name: 'engram_model_input_tokens_total', help: 'Input tokens of successful model calls, as the provider counted them', labelNames: ['module', 'model'], registers: [this.registry] });
+  private readonly outputTokens = new Counter({ name: 'engram_model_output_tokens_total', help: 'Output tokens of successful model calls, as the provider counted them', labelNames: ['module', 'model'], registers: [this.registry] });
+  private readonly failures = new Counter({ name: 'engram_model_call_failures_total', help: 'Failed model call attempts, by module, model and reason (rate_limited, server_error, timeout, network, aborted, client_error, bad_response)', labelNames: ['module', 'model', 'reason'], registers: [this.registry] });
+  private readonly durations = new Histogram({
+    name: 'engram_model_call_duration_seconds',
+    help: 'Time of successful model calls (a stream: until its last chunk), by module and model',
+    labelNames: ['module', 'model'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160],
+    registers: [this.registry],
+  });
+
+  onModelCall(event: ModelCallEvent): void {
+    const labels = { module: event.module, model: event.model };
+    if (event.error) {
+      this.calls.inc({ ...labels, outcome: event.error.reason });
+      this.failures.inc({ ...labels, reason: event.error.reason });
+      return;
+    }
+    this.calls.inc({ ...labels, outcome: 'ok' });
+    this.durations.observe(labels, event.durationMs / 1000);
+    if (event.usage) {
+      this.inputTokens.inc(labels, event.usage.inputTokens);
+      this.outputTokens.inc(labels, event.usage.outputTokens);
+    }
+  }
+}
 
 /**
  * Prometheus metrics at `GET /metrics` (contract §7.8): request counts and latencies per route
  * pattern and status, process metrics, and the work queue's depth by job status.
  */
-export function mountMetrics(app: FastifyInstance, store: Store, enabled: boolean): void {
+export function mountMetrics(app: FastifyInstance, store: Store, enabled: boolean, modelCalls?: ModelCallMetrics): void {
   if (!enabled) {
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
       reply.code(404).header('content-type', 'text/plain; charset=utf-8').send('Metrics are disabled'),
@@ -46,7 +81,8 @@ export function mountMetrics(app: FastifyInstance, store: Store, enabled: boolea
     durations.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     done();
   });
+  const served = modelCalls ? Registry.merge([registry, modelCalls.registry]) : registry;
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('content-type', registry.contentType).send(await registry.metrics()),
+    reply.header('content-type', served.contentType).send(await served.metrics()),
   );
 }

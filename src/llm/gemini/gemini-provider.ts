@@ -1,0 +1,204 @@
+import { checkDimensions } from '../openai/openai-provider.js';
+import { badResponse, postJson, readJson, readSse, runCall, runStream, type CallContext } from '../http-call.js';
+import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type Embedder, type StreamEvent, type StructuredOutputMode, type ToolCall, type Usage } from '../provider.js';
+import type { ChatModelSettings, EmbeddingSettings } from '../settings.js';
+
+/**
+ * The `gemini` transport: generateContent / streamGenerateContent and batchEmbedContents of the
+ * Gemini API. `json_schema` sends the schema as `responseJsonSchema`, `json_object` asks only for
+ * `application/json`. Gemini has no call ids: ids are made up and mapped back to names.
+ */
+
+export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
+
+const base = (baseUrl: string | undefined) => `${(baseUrl ?? GEMINI_BASE_URL).replace(/\/+$/, '')}/v1beta`;
+const headersOf = (apiKey: string | undefined): Record<string, string> => (apiKey ? { 'x-goog-api-key': apiKey } : {});
+
+function parseArguments(text: string): unknown {
+  try {
+    return JSON.parse(text || '{}');
+  } catch {
+    return {};
+  }
+}
+
+function wire(messages: ChatMessage[]): { systemInstruction?: unknown; contents: unknown[] } {
+  const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
+  const names = new Map<string, string>();
+  const contents: Array<{ role: 'user' | 'model'; parts: unknown[] }> = [];
+  const push = (role: 'user' | 'model', part: unknown) => {
+    const last = contents[contents.length - 1];
+    if (last?.role === role) last.parts.push(part);
+    else contents.push({ role, parts: [part] });
+  };
+  for (const message of messages) {
+    if (message.role === 'system') continue;
+    if (message.role === 'user') push('user', { text: message.content });
+    else if (message.role === 'tool') {
+      push('user', { functionResponse: { name: names.get(message.toolCallId) ?? message.toolCallId, response: { content: message.content } } });
+    } else {
+      if (message.content !== '') push('model', { text: message.content });
+      for (const call of message.toolCalls ?? []) {
+        names.set(call.id, call.name);
+        push('model', { functionCall: { name: call.name, args: parseArguments(call.arguments) } });
+      }
+    }
+  }
+  return { ...(system ? { systemInstruction: { parts: [{ text: system }] } } : {}), contents };
+}
+
+const usageOf = (metadata: any): Usage => ({
+  inputTokens: Number(metadata?.promptTokenCount ?? 0) || 0,
+  outputTokens: (Number(metadata?.candidatesTokenCount ?? 0) || 0) + (Number(metadata?.thoughtsTokenCount ?? 0) || 0),
+});
+
+export class GeminiChatModel implements ChatModel {
+  readonly name: string;
+  readonly structuredOutputMode: StructuredOutputMode;
+  private callCounter = 0;
+
+  constructor(
+    private readonly settings: ChatModelSettings,
+    private readonly context: Omit<CallContext, 'module'>,
+  ) {
+    this.name = `gemini/${settings.model}`;
+    this.structuredOutputMode = settings.structuredOutputMode;
+  }
+
+  private url(stream: boolean): string {
+    const model = encodeURIComponent(this.settings.model);
+    return `${base(this.settings.baseUrl)}/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`;
+  }
+
+  body(request: CompletionRequest): Record<string, unknown> {
+    const s = this.settings;
+    const generationConfig: Record<string, unknown> = { maxOutputTokens: request.maxOutputTokens ?? s.maxOutputTokens };
+    if (s.temperature !== undefined) generationConfig.temperature = s.temperature;
+    if (s.topP !== undefined) generationConfig.topP = s.topP;
+    if (s.topK !== undefined) generationConfig.topK = s.topK;
+    if (s.seed !== undefined) generationConfig.seed = s.seed;
+    if (s.frequencyPenalty !== undefined) generationConfig.frequencyPenalty = s.frequencyPenalty;
+    if (s.presencePenalty !== undefined) generationConfig.presencePenalty = s.presencePenalty;
+    if (s.stopSequences?.length) generationConfig.stopSequences = s.stopSequences;
+    if (s.thinkingBudgetTokens !== undefined) generationConfig.thinkingConfig = { thinkingBudget: s.thinkingBudgetTokens };
+    else if (s.thinkingEffort !== undefined) generationConfig.thinkingConfig = { thinkingLevel: s.thinkingEffort };
+    if (request.json) {
+      const mode = request.json.mode ?? s.structuredOutputMode;
+      if (mode !== 'none') generationConfig.responseMimeType = 'application/json';
+      if (mode === 'json_schema') generationConfig.responseJsonSchema = request.json.schema;
+    }
+    const body: Record<string, unknown> = { ...wire(request.messages), generationConfig };
+    if (request.tools?.length) {
+      body.tools = [{ functionDeclarations: request.tools.map((tool) => ({ name: tool.name, description: tool.description, parametersJsonSchema: tool.parameters })) }];
+      if (request.toolChoice) body.toolConfig = { functionCallingConfig: { mode: request.toolChoice === 'required' ? 'ANY' : request.toolChoice.toUpperCase() } };
+    }
+    return body;
+  }
+
+  private callsOf(parts: any[]): ToolCall[] {
+    return parts
+      .filter((part) => part?.functionCall)
+      .map((part) => ({ id: String(part.functionCall.id ?? `call_${++this.callCounter}`), name: String(part.functionCall.name), arguments: JSON.stringify(part.functionCall.args ?? {}) }));
+  }
+
+  async complete(request: CompletionRequest): Promise<Completion> {
+    const body = this.body(request);
+    return runCall({ ...this.context, module: request.module }, request.signal, async (signal) => {
+      const answer = await readJson(await postJson(this.url(false), headersOf(this.settings.apiKey), body, signal, 'gemini'), 'gemini');
+      const candidate = answer?.candidates?.[0];
+      if (!candidate) {
+        const blocked = answer?.promptFeedback?.blockReason;
+        if (blocked) throw new ModelError(`gemini refused the prompt: ${blocked}`, false, undefined, undefined, { reason: 'client_error' });
+        throw badResponse('gemini', 'candidates');
+      }
+      const parts: any[] = candidate.content?.parts ?? [];
+      const text = parts.filter((part) => typeof part.text === 'string' && !part.thought).map((part) => part.text).join('');
+      const usage = usageOf(answer.usageMetadata);
+      return { value: { text, toolCalls: this.callsOf(parts), usage, finishReason: String(candidate.finishReason ?? 'STOP') }, usage };
+    });
+  }
+
+  stream(request: CompletionRequest): AsyncIterable<StreamEvent> {
+    const body = this.body(request);
+    const callsOf = (parts: any[]) => this.callsOf(parts);
+    return runStream(
+      { ...this.context, module: request.module },
+      request.signal,
+      (signal) => postJson(this.url(true), headersOf(this.settings.apiKey), body, signal, 'gemini'),
+      async function* (response, touch) {
+        if (!response.body) throw badResponse('gemini', 'a body');
+        let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+        let finishReason = 'STOP';
+        for await (const event of readSse(response.body, touch)) {
+          let chunk: any;
+          try {
+            chunk = JSON.parse(event.data);
+          } catch {
+            throw new ModelError(`gemini streamed something that is not JSON: ${event.data.slice(0, 200)}`, false, undefined, undefined, { reason: 'bad_response' });
+          }
+          if (chunk.usageMetadata) usage = usageOf(chunk.usageMetadata);
+          const candidate = chunk.candidates?.[0];
+          if (!candidate) continue;
+          const parts: any[] = candidate.content?.parts ?? [];
+          for (const part of parts) if (typeof part.text === 'string' && part.text !== '' && !part.thought) yield { type: 'text', text: part.text };
+          for (const call of callsOf(parts)) yield { type: 'tool_call', call };
+          if (candidate.finishReason) finishReason = String(candidate.finishReason);
+        }
+        yield { type: 'done', usage, finishReason };
+      },
+    );
+  }
+}
+
+/** Most texts in one batchEmbedContents request (the API's limit is 100). */
+const BATCH_SIZE = 100;
+
+export class GeminiEmbedder implements Embedder {
+  readonly name: string;
+  private learnt: number | undefined;
+
+  constructor(
+    private readonly settings: EmbeddingSettings,
+    private readonly context: CallContext,
+  ) {
+    this.name = `gemini/${settings.model}`;
+    this.learnt = settings.dimensions;
+  }
+
+  dimensions(): number | undefined {
+    return this.learnt;
+  }
+
+  learn(size: number): void {
+    this.learnt = size;
+  }
+
+  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+    const vectors: number[][] = [];
+    for (let start = 0; start < texts.length; start += BATCH_SIZE) vectors.push(...(await this.embedBatch(texts.slice(start, start + BATCH_SIZE), signal)));
+    return vectors;
+  }
+
+  private async embedBatch(texts: string[], signal: AbortSignal | undefined): Promise<number[][]> {
+    const model = `models/${this.settings.model}`;
+    const url = `${base(this.settings.baseUrl)}/models/${encodeURIComponent(this.settings.model)}:batchEmbedContents`;
+    const body = {
+      requests: texts.map((text) => ({
+        model,
+        content: { parts: [{ text }] },
+        ...(this.settings.dimensions !== undefined ? { outputDimensionality: this.settings.dimensions } : {}),
+      })),
+    };
+    return runCall(this.context, signal, async (callSignal) => {
+      const answer = await readJson(await postJson(url, headersOf(this.settings.apiKey), body, callSignal, 'gemini'), 'gemini');
+      const embeddings: any[] = Array.isArray(answer?.embeddings) ? answer.embeddings : [];
+      if (embeddings.length !== texts.length) throw badResponse('gemini', `${texts.length} embeddings (got ${embeddings.length})`);
+      const vectors = embeddings.map((item) => item?.values);
+      for (const vector of vectors) {
+        if (!Array.isArray(vector) || vector.length === 0) throw badResponse('gemini', 'values for each embedding');
+        checkDimensions(vector.length, this);
+      }
+      return { value: vectors as number[][], usage: { inputTokens: 0, outputTokens: 0 } };
+    });
+  }
+}

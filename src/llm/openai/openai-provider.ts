@@ -1,0 +1,234 @@
+import { badResponse, postJson, readJson, readSse, runCall, runStream, type CallContext } from '../http-call.js';
+import type { ChatMessage, ChatModel, Completion, CompletionRequest, Embedder, StreamEvent, StructuredOutputMode, ToolCall, Usage } from '../provider.js';
+import { ModelError } from '../provider.js';
+import type { ChatModelSettings, EmbeddingSettings } from '../settings.js';
+
+/**
+ * The `openai` transport: the Chat Completions and Embeddings APIs, which OpenAI and every
+ * OpenAI-compatible server (Ollama, vLLM, LM Studio, llama.cpp server, OpenRouter) serve.
+ * Any model name; an empty key sends no Authorization header.
+ */
+
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+const baseUrlOf = (baseUrl: string | undefined) => (baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, '');
+
+function authHeaders(apiKey: string | undefined): Record<string, string> {
+  return apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+}
+
+function wireMessages(messages: ChatMessage[]): unknown[] {
+  return messages.map((message) => {
+    switch (message.role) {
+      case 'assistant':
+        return {
+          role: 'assistant',
+          content: message.content === '' && message.toolCalls?.length ? null : message.content,
+          ...(message.toolCalls?.length
+            ? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
+            : {}),
+        };
+      case 'tool':
+        return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+      default:
+        return { role: message.role, content: message.content };
+    }
+  });
+}
+
+function usageOf(usage: any): Usage {
+  return { inputTokens: Number(usage?.prompt_tokens ?? 0) || 0, outputTokens: Number(usage?.completion_tokens ?? 0) || 0 };
+}
+
+export class OpenAiChatModel implements ChatModel {
+  readonly name: string;
+  readonly structuredOutputMode: StructuredOutputMode;
+  private readonly url: string;
+
+  constructor(
+    private readonly settings: ChatModelSettings,
+    private readonly context: Omit<CallContext, 'module'>,
+  ) {
+    this.name = `openai/${settings.model}`;
+    this.structuredOutputMode = settings.structuredOutputMode;
+    this.url = `${baseUrlOf(settings.baseUrl)}/chat/completions`;
+  }
+
+  /** The request body (exported for tests of its shape). */
+  body(request: CompletionRequest, stream: boolean): Record<string, unknown> {
+    const s = this.settings;
+    const body: Record<string, unknown> = { model: s.model, messages: wireMessages(request.messages) };
+    const maxTokens = request.maxOutputTokens ?? s.maxOutputTokens;
+    // OpenAI's reasoning models refuse max_tokens; servers compatible with the older API may not know max_completion_tokens
+    if (s.baseUrl === undefined) body.max_completion_tokens = maxTokens;
+    else body.max_tokens = maxTokens;
+    if (s.temperature !== undefined) body.temperature = s.temperature;
+    if (s.topP !== undefined) body.top_p = s.topP;
+    if (s.frequencyPenalty !== undefined) body.frequency_penalty = s.frequencyPenalty;
+    if (s.presencePenalty !== undefined) body.presence_penalty = s.presencePenalty;
+    if (s.seed !== undefined) body.seed = s.seed;
+    if (s.stopSequences?.length) body.stop = s.stopSequences;
+    if (s.thinkingEffort !== undefined) body.reasoning_effort = s.thinkingEffort;
+    if (request.json) {
+      const mode = request.json.mode ?? s.structuredOutputMode;
+      if (mode === 'json_schema') {
+        body.response_format = { type: 'json_schema', json_schema: { name: request.json.name, schema: request.json.schema, strict: request.json.strict ?? false } };
+      } else if (mode === 'json_object') {
+        body.response_format = { type: 'json_object' };
+      }
+    }
+    if (request.tools?.length) {
+      body.tools = request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
+      if (request.toolChoice) body.tool_choice = request.toolChoice;
+    }
+    if (stream) {
+      body.stream = true;
+      body.stream_options = { include_usage: true };
+    }
+    return body;
+  }
+
+  private context_(request: CompletionRequest): CallContext {
+    return { ...this.context, module: request.module };
+  }
+
+  async complete(request: CompletionRequest): Promise<Completion> {
+    const body = this.body(request, false);
+    return runCall(this.context_(request), request.signal, async (signal) => {
+      const answer = await readJson(await postJson(this.url, authHeaders(this.settings.apiKey), body, signal, 'openai'), 'openai');
+      const choice = answer?.choices?.[0];
+      if (!choice?.message) throw badResponse('openai', 'choices[0].message');
+      const toolCalls: ToolCall[] = (choice.message.tool_calls ?? []).map((call: any) => ({
+        id: String(call.id ?? ''),
+        name: String(call.function?.name ?? ''),
+        arguments: typeof call.function?.arguments === 'string' ? call.function.arguments : JSON.stringify(call.function?.arguments ?? {}),
+      }));
+      const usage = usageOf(answer.usage);
+      const text = typeof choice.message.content === 'string' ? choice.message.content : '';
+      return { value: { text, toolCalls, usage, finishReason: String(choice.finish_reason ?? 'stop') }, usage };
+    });
+  }
+
+  stream(request: CompletionRequest): AsyncIterable<StreamEvent> {
+    const body = this.body(request, true);
+    return runStream(
+      this.context_(request),
+      request.signal,
+      (signal) => postJson(this.url, authHeaders(this.settings.apiKey), body, signal, 'openai'),
+      (response, touch) => parseOpenAiStream(response, touch),
+    );
+  }
+}
+
+async function* parseOpenAiStream(response: Response, touch: () => void): AsyncGenerator<StreamEvent> {
+  if (!response.body) throw badResponse('openai', 'a body');
+  const calls = new Map<number, ToolCall>();
+  let usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  let finishReason = 'stop';
+  for await (const event of readSse(response.body, touch)) {
+    if (event.data.trim() === '[DONE]') break;
+    let chunk: any;
+    try {
+      chunk = JSON.parse(event.data);
+    } catch {
+      throw new ModelError(`openai streamed something that is not JSON: ${event.data.slice(0, 200)}`, false, undefined, undefined, { reason: 'bad_response' });
+    }
+    if (chunk.error) throw new ModelError(`openai stream failed: ${chunk.error.message ?? JSON.stringify(chunk.error)}`, true, undefined, undefined, { reason: 'server_error' });
+    if (chunk.usage) usage = usageOf(chunk.usage);
+    const choice = chunk.choices?.[0];
+    if (!choice) continue;
+    const delta = choice.delta ?? {};
+    if (typeof delta.content === 'string' && delta.content !== '') yield { type: 'text', text: delta.content };
+    for (const part of delta.tool_calls ?? []) {
+      const index = Number(part.index ?? 0);
+      const call = calls.get(index) ?? { id: '', name: '', arguments: '' };
+      if (part.id) call.id = part.id;
+      if (part.function?.name) call.name += part.function.name;
+      if (typeof part.function?.arguments === 'string') call.arguments += part.function.arguments;
+      calls.set(index, call);
+    }
+    if (choice.finish_reason) finishReason = String(choice.finish_reason);
+  }
+  for (const index of [...calls.keys()].sort((a, b) => a - b)) yield { type: 'tool_call', call: calls.get(index)! };
+  yield { type: 'done', usage, finishReason };
+}
+
+/** OpenAI `text-embedding-3-*` models take a size; other models and servers may refuse the field. */
+const takesDimensions = (model: string) => /^text-embedding-3/.test(model);
+
+/** Most texts in one embeddings request. */
+const BATCH_SIZE = 256;
+
+export class OpenAiEmbedder implements Embedder {
+  readonly name: string;
+  private learnt: number | undefined;
+  private readonly url: string;
+
+  constructor(
+    private readonly settings: EmbeddingSettings,
+    private readonly context: CallContext,
+  ) {
+    this.name = `openai/${settings.model}`;
+    this.learnt = settings.dimensions;
+    this.url = `${baseUrlOf(settings.baseUrl)}/embeddings`;
+  }
+
+  dimensions(): number | undefined {
+    return this.learnt;
+  }
+
+  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+    const vectors: number[][] = [];
+    for (let start = 0; start < texts.length; start += BATCH_SIZE) {
+      vectors.push(...(await this.embedBatch(texts.slice(start, start + BATCH_SIZE), signal)));
+    }
+    return vectors;
+  }
+
+  private async embedBatch(texts: string[], signal: AbortSignal | undefined): Promise<number[][]> {
+    const body: Record<string, unknown> = { model: this.settings.model, input: texts };
+    if (this.settings.dimensions !== undefined && takesDimensions(this.settings.model)) body.dimensions = this.settings.dimensions;
+    return runCall(this.context, signal, async (callSignal) => {
+      const answer = await readJson(await postJson(this.url, authHeaders(this.settings.apiKey), body, callSignal, 'openai'), 'openai');
+      const data: any[] = Array.isArray(answer?.data) ? answer.data : [];
+      if (data.length !== texts.length) throw badResponse('openai', `${texts.length} embeddings (got ${data.length})`);
+      const ordered = [...data].sort((a, b) => Number(a.index ?? 0) - Number(b.index ?? 0));
+      const vectors = ordered.map((item) => item.embedding);
+      this.check(vectors);
+      const tokens = Number(answer.usage?.prompt_tokens ?? 0) || 0;
+      return { value: vectors, usage: { inputTokens: tokens, outputTokens: 0 } };
+    });
+  }
+
+  private check(vectors: unknown[]): asserts vectors is number[][] {
+    for (const vector of vectors) {
+      if (!Array.isArray(vector) || vector.length === 0 || vector.some((v) => typeof v !== 'number')) {
+        throw badResponse('openai', 'a list of numbers for each embedding (is encoding_format float?)');
+      }
+      checkDimensions(vector.length, this);
+    }
+  }
+
+  /** Called by `checkDimensions` the first time a size is seen. */
+  learn(size: number): void {
+    this.learnt = size;
+  }
+}
+
+/** Fixes the size on the first answer; a later answer of another size is an error naming the setting. */
+export function checkDimensions(size: number, embedder: { dimensions(): number | undefined; learn(size: number): void; name: string }): void {
+  const expected = embedder.dimensions();
+  if (expected === undefined) {
+    embedder.learn(size);
+    return;
+  }
+  if (size !== expected) {
+    throw new ModelError(
+      `${embedder.name} returned vectors of ${size} dimensions, expected ${expected} (EMBEDDING_VECTOR_DIMENSIONS or the size of its first answer)`,
+      false,
+      undefined,
+      undefined,
+      { reason: 'bad_response' },
+    );
+  }
+}

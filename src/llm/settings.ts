@@ -1,0 +1,86 @@
+import type { ModelModule, StructuredOutputMode } from './provider.js';
+
+/** The model settings of this process, parsed in config.ts (docs/reasoning.md lists them). */
+
+export type Transport = 'openai' | 'anthropic' | 'gemini';
+export const TRANSPORTS: readonly Transport[] = ['openai', 'anthropic', 'gemini'];
+
+export type DialecticLevel = 'minimal' | 'low' | 'medium' | 'high' | 'max';
+export const DIALECTIC_LEVELS: readonly DialecticLevel[] = ['minimal', 'low', 'medium', 'high', 'max'];
+
+/** LLM_<TRANSPORT>_API_KEY and LLM_<TRANSPORT>_BASE_URL. */
+export interface TransportCredentials {
+  apiKey?: string;
+  baseUrl?: string;
+}
+
+/** One module's model: `<PREFIX>MODEL_CONFIG__*`. */
+export interface ChatModelSettings {
+  transport: Transport;
+  model: string;
+  /** Whether the transport (or the module's override) has a key or a base URL. */
+  configured: boolean;
+  /** OVERRIDES__API_KEY / OVERRIDES__BASE_URL, else the transport's. */
+  apiKey?: string;
+  baseUrl?: string;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  frequencyPenalty?: number;
+  presencePenalty?: number;
+  seed?: number;
+  stopSequences?: string[];
+  /** MAX_OUTPUT_TOKENS, else LLM_DEFAULT_MAX_TOKENS (2500). */
+  maxOutputTokens: number;
+  structuredOutputMode: StructuredOutputMode;
+  /** THINKING_EFFORT (alias REASONING_EFFORT): openai `reasoning_effort`, gemini thinking level. */
+  thinkingEffort?: string;
+  /** THINKING_BUDGET_TOKENS: anthropic extended thinking (>= 1024), gemini thinking budget. */
+  thinkingBudgetTokens?: number;
+}
+
+export interface DialecticLevelSettings {
+  model: ChatModelSettings;
+  maxToolIterations: number;
+  maxOutputTokens: number;
+  /** Undefined: the model's default. */
+  toolChoice?: 'auto' | 'required' | 'none';
+}
+
+export interface EmbeddingSettings {
+  transport: Transport;
+  model: string;
+  configured: boolean;
+  apiKey?: string;
+  baseUrl?: string;
+  /** EMBEDDING_VECTOR_DIMENSIONS; undefined: learnt from the first answer. */
+  dimensions?: number;
+  /** EMBEDDING_MAX_INPUT_TOKENS (8192). */
+  maxInputTokens: number;
+}
+
+/** How calls are made: the same for every transport. */
+export interface CallSettings {
+  /** LLM_TIMEOUT_MS (120000): one attempt's limit (a stream's: the wait for each chunk). */
+  timeoutMs: number;
+  /** LLM_MAX_CONCURRENT_CALLS (8): calls in flight at once per transport. */
+  maxConcurrentCalls: number;
+  /** LLM_MAX_RETRIES (3): further attempts after a 429, a 5xx or a dropped connection. */
+  maxRetries: number;
+  /** LLM_RETRY_BASE_MS (1000): first backoff, doubling with jitter. */
+  retryBaseMs: number;
+  /** LLM_RETRY_MAX_MS (30000): the longest wait inside a call; a longer Retry-After fails the call as retryable. */
+  retryMaxMs: number;
+}
+
+export type ChatModule = Exclude<ModelModule, 'dialectic'>;
+
+export interface ModelSettings {
+  transports: Record<Transport, TransportCredentials>;
+  modules: Record<ChatModule, ChatModelSettings>;
+  dialectic: Record<DialecticLevel, DialecticLevelSettings>;
+  embedding: EmbeddingSettings;
+  calls: CallSettings;
+}
+
+export const DEFAULT_CALL_SETTINGS: CallSettings = { timeoutMs: 120_000, maxConcurrentCalls: 8, maxRetries: 3, retryBaseMs: 1_000, retryMaxMs: 30_000 };
