@@ -36,6 +36,7 @@ import {
 } from './dataset.js';
 import type { Breakdown, MessagesLoaded, SearchAnalysis, SearchQuery, StartRequest } from './engram-server.js';
 import { forkServer, type ChildServer } from './ipc.js';
+import { runSearchEval } from './search-eval.js';
 import { measureWebhooks, WEBHOOK_CASES, type WebhookResult } from './webhooks.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -359,7 +360,9 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
   const cases = casesFor(shape, messageData, texts).filter((kase) => !only || kase.name.includes(only));
   const webhookCases = WEBHOOK_CASES.filter((kase) => !only || kase.name.includes(only));
-  if (cases.length === 0 && webhookCases.length === 0) throw new Error(`BENCH_ONLY="${only}" matches no case`);
+  // the search quality evaluation (bench/search-eval.ts) runs last, in this process
+  const runsSearchEval = !only || 'search quality'.includes(only);
+  if (cases.length === 0 && webhookCases.length === 0 && !runsSearchEval) throw new Error(`BENCH_ONLY="${only}" matches no case`);
 
   const execArgv = ['--import', 'tsx'];
   const profileDir = process.env.BENCH_CPU_PROF;
@@ -731,6 +734,7 @@ function printBreakdown(breakdowns: Breakdown[], rows: { kase: Case; engram: Mea
     }
     console.log(`    ${us(loaded.bare.cpuUsPerRequest)}    for scale: bare node:http, same response bytes`);
   }
+  if (runsSearchEval) await runSearchEval(onPostgres ? pgUrl : ':memory:');
 }
 
 try {
