@@ -510,6 +510,7 @@ async function main(): Promise<void> {
 
   if (analysis !== undefined) printSearchAnalysis(analysis, messages!);
   if (breakdowns !== undefined) printBreakdown(breakdowns, compared, onPostgres);
+  if (runsSearchEval) await runSearchEval(onPostgres ? pgUrl : ':memory:');
   console.log('');
   console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
@@ -734,7 +735,6 @@ function printBreakdown(breakdowns: Breakdown[], rows: { kase: Case; engram: Mea
     }
     console.log(`    ${us(loaded.bare.cpuUsPerRequest)}    for scale: bare node:http, same response bytes`);
   }
-  if (runsSearchEval) await runSearchEval(onPostgres ? pgUrl : ':memory:');
 }
 
 try {
