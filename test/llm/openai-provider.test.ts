@@ -5,6 +5,7 @@ import { buildModels, type ModelCallEvent } from '../../src/llm/models.js';
 import { ModelError, type CompletionRequest, type StreamEvent } from '../../src/llm/provider.js';
 import { parseRetryAfter } from '../../src/llm/http-call.js';
 import { startFakeModelServer } from '../support/fake-model-server.js';
+import { TEST_DATABASE_URL } from '../support/test-app.js';
 
 const fake = await startFakeModelServer();
 afterAll(() => fake.close());
@@ -325,7 +326,7 @@ describe('openai transport: failures', () => {
 
 describe('model call metrics', () => {
   it('counts tokens, latency and failures per module and model at /metrics, and logs failed calls', async () => {
-    const config = loadConfig({ ...fake.env({ LLM_MAX_RETRIES: '0' }), DATABASE_URL: ':memory:', METRICS_ENABLED: 'true', LOG_LEVEL: 'warn' }, '/nonexistent/.env');
+    const config = loadConfig({ ...fake.env({ LLM_MAX_RETRIES: '0' }), DATABASE_URL: TEST_DATABASE_URL, METRICS_ENABLED: 'true', LOG_LEVEL: 'warn' }, '/nonexistent/.env');
     const database = await openDatabase(config.databaseUrl);
     const lines: string[] = [];
     const { app, models } = await buildApp({ config, database, logger: { level: 'warn', stream: { write: (line: string) => lines.push(line) } } });

@@ -1,0 +1,45 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startFakeModelServer } from '../support/fake-model-server.js';
+import { startServerProcess } from '../support/server-process.js';
+
+const fake = await startFakeModelServer();
+afterAll(() => fake.close());
+
+async function startupOutput(env: Record<string, string>): Promise<string> {
+  const server = await startServerProcess({ DATABASE_URL: ':memory:', ...env });
+  try {
+    const deadline = Date.now() + 10_000;
+    while (!/reasoning (on|off)/.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return server.output();
+  } finally {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  }
+}
+
+describe('the start-up line about reasoning', () => {
+  it('says reasoning is off, and why, when no model is configured; the server still serves', async () => {
+    const output = await startupOutput({});
+    expect(output).toContain('reasoning off: no model configured (set LLM_OPENAI_API_KEY, or LLM_OPENAI_BASE_URL');
+  });
+
+  it('names the models when one is configured', async () => {
+    const output = await startupOutput(fake.env());
+    expect(output).toContain('reasoning on: deriver openai/fake-chat, dialectic openai/fake-chat, embeddings openai/fake-embed (size from the first answer)');
+  });
+
+  it('a bad model setting stops start-up naming it', () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: ':memory:', DERIVER_MODEL_CONFIG__STRUCTURED_OUTPUT_MODE: 'yaml', EMBEDDING_VECTOR_DIMENSIONS: 'wide' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('DERIVER_MODEL_CONFIG__STRUCTURED_OUTPUT_MODE must be one of json_schema, json_object, none, got "yaml"');
+    expect(result.stderr).toContain('EMBEDDING_VECTOR_DIMENSIONS must be an integer from 1 to 65536, got "wide"');
+  });
+});
