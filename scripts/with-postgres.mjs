@@ -41,6 +41,12 @@ function freePort() {
 }
 
 const bin = findBin();
+// Migration 0009 needs pgvector; say how to get it rather than fail in every test.
+const sharedir = execFileSync(join(bin, 'pg_config'), ['--sharedir']).toString().trim();
+if (!existsSync(join(sharedir, 'extension', 'vector.control'))) {
+  console.error(`with-postgres: the pgvector extension is not installed for ${bin}; run: bash ../shared/vendor/install-pgvector.sh`);
+  process.exit(1);
+}
 const isRoot = process.getuid?.() === 0;
 // initdb refuses to run as root: run the server as the postgres user then.
 const asServerUser = (file, args) =>

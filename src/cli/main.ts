@@ -4,6 +4,7 @@ import { mintToken } from '../http/shared/auth.js';
 import { configOrExit, createWorker, serve } from '../main.js';
 import type { Config } from '../config.js';
 import { describeReasoning } from '../llm/models.js';
+import { clearVectors } from './commands/reembed.js';
 import pino from 'pino';
 
 /** `engram worker`: the queue's workers alone, stopped cleanly on SIGTERM/SIGINT. */
@@ -30,6 +31,8 @@ commands:
   serve            start the HTTP server and the background workers (the default)
   worker           run only the background workers (webhook delivery), no HTTP
   migrate          apply database migrations and exit
+  reembed          drop the stored vectors and their fixed size (after changing the embedding
+                   model or EMBEDDING_VECTOR_DIMENSIONS), so they are made again
   token            print an admin JWT signed with AUTH_JWT_SECRET
   token --workspace <id> [--peer <id>] [--session <id>] [--expires <ISO date>]
                    print a key scoped to a workspace, peer or session`;
@@ -55,6 +58,17 @@ async function run(args: string[]): Promise<number> {
       const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
       for (const step of database.migrations) console.log(`${step.applied ? 'applied' : 'already applied'}  ${step.name}`);
       await database.driver.close();
+      return 0;
+    }
+    case 'reembed': {
+      const config = configOrExit();
+      const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+      try {
+        const previous = await clearVectors(database.store);
+        console.log(previous === undefined ? 'no vectors were stored' : `dropped the stored vectors (${previous} dimensions)`);
+      } finally {
+        await database.driver.close();
+      }
       return 0;
     }
     case 'token': {

@@ -40,12 +40,27 @@ export async function migrate(driver: SqlDriver, options: { through?: string } =
         continue;
       }
       // Each statement separately: SQLite's prepare takes one statement, pg's extended protocol too.
-      for (const statement of splitStatements(file.sql)) await tx.run(statement);
+      for (const statement of splitStatements(file.sql)) {
+        await tx.run(statement).catch((error: unknown) => {
+          throw explainMigrationError(file.name, statement, error);
+        });
+      }
       await tx.run('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)', [file.name, new Date().toISOString()]);
       steps.push({ name: file.name, applied: true });
     }
   });
   return steps;
+}
+
+/** A missing pgvector extension is named, with what to do, instead of PostgreSQL's file error. */
+function explainMigrationError(migration: string, statement: string, error: unknown): unknown {
+  if (!/^CREATE EXTENSION IF NOT EXISTS vector\b/i.test(statement) || !(error instanceof Error)) return error;
+  return new Error(
+    `Migration ${migration} needs the pgvector extension, which this PostgreSQL server cannot load (${error.message}). ` +
+      'Install pgvector on the server (Debian/Ubuntu: postgresql-<version>-pgvector; managed services: enable the "vector" extension) ' +
+      'or let a superuser run CREATE EXTENSION vector in this database, then start Engram again.',
+    { cause: error },
+  );
 }
 
 /** Splits a migration script on `;` at line ends, keeping trigger and function bodies whole. */

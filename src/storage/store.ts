@@ -1,3 +1,5 @@
+import type { VectorIndex } from './vector-index.js';
+
 /**
  * The storage interface: everything the domain knows about persistence. Records use
  * camelCase and `Date`; the SQL store translates to each dialect's columns.
@@ -247,6 +249,8 @@ export interface Store {
   readonly v1: V1Store;
   /** Conclusions and peer cards, bound to this connection or transaction. */
   readonly memory: MemoryStore;
+  /** Vectors of conclusions and message chunks, bound to this connection or transaction. */
+  readonly vectors: VectorIndex;
   /** The deriver's work items and session summaries, bound to this connection or transaction. */
   readonly reasoning: ReasoningStore;
   /**
@@ -452,6 +456,13 @@ export interface ConclusionRecord {
   sessionId: string | null;
   content: string;
   level: ConclusionLevel;
+  /**
+   * What it was drawn from: message ids for an explicit conclusion, conclusion ids for a derived
+   * one; null when not recorded (conclusions stored through the API).
+   */
+  sourceIds: string[] | null;
+  /** How many times it has been derived (1 when first stored; deduplication adds to it). */
+  timesDerived: number;
   createdAt: Date;
 }
 
@@ -488,6 +499,14 @@ export interface MemoryStore {
   findConclusion(workspaceId: string, id: string): Promise<ConclusionRecord | undefined>;
   /** Marks a live conclusion deleted; false when there is none with this id in the workspace. */
   softDeleteConclusion(workspaceId: string, id: string, now: Date): Promise<boolean>;
+  /** Adds one to a live conclusion's `timesDerived`; the new count, undefined when there is no such conclusion. */
+  reinforceConclusion(workspaceId: string, id: string): Promise<number | undefined>;
+  /**
+   * Replaces a live conclusion by `record` in one transaction: the old one is soft-deleted (its
+   * vector goes with it) and `record` stored with the old `timesDerived` + 1. Returns the record as
+   * stored; undefined (and nothing changed) when the old one is not a live conclusion of the workspace.
+   */
+  replaceConclusion(workspaceId: string, oldId: string, record: ConclusionRecord, now: Date): Promise<ConclusionRecord | undefined>;
   /** undefined when the observer has no card for the target. */
   findPeerCard(workspaceId: string, observerId: string, targetId: string): Promise<string[] | undefined>;
   /** Inserts or replaces the card; the observer peer must exist. */
@@ -495,4 +514,13 @@ export interface MemoryStore {
 }
 
 export { FilterError } from './sql/compile-filter.js';
+export { VectorSizeError, MAX_NEIGHBOURS } from './vector-index.js';
+export type {
+  VectorIndex,
+  ConclusionVector,
+  ConclusionVectorQuery,
+  MessageChunkVector,
+  MessageVectorQuery,
+  Neighbour,
+} from './vector-index.js';
 export { StoreUnavailableError, isStoreUnavailable } from './unavailable.js';

@@ -904,20 +904,49 @@ describe('@honcho-ai/sdk 2.x over /v3: reading a conclusion by id', () => {
  * routes or send filters the contract does not have. Each is pinned with its exact exchange.
  */
 describe('@honcho-ai/sdk 2.x over /v3: calls outside the contract (incompatibilities)', () => {
-  it('conclusions.derived(id) filters on source_ids, a column the server does not have', async () => {
+  it('conclusions.derived(id) lists the conclusions whose source_ids hold the id, for the view\'s pair only', async () => {
     const workspace = uniqueId('sdk3x');
     const honcho = client(workspace);
     const alice = await honcho.peer('alice');
-    const [made] = await alice.conclusions.create({ content: 'I like maps' });
+    await honcho.peer('bob');
+    const [premise] = await alice.conclusions.create({ content: 'Alice walks to work' });
+    const [other] = await alice.conclusions.create({ content: 'Alice lives downtown' });
+    expect(premise.sourceIds).toBeNull();
+    expect(premise.timesDerived).toBe(1);
+    // Derived conclusions are written by the reasoning jobs, which the API cannot ask for: store
+    // them as those jobs do.
+    const derived = (id: string, sourceIds: string[], observerId = 'alice', createdAt = new Date()) => ({
+      id,
+      workspaceId: workspace,
+      observerId,
+      observedId: 'alice',
+      sessionId: null,
+      content: `derived ${id}`,
+      level: 'deductive' as const,
+      sourceIds,
+      timesDerived: 1,
+      createdAt,
+    });
+    const first = uniqueId('d');
+    const second = uniqueId('d');
+    await server.database.store.memory.insertConclusions([
+      derived(first, [premise.id], 'alice', new Date(Date.now() - 1000)),
+      derived(second, [other.id, premise.id]),
+      derived(uniqueId('d'), [other.id]),
+      // the same source, but bob's conclusion: outside alice's view
+      derived(uniqueId('d'), [premise.id], 'bob'),
+    ]);
     const mark = server.exchanges.length;
 
-    const error = await rejection(alice.conclusions.derived(made.id));
-    expect(error).toBeInstanceOf(UnprocessableEntityError);
-    expect(server.since(mark).map(describeExchange)).toEqual([
-      `POST /v3/workspaces/${workspace}/conclusions/list?page=1&size=50 body=${JSON.stringify({
-        filters: { source_ids: { contains: made.id }, observer_id: 'alice', observed_id: 'alice' },
-      })} -> 422 {"detail":"Column 'source_ids' does not exist on Document"}`,
-    ]);
+    const page = await alice.conclusions.derived(premise.id);
+    const items = await collect(page);
+    expect(items.map((c) => c.id)).toEqual([second, first]);
+    expect(items.map((c) => c.sourceIds)).toEqual([[other.id, premise.id], [premise.id]]);
+    expect(items.map((c) => c.level)).toEqual(['deductive', 'deductive']);
+    expect(await collect(await alice.conclusions.derived(second))).toEqual([]);
+    const exchanges = server.since(mark);
+    expectAllOk(exchanges);
+    expect(exchanges[0].requestBody).toEqual({ filters: { source_ids: { contains: premise.id }, observer_id: 'alice', observed_id: 'alice' } });
   });
 
   it('session.context({ sessions }) confines the representation to the allowlist and leaves the card out', async () => {

@@ -68,6 +68,8 @@ export function createConclusions(ctx: DomainContext, workspaceId: string, input
       sessionId: input.sessionId ?? null,
       content: input.content,
       level: 'explicit',
+      sourceIds: null,
+      timesDerived: 1,
       createdAt: now,
     }));
     await store.memory.insertConclusions(records);

@@ -81,6 +81,9 @@ export function presentConclusion(c: ConclusionRecord) {
     observed_id: c.observedId,
     session_id: c.sessionId,
     level: c.level,
+    // additions to the v3.0.12 shape that @honcho-ai/sdk 2.5.0 reads (docs/compatibility.md)
+    source_ids: c.sourceIds,
+    times_derived: c.timesDerived,
     created_at: isoTime(c.createdAt),
   };
 }

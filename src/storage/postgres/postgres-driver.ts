@@ -136,6 +136,10 @@ export class PostgresDriver implements SqlDriver {
       // a server that vanished without closing the socket is noticed instead of waited on forever
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
+      // pgvector: a filtered HNSW search (one collection) goes on scanning the index until it has
+      // its k rows, in distance order, instead of stopping after ef_search candidates; k is at
+      // most 100 through the API, hence ef_search 100. Options in the URL take precedence.
+      ...(/[?&]options=/.test(connectionString) ? {} : { options: '-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=100' }),
     });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     this.pool.on('error', () => undefined);

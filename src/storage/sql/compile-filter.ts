@@ -76,7 +76,8 @@
 import type { DialectName } from '../dialect.js';
 import { jsonText } from './json-text.js';
 
-export type ColumnKind = 'text' | 'bool' | 'int' | 'timestamp';
+/** `id_list`: a JSON array of ids (conclusion `source_ids`); only `contains` (the list holds the id) and `null` apply. */
+export type ColumnKind = 'text' | 'bool' | 'int' | 'timestamp' | 'id_list';
 
 type Column = { sql: string; kind: ColumnKind };
 
@@ -458,6 +459,8 @@ class FilterCompiler {
         return typeof value === 'number' && Number.isFinite(value)
           ? sql`(${col} = ${this.number(numberOperand(value))})`
           : NEVER;
+      case 'id_list':
+        return NEVER;
       case 'timestamp': {
         if (typeof value !== 'string') return NEVER;
         const instant = parseDateTime(value);
@@ -501,6 +504,11 @@ class FilterCompiler {
       throw new FilterError(`Operator '${op}' is not supported on column '${key}'`);
     }
 
+    if (column.kind === 'id_list') {
+      if (op !== 'contains') throw new FilterError(`Operator '${op}' is not supported on column '${key}'`);
+      if (value === null || typeof value === 'object') throw new FilterError(`Operator 'contains' on column '${key}' takes one id, got ${pyTypeName(value)}`);
+      return this.listHolds(col, pyStr(value));
+    }
     if (op === 'in') return this.columnIn(column, value);
 
     // contains / icontains: case-insensitive substring on text columns only.
@@ -537,12 +545,18 @@ class FilterCompiler {
       );
       if (!this.pg) condition = sql`(${col} IN (SELECT value FROM json_each(${list})))`;
       else {
-        const cast = { text: '', bool: '::boolean', int: '::numeric', timestamp: '::timestamptz' }[column.kind];
+        const cast = { text: '', bool: '::boolean', int: '::numeric', timestamp: '::timestamptz', id_list: '' }[column.kind];
         condition = sql`(${col} IN (SELECT e${raw(cast)} FROM jsonb_array_elements_text(${list}::jsonb) AS e))`;
       }
     }
     // `x IN (..., NULL)` is NULL rather than false when x is not listed.
     return hasNull ? sql`(${condition} OR NULL)` : condition;
+  }
+
+  /** The JSON array `list` holds the string `id`. */
+  private listHolds(list: Sql, id: string): Sql {
+    if (this.pg) return sql`(${list} @> jsonb_build_array(${this.text(id)}::text))`;
+    return sql`(EXISTS (SELECT 1 FROM json_each(${list}) WHERE value = ${this.text(id)}))`;
   }
 
   /** Case-insensitive substring test of `target` (text) against Python str() of the value. */

@@ -27,10 +27,12 @@ interface ConclusionRow {
   session_id: string | null;
   content: string;
   level: string;
+  source_ids: unknown;
+  times_derived: number;
   created_at: unknown;
 }
 
-const COLUMNS = 'c.id, c.workspace_id, c.observer_id, c.observed_id, c.session_id, c.content, c.level, c.created_at';
+const COLUMNS = 'c.id, c.workspace_id, c.observer_id, c.observed_id, c.session_id, c.content, c.level, c.source_ids, c.times_derived, c.created_at';
 const NEWEST_FIRST = 'c.created_at DESC, c.pk DESC';
 
 function column(sql: string, kind: ColumnKind) {
@@ -56,6 +58,7 @@ const DOCUMENT_FILTER: FilterModel = {
     session_id: column('c.session_id', 'text'),
     session_name: column('c.session_id', 'text'),
     times_derived: column('c.times_derived', 'int'),
+    source_ids: column('c.source_ids', 'id_list'),
     created_at: column('c.created_at', 'timestamp'),
     deleted_at: column('c.deleted_at', 'timestamp'),
   },
@@ -67,7 +70,11 @@ export class SqlMemoryStore implements MemoryStore {
   private readonly codec: Codec;
   private readonly isPostgres: boolean;
 
-  constructor(private readonly db: SqlExecutor) {
+  /** `inTransaction` runs its function in a transaction (joining the one `db` is bound to, if any). */
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly inTransaction: <T>(fn: (db: SqlExecutor) => Promise<T>) => Promise<T> = (fn) => fn(db),
+  ) {
     this.codec = codecFor(db.dialect);
     this.isPostgres = db.dialect === 'postgres';
   }
@@ -81,6 +88,8 @@ export class SqlMemoryStore implements MemoryStore {
       sessionId: row.session_id,
       content: row.content,
       level: row.level as ConclusionLevel,
+      sourceIds: readIds(row.source_ids),
+      timesDerived: Number(row.times_derived),
       createdAt: this.codec.readTime(row.created_at),
     };
   }
@@ -107,9 +116,20 @@ export class SqlMemoryStore implements MemoryStore {
     for (let start = 0; start < rows.length; start += 100) {
       const chunk = rows.slice(start, start + 100);
       await this.db.run(
-        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, metadata, created_at)
-         VALUES ${chunk.map(() => "(?, ?, ?, ?, ?, ?, ?, '{}', ?)").join(', ')}`,
-        chunk.flatMap((r) => [r.id, r.workspaceId, r.observerId, r.observedId, r.sessionId, r.content, r.level, c.time(r.createdAt)]),
+        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, source_ids, times_derived, metadata, created_at)
+         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ?${this.isPostgres ? '::jsonb' : ''}, ?, '{}', ?)`).join(', ')}`,
+        chunk.flatMap((r) => [
+          r.id,
+          r.workspaceId,
+          r.observerId,
+          r.observedId,
+          r.sessionId,
+          r.content,
+          r.level,
+          r.sourceIds === null ? null : jsonText(r.sourceIds),
+          r.timesDerived,
+          c.time(r.createdAt),
+        ]),
       );
     }
   }
@@ -188,6 +208,27 @@ export class SqlMemoryStore implements MemoryStore {
     return changed > 0;
   }
 
+  async reinforceConclusion(workspaceId: string, id: string): Promise<number | undefined> {
+    const row = await this.db.get<{ times_derived: number }>(
+      'UPDATE conclusions SET times_derived = times_derived + 1 WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL RETURNING times_derived',
+      [workspaceId, id],
+    );
+    return row === undefined ? undefined : Number(row.times_derived);
+  }
+
+  replaceConclusion(workspaceId: string, oldId: string, record: ConclusionRecord, now: Date): Promise<ConclusionRecord | undefined> {
+    return this.inTransaction(async (db) => {
+      const old = await db.get<{ times_derived: number }>(
+        'UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL RETURNING times_derived',
+        [this.codec.time(now), workspaceId, oldId],
+      );
+      if (old === undefined) return undefined;
+      const stored = { ...record, timesDerived: Number(old.times_derived) + 1 };
+      await new SqlMemoryStore(db).insertConclusions([stored]);
+      return stored;
+    });
+  }
+
   async findPeerCard(workspaceId: string, observerId: string, targetId: string): Promise<string[] | undefined> {
     const row = await this.db.get<{ card: unknown }>(
       'SELECT card FROM peer_cards WHERE workspace_id = ? AND observer_id = ? AND target_id = ?',
@@ -205,4 +246,11 @@ export class SqlMemoryStore implements MemoryStore {
       [workspaceId, observerId, targetId, jsonText(card), this.codec.time(now)],
     );
   }
+}
+
+/** A stored id list (JSON text on SQLite, jsonb on PostgreSQL); null when none was recorded. */
+function readIds(value: unknown): string[] | null {
+  if (value === null || value === undefined) return null;
+  const list: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+  return Array.isArray(list) ? list.map(String) : null;
 }

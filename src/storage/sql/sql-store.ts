@@ -23,6 +23,9 @@ import { SqlJobStore } from './job-store.js';
 import { SqlMemoryStore } from './memory-store.js';
 import { SqlReasoningStore } from './reasoning-store.js';
 import { SqlV1Store } from './v1-store.js';
+import { PostgresVectorIndex } from '../postgres/postgres-vector-index.js';
+import { SqliteVectorIndex } from '../sqlite/sqlite-vector-index.js';
+import type { VectorIndex } from '../vector-index.js';
 import { pageOffset } from './page-offset.js';
 
 interface WorkspaceRow {
@@ -99,6 +102,12 @@ const WORKSPACE_COLUMNS = 'w.id, w.metadata, w.configuration, w.created_at';
 const PEER_COLUMNS = 'p.id, p.workspace_id, p.metadata, p.configuration, p.created_at';
 const SESSION_COLUMNS = 's.id, s.workspace_id, s.is_active, s.metadata, s.configuration, s.created_at';
 
+/** Vector search differs too much between sqlite-vec and pgvector to share SQL: one class each. */
+const VECTOR_INDEX: Record<Store['dialect'], (db: SqlExecutor) => VectorIndex> = {
+  sqlite: (db) => new SqliteVectorIndex(db),
+  postgres: (db) => new PostgresVectorIndex(db),
+};
+
 /** The listeners of one store and its transactions for "jobs were queued and committed". */
 class JobsQueued {
   private readonly listeners = new Set<() => void>();
@@ -161,8 +170,15 @@ export class SqlStore implements Store {
   private memoryStore: SqlMemoryStore | undefined;
 
   get memory(): SqlMemoryStore {
-    this.memoryStore ??= new SqlMemoryStore(this.db);
+    this.memoryStore ??= new SqlMemoryStore(this.db, (fn) => (this.driver === undefined ? fn(this.db) : this.driver.transaction(fn)));
     return this.memoryStore;
+  }
+
+  private vectorIndex: VectorIndex | undefined;
+
+  get vectors(): VectorIndex {
+    this.vectorIndex ??= VECTOR_INDEX[this.dialect](this.db);
+    return this.vectorIndex;
   }
 
   static over(driver: SqlDriver): SqlStore {

@@ -1,6 +1,7 @@
 import { mkdirSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
 import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
 import { StoreUnavailableError } from '../unavailable.js';
 
@@ -71,6 +72,8 @@ export class SqliteDriver implements SqlDriver {
     // spends half its time in read() system calls (bench/README.md, search analysis).
     this.db.pragma('cache_size = -65536');
     this.db.pragma('mmap_size = 268435456');
+    // vec0 tables for conclusion and message vectors (sqlite-vector-index.ts)
+    sqliteVec.load(this.db);
   }
 
   private statement(sql: string): Statement {

@@ -1,0 +1,152 @@
+import type { SqlExecutor } from '../sql/driver.js';
+import {
+  DIMENSIONS_SETTING,
+  MAX_CHUNKS_PER_MESSAGE,
+  MAX_NEIGHBOURS,
+  VectorSizeError,
+  vectorSize,
+  vectorText,
+  type ConclusionVector,
+  type ConclusionVectorQuery,
+  type MessageChunkVector,
+  type MessageVectorQuery,
+  type Neighbour,
+  type VectorIndex,
+} from '../vector-index.js';
+
+/*
+ * pgvector (migration 0009). The `embedding` columns are created without a size; when the first
+ * vector is stored they take it (`vector(n)`) and get their HNSW indexes (cosine, m 16,
+ * ef_construction 64), which need a fixed size. A query names its collection (workspace,
+ * observer, observed; or workspace and session): the planner reads a small collection through
+ * its B-tree index and sorts it exactly, and a large one through HNSW, with iterative index scans
+ * (set per connection by postgres-driver.ts) so that filtered searches still return k rows.
+ */
+
+const INDEXES = [
+  'CREATE INDEX IF NOT EXISTS conclusion_vectors_hnsw ON conclusion_vectors USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)',
+  'CREATE INDEX IF NOT EXISTS message_vectors_hnsw ON message_vectors USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)',
+];
+
+export class PostgresVectorIndex implements VectorIndex {
+  constructor(private readonly db: SqlExecutor) {}
+
+  async dimensions(): Promise<number | undefined> {
+    const row = await this.db.get<{ value: string }>('SELECT value FROM store_settings WHERE name = ?', [DIMENSIONS_SETTING]);
+    return row === undefined ? undefined : Number(row.value);
+  }
+
+  async checkDimensions(configured: number): Promise<void> {
+    const stored = await this.dimensions();
+    if (stored !== undefined && stored !== configured) throw new VectorSizeError(stored, configured, 'configured');
+  }
+
+  private async fix(size: number): Promise<void> {
+    const stored = await this.dimensions();
+    if (stored === size) return;
+    if (stored !== undefined) throw new VectorSizeError(stored, size, 'vector');
+    // A concurrent first store waits here on the other's uncommitted row, then finds it.
+    const changed = await this.db.run('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [DIMENSIONS_SETTING, String(size)]);
+    if (changed === 0) return this.fix(size);
+    const n = Math.trunc(size);
+    await this.db.run(`ALTER TABLE conclusion_vectors ALTER COLUMN embedding TYPE vector(${n})`);
+    await this.db.run(`ALTER TABLE message_vectors ALTER COLUMN embedding TYPE vector(${n})`);
+    for (const statement of INDEXES) await this.db.run(statement);
+  }
+
+  async putConclusions(rows: ConclusionVector[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.fix(vectorSize(rows));
+    for (const row of rows) {
+      await this.db.run(
+        `INSERT INTO conclusion_vectors (conclusion_pk, workspace_id, observer_id, observed_id, level, session_id, embedding)
+         SELECT c.pk, c.workspace_id, c.observer_id, c.observed_id, c.level, c.session_id, ?::vector
+         FROM conclusions c WHERE c.workspace_id = ? AND c.id = ? AND c.deleted_at IS NULL
+         ON CONFLICT (conclusion_pk) DO UPDATE SET embedding = excluded.embedding`,
+        [vectorText(row.vector), row.workspaceId, row.conclusionId],
+      );
+    }
+  }
+
+  async nearestConclusions(query: ConclusionVectorQuery): Promise<Neighbour<'conclusionId'>[]> {
+    const exclude = [...new Set(query.excludeIds ?? [])];
+    const k = Math.min(MAX_NEIGHBOURS, query.k);
+    if (k <= 0 || (await this.dimensions()) === undefined) return [];
+    const vector = vectorText(query.vector);
+    const where = ['v.workspace_id = ?', 'v.observer_id = ?', 'v.observed_id = ?', 'c.deleted_at IS NULL'];
+    const params: unknown[] = [vector, query.workspaceId, query.observerId, query.observedId];
+    if (query.level !== undefined) {
+      where.push('v.level = ?');
+      params.push(query.level);
+    }
+    if (query.sessionId !== undefined) {
+      where.push(query.sessionId === null ? 'v.session_id IS NULL' : 'v.session_id = ?');
+      if (query.sessionId !== null) params.push(query.sessionId);
+    }
+    if (exclude.length > 0) {
+      where.push('c.id NOT IN (SELECT jsonb_array_elements_text(?::jsonb))');
+      params.push(JSON.stringify(exclude));
+    }
+    if (query.maxDistance !== undefined) {
+      where.push('(v.embedding <=> ?::vector) <= ?');
+      params.push(vector, query.maxDistance);
+    }
+    const rows = await this.db.all<{ id: string; distance: number }>(
+      `SELECT c.id, v.embedding <=> ?::vector AS distance
+       FROM conclusion_vectors v JOIN conclusions c ON c.pk = v.conclusion_pk
+       WHERE ${where.join(' AND ')} ORDER BY v.embedding <=> ?::vector, c.pk LIMIT ?`,
+      [...params, vector, k],
+    );
+    return rows.map((row) => ({ conclusionId: row.id, distance: Number(row.distance) }));
+  }
+
+  async putMessageChunks(rows: MessageChunkVector[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.fix(vectorSize(rows));
+    for (const row of rows) {
+      if (!Number.isInteger(row.chunk) || row.chunk < 0 || row.chunk >= MAX_CHUNKS_PER_MESSAGE) throw new RangeError(`Chunk numbers run from 0 to ${MAX_CHUNKS_PER_MESSAGE - 1}`);
+      await this.db.run(
+        `INSERT INTO message_vectors (message_pk, chunk, workspace_id, session_id, peer_id, embedding)
+         SELECT m.pk, ?, m.workspace_id, m.session_id, m.peer_id, ?::vector FROM messages m WHERE m.workspace_id = ? AND m.id = ?
+         ON CONFLICT (message_pk, chunk) DO UPDATE SET embedding = excluded.embedding`,
+        [row.chunk, vectorText(row.vector), row.workspaceId, row.messageId],
+      );
+    }
+  }
+
+  async nearestMessages(query: MessageVectorQuery): Promise<Neighbour<'messageId'>[]> {
+    const k = Math.min(MAX_NEIGHBOURS, query.k);
+    if (k <= 0 || (await this.dimensions()) === undefined) return [];
+    const vector = vectorText(query.vector);
+    const where = ['v.workspace_id = ?'];
+    const params: unknown[] = [vector, query.workspaceId];
+    if (query.sessionId !== undefined) {
+      where.push('v.session_id = ?');
+      params.push(query.sessionId);
+    }
+    if (query.peerId !== undefined) {
+      where.push('v.peer_id = ?');
+      params.push(query.peerId);
+    }
+    // a message may have several chunks: take more, keep each message's nearest
+    const rows = await this.db.all<{ id: string; distance: number }>(
+      `SELECT m.id, n.distance FROM (
+         SELECT c.message_pk, min(c.distance) AS distance FROM (
+           SELECT v.message_pk, v.embedding <=> ?::vector AS distance
+           FROM message_vectors v WHERE ${where.join(' AND ')} ORDER BY v.embedding <=> ?::vector LIMIT ?
+         ) c GROUP BY c.message_pk
+       ) n JOIN messages m ON m.pk = n.message_pk ORDER BY n.distance, m.pk LIMIT ?`,
+      [...params, vector, Math.min(MAX_NEIGHBOURS, k * 4), k],
+    );
+    return rows.map((row) => ({ messageId: row.id, distance: Number(row.distance) }));
+  }
+
+  async clear(): Promise<void> {
+    await this.db.run('DROP INDEX IF EXISTS conclusion_vectors_hnsw');
+    await this.db.run('DROP INDEX IF EXISTS message_vectors_hnsw');
+    await this.db.run('TRUNCATE conclusion_vectors, message_vectors');
+    await this.db.run('ALTER TABLE conclusion_vectors ALTER COLUMN embedding TYPE vector');
+    await this.db.run('ALTER TABLE message_vectors ALTER COLUMN embedding TYPE vector');
+    await this.db.run('DELETE FROM store_settings WHERE name = ?', [DIMENSIONS_SETTING]);
+  }
+}

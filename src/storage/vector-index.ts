@@ -1,0 +1,124 @@
+import type { ConclusionLevel } from './store.js';
+
+/**
+ * Embeddings of conclusions and message chunks, searched by cosine distance. One implementation
+ * per dialect (storage/sqlite/sqlite-vector-index.ts: sqlite-vec; storage/postgres/
+ * postgres-vector-index.ts: pgvector). Every vector of a store has one size, fixed when the
+ * first vector is stored; a vector of another size is refused with VectorSizeError.
+ * A query reads one collection: a conclusion search one (workspace, observer, observed); a
+ * message search one session, or one workspace when no session is named.
+ */
+export interface VectorIndex {
+  /** The size of the stored vectors; undefined until the first vector is stored (or after `clear`). */
+  dimensions(): Promise<number | undefined>;
+  /**
+   * Throws VectorSizeError when vectors of another size than `configured` are stored (start-up
+   * calls it with EMBEDDING_VECTOR_DIMENSIONS); passes when none are stored yet.
+   */
+  checkDimensions(configured: number): Promise<void>;
+  /** Stores (or replaces) the vectors of live conclusions; fixes the size on the first call. */
+  putConclusions(rows: ConclusionVector[]): Promise<void>;
+  /** Nearest live conclusions of one collection, nearest first. */
+  nearestConclusions(query: ConclusionVectorQuery): Promise<Neighbour<'conclusionId'>[]>;
+  /** Stores (or replaces) the vectors of message chunks; fixes the size on the first call. */
+  putMessageChunks(rows: MessageChunkVector[]): Promise<void>;
+  /**
+   * Nearest messages of a session (or of the workspace when `sessionId` is undefined), nearest
+   * first; a message with several chunks appears once, at the distance of its nearest chunk.
+   */
+  nearestMessages(query: MessageVectorQuery): Promise<Neighbour<'messageId'>[]>;
+  /** Removes every vector and the fixed size (`engram reembed` then embeds everything again). */
+  clear(): Promise<void>;
+}
+
+export interface ConclusionVector {
+  conclusionId: string;
+  workspaceId: string;
+  observerId: string;
+  observedId: string;
+  level: ConclusionLevel;
+  sessionId: string | null;
+  vector: ArrayLike<number>;
+}
+
+export interface ConclusionVectorQuery {
+  workspaceId: string;
+  observerId: string;
+  observedId: string;
+  vector: ArrayLike<number>;
+  /** Most results (1 to 4096). */
+  k: number;
+  /** Largest cosine distance to return (0 to 2). */
+  maxDistance?: number;
+  level?: ConclusionLevel;
+  /** Only conclusions stored in this session (null: only those stored without one). */
+  sessionId?: string | null;
+  /** Conclusions to leave out (they do not count towards `k`). */
+  excludeIds?: readonly string[];
+}
+
+export interface MessageChunkVector {
+  messageId: string;
+  /** The chunk's number within its message, from 0. */
+  chunk: number;
+  workspaceId: string;
+  sessionId: string;
+  /** The sender. */
+  peerId: string;
+  vector: ArrayLike<number>;
+}
+
+export interface MessageVectorQuery {
+  workspaceId: string;
+  sessionId?: string;
+  /** Only messages of this sender. */
+  peerId?: string;
+  vector: ArrayLike<number>;
+  /** Most results (1 to 4096). */
+  k: number;
+}
+
+export type Neighbour<K extends string> = { [key in K]: string } & { distance: number };
+
+/** Most results one vector query returns (sqlite-vec's limit on `k`). */
+export const MAX_NEIGHBOURS = 4096;
+
+/** The chunk number is kept below this, so (message, chunk) fits one SQLite rowid. */
+export const MAX_CHUNKS_PER_MESSAGE = 1024;
+
+/** A vector whose size differs from the size the store's vectors were fixed at. */
+export class VectorSizeError extends Error {
+  constructor(
+    readonly stored: number,
+    readonly given: number,
+    origin: 'configured' | 'vector',
+  ) {
+    super(
+      origin === 'configured'
+        ? `EMBEDDING_VECTOR_DIMENSIONS is ${given}, but the stored vectors have ${stored} dimensions. ` +
+            `Set EMBEDDING_VECTOR_DIMENSIONS=${stored} (the embedding model the vectors were made with), ` +
+            'or run `engram reembed` to drop the stored vectors and embed everything again with the new model.'
+        : `A vector of ${given} dimensions cannot be stored: the stored vectors have ${stored}. ` +
+            'Check EMBEDDING_VECTOR_DIMENSIONS and the embedding model, or run `engram reembed` to rebuild the vectors.',
+    );
+    this.name = 'VectorSizeError';
+  }
+}
+
+/** Checks a batch of vectors: every one of the same positive size, finite numbers only. */
+export function vectorSize(rows: readonly { vector: ArrayLike<number> }[]): number {
+  const size = rows[0].vector.length;
+  for (const row of rows) {
+    if (row.vector.length !== size || size === 0) throw new RangeError(`Vectors of one batch must share one positive size (got ${row.vector.length} and ${size})`);
+    for (let i = 0; i < size; i++) if (!Number.isFinite(row.vector[i])) throw new RangeError('A vector holds a value that is not a finite number');
+  }
+  return size;
+}
+
+/** The SQLite and PostgreSQL text form of a vector: `[0.1,0.2,...]`. */
+export function vectorText(vector: ArrayLike<number>): string {
+  return `[${Array.from(vector, (x) => Math.fround(x)).join(',')}]`;
+}
+
+/** The setting row that holds the fixed size. */
+export const DIMENSIONS_SETTING = 'vector_dimensions';
