@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { isPostgresUrl, type Config } from './config.js';
-import { createDomainContext, type DomainContext } from './domain/context.js';
+import { createDomainContext, type DomainContext, type ReasoningRuntime } from './domain/context.js';
 import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
@@ -46,6 +46,13 @@ export async function openDatabase(
     await driver.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** The reasoning layer's runtime when some module has a model; undefined keeps reasoning off. */
+export function reasoningRuntime(config: Config, models: Models): ReasoningRuntime | undefined {
+  const modules = ['deriver', 'summary', 'dialectic', 'dream_deduction', 'dream_induction'] as const;
+  const hasModel = modules.some((module) => models.chat(module) !== undefined) || models.embedder !== undefined;
+  return hasModel ? { settings: config.reasoning, models } : undefined;
 }
 
 export interface AppDeps {
@@ -123,6 +130,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       jobMaxAttempts: config.jobMaxAttempts,
     },
     deps.now,
+    reasoningRuntime(config, models),
   );
   const httpDeps: HttpDeps = {
     ctx,

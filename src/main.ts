@@ -1,15 +1,33 @@
-import { buildApp, openDatabase, type Database } from './app.js';
+import { buildApp, openDatabase, reasoningRuntime, type Database } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildCatalog } from './jobs/catalog.js';
 import { Worker, type WorkerLogger } from './jobs/worker.js';
+import { createDomainContext } from './domain/context.js';
+import { reasoningHandlers } from './jobs/reasoning-jobs.js';
+import { buildModels, describeReasoning, logFailedModelCalls } from './llm/models.js';
+import type { Models } from './llm/provider.js';
 
-/** The background worker for this configuration. */
-export function createWorker(config: Config, database: Database, logger: WorkerLogger): Worker {
+/**
+ * The background worker for this configuration: webhook deliveries and purges, plus the
+ * deriver's and summarizer's jobs when a model is configured (`models`: those of the app in the
+ * same process, so their limits on concurrent calls are shared).
+ */
+export function createWorker(config: Config, database: Database, logger: WorkerLogger, models?: Models): Worker {
   const catalog = buildCatalog({
     secret: config.webhookSecret,
     timeoutMs: config.webhookTimeoutMs,
     allowPrivate: config.webhookAllowPrivateUrls,
   });
+  const reasoning = reasoningRuntime(config, models ?? buildModels(config.models, logFailedModelCalls(logger)));
+  if (reasoning !== undefined) {
+    const ctx = createDomainContext(
+      database.store,
+      { sessionObservers: config.sessionObserversLimit, webhookEndpoints: config.webhookMaxWorkspaceLimit, jobMaxAttempts: config.jobMaxAttempts },
+      undefined,
+      reasoning,
+    );
+    Object.assign(catalog, reasoningHandlers(ctx, { concurrency: Math.max(1, Math.ceil(config.workerConcurrency / 2)) }));
+  }
   return new Worker(database.store, catalog, {
     concurrency: config.workerConcurrency,
     pollMs: config.workerPollMs,
@@ -23,9 +41,10 @@ export function createWorker(config: Config, database: Database, logger: WorkerL
 export async function serve(config: Config): Promise<void> {
   const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
   // the workers are made below (they log through the app); /ready asks them only once listening
-  const { app } = await buildApp({ config, database, workers: () => worker?.status() });
+  const { app, models } = await buildApp({ config, database, workers: () => worker?.status() });
   for (const step of database.migrations.filter((s) => s.applied)) app.log.info({ migration: step.name }, 'migration applied');
-  const worker = config.runWorkers ? createWorker(config, database, app.log) : undefined;
+  app.log.info(describeReasoning(config.models));
+  const worker = config.runWorkers ? createWorker(config, database, app.log, models) : undefined;
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,5 +1,7 @@
 import { nanoid } from 'nanoid';
+import type { Models } from '../llm/provider.js';
 import type { Store } from '../storage/store.js';
+import type { ReasoningSettings } from './reasoning/settings.js';
 
 export interface DomainLimits {
   /** Most observers (observe_others=true) per session. */
@@ -10,16 +12,29 @@ export interface DomainLimits {
   jobMaxAttempts: number;
 }
 
-/** What every domain verb works with: the store, the clock, ids and limits. */
+/** The reasoning layer's settings and the models of this process (a module without one is off). */
+export interface ReasoningRuntime {
+  settings: ReasoningSettings;
+  models: Models;
+}
+
+/** What every domain verb works with: the store, the clock, ids, limits and the models. */
 export interface DomainContext {
   store: Store;
   now(): Date;
   newId(): string;
   limits: DomainLimits;
+  /** undefined: no model is configured, reasoning is off (messages can be derived later). */
+  reasoning?: ReasoningRuntime;
 }
 
-export function createDomainContext(store: Store, limits: DomainLimits, now: () => Date = () => new Date()): DomainContext {
-  return { store, now, newId: () => nanoid(21), limits };
+export function createDomainContext(
+  store: Store,
+  limits: DomainLimits,
+  now: () => Date = () => new Date(),
+  reasoning?: ReasoningRuntime,
+): DomainContext {
+  return { store, now, newId: () => nanoid(21), limits, reasoning };
 }
 
 /** The same context bound to a transaction's store. */

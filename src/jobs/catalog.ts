@@ -9,9 +9,12 @@ export type JobOutcome =
   | { kind: 'failed'; error: string; retryable: boolean };
 
 export interface JobHandler {
-  run(job: JobRecord, store: Store): Promise<JobOutcome>;
+  /** `signal` aborts when the run is past its time (or the worker stops). */
+  run(job: JobRecord, store: Store, signal: AbortSignal): Promise<JobOutcome>;
   /** Longest a run may take; also the lease, after which another worker may take the job. */
   timeoutMs: number;
+  /** Most runs of this kind at once in one process (default: the worker's concurrency). */
+  concurrency?: number;
 }
 
 export type JobCatalog = Record<string, JobHandler>;

@@ -60,7 +60,8 @@ export class Worker {
   private lastPurge = 0;
   private readonly now: () => Date;
   private readonly random: () => number;
-  private readonly leaseMs: number;
+  /** Kinds claimed on their own, each with its lease (its handler's timeout) and its share of runs. */
+  private readonly lanes: { kinds: { only: string[] } | { except: string[] }; leaseMs: number; concurrency: number; running: Set<string> }[];
   /** Set while the store is unavailable: claims back off and the state is reported as paused. */
   private pausedSince: Date | undefined;
   private unavailableStreak = 0;
@@ -74,7 +75,19 @@ export class Worker {
   ) {
     this.now = options.now ?? (() => new Date());
     this.random = options.random ?? Math.random;
-    this.leaseMs = Math.max(...Object.values(catalog).map((h) => h.timeoutMs), 1000);
+    // One lane per kind, so a webhook (seconds) never waits behind model work (minutes) and a
+    // crashed worker's job is taken over after its own kind's lease; jobs of kinds without a
+    // handler are claimed too (and dead-lettered as such).
+    const known = Object.keys(catalog);
+    this.lanes = [
+      ...known.map((kind) => ({
+        kinds: { only: [kind] },
+        leaseMs: catalog[kind].timeoutMs,
+        concurrency: Math.min(catalog[kind].concurrency ?? options.concurrency, options.concurrency),
+        running: new Set<string>(),
+      })),
+      { kinds: { except: known }, leaseMs: 60_000, concurrency: 1, running: new Set<string>() },
+    ];
   }
 
   /**
@@ -103,14 +116,22 @@ export class Worker {
     while (!this.stopping) {
       // a notify from here on (during the claim) cancels the next pause
       this.poked = false;
-      let claimed: JobRecord[] = [];
+      const claimed: JobRecord[] = [];
       const free = this.options.concurrency - this.active.size;
       if (free > 0) {
         try {
           const now = this.now();
           await this.recordLeftovers(now);
-          claimed = await this.store.jobs.claim(free, now, new Date(now.getTime() + this.leaseMs));
-          for (const job of claimed) this.leaseEnds.set(job.id, now.getTime() + this.leaseMs);
+          for (const lane of this.lanes) {
+            const room = Math.min(lane.concurrency - lane.running.size, this.options.concurrency - this.active.size - claimed.length);
+            if (room <= 0) continue;
+            const jobs = await this.store.jobs.claim(room, now, new Date(now.getTime() + lane.leaseMs), lane.kinds);
+            for (const job of jobs) {
+              this.leaseEnds.set(job.id, now.getTime() + lane.leaseMs);
+              lane.running.add(job.id);
+              claimed.push(job);
+            }
+          }
           await this.purgeNow(now);
           this.storeAnswered();
         } catch (error) {
@@ -126,6 +147,7 @@ export class Worker {
         for (const job of claimed) {
           const run = this.run(job).finally(() => {
             this.active.delete(job.id);
+            for (const lane of this.lanes) lane.running.delete(job.id);
             this.wake?.();
           });
           this.active.set(job.id, run);
@@ -198,11 +220,16 @@ export class Worker {
       outcome = { kind: 'failed', error: `no handler for job kind ${job.kind}`, retryable: false };
     } else {
       let timer: NodeJS.Timeout | undefined;
+      // past its time the run is abandoned and told to stop (a model call is aborted)
+      const abort = new AbortController();
       const timeout = new Promise<JobOutcome>((resolve) => {
-        timer = setTimeout(() => resolve({ kind: 'failed', error: `timed out after ${handler.timeoutMs} ms`, retryable: true }), handler.timeoutMs);
+        timer = setTimeout(() => {
+          abort.abort(new Error(`timed out after ${handler.timeoutMs} ms`));
+          resolve({ kind: 'failed', error: `timed out after ${handler.timeoutMs} ms`, retryable: true });
+        }, handler.timeoutMs);
       });
       try {
-        outcome = await Promise.race([handler.run(job, this.store), timeout]);
+        outcome = await Promise.race([handler.run(job, this.store, abort.signal), timeout]);
       } catch (error) {
         // the store failing under the job says nothing about the job: its attempt is given back
         if (isStoreUnavailable(error)) {

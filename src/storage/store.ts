@@ -208,6 +208,16 @@ export interface ReasoningStore {
   messagesUpTo(workspaceId: string, sessionId: string, messageId: string, count: number): Promise<MessageRecord[]>;
   /** Messages after `afterPk` in storage order, for `engram derive`. */
   messagesAfter(scope: { workspaceId?: string; sessionId?: string }, afterPk: number, limit: number): Promise<(MessageRecord & { pk: number })[]>;
+  /**
+   * Live conclusions of one collection, level and session whose trimmed, lower-cased content is
+   * one of `contents` (compared the same way): that key -> the conclusion's id.
+   */
+  liveConclusionsByContent(
+    scope: { workspaceId: string; observerId: string; observedId: string; level: string; sessionId: string | null },
+    contents: readonly string[],
+  ): Promise<Map<string, string>>;
+  /** `times_derived` + 1 on each of these conclusions. */
+  reinforceConclusions(ids: readonly string[]): Promise<void>;
   summaries(workspaceId: string, sessionId: string): Promise<SessionSummaryRecord[]>;
   /** Stores a summary unless the stored one of its kind covers a later message. */
   saveSummary(workspaceId: string, sessionId: string, summary: SessionSummaryRecord): Promise<void>;
@@ -222,8 +232,11 @@ export interface JobStore {
     job: { idPrefix: string; kind: string; payload: JsonObject; maxAttempts: number },
     now: Date,
   ): Promise<number>;
-  /** Leases up to `limit` runnable jobs: pending and due, or running with an expired lease. */
-  claim(limit: number, now: Date, leaseUntil: Date): Promise<JobRecord[]>;
+  /**
+   * Leases up to `limit` runnable jobs: pending and due, or running with an expired lease;
+   * only of the given kinds, or of any kind but the given ones, when `kinds` says so.
+   */
+  claim(limit: number, now: Date, leaseUntil: Date, kinds?: { only: string[] } | { except: string[] }): Promise<JobRecord[]>;
   /**
    * Makes sure a pending job of `job.queueKey` runs by `runAfter`: brings the pending one
    * forward if it is due later, or queues `job` when none is pending (one running is not

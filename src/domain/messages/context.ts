@@ -1,11 +1,11 @@
-import type { ConclusionRecord, MessageRecord } from '../../storage/store.js';
+import type { ConclusionRecord, MessageRecord, SessionSummaryRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { DEFAULT_MAX_CONCLUSIONS, renderRepresentation, selectConclusions } from '../memory/representation.js';
 
 export interface SessionContext {
   messages: MessageRecord[];
-  /** Filled once summaries exist; the budget share they may take is kept for them. */
-  summary: null;
+  /** The summary that fits its share of the budget (the long one when it fits and says more). */
+  summary: SessionSummaryRecord | null;
   /** With a peer target: what the perspective peer (the target itself by default) holds about it. */
   peerRepresentation: string | null;
   /** The conclusions `peerRepresentation` renders, newest first (v2 presents them as an object). */
@@ -40,8 +40,9 @@ export async function getSessionContext(
   sessionId: string,
   options: { tokens: number; includeSummary: boolean } & PeerTargetOptions,
 ): Promise<SessionContext> {
-  const messages = await recentMessagesWithin(ctx, workspaceId, sessionId, options);
-  if (options.peerTarget === undefined) return { messages, summary: null, peerRepresentation: null, peerConclusions: null, peerCard: null };
+  const summary = options.includeSummary ? await pickSummary(ctx, workspaceId, sessionId, options.tokens * SUMMARY_SHARE) : null;
+  const messages = await recentMessagesWithin(ctx, workspaceId, sessionId, options.tokens - (summary?.tokenCount ?? 0), summary);
+  if (options.peerTarget === undefined) return { messages, summary, peerRepresentation: null, peerConclusions: null, peerCard: null };
   const observer = options.peerPerspective ?? options.peerTarget;
   const peerConclusions = await selectConclusions(ctx, workspaceId, observer, {
     target: options.peerTarget,
@@ -52,19 +53,36 @@ export async function getSessionContext(
   });
   const peerCard =
     options.sessionAllowlist !== undefined ? null : ((await ctx.store.memory.findPeerCard(workspaceId, observer, options.peerTarget)) ?? null);
-  return { messages, summary: null, peerRepresentation: renderRepresentation(peerConclusions), peerConclusions, peerCard };
+  return { messages, summary, peerRepresentation: renderRepresentation(peerConclusions), peerConclusions, peerCard };
 }
 
+/** The session's summaries by kind (none until the summarizer has written one). */
+export async function getSessionSummaries(ctx: DomainContext, workspaceId: string, sessionId: string): Promise<{ short: SessionSummaryRecord | null; long: SessionSummaryRecord | null }> {
+  const stored = await ctx.store.reasoning.summaries(workspaceId, sessionId);
+  return { short: stored.find((s) => s.type === 'short') ?? null, long: stored.find((s) => s.type === 'long') ?? null };
+}
+
+/** The long summary when it fits `allowance` and is longer than the short one, else the short one when it fits. */
+async function pickSummary(ctx: DomainContext, workspaceId: string, sessionId: string, allowance: number): Promise<SessionSummaryRecord | null> {
+  const { short, long } = await getSessionSummaries(ctx, workspaceId, sessionId);
+  if (long !== null && long.tokenCount <= allowance && long.tokenCount > (short?.tokenCount ?? 0)) return long;
+  if (short !== null && short.tokenCount <= allowance) return short;
+  return null;
+}
+
+/**
+ * The most recent messages of the session that fit in `budget`, oldest first; with a summary,
+ * none older than the message it covers up to. An unknown session has no messages.
+ */
 async function recentMessagesWithin(
   ctx: DomainContext,
   workspaceId: string,
   sessionId: string,
-  options: { tokens: number; includeSummary: boolean },
+  budget: number,
+  summary: SessionSummaryRecord | null,
 ): Promise<MessageRecord[]> {
-  const summaryTokens = 0; // no summaries yet: nothing taken from the budget
-  const budget = options.includeSummary ? options.tokens - Math.min(summaryTokens, options.tokens * SUMMARY_SHARE) : options.tokens;
   const picked: MessageRecord[] = [];
-  if (options.tokens <= 0) return picked;
+  if (budget <= 0) return picked;
   let used = 0;
   let before: number | undefined;
   for (;;) {
@@ -74,6 +92,7 @@ async function recentMessagesWithin(
       used += message.tokenCount;
       const { seq: _seq, ...record } = message;
       picked.push(record);
+      if (summary !== null && record.id === summary.messageId) return picked.reverse();
     }
     if (batch.length < 200) return picked.reverse();
     before = batch[batch.length - 1].seq;

@@ -2,6 +2,7 @@ import type { JsonObject, ListQuery, MessageRecord, Page } from '../../storage/s
 import type { DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
+import { queueReasoning } from '../reasoning/deriver.js';
 import { countTokensOfEach } from './token-count.js';
 
 export interface MessageInput {
@@ -9,6 +10,8 @@ export interface MessageInput {
   content: string;
   metadata?: JsonObject;
   createdAt?: Date;
+  /** The message's own configuration (only `reasoning`), most specific of the levels. */
+  configuration?: JsonObject | null;
 }
 
 /**
@@ -54,7 +57,16 @@ export async function createMessages(
       tokenCount: tokenCounts[index],
       createdAt: input.createdAt ?? now,
     }));
+    const countBefore = ctx.reasoning === undefined ? 0 : await store.reasoning.sessionMessageCount(workspaceId, sessionId);
     await store.insertMessages(records);
+    await queueReasoning(
+      ctx,
+      store,
+      session,
+      records.map((record, index) => ({ record, configuration: inputs[index].configuration ?? undefined })),
+      countBefore,
+      now,
+    );
     await emitWebhookEvents(
       ctx,
       store,

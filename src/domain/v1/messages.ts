@@ -3,6 +3,7 @@ import type { DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
 import { countTokensOfEach } from '../messages/token-count.js';
+import { queueReasoning } from '../reasoning/deriver.js';
 import { NEW_MEMBER_CONFIG, V1_ASSISTANT_PEER_ID, cannotName, emptyPage, findSessionOfUser, type V1SessionScope } from './scope.js';
 
 /**
@@ -72,7 +73,11 @@ export async function createMessages(
       tokenCount: tokenCounts[index],
       createdAt: now,
     }));
+    const countBefore = ctx.reasoning === undefined ? 0 : await store.reasoning.sessionMessageCount(session.workspaceId, session.id);
     await store.insertMessages(records);
+    // memory forms from v1 messages as from v2/v3 ones
+    const sessionRecord = await store.findSession(session.workspaceId, session.id);
+    if (sessionRecord !== undefined) await queueReasoning(ctx, store, sessionRecord, records.map((record) => ({ record })), countBefore, now);
     // the same `message.created` events as a v2/v3 write: webhook endpoints see every message
     await emitWebhookEvents(
       ctx,

@@ -4,6 +4,7 @@ import type {
   Page,
   PeerRecord,
   SessionRecord,
+  SessionSummaryRecord,
   WebhookEndpointRecord,
   WorkspaceRecord,
 } from '../../storage/store.js';
@@ -111,4 +112,9 @@ export function presentV2Representation(conclusions: ConclusionRecord[]) {
     explicit: conclusions.filter((c) => c.level === 'explicit').map((c) => ({ ...base(c), content: c.content })),
     deductive: conclusions.filter((c) => c.level === 'deductive').map((c) => ({ ...base(c), premises: [] as string[], conclusion: c.content })),
   };
+}
+
+/** A session summary (contract: `{content, message_id, summary_type, created_at, token_count}`); null stays null. */
+export function presentSummary(s: SessionSummaryRecord | null) {
+  return s === null ? null : { content: s.content, message_id: s.messageId, summary_type: s.type, created_at: isoTime(s.createdAt), token_count: s.tokenCount };
 }

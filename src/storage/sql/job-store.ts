@@ -86,7 +86,7 @@ export class SqlJobStore implements JobStore {
     return queued;
   }
 
-  async claim(limit: number, now: Date, leaseUntil: Date): Promise<JobRecord[]> {
+  async claim(limit: number, now: Date, leaseUntil: Date, kinds?: { only: string[] } | { except: string[] }): Promise<JobRecord[]> {
     const c = this.codec;
     // Only the head of each queue (its first open job) can run, so the statement walks the
     // queues that have open jobs, one index probe each (the recursive part: a loose scan of
@@ -95,6 +95,13 @@ export class SqlJobStore implements JobStore {
     // PostgreSQL: heads another worker is claiming are skipped, not waited for. SQLite runs
     // claims in an IMMEDIATE transaction, which already serialises them.
     const skipLocked = this.db.dialect === 'postgres' ? ' FOR UPDATE OF head SKIP LOCKED' : '';
+    const kindList = kinds === undefined ? [] : 'only' in kinds ? kinds.only : kinds.except;
+    const kindFilter =
+      kinds === undefined || (kindList.length === 0 && 'except' in kinds)
+        ? ''
+        : kindList.length === 0
+          ? ' AND 1 = 0'
+          : ` AND head.kind ${'only' in kinds ? 'IN' : 'NOT IN'} (${kindList.map(() => '?').join(', ')})`;
     const rows = await this.db.all<JobRow>(
       `UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ?
        WHERE pk IN (
@@ -107,10 +114,10 @@ export class SqlJobStore implements JobStore {
          SELECT head.pk FROM queues q
          JOIN jobs head ON head.pk = (
            SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = q.queue_key AND o.status IN ('pending', 'running'))
-         WHERE (head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?)
+         WHERE ((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))${kindFilter}
          ORDER BY head.pk LIMIT ?${skipLocked})
        RETURNING ${JOB_COLUMNS}`,
-      [c.time(leaseUntil), c.time(now), c.time(now), limit],
+      [c.time(leaseUntil), c.time(now), c.time(now), ...kindList, limit],
     );
     return rows.map((row) => this.job(row));
   }

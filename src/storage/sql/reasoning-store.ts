@@ -202,6 +202,32 @@ export class SqlReasoningStore implements ReasoningStore {
     return rows.map((row) => this.message(row));
   }
 
+  async liveConclusionsByContent(
+    scope: { workspaceId: string; observerId: string; observedId: string; level: string; sessionId: string | null },
+    contents: readonly string[],
+  ): Promise<Map<string, string>> {
+    const wanted = new Set(contents.map((content) => content.trim().toLowerCase()));
+    const found = new Map<string, string>();
+    if (wanted.size === 0) return found;
+    // compared here, not in SQL: SQLite's lower() folds ASCII only
+    const rows = await this.db.all<{ id: string; content: string }>(
+      `SELECT id, content FROM conclusions
+       WHERE workspace_id = ? AND observer_id = ? AND observed_id = ? AND level = ? AND deleted_at IS NULL
+         AND ${scope.sessionId === null ? 'session_id IS NULL' : 'session_id = ?'}`,
+      [scope.workspaceId, scope.observerId, scope.observedId, scope.level, ...(scope.sessionId === null ? [] : [scope.sessionId])],
+    );
+    for (const row of rows) {
+      const key = row.content.trim().toLowerCase();
+      if (wanted.has(key) && !found.has(key)) found.set(key, row.id);
+    }
+    return found;
+  }
+
+  async reinforceConclusions(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.run(`UPDATE conclusions SET times_derived = times_derived + 1 WHERE id IN (${ids.map(() => '?').join(', ')})`, [...ids]);
+  }
+
   async summaries(workspaceId: string, sessionId: string): Promise<SessionSummaryRecord[]> {
     const rows = await this.db.all<SummaryRow>(
       'SELECT summary_type, content, message_id, message_seq, token_count, created_at FROM session_summaries WHERE workspace_id = ? AND session_id = ?',

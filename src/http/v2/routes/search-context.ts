@@ -1,7 +1,7 @@
-import { getSessionContext } from '../../../domain/messages/context.js';
+import { getSessionContext, getSessionSummaries } from '../../../domain/messages/context.js';
 import { searchMessages, type SearchScope } from '../../../domain/messages/search.js';
 import { invalidInput } from '../../../domain/errors.js';
-import { presentMessage, presentV2Representation } from '../../shared/present.js';
+import { presentMessage, presentSummary, presentV2Representation } from '../../shared/present.js';
 import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
 import { bool, float, int, optional, str } from '../../shared/validate.js';
 import { MessageSearchOptions } from '../schemas.js';
@@ -77,7 +77,7 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
         body: {
           id: params.session_id,
           messages: context.messages.map(presentMessage),
-          summary: context.summary,
+          summary: presentSummary(context.summary),
           // v2's SessionContext carries a `Representation` object here, not markdown (v2 OpenAPI)
           peer_representation: context.peerConclusions === null ? null : presentV2Representation(context.peerConclusions),
           peer_card: context.peerCard,
@@ -90,10 +90,11 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
     method: 'GET',
     url: `${SESSION}/summaries`,
     scope: { kind: 'session', memberRead: true },
-    summary: 'The short and long summaries of a session (none until summaries are built)',
+    summary: 'The short and long summaries of a session (null until one is written)',
     tags: ['sessions'],
     async handler({ params }) {
-      return { status: 200, body: { id: params.session_id, short_summary: null, long_summary: null } };
+      const summaries = await getSessionSummaries(ctx, params.workspace_id, params.session_id);
+      return { status: 200, body: { id: params.session_id, short_summary: presentSummary(summaries.short), long_summary: presentSummary(summaries.long) } };
     },
   });
 }

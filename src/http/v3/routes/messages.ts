@@ -27,7 +27,7 @@ export function mountMessageRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
       async handler({ params, body }) {
         const invalid = checkPathId('v3', params.workspace_id, 'workspace_id') ?? checkPathId('v3', params.session_id, 'session_id');
         if (invalid !== undefined) return { status: 422, body: invalid };
-        const inputs = body.messages.map((m) => ({ peerId: m.peer_id, content: m.content, metadata: m.metadata, createdAt: m.created_at }));
+        const inputs = body.messages.map((m) => ({ peerId: m.peer_id, content: m.content, metadata: m.metadata, createdAt: m.created_at, configuration: m.configuration }));
         const messages = await createMessages(ctx, params.workspace_id, params.session_id, inputs);
         return { status: 201, body: messages.map(presentMessage) };
       },

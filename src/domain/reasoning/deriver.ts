@@ -1,0 +1,322 @@
+import { ModelError } from '../../llm/provider.js';
+import type { JsonObject, MessageRecord, NewJob, NewRepresentationItem, OpenRepresentationItem, SessionRecord, Store } from '../../storage/store.js';
+import type { DomainContext, ReasoningRuntime } from '../context.js';
+import { effectiveConfiguration } from './configuration.js';
+import { observersOf } from './observers.js';
+import { parseRepresentation, representationPrompt, REPRESENTATION_SCHEMA, type PromptMessage } from './representation-prompt.js';
+import type { ReasoningSettings } from './settings.js';
+import { completeStructured, ModelOutputError } from './structured-completion.js';
+
+/*
+ * The deriver (reasoning.md R2): creating messages queues representation items in the same
+ * transaction, one per message and observed peer, and schedules their unit's job by the token
+ * and age gates; the job reads a batch, asks the model for explicit facts, and stores them as
+ * conclusions of every observer in one short transaction (no transaction is held while the model
+ * answers). Summaries are queued the same way (summaries.ts).
+ */
+
+/** Job kind: form conclusions from a unit's open items. Payload: RepresentPayload. */
+export const REPRESENT = 'reasoning.represent';
+/** Job kind: write a session's short and/or long summary. Payload: SummarizePayload. */
+export const SUMMARIZE = 'reasoning.summarize';
+
+export interface RepresentPayload extends JsonObject {
+  workspaceId: string;
+  sessionId: string;
+  observedId: string;
+}
+
+export interface SummarizePayload extends JsonObject {
+  workspaceId: string;
+  sessionId: string;
+  messageId: string;
+  /** The message's number in its session (1-based). */
+  messageSeq: number;
+  kinds: ('short' | 'long')[];
+}
+
+/** A message as the deriver needs it: the stored record and the configuration sent with it. */
+export interface DerivableMessage {
+  record: MessageRecord;
+  configuration?: JsonObject;
+}
+
+export const unitKey = (p: { workspaceId: string; sessionId: string; observedId: string }) => `representation:${p.workspaceId}:${p.sessionId}:${p.observedId}`;
+
+/** When a unit's job should run: at once past the token gate or with flushing on, else when the oldest item ages out. */
+export function unitDue(settings: ReasoningSettings, totals: { tokens: number; oldest: Date | undefined }, now: Date): Date {
+  const gates = settings.deriver;
+  if (gates.flushEnabled || gates.workUnitTargetTokens <= 0 || totals.tokens >= gates.workUnitTargetTokens || totals.oldest === undefined) return now;
+  const aged = new Date(totals.oldest.getTime() + gates.batchMaxAgeSeconds * 1000);
+  return aged < now ? now : aged;
+}
+
+async function scheduleUnit(ctx: DomainContext, store: Store, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<void> {
+  const totals = await store.reasoning.openUnitTotals(unit.workspaceId, unit.sessionId, unit.observedId);
+  if (totals.items === 0) return;
+  const job: NewJob = { id: ctx.newId(), kind: REPRESENT, workspaceId: unit.workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts };
+  await store.jobs.schedule(job, unitDue(settings, totals, now), now);
+}
+
+/**
+ * Queues the reasoning work of messages just stored in `session` (inside the caller's
+ * transaction): representation items for the observers the configuration chooses, and summary
+ * jobs at the intervals. `countBefore` is the session's message count before these messages.
+ * Does nothing while reasoning is off (`engram derive` queues such messages later).
+ */
+export async function queueReasoning(
+  ctx: DomainContext,
+  store: Store,
+  session: SessionRecord,
+  messages: readonly DerivableMessage[],
+  countBefore: number,
+  now: Date,
+): Promise<void> {
+  const reasoning = ctx.reasoning;
+  if (reasoning === undefined || messages.length === 0) return;
+  const canDerive = reasoning.models.chat('deriver') !== undefined;
+  const canSummarize = reasoning.models.chat('summary') !== undefined;
+  if (!canDerive && !canSummarize) return;
+  const { workspaceId, id: sessionId } = session;
+  const workspace = await store.findWorkspace(workspaceId);
+  const members = (await store.listMemberships(workspaceId, sessionId)).filter((m) => m.leftAt === null);
+  const peerConfigurations = new Map<string, JsonObject>();
+  for (const member of members) peerConfigurations.set(member.peerId, (await store.findPeer(workspaceId, member.peerId))?.configuration ?? {});
+
+  const items: NewRepresentationItem[] = [];
+  const summaries: SummarizePayload[] = [];
+  messages.forEach(({ record, configuration }, index) => {
+    const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration, message: configuration });
+    if (canDerive && config.reasoningEnabled) {
+      const observers = observersOf(record.peerId, members, peerConfigurations);
+      if (observers.length > 0) {
+        items.push({
+          workspaceId,
+          sessionId,
+          observedId: record.peerId,
+          messageId: record.id,
+          tokens: record.tokenCount,
+          observers,
+          customInstructions: config.customInstructions ?? null,
+        });
+      }
+    }
+    const seq = countBefore + index + 1;
+    if (canSummarize && config.summaryEnabled) {
+      const kinds: ('short' | 'long')[] = [];
+      if (seq % config.messagesPerShortSummary === 0) kinds.push('short');
+      if (seq % config.messagesPerLongSummary === 0) kinds.push('long');
+      if (kinds.length > 0) summaries.push({ workspaceId, sessionId, messageId: record.id, messageSeq: seq, kinds });
+    }
+  });
+  await queueItems(ctx, store, reasoning, items, now);
+  if (summaries.length > 0) {
+    await store.jobs.enqueue(
+      summaries.map((payload) => ({
+        id: ctx.newId(),
+        kind: SUMMARIZE,
+        workspaceId,
+        queueKey: `summary:${workspaceId}:${sessionId}`,
+        payload,
+        maxAttempts: ctx.limits.jobMaxAttempts,
+      })),
+      now,
+    );
+  }
+}
+
+async function queueItems(ctx: DomainContext, store: Store, reasoning: ReasoningRuntime, items: NewRepresentationItem[], now: Date): Promise<number> {
+  if (items.length === 0) return 0;
+  const added = await store.reasoning.addRepresentationItems(items, now);
+  const units = new Map<string, RepresentPayload>();
+  for (const item of items) units.set(unitKey(item), { workspaceId: item.workspaceId, sessionId: item.sessionId, observedId: item.observedId });
+  for (const unit of units.values()) await scheduleUnit(ctx, store, reasoning.settings, unit, now);
+  return added;
+}
+
+/**
+ * `engram derive`: queues representation work for stored messages that have none (messages
+ * written while no model was configured), with each session's current members and configuration.
+ * Returns how many items were queued.
+ */
+export async function deriveStoredMessages(ctx: DomainContext, scope: { workspaceId?: string; sessionId?: string }): Promise<number> {
+  const reasoning = ctx.reasoning;
+  if (reasoning === undefined || reasoning.models.chat('deriver') === undefined) throw new Error('no deriver model is configured');
+  let after = 0;
+  let queued = 0;
+  for (;;) {
+    const page = await ctx.store.reasoning.messagesAfter(scope, after, 500);
+    if (page.length === 0) return queued;
+    after = page[page.length - 1].pk;
+    const bySession = new Map<string, MessageRecord[]>();
+    for (const message of page) {
+      const key = `${message.workspaceId}\u0000${message.sessionId}`;
+      bySession.set(key, [...(bySession.get(key) ?? []), message]);
+    }
+    for (const messages of bySession.values()) {
+      queued += await ctx.store.transaction(async (store) => {
+        const session = await store.findSession(messages[0].workspaceId, messages[0].sessionId);
+        if (session === undefined || !session.isActive) return 0;
+        const workspace = await store.findWorkspace(session.workspaceId);
+        const members = (await store.listMemberships(session.workspaceId, session.id)).filter((m) => m.leftAt === null);
+        const peers = new Map<string, JsonObject>();
+        for (const member of members) peers.set(member.peerId, (await store.findPeer(session.workspaceId, member.peerId))?.configuration ?? {});
+        const items: NewRepresentationItem[] = [];
+        for (const record of messages) {
+          const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration });
+          if (!config.reasoningEnabled) continue;
+          const observers = observersOf(record.peerId, members, peers);
+          if (observers.length === 0) continue;
+          items.push({
+            workspaceId: session.workspaceId,
+            sessionId: session.id,
+            observedId: record.peerId,
+            messageId: record.id,
+            tokens: record.tokenCount,
+            observers,
+            customInstructions: config.customInstructions ?? null,
+          });
+        }
+        return queueItems(ctx, store, reasoning, items, ctx.now());
+      });
+    }
+  }
+}
+
+/** How a representation job ended, for the job layer. */
+export type RepresentOutcome =
+  | { kind: 'done'; conclusions: number; reinforced: number; items: number }
+  | { kind: 'skipped'; reason: string }
+  | { kind: 'failed'; error: string; retryable: boolean };
+
+/** The batch to process: the first open item always, then more in order up to the target tokens. */
+export function pickBatch(items: readonly OpenRepresentationItem[], targetTokens: number): OpenRepresentationItem[] {
+  const batch: OpenRepresentationItem[] = [];
+  let tokens = 0;
+  for (const item of items) {
+    if (batch.length > 0 && tokens + item.tokens > targetTokens) break;
+    batch.push(item);
+    tokens += item.tokens;
+  }
+  return batch;
+}
+
+/** The richer of two texts by the reference's measure: distinct words plus ten times the words only it has. */
+export function richness(text: string, other: string): number {
+  const words = (value: string) => new Set(value.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+  const mine = words(text);
+  const theirs = words(other);
+  let unique = 0;
+  for (const word of mine) if (!theirs.has(word)) unique++;
+  return mine.size + 10 * unique;
+}
+
+/**
+ * Runs one batch of a unit: the job's work. `isLastAttempt`: when this attempt fails the job is
+ * dead-lettered, so the batch's first item is closed with the error and the rest rescheduled,
+ * and the unit goes on (the failure stays visible in the job record, the log and the metrics).
+ */
+export async function processRepresentationUnit(ctx: DomainContext, unit: RepresentPayload, options: { isLastAttempt: boolean; signal?: AbortSignal }): Promise<RepresentOutcome> {
+  const reasoning = ctx.reasoning;
+  const model = reasoning?.models.chat('deriver');
+  if (reasoning === undefined || model === undefined) return { kind: 'failed', error: 'no deriver model is configured', retryable: false };
+  const settings = reasoning.settings;
+  const store = ctx.store;
+  const open = await store.reasoning.openItems(unit.workspaceId, unit.sessionId, unit.observedId, 500);
+  if (open.length === 0) return { kind: 'skipped', reason: 'no open items' };
+  const now = ctx.now();
+  const totals = { tokens: open.reduce((sum, item) => sum + item.tokens, 0), oldest: open.reduce<Date>((min, item) => (item.queuedAt < min ? item.queuedAt : min), open[0].queuedAt) };
+  if (unitDue(settings, totals, now) > now) {
+    // woken before its time (an earlier schedule): wait for the gates
+    await store.transaction((tx) => scheduleUnit(ctx, tx, settings, unit, now));
+    return { kind: 'skipped', reason: 'unit below the token gate and younger than the age gate' };
+  }
+
+  const batch = pickBatch(open, settings.deriver.batchTargetInputTokens);
+  const lines: PromptMessage[] = batch.map((item) => ({ peerId: item.peerId, content: item.content, createdAt: item.messageCreatedAt }));
+  const before = await store.reasoning.messageBefore(unit.workspaceId, unit.sessionId, batch[0].messagePk);
+  if (before !== undefined && before.peerId !== unit.observedId) lines.unshift({ peerId: before.peerId, content: before.content, createdAt: before.createdAt });
+  const customInstructions = batch.find((item) => item.customInstructions !== null)?.customInstructions ?? undefined;
+
+  let facts: string[];
+  try {
+    const answer = await completeStructured(
+      model,
+      {
+        module: 'deriver',
+        messages: [{ role: 'user', content: representationPrompt({ observedId: unit.observedId, messages: lines, customInstructions }) }],
+        json: { name: 'explicit_facts', schema: REPRESENTATION_SCHEMA },
+        signal: options.signal,
+      },
+      parseRepresentation,
+    );
+    facts = answer.value;
+  } catch (error) {
+    // model failures only; anything else (the store going away) is the worker's to handle
+    if (!(error instanceof ModelOutputError || error instanceof ModelError)) throw error;
+    const retryable = error instanceof ModelOutputError || error.retryable;
+    if (retryable && !options.isLastAttempt) return { kind: 'failed', error: error.message, retryable: true };
+    await store.transaction(async (tx) => {
+      await tx.reasoning.markItems([batch[0].pk], ctx.now(), error.message.slice(0, 2000));
+      await scheduleUnit(ctx, tx, settings, unit, ctx.now());
+    });
+    return { kind: 'failed', error: error.message, retryable: false };
+  }
+
+  const observers = [...new Set(batch.flatMap((item) => item.observers))];
+  const sourceIds = batch.filter((item) => item.peerId === unit.observedId).map((item) => item.messageId);
+  const written = await store.transaction(async (tx) => {
+    const result = await storeExplicitConclusions(ctx, tx, { ...unit, observers, sourceIds, facts, now: ctx.now() });
+    await tx.reasoning.markItems(
+      batch.map((item) => item.pk),
+      ctx.now(),
+      null,
+    );
+    await scheduleUnit(ctx, tx, settings, unit, ctx.now());
+    return result;
+  });
+  return { kind: 'done', conclusions: written.created, reinforced: written.reinforced, items: batch.length };
+}
+
+/**
+ * Stores facts as explicit conclusions of every observer, deduplicated exactly: a fact whose
+ * trimmed, lower-cased text matches a live conclusion of the same collection, level and session
+ * reinforces it (`times_derived` + 1) instead of adding a copy.
+ */
+export async function storeExplicitConclusions(
+  ctx: DomainContext,
+  store: Store,
+  batch: { workspaceId: string; sessionId: string; observedId: string; observers: string[]; sourceIds: string[]; facts: string[]; now: Date },
+): Promise<{ created: number; reinforced: number }> {
+  let created = 0;
+  let reinforced = 0;
+  for (const observerId of batch.observers) {
+    const scope = { workspaceId: batch.workspaceId, observerId, observedId: batch.observedId, level: 'explicit' as const, sessionId: batch.sessionId };
+    const existing = await store.reasoning.liveConclusionsByContent(scope, batch.facts);
+    const toReinforce: string[] = [];
+    const fresh: string[] = [];
+    for (const fact of batch.facts) {
+      const match = existing.get(fact.trim().toLowerCase());
+      if (match !== undefined) toReinforce.push(match);
+      else fresh.push(fact);
+    }
+    await store.reasoning.reinforceConclusions(toReinforce);
+    await store.memory.insertConclusions(
+      fresh.map((content) => ({
+        id: ctx.newId(),
+        workspaceId: batch.workspaceId,
+        observerId,
+        observedId: batch.observedId,
+        sessionId: batch.sessionId,
+        content,
+        level: 'explicit',
+        createdAt: batch.now,
+        sourceIds: batch.sourceIds,
+        timesDerived: 1,
+      })),
+    );
+    created += fresh.length;
+    reinforced += toReinforce.length;
+  }
+  return { created, reinforced };
+}

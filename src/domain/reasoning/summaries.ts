@@ -1,0 +1,80 @@
+import { ModelError } from '../../llm/provider.js';
+import type { MessageRecord, SessionSummaryRecord, SummaryType } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { tokenCount } from '../messages/token-count.js';
+import { effectiveConfiguration } from './configuration.js';
+import type { SummarizePayload } from './deriver.js';
+
+/*
+ * Session summaries (reasoning.md R3): short every `messages_per_short_summary` messages, long
+ * every `messages_per_long_summary`, each a chronological narrative of the last interval's
+ * messages that folds in the previous summary of its kind.
+ */
+
+export interface SummaryPromptInput {
+  type: SummaryType;
+  messages: readonly MessageRecord[];
+  previous: string | undefined;
+}
+
+/** Words the summary may use: short `min(input tokens, 1000) x 0.75`, long 3000. */
+export function summaryWordLimit(input: SummaryPromptInput): number {
+  if (input.type === 'long') return 3_000;
+  const tokens = input.messages.reduce((sum, message) => sum + message.tokenCount, 0);
+  return Math.max(1, Math.floor(Math.min(tokens, 1_000) * 0.75));
+}
+
+export function summaryPrompt(input: SummaryPromptInput): string {
+  const words = summaryWordLimit(input);
+  const parts = [
+    `Write a ${input.type === 'long' ? 'thorough' : 'concise'} summary of the conversation below as a chronological narrative, in at most ${words} words.`,
+    'Fold in the previous summary so the result covers the whole conversation so far, keeping names, facts, decisions, dates and open questions.',
+  ];
+  if (input.type === 'long') parts.push("Also note each participant's emotional state, traits and the recurring themes.");
+  parts.push('Answer with the summary text only.', '', 'Previous summary:', input.previous ?? 'There is no previous summary: this is the start of the conversation.', '', 'Messages:');
+  for (const message of input.messages) parts.push(`${message.peerId}: ${message.content}`);
+  return parts.join('\n');
+}
+
+export type SummaryOutcome = { kind: 'done'; written: SummaryType[] } | { kind: 'skipped'; reason: string } | { kind: 'failed'; error: string; retryable: boolean };
+
+/**
+ * Writes the payload's summaries. A kind whose stored summary already covers the message is
+ * skipped; an empty answer is a failure (retried), not a silent "nothing stored".
+ */
+export async function processSummary(ctx: DomainContext, payload: SummarizePayload, options: { signal?: AbortSignal }): Promise<SummaryOutcome> {
+  const reasoning = ctx.reasoning;
+  const model = reasoning?.models.chat('summary');
+  if (reasoning === undefined || model === undefined) return { kind: 'failed', error: 'no summary model is configured', retryable: false };
+  const session = await ctx.store.findSession(payload.workspaceId, payload.sessionId);
+  if (session === undefined || !session.isActive) return { kind: 'skipped', reason: 'session gone' };
+  const workspace = await ctx.store.findWorkspace(payload.workspaceId);
+  const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration });
+  const stored = new Map((await ctx.store.reasoning.summaries(payload.workspaceId, payload.sessionId)).map((summary) => [summary.type, summary]));
+  const written: SummaryType[] = [];
+  for (const type of payload.kinds) {
+    const previous = stored.get(type);
+    if (previous !== undefined && previous.messageSeq >= payload.messageSeq) continue;
+    const interval = type === 'short' ? config.messagesPerShortSummary : config.messagesPerLongSummary;
+    const messages = await ctx.store.reasoning.messagesUpTo(payload.workspaceId, payload.sessionId, payload.messageId, interval);
+    if (messages.length === 0) continue;
+    let text: string;
+    try {
+      const answer = await model.complete({
+        module: 'summary',
+        messages: [{ role: 'user', content: summaryPrompt({ type, messages, previous: previous?.content }) }],
+        maxOutputTokens: type === 'short' ? reasoning.settings.summary.maxTokensShort : reasoning.settings.summary.maxTokensLong,
+        signal: options.signal,
+      });
+      text = answer.text.trim();
+    } catch (error) {
+      if (error instanceof ModelError) return { kind: 'failed', error: error.message, retryable: error.retryable };
+      throw error;
+    }
+    if (text === '') return { kind: 'failed', error: `${model.name} returned an empty ${type} summary`, retryable: true };
+    const summary: SessionSummaryRecord = { type, content: text, messageId: payload.messageId, messageSeq: payload.messageSeq, tokenCount: tokenCount(text), createdAt: ctx.now() };
+    await ctx.store.reasoning.saveSummary(payload.workspaceId, payload.sessionId, summary);
+    written.push(type);
+  }
+  return written.length === 0 ? { kind: 'skipped', reason: 'already summarised' } : { kind: 'done', written };
+}

@@ -1,0 +1,52 @@
+import { within, type DomainContext } from '../domain/context.js';
+import { processRepresentationUnit, REPRESENT, SUMMARIZE, type RepresentPayload, type SummarizePayload } from '../domain/reasoning/deriver.js';
+import { processSummary } from '../domain/reasoning/summaries.js';
+import type { JobRecord, JsonObject } from '../storage/store.js';
+import type { JobCatalog, JobOutcome } from './catalog.js';
+
+/** Longest a model-backed job may run (it is also its lease); a model call can take minutes. */
+const REASONING_TIMEOUT_MS = 10 * 60_000;
+
+const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+
+/** The payload of a representation job, checked when it is claimed (a stored row is input too). */
+export function readRepresentPayload(payload: JsonObject): RepresentPayload | undefined {
+  const { workspaceId, sessionId, observedId } = payload;
+  return isText(workspaceId) && isText(sessionId) && isText(observedId) ? { workspaceId, sessionId, observedId } : undefined;
+}
+
+export function readSummarizePayload(payload: JsonObject): SummarizePayload | undefined {
+  const { workspaceId, sessionId, messageId, messageSeq, kinds } = payload;
+  if (!isText(workspaceId) || !isText(sessionId) || !isText(messageId)) return undefined;
+  if (typeof messageSeq !== 'number' || !Number.isInteger(messageSeq) || messageSeq < 1) return undefined;
+  if (!Array.isArray(kinds) || kinds.length === 0 || !kinds.every((kind) => kind === 'short' || kind === 'long')) return undefined;
+  return { workspaceId, sessionId, messageId, messageSeq, kinds: kinds as ('short' | 'long')[] };
+}
+
+const invalid = (job: JobRecord): JobOutcome => ({ kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false });
+
+/** The deriver's and the summarizer's jobs; absent when no model is configured. */
+export function reasoningHandlers(ctx: DomainContext, options: { concurrency: number }): JobCatalog {
+  return {
+    [REPRESENT]: {
+      async run(job, store, signal) {
+        const payload = readRepresentPayload(job.payload);
+        if (payload === undefined) return invalid(job);
+        const outcome = await processRepresentationUnit(within(ctx, store), payload, { isLastAttempt: job.attempts >= job.maxAttempts, signal });
+        return outcome.kind === 'done' ? { kind: 'done' } : outcome;
+      },
+      timeoutMs: REASONING_TIMEOUT_MS,
+      concurrency: options.concurrency,
+    },
+    [SUMMARIZE]: {
+      async run(job, store, signal) {
+        const payload = readSummarizePayload(job.payload);
+        if (payload === undefined) return invalid(job);
+        const outcome = await processSummary(within(ctx, store), payload, { signal });
+        return outcome.kind === 'done' ? { kind: 'done' } : outcome;
+      },
+      timeoutMs: REASONING_TIMEOUT_MS,
+      concurrency: options.concurrency,
+    },
+  };
+}

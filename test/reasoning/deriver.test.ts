@@ -1,0 +1,274 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createDomainContext } from '../../src/domain/context.js';
+import { deriveStoredMessages } from '../../src/domain/reasoning/deriver.js';
+import { reasoningRuntime } from '../../src/app.js';
+import { buildModels } from '../../src/llm/models.js';
+import { createWorker } from '../../src/main.js';
+import type { Worker } from '../../src/jobs/worker.js';
+import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
+import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+
+/*
+ * Messages in, conclusions out: the deriver end to end over HTTP, with the fake model server
+ * answering (the real openai transport talks to it) and the real worker running the jobs, on
+ * SQLite or PostgreSQL.
+ */
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+let fake: FakeModelServer;
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+});
+afterAll(() => fake.close());
+
+interface Setup {
+  api: TestApi;
+  worker: Worker;
+  ws: string;
+}
+const open: Setup[] = [];
+
+async function setup(env: Record<string, string> = {}): Promise<Setup> {
+  fake.reset();
+  const api = await buildTestApp({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', JOB_MAX_ATTEMPTS: '2', JOB_RETRY_BASE_MS: '10', JOB_RETRY_MAX_MS: '20', WORKER_POLL_MS: '20', ...env });
+  const worker = createWorker(api.config, api.database, silent);
+  const made = { api, worker, ws: uniqueId() };
+  open.push(made);
+  return made;
+}
+
+afterEach(async () => {
+  for (const { api, worker } of open.splice(0)) {
+    await worker.stop(1000);
+    await api.close();
+  }
+});
+
+/** Runs the worker until the workspace has no open reasoning items and no open reasoning jobs. */
+async function drain({ api, worker, ws }: Setup, timeoutMs = 15_000): Promise<void> {
+  worker.start();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const items = await api.database.store.reasoning.openItemCount(ws);
+    const jobs = await api.database.driver.get<{ n: number | string }>(
+      "SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind LIKE 'reasoning.%' AND status IN ('pending', 'running')",
+      [ws],
+    );
+    if (items === 0 && Number(jobs?.n ?? 0) === 0) return;
+    if (Date.now() > deadline) throw new Error(`queue not drained: ${items} open items, ${jobs?.n} open jobs`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function conclusions(api: TestApi, ws: string, observer: string, observed: string) {
+  const page = await api.post(`/v3/workspaces/${ws}/conclusions/list?size=100`, { filters: { observer_id: observer, observed_id: observed } });
+  expect(page.status, page.text).toBe(200);
+  return page.body.items as { content: string; session_id: string; source_ids: string[] | null; times_derived?: number }[];
+}
+
+const facts = (...contents: string[]) => ({ json: { explicit: contents.map((content) => ({ content })) } });
+
+describe('the deriver', () => {
+  it('turns messages into explicit conclusions of every observer, with their source messages', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: {}, bob: { observe_others: true } })).status).toBe(200);
+    // the two units run in parallel: answer by whom the prompt is about
+    fake.script.defaultChat((request) =>
+      String(request.body.messages[0].content).includes('Participant: alice') ? facts('alice moved to Lisbon', 'alice has a sister') : facts('bob likes maps'),
+    );
+    const sent = await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, {
+      messages: [
+        { peer_id: 'alice', content: 'I just moved to Lisbon with my sister' },
+        { peer_id: 'bob', content: 'Nice! I love looking at maps of Lisbon' },
+      ],
+    });
+    expect(sent.status).toBe(201);
+    await drain(s);
+
+    const aliceByAlice = await conclusions(api, ws, 'alice', 'alice');
+    const aliceByBob = await conclusions(api, ws, 'bob', 'alice');
+    expect(aliceByAlice.map((c) => c.content).sort()).toEqual(['alice has a sister', 'alice moved to Lisbon']);
+    expect(aliceByBob.map((c) => c.content).sort()).toEqual(['alice has a sister', 'alice moved to Lisbon']);
+    expect(aliceByBob[0]).toMatchObject({ session_id: 's1', source_ids: [sent.body[0].id] });
+    // bob is observed by himself only (alice does not observe others)
+    expect((await conclusions(api, ws, 'bob', 'bob')).map((c) => c.content)).toEqual(['bob likes maps']);
+    expect(await conclusions(api, ws, 'alice', 'bob')).toEqual([]);
+
+    const chats = fake.requests('chat');
+    expect(chats).toHaveLength(2);
+    const prompt = chats.map((r) => r.body.messages[0].content as string).find((text) => text.includes('Participant: alice'))!;
+    expect(prompt).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d alice: I just moved to Lisbon with my sister/);
+    expect(chats[0].body.response_format.type).toBe('json_schema');
+  });
+
+  it('observes nobody with observe_me false, and nothing with reasoning disabled', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: { observe_me: false }, bob: { observe_others: true } });
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's2', configuration: { reasoning: { enabled: false } } });
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'a secret' }] });
+    await api.post(`/v3/workspaces/${ws}/sessions/s2/messages`, { messages: [{ peer_id: 'carol', content: 'also private' }] });
+    // per message: only this one is derived
+    await api.post(`/v3/workspaces/${ws}/sessions/s2/messages`, {
+      messages: [{ peer_id: 'carol', content: 'I play the violin', configuration: { reasoning: { enabled: true } } }],
+    });
+    fake.script.defaultChat(facts('carol plays the violin'));
+    await drain(s);
+    expect(fake.requests('chat')).toHaveLength(1);
+    expect(fake.requests('chat')[0].body.messages[0].content).toContain('carol: I play the violin');
+    expect(await conclusions(api, ws, 'alice', 'alice')).toEqual([]);
+    expect((await conclusions(api, ws, 'carol', 'carol')).map((c) => c.content)).toEqual(['carol plays the violin']);
+  });
+
+  it('waits for the token gate unless flushing, then takes the unit as one batch', async () => {
+    const s = await setup({ DERIVER_FLUSH_ENABLED: 'false', DERIVER_REPRESENTATION_BATCH_WORK_UNIT_TARGET_TOKENS: '15' });
+    const { api, ws } = s;
+    fake.script.defaultChat(facts('alice talks a lot'));
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'short one' }] });
+    s.worker.start();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(fake.requests('chat')).toHaveLength(0);
+    expect(await api.database.store.reasoning.openItemCount(ws)).toBe(1);
+
+    const long = 'I have been thinking about moving to a quieter town near the coast for a while now';
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: long }] });
+    await drain(s);
+    expect(fake.requests('chat')).toHaveLength(1);
+    const prompt = fake.requests('chat')[0].body.messages[0].content as string;
+    expect(prompt).toContain('alice: short one');
+    expect(prompt).toContain(`alice: ${long}`);
+  });
+
+  it('reinforces a fact it already holds instead of storing it twice', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    fake.script.chat(facts('alice likes tea'));
+    fake.script.chat(facts('  Alice likes TEA ', 'alice drinks it hot'));
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
+    await drain(s);
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'Tea, hot, always' }] });
+    await drain(s);
+    const held = await conclusions(api, ws, 'alice', 'alice');
+    expect(held.map((c) => c.content).sort()).toEqual(['alice drinks it hot', 'alice likes tea']);
+    const row = await api.database.driver.get<{ times_derived: number | string }>(
+      "SELECT times_derived FROM conclusions WHERE workspace_id = ? AND content = 'alice likes tea'",
+      [ws],
+    );
+    expect(Number(row?.times_derived)).toBe(2);
+  });
+
+  it('falls back to JSON-object mode when the first answer cannot be read', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    fake.script.chat({ text: 'Here are the facts: alice likes tea.' });
+    fake.script.chat(facts('alice likes tea'));
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
+    await drain(s);
+    expect((await conclusions(api, ws, 'alice', 'alice')).map((c) => c.content)).toEqual(['alice likes tea']);
+    const [first, second] = fake.requests('chat');
+    expect(first.body.response_format.type).toBe('json_schema');
+    expect(second.body.response_format.type).toBe('json_object');
+    expect(JSON.stringify(second.body.messages)).toContain('JSON Schema');
+  });
+
+  it('fails visibly when no answer can be read: retried, then dead-lettered with the reason, and the unit goes on', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    fake.script.defaultChat({ text: 'I cannot do that.' });
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
+    await drain(s);
+    expect(await conclusions(api, ws, 'alice', 'alice')).toEqual([]);
+    // 2 attempts x (configured, json_object, repair)
+    expect(fake.requests('chat')).toHaveLength(6);
+    const job = await api.database.driver.get<{ status: string; attempts: number | string; last_error: string }>(
+      "SELECT status, attempts, last_error FROM jobs WHERE workspace_id = ? AND kind = 'reasoning.represent'",
+      [ws],
+    );
+    expect(job).toMatchObject({ status: 'dead' });
+    expect(Number(job?.attempts)).toBe(2);
+    expect(job?.last_error).toContain('no usable JSON after 3 attempts');
+    const item = await api.database.driver.get<{ error: string | null }>('SELECT error FROM representation_items WHERE workspace_id = ?', [ws]);
+    expect(item?.error).toContain('no usable JSON');
+  });
+
+  it('retries a provider error (500) and then succeeds, losing nothing', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    fake.script.chat({ status: 500, errorBody: { error: { message: 'overloaded' } } }, 4);
+    fake.script.chat(facts('alice likes tea'));
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
+    await drain(s, 30_000);
+    expect((await conclusions(api, ws, 'alice', 'alice')).map((c) => c.content)).toEqual(['alice likes tea']);
+  });
+});
+
+describe('engram derive', () => {
+  it('queues messages stored while no model was configured, once one is', async () => {
+    // the same database with and without a model: first written with reasoning off
+    const s = await setup();
+    const ws = s.ws;
+    const store = s.api.database.store;
+    const noModel = createDomainContext(store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 2 });
+    const { createMessages } = await import('../../src/domain/messages/messages.js');
+    await createMessages(noModel, ws, 's1', [
+      { peerId: 'alice', content: 'I live in Porto' },
+      { peerId: 'alice', content: 'and I cycle to work' },
+    ]);
+    expect(await store.reasoning.openItemCount(ws)).toBe(0);
+
+    fake.script.defaultChat(facts('alice lives in Porto'));
+    const models = buildModels(s.api.config.models);
+    const withModel = createDomainContext(store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 2 }, undefined, reasoningRuntime(s.api.config, models));
+    expect(await deriveStoredMessages(withModel, { workspaceId: ws })).toBe(2);
+    // a second run queues nothing new
+    expect(await deriveStoredMessages(withModel, { workspaceId: ws })).toBe(0);
+    await drain(s);
+    expect((await conclusions(s.api, ws, 'alice', 'alice')).map((c) => c.content)).toEqual(['alice lives in Porto']);
+  });
+});
+
+describe('summaries', () => {
+  it('writes a short summary every N messages and a long one every M, served by the route and used by the context', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    expect(
+      (await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', configuration: { summary: { messages_per_short_summary: 10, messages_per_long_summary: 20 }, reasoning: { enabled: false } } })).status,
+    ).toBe(201);
+    fake.script.defaultChat((request) => {
+      const prompt = String(request.body.messages[0].content);
+      const kind = prompt.includes('thorough') ? 'long' : 'short';
+      const last = [...prompt.matchAll(/alice: turn (\d+)/g)].at(-1)?.[1];
+      return { text: kind === 'long' ? `long summary, with more detail, up to turn ${last}` : `short summary up to turn ${last}` };
+    });
+    const sent: string[] = [];
+    for (let i = 1; i <= 20; i++) {
+      const response = await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: `turn ${i}` }] });
+      sent.push(response.body[0].id);
+    }
+    await drain(s);
+    const summaries = await api.get(`/v3/workspaces/${ws}/sessions/s1/summaries`);
+    expect(summaries.status).toBe(200);
+    expect(summaries.body.short_summary).toMatchObject({ content: 'short summary up to turn 20', message_id: sent[19], summary_type: 'short' });
+    expect(summaries.body.long_summary).toMatchObject({ content: 'long summary, with more detail, up to turn 20', message_id: sent[19], summary_type: 'long' });
+    expect(summaries.body.short_summary.token_count).toBeGreaterThan(0);
+    // the second short summary folded in the first
+    const shortPrompts = fake.requests('chat').map((r) => String(r.body.messages[0].content)).filter((p) => !p.includes('thorough'));
+    expect(shortPrompts).toHaveLength(2);
+    expect(shortPrompts[1]).toContain('short summary up to turn 10');
+    expect(shortPrompts[1]).toContain('alice: turn 11');
+    expect(shortPrompts[1]).not.toContain('alice: turn 10\n');
+
+    // the long summary says more and fits its 40 % of the budget
+    const context = await api.get(`/v3/workspaces/${ws}/sessions/s1/context?tokens=1000`);
+    expect(context.body.summary).toMatchObject({ summary_type: 'long', message_id: sent[19] });
+    // with a budget too small for the long one, the short one
+    expect((await api.get(`/v3/workspaces/${ws}/sessions/s1/context?tokens=25`)).body.summary).toMatchObject({ summary_type: 'short' });
+    // messages from the one the summary covers up to
+    expect(context.body.messages.map((m: { id: string }) => m.id)).toEqual([sent[19]]);
+    const noSummary = await api.get(`/v3/workspaces/${ws}/sessions/s1/context?tokens=1000&summary=false`);
+    expect(noSummary.body.summary).toBeNull();
+    expect(noSummary.body.messages).toHaveLength(20);
+  });
+});
