@@ -42,7 +42,7 @@ export function reasoningHandlers(ctx: DomainContext, options: { concurrency: nu
       async run(job, store, signal) {
         const payload = readSummarizePayload(job.payload);
         if (payload === undefined) return invalid(job);
-        const outcome = await processSummary(within(ctx, store), payload, { signal });
+        const outcome = await processSummary(within(ctx, store), payload, { signal, isLastAttempt: job.attempts >= job.maxAttempts });
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       timeoutMs: REASONING_TIMEOUT_MS,

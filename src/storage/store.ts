@@ -137,6 +137,21 @@ export interface JobRecord {
   createdAt: Date;
 }
 
+/** Work counted for the queue status: by state, with failed (dead-lettered) work apart from completed. */
+export interface WorkCounts {
+  completed: number;
+  failed: number;
+  inProgress: number;
+  pending: number;
+}
+
+/** A unit's representation items counted by state, for one set of observers. */
+export interface RepresentationCounts extends WorkCounts {
+  sessionId: string;
+  observedId: string;
+  observers: string[];
+}
+
 export interface QueueCounts {
   total: number;
   completed: number;
@@ -216,6 +231,12 @@ export interface ReasoningStore {
     scope: { workspaceId: string; observerId: string; observedId: string; level: string; sessionId: string | null },
     contents: readonly string[],
   ): Promise<Map<string, string>>;
+  /**
+   * The workspace's (or one session's) representation items by session, observed peer and
+   * observers: processed without error (completed), with one (failed), open in a unit whose job
+   * is running under a live lease (in progress), other open ones (pending).
+   */
+  representationCounts(workspaceId: string, sessionId: string | undefined, now: Date): Promise<RepresentationCounts[]>;
   /** `times_derived` + 1 on each of these conclusions. */
   reinforceConclusions(ids: readonly string[]): Promise<void>;
   summaries(workspaceId: string, sessionId: string): Promise<SessionSummaryRecord[]>;
@@ -250,6 +271,10 @@ export interface JobStore {
   release(id: string): Promise<void>;
   purgeFinished(before: Date): Promise<number>;
   counts(workspaceId: string, kinds: string[], now: Date): Promise<QueueCounts>;
+  /** Jobs of one kind in the workspace by queue key: done, dead (failed), running under a live lease, pending. */
+  countsByQueue(workspaceId: string, kind: string, now: Date): Promise<(WorkCounts & { queueKey: string })[]>;
+  /** Pending and running jobs of a queue key (a running job counts itself). */
+  openInQueue(queueKey: string): Promise<number>;
   /** Jobs of every workspace by status (pending, running, done, dead). */
   countByStatus(): Promise<Record<string, number>>;
 }

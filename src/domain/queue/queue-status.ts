@@ -1,17 +1,73 @@
+import type { WorkCounts } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
+import { SUMMARIZE } from '../reasoning/deriver.js';
 
-/** Kinds of work the queue status reports (contract §7.9); webhook deliveries are not among them. */
-export const REPORTED_WORK_KINDS = ['representation', 'summary', 'dream'];
+/*
+ * Queue status (contract §7.9, reasoning.md R8), counting the work itself rather than queue rows:
+ * a representation work unit is one item (a message to reason about for its observers), a summary
+ * work unit is one summary job, dreams have none yet. Failed work (an item closed with an error,
+ * a dead-lettered job) is in the total but never in `completed`.
+ */
 
-export interface QueueStatus {
+export interface QueueStatusCounts {
   total: number;
   completed: number;
   inProgress: number;
   pending: number;
+  /** Part of `total`: work that ended in an error. */
+  failed: number;
 }
 
-/** Counts of the workspace's queued work, from the job table. */
-export async function getQueueStatus(ctx: DomainContext, workspaceId: string): Promise<QueueStatus> {
-  const counts = await ctx.store.jobs.counts(workspaceId, REPORTED_WORK_KINDS, ctx.now());
-  return { total: counts.total, completed: counts.completed, inProgress: counts.inProgress, pending: counts.pending };
+export interface QueueStatus extends QueueStatusCounts {
+  /** Per session, by public session id; undefined when filtered by session. */
+  sessions: Map<string, QueueStatusCounts> | undefined;
+}
+
+export interface QueueStatusFilter {
+  /** Work some of whose observers is this peer ... */
+  observerId?: string;
+  /** ... or (contract §7.9: the two combine with OR) work about messages this peer sent. */
+  senderId?: string;
+  sessionId?: string;
+}
+
+const empty = (): QueueStatusCounts => ({ total: 0, completed: 0, inProgress: 0, pending: 0, failed: 0 });
+
+function add(into: QueueStatusCounts, counts: WorkCounts): void {
+  into.completed += counts.completed;
+  into.failed += counts.failed;
+  into.inProgress += counts.inProgress;
+  into.pending += counts.pending;
+  into.total += counts.completed + counts.failed + counts.inProgress + counts.pending;
+}
+
+/** The workspace's reasoning work, filtered and broken down by session. */
+export async function getQueueStatus(ctx: DomainContext, workspaceId: string, filter: QueueStatusFilter = {}): Promise<QueueStatus> {
+  const now = ctx.now();
+  const byPeer = filter.observerId !== undefined || filter.senderId !== undefined;
+  const status: QueueStatus = { ...empty(), sessions: filter.sessionId === undefined ? new Map() : undefined };
+  const count = (sessionId: string, counts: WorkCounts) => {
+    add(status, counts);
+    if (status.sessions === undefined) return;
+    const session = status.sessions.get(sessionId) ?? empty();
+    add(session, counts);
+    status.sessions.set(sessionId, session);
+  };
+
+  for (const row of await ctx.store.reasoning.representationCounts(workspaceId, filter.sessionId, now)) {
+    if (byPeer && !(row.observedId === filter.senderId || (filter.observerId !== undefined && row.observers.includes(filter.observerId)))) continue;
+    count(row.sessionId, row);
+  }
+  // a summary is about a session, not about a peer: a peer filter leaves summaries out
+  if (!byPeer) {
+    const prefix = `summary:${workspaceId}:`;
+    for (const row of await ctx.store.jobs.countsByQueue(workspaceId, SUMMARIZE, now)) {
+      if (!row.queueKey.startsWith(prefix)) continue;
+      const sessionId = row.queueKey.slice(prefix.length);
+      if (filter.sessionId !== undefined && sessionId !== filter.sessionId) continue;
+      count(sessionId, row);
+    }
+  }
+  if (status.sessions !== undefined) for (const [id, counts] of status.sessions) if (counts.total === 0) status.sessions.delete(id);
+  return status;
 }

@@ -3,6 +3,7 @@ import type { JsonObject, MessageRecord, NewJob, NewRepresentationItem, OpenRepr
 import type { DomainContext, ReasoningRuntime } from '../context.js';
 import { effectiveConfiguration } from './configuration.js';
 import { observersOf } from './observers.js';
+import { emitQueueEmpty } from './queue-empty.js';
 import { parseRepresentation, representationPrompt, REPRESENTATION_SCHEMA, type PromptMessage } from './representation-prompt.js';
 import type { ReasoningSettings } from './settings.js';
 import { completeStructured, ModelOutputError } from './structured-completion.js';
@@ -41,6 +42,9 @@ export interface DerivableMessage {
   configuration?: JsonObject;
 }
 
+/** A session's summary unit: its jobs run one at a time, in order. */
+export const summaryQueueKey = (p: { workspaceId: string; sessionId: string }) => `summary:${p.workspaceId}:${p.sessionId}`;
+
 export const unitKey = (p: { workspaceId: string; sessionId: string; observedId: string }) => `representation:${p.workspaceId}:${p.sessionId}:${p.observedId}`;
 
 /** When a unit's job should run: at once past the token gate or with flushing on, else when the oldest item ages out. */
@@ -51,11 +55,19 @@ export function unitDue(settings: ReasoningSettings, totals: { tokens: number; o
   return aged < now ? now : aged;
 }
 
-async function scheduleUnit(ctx: DomainContext, store: Store, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<void> {
+/** Schedules the unit's job for its open items; returns how many are open (0: the unit has drained). */
+async function scheduleUnit(ctx: DomainContext, store: Store, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<number> {
   const totals = await store.reasoning.openUnitTotals(unit.workspaceId, unit.sessionId, unit.observedId);
-  if (totals.items === 0) return;
+  if (totals.items === 0) return 0;
   const job: NewJob = { id: ctx.newId(), kind: REPRESENT, workspaceId: unit.workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts };
   await store.jobs.schedule(job, unitDue(settings, totals, now), now);
+  return totals.items;
+}
+
+/** After a unit's batch is closed: its next job, or `queue.empty` when nothing is left (same transaction). */
+async function afterBatch(ctx: DomainContext, store: Store, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<void> {
+  if ((await scheduleUnit(ctx, store, settings, unit, now)) > 0) return;
+  await emitQueueEmpty(ctx, store, { queueType: 'representation', workspaceId: unit.workspaceId, sessionId: unit.sessionId, observedId: unit.observedId }, now);
 }
 
 /**
@@ -116,7 +128,7 @@ export async function queueReasoning(
         id: ctx.newId(),
         kind: SUMMARIZE,
         workspaceId,
-        queueKey: `summary:${workspaceId}:${sessionId}`,
+        queueKey: summaryQueueKey({ workspaceId, sessionId }),
         payload,
         maxAttempts: ctx.limits.jobMaxAttempts,
       })),
@@ -228,7 +240,9 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
   const totals = { tokens: open.reduce((sum, item) => sum + item.tokens, 0), oldest: open.reduce<Date>((min, item) => (item.queuedAt < min ? item.queuedAt : min), open[0].queuedAt) };
   if (unitDue(settings, totals, now) > now) {
     // woken before its time (an earlier schedule): wait for the gates
-    await store.transaction((tx) => scheduleUnit(ctx, tx, settings, unit, now));
+    await store.transaction(async (tx) => {
+      await scheduleUnit(ctx, tx, settings, unit, now);
+    });
     return { kind: 'skipped', reason: 'unit below the token gate and younger than the age gate' };
   }
 
@@ -258,7 +272,7 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
     if (retryable && !options.isLastAttempt) return { kind: 'failed', error: error.message, retryable: true };
     await store.transaction(async (tx) => {
       await tx.reasoning.markItems([batch[0].pk], ctx.now(), error.message.slice(0, 2000));
-      await scheduleUnit(ctx, tx, settings, unit, ctx.now());
+      await afterBatch(ctx, tx, settings, unit, ctx.now());
     });
     return { kind: 'failed', error: error.message, retryable: false };
   }
@@ -272,7 +286,7 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
       ctx.now(),
       null,
     );
-    await scheduleUnit(ctx, tx, settings, unit, ctx.now());
+    await afterBatch(ctx, tx, settings, unit, ctx.now());
     return result;
   });
   return { kind: 'done', conclusions: written.created, reinforced: written.reinforced, items: batch.length };

@@ -1,9 +1,10 @@
 import { ModelError } from '../../llm/provider.js';
 import type { MessageRecord, SessionSummaryRecord, SummaryType } from '../../storage/store.js';
-import type { DomainContext } from '../context.js';
+import { within, type DomainContext } from '../context.js';
 import { tokenCount } from '../messages/token-count.js';
 import { effectiveConfiguration } from './configuration.js';
-import type { SummarizePayload } from './deriver.js';
+import { summaryQueueKey, type SummarizePayload } from './deriver.js';
+import { emitQueueEmpty } from './queue-empty.js';
 
 /*
  * Session summaries (reasoning.md R3): short every `messages_per_short_summary` messages, long
@@ -42,7 +43,24 @@ export type SummaryOutcome = { kind: 'done'; written: SummaryType[] } | { kind: 
  * Writes the payload's summaries. A kind whose stored summary already covers the message is
  * skipped; an empty answer is a failure (retried), not a silent "nothing stored".
  */
-export async function processSummary(ctx: DomainContext, payload: SummarizePayload, options: { signal?: AbortSignal }): Promise<SummaryOutcome> {
+export async function processSummary(ctx: DomainContext, payload: SummarizePayload, options: { signal?: AbortSignal; isLastAttempt?: boolean }): Promise<SummaryOutcome> {
+  const outcome = await summarize(ctx, payload, options);
+  // this job's end drains the session's summary unit when no other summary job is open: tell the
+  // workspace's webhooks (contract §7.6); a failure that will be retried has not ended it
+  const ended = outcome.kind !== 'failed' || !outcome.retryable || options.isLastAttempt === true;
+  if (ended && outcome.kind !== 'done') {
+    await ctx.store.transaction((tx) => emitIfDrained(within(ctx, tx), payload));
+  }
+  return outcome;
+}
+
+/** `queue.empty` for the session's summary unit when the running job (this one) is its only open job. */
+async function emitIfDrained(ctx: DomainContext, payload: SummarizePayload): Promise<void> {
+  if ((await ctx.store.jobs.openInQueue(summaryQueueKey(payload))) > 1) return;
+  await emitQueueEmpty(ctx, ctx.store, { queueType: 'summary', workspaceId: payload.workspaceId, sessionId: payload.sessionId, observedId: null }, ctx.now());
+}
+
+async function summarize(ctx: DomainContext, payload: SummarizePayload, options: { signal?: AbortSignal }): Promise<SummaryOutcome> {
   const reasoning = ctx.reasoning;
   const model = reasoning?.models.chat('summary');
   if (reasoning === undefined || model === undefined) return { kind: 'failed', error: 'no summary model is configured', retryable: false };
@@ -52,7 +70,8 @@ export async function processSummary(ctx: DomainContext, payload: SummarizePaylo
   const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration });
   const stored = new Map((await ctx.store.reasoning.summaries(payload.workspaceId, payload.sessionId)).map((summary) => [summary.type, summary]));
   const written: SummaryType[] = [];
-  for (const type of payload.kinds) {
+  for (const [index, type] of payload.kinds.entries()) {
+    const isLast = index === payload.kinds.length - 1;
     const previous = stored.get(type);
     if (previous !== undefined && previous.messageSeq >= payload.messageSeq) continue;
     const interval = type === 'short' ? config.messagesPerShortSummary : config.messagesPerLongSummary;
@@ -73,8 +92,14 @@ export async function processSummary(ctx: DomainContext, payload: SummarizePaylo
     }
     if (text === '') return { kind: 'failed', error: `${model.name} returned an empty ${type} summary`, retryable: true };
     const summary: SessionSummaryRecord = { type, content: text, messageId: payload.messageId, messageSeq: payload.messageSeq, tokenCount: tokenCount(text), createdAt: ctx.now() };
-    await ctx.store.reasoning.saveSummary(payload.workspaceId, payload.sessionId, summary);
+    await ctx.store.transaction(async (tx) => {
+      await tx.reasoning.saveSummary(payload.workspaceId, payload.sessionId, summary);
+      if (isLast) await emitIfDrained(within(ctx, tx), payload);
+    });
     written.push(type);
   }
-  return written.length === 0 ? { kind: 'skipped', reason: 'already summarised' } : { kind: 'done', written };
+  if (written.length === 0) return { kind: 'skipped', reason: 'already summarised' };
+  // the last kind was already covered: the drain is told apart from the final write
+  if (written.at(-1) !== payload.kinds.at(-1)) await ctx.store.transaction((tx) => emitIfDrained(within(ctx, tx), payload));
+  return { kind: 'done', written };
 }

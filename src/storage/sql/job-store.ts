@@ -1,4 +1,4 @@
-import type { JobRecord, JobStore, NewJob, QueueCounts } from '../store.js';
+import type { JobRecord, JobStore, NewJob, QueueCounts, WorkCounts } from '../store.js';
 import { codecFor, type Codec } from './codec.js';
 import type { SqlExecutor } from './driver.js';
 
@@ -165,6 +165,31 @@ export class SqlJobStore implements JobStore {
     );
     const n = (key: string) => Number(row?.[key] ?? 0);
     return { total: n('total'), completed: n('completed'), inProgress: n('in_progress'), pending: n('pending'), dead: n('dead') };
+  }
+
+  async countsByQueue(workspaceId: string, kind: string, now: Date): Promise<(WorkCounts & { queueKey: string })[]> {
+    const c = this.codec;
+    const rows = await this.db.all<Record<string, number | string>>(
+      `SELECT queue_key,
+         SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS completed,
+         SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS failed,
+         SUM(CASE WHEN status = 'running' AND locked_until >= ? THEN 1 ELSE 0 END) AS in_progress,
+         SUM(CASE WHEN status = 'pending' OR (status = 'running' AND locked_until < ?) THEN 1 ELSE 0 END) AS pending
+       FROM jobs WHERE workspace_id = ? AND kind = ? GROUP BY queue_key`,
+      [c.time(now), c.time(now), workspaceId, kind],
+    );
+    return rows.map((row) => ({
+      queueKey: String(row.queue_key),
+      completed: Number(row.completed ?? 0),
+      failed: Number(row.failed ?? 0),
+      inProgress: Number(row.in_progress ?? 0),
+      pending: Number(row.pending ?? 0),
+    }));
+  }
+
+  async openInQueue(queueKey: string): Promise<number> {
+    const row = await this.db.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE queue_key = ? AND status IN ('pending', 'running')", [queueKey]);
+    return Number(row?.n ?? 0);
   }
 
   async countByStatus(): Promise<Record<string, number>> {

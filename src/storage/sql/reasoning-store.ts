@@ -3,6 +3,7 @@ import type {
   NewRepresentationItem,
   OpenRepresentationItem,
   ReasoningStore,
+  RepresentationCounts,
   SessionSummaryRecord,
   SummaryType,
   UnitTotals,
@@ -167,6 +168,34 @@ export class SqlReasoningStore implements ReasoningStore {
       sessionId === undefined ? [workspaceId] : [workspaceId, sessionId],
     );
     return Number(row?.n ?? 0);
+  }
+
+  async representationCounts(workspaceId: string, sessionId: string | undefined, now: Date): Promise<RepresentationCounts[]> {
+    const c = this.codec;
+    // a unit is in progress while its job runs under a live lease (a dead worker's job is pending again)
+    const rows = await this.db.all<Record<string, unknown>>(
+      `SELECT i.session_id, i.observed_id, i.observers,
+         SUM(CASE WHEN i.processed_at IS NOT NULL AND i.error IS NULL THEN 1 ELSE 0 END) AS completed,
+         SUM(CASE WHEN i.processed_at IS NOT NULL AND i.error IS NOT NULL THEN 1 ELSE 0 END) AS failed,
+         SUM(CASE WHEN i.processed_at IS NULL AND r.queue_key IS NOT NULL THEN 1 ELSE 0 END) AS in_progress,
+         SUM(CASE WHEN i.processed_at IS NULL AND r.queue_key IS NULL THEN 1 ELSE 0 END) AS pending
+       FROM representation_items i
+       LEFT JOIN (SELECT DISTINCT queue_key FROM jobs
+                  WHERE workspace_id = ? AND kind = 'reasoning.represent' AND status = 'running' AND locked_until >= ?) r
+         ON r.queue_key = 'representation:' || i.workspace_id || ':' || i.session_id || ':' || i.observed_id
+       WHERE i.workspace_id = ?${sessionId === undefined ? '' : ' AND i.session_id = ?'}
+       GROUP BY i.session_id, i.observed_id, i.observers`,
+      [workspaceId, c.time(now), workspaceId, ...(sessionId === undefined ? [] : [sessionId])],
+    );
+    return rows.map((row) => ({
+      sessionId: String(row.session_id),
+      observedId: String(row.observed_id),
+      observers: this.readList(row.observers),
+      completed: Number(row.completed ?? 0),
+      failed: Number(row.failed ?? 0),
+      inProgress: Number(row.in_progress ?? 0),
+      pending: Number(row.pending ?? 0),
+    }));
   }
 
   async sessionMessageCount(workspaceId: string, sessionId: string): Promise<number> {

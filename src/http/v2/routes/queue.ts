@@ -1,4 +1,4 @@
-import { getQueueStatus } from '../../../domain/queue/queue-status.js';
+import { getQueueStatus, type QueueStatusCounts } from '../../../domain/queue/queue-status.js';
 import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
 import { optional, str } from '../../shared/validate.js';
 
@@ -11,18 +11,16 @@ export function mountQueueRoutes(route: RouteDefiner, { ctx }: HttpDeps): void {
     tags: ['queue'],
     query: { observer_id: optional(str()), sender_id: optional(str()), session_id: optional(str()) },
     async handler({ params, query }) {
-      const status = await getQueueStatus(ctx, params.workspace_id);
-      return {
-        status: 200,
-        body: {
-          total_work_units: status.total,
-          completed_work_units: status.completed,
-          in_progress_work_units: status.inProgress,
-          pending_work_units: status.pending,
-          // per-session counts: none while no session-level work kinds exist
-          sessions: query.session_id === undefined && status.total > 0 ? {} : null,
-        },
-      };
+      const status = await getQueueStatus(ctx, params.workspace_id, { observerId: query.observer_id, senderId: query.sender_id, sessionId: query.session_id });
+      const counts = (c: QueueStatusCounts) => ({
+        total_work_units: c.total,
+        completed_work_units: c.completed,
+        in_progress_work_units: c.inProgress,
+        pending_work_units: c.pending,
+      });
+      // keyed by public session ids (the reference keys them by its private row ids); null when filtered by session or empty
+      const sessions = status.sessions === undefined || status.sessions.size === 0 ? null : Object.fromEntries([...status.sessions].map(([id, c]) => [id, { session_id: id, ...counts(c) }]));
+      return { status: 200, body: { ...counts(status), sessions } };
     },
   });
 }
