@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-import { openDatabase } from '../app.js';
+import { openDatabase, reasoningRuntime } from '../app.js';
+import { createDomainContext } from '../domain/context.js';
+import { deriveStoredMessages } from '../domain/reasoning/deriver.js';
 import { mintToken } from '../http/shared/auth.js';
 import { configOrExit, createWorker, serve } from '../main.js';
 import type { Config } from '../config.js';
-import { describeReasoning } from '../llm/models.js';
+import { buildModels, describeReasoning } from '../llm/models.js';
 import { clearVectors } from './commands/reembed.js';
 import pino from 'pino';
 
@@ -25,12 +27,43 @@ async function runWorker(config: Config): Promise<void> {
   logger.info(describeReasoning(config.models));
 }
 
+/**
+ * `engram derive`: queues representation work for stored messages that have none (written while
+ * no model was configured); a running server or worker then processes it. Exit 2 without a model.
+ */
+async function runDerive(config: Config, scope: { workspaceId?: string; sessionId?: string }): Promise<number> {
+  const models = buildModels(config.models);
+  const reasoning = reasoningRuntime(config, models);
+  if (reasoning === undefined || models.chat('deriver') === undefined) {
+    console.error(`engram: derive needs a deriver model; ${describeReasoning(config.models)}`);
+    return 2;
+  }
+  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+  try {
+    const ctx = createDomainContext(
+      database.store,
+      { sessionObservers: config.sessionObserversLimit, webhookEndpoints: config.webhookMaxWorkspaceLimit, jobMaxAttempts: config.jobMaxAttempts },
+      undefined,
+      reasoning,
+    );
+    const queued = await deriveStoredMessages(ctx, scope);
+    const where = scope.sessionId !== undefined ? ` in session ${scope.sessionId}` : scope.workspaceId !== undefined ? ` in workspace ${scope.workspaceId}` : '';
+    console.log(`queued ${queued} representation item${queued === 1 ? '' : 's'}${where} (the server's or a worker's jobs process them)`);
+  } finally {
+    await database.driver.close();
+  }
+  return 0;
+}
+
 const USAGE = `usage: engram <command>
 
 commands:
   serve            start the HTTP server and the background workers (the default)
   worker           run only the background workers (webhook delivery), no HTTP
   migrate          apply database migrations and exit
+  derive [--workspace <id>] [--session <id>]
+                   queue reasoning for stored messages that have none (written while no model
+                   was configured); the server or a worker then forms their conclusions
   reembed          drop the stored vectors and their fixed size (after changing the embedding
                    model or EMBEDDING_VECTOR_DIMENSIONS), so they are made again
   token            print an admin JWT signed with AUTH_JWT_SECRET
@@ -59,6 +92,16 @@ async function run(args: string[]): Promise<number> {
       for (const step of database.migrations) console.log(`${step.applied ? 'applied' : 'already applied'}  ${step.name}`);
       await database.driver.close();
       return 0;
+    }
+    case 'derive': {
+      const config = configOrExit();
+      const workspaceId = option(rest, '--workspace');
+      const sessionId = option(rest, '--session');
+      if (sessionId !== undefined && workspaceId === undefined) {
+        console.error('engram: --workspace is required with --session');
+        return 2;
+      }
+      return runDerive(config, { workspaceId, sessionId });
     }
     case 'reembed': {
       const config = configOrExit();
