@@ -37,9 +37,27 @@ export function createWorker(config: Config, database: Database, logger: WorkerL
   });
 }
 
+/**
+ * Refuses to start when EMBEDDING_VECTOR_DIMENSIONS differs from the size the stored vectors
+ * were fixed at (VectorSizeError names the setting and `engram reembed`); closes the database
+ * before throwing. Without the setting the size is learnt from the model's first answer, and a
+ * vector of another size is refused when it is stored.
+ */
+export async function checkVectorDimensions(config: Config, database: Database): Promise<void> {
+  const configured = config.models.embedding.configured ? config.models.embedding.dimensions : undefined;
+  if (configured === undefined) return;
+  try {
+    await database.store.vectors.checkDimensions(configured);
+  } catch (error) {
+    await database.driver.close().catch(() => undefined);
+    throw error;
+  }
+}
+
 /** Starts the server: read config, open and migrate the store, listen, stop cleanly on signals. */
 export async function serve(config: Config): Promise<void> {
   const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+  await checkVectorDimensions(config, database);
   // the workers are made below (they log through the app); /ready asks them only once listening
   const { app, models } = await buildApp({ config, database, workers: () => worker?.status() });
   for (const step of database.migrations.filter((s) => s.applied)) app.log.info({ migration: step.name }, 'migration applied');

@@ -3,16 +3,17 @@ import { openDatabase, reasoningRuntime } from '../app.js';
 import { createDomainContext } from '../domain/context.js';
 import { deriveStoredMessages } from '../domain/reasoning/deriver.js';
 import { mintToken } from '../http/shared/auth.js';
-import { configOrExit, createWorker, serve } from '../main.js';
+import { checkVectorDimensions, configOrExit, createWorker, serve } from '../main.js';
 import type { Config } from '../config.js';
 import { buildModels, describeReasoning } from '../llm/models.js';
-import { clearVectors } from './commands/reembed.js';
+import { reembed } from './commands/reembed.js';
 import pino from 'pino';
 
 /** `engram worker`: the queue's workers alone, stopped cleanly on SIGTERM/SIGINT. */
 async function runWorker(config: Config): Promise<void> {
   const logger = pino({ level: config.logLevel });
   const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+  await checkVectorDimensions(config, database);
   const worker = createWorker(config, database, logger);
   const stop = async (signal: string) => {
     logger.info({ signal }, 'worker stopping: finishing or releasing claimed jobs');
@@ -65,7 +66,8 @@ commands:
                    queue reasoning for stored messages that have none (written while no model
                    was configured); the server or a worker then forms their conclusions
   reembed          drop the stored vectors and their fixed size (after changing the embedding
-                   model or EMBEDDING_VECTOR_DIMENSIONS), so they are made again
+                   model or EMBEDDING_VECTOR_DIMENSIONS) and queue the embedding of every
+                   conclusion and message again (the workers make the new vectors)
   token            print an admin JWT signed with AUTH_JWT_SECRET
   token --workspace <id> [--peer <id>] [--session <id>] [--expires <ISO date>]
                    print a key scoped to a workspace, peer or session`;
@@ -107,8 +109,7 @@ async function run(args: string[]): Promise<number> {
       const config = configOrExit();
       const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
       try {
-        const previous = await clearVectors(database.store);
-        console.log(previous === undefined ? 'no vectors were stored' : `dropped the stored vectors (${previous} dimensions)`);
+        for (const line of await reembed(config, database)) console.log(line);
       } finally {
         await database.driver.close();
       }

@@ -1,5 +1,14 @@
 import { within, type DomainContext } from '../domain/context.js';
 import { processRepresentationUnit, REPRESENT, SUMMARIZE, type RepresentPayload, type SummarizePayload } from '../domain/reasoning/deriver.js';
+import {
+  EMBED_CONCLUSIONS,
+  EMBED_MESSAGES,
+  embedStoredConclusions,
+  embedStoredMessages,
+  MESSAGES_PER_EMBED_JOB,
+  type EmbedConclusionsPayload,
+  type EmbedMessagesPayload,
+} from '../domain/reasoning/embeddings.js';
 import { processSummary } from '../domain/reasoning/summaries.js';
 import type { JobRecord, JsonObject } from '../storage/store.js';
 import type { JobCatalog, JobOutcome } from './catalog.js';
@@ -23,9 +32,26 @@ export function readSummarizePayload(payload: JsonObject): SummarizePayload | un
   return { workspaceId, sessionId, messageId, messageSeq, kinds: kinds as ('short' | 'long')[] };
 }
 
+export function readEmbedMessagesPayload(payload: JsonObject): EmbedMessagesPayload | undefined {
+  const { workspaceId, sessionId, messageIds } = payload;
+  if (!isText(workspaceId) || !isText(sessionId)) return undefined;
+  if (!Array.isArray(messageIds) || messageIds.length === 0 || messageIds.length > MESSAGES_PER_EMBED_JOB || !messageIds.every(isText)) return undefined;
+  return { workspaceId, sessionId, messageIds: messageIds as string[] };
+}
+
+export function readEmbedConclusionsPayload(payload: JsonObject): EmbedConclusionsPayload | undefined {
+  const { workspaceId, conclusionIds } = payload;
+  if (!isText(workspaceId)) return undefined;
+  if (!Array.isArray(conclusionIds) || conclusionIds.length === 0 || conclusionIds.length > MESSAGES_PER_EMBED_JOB || !conclusionIds.every(isText)) return undefined;
+  return { workspaceId, conclusionIds: conclusionIds as string[] };
+}
+
+/** Longest an embedding job may run: a request or two to the embedding model. */
+const EMBED_TIMEOUT_MS = 2 * 60_000;
+
 const invalid = (job: JobRecord): JobOutcome => ({ kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false });
 
-/** The deriver's and the summarizer's jobs; absent when no model is configured. */
+/** The deriver's, the summarizer's and the message embedder's jobs; absent when no model is configured. */
 export function reasoningHandlers(ctx: DomainContext, options: { concurrency: number }): JobCatalog {
   return {
     [REPRESENT]: {
@@ -46,6 +72,26 @@ export function reasoningHandlers(ctx: DomainContext, options: { concurrency: nu
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       timeoutMs: REASONING_TIMEOUT_MS,
+      concurrency: options.concurrency,
+    },
+    [EMBED_MESSAGES]: {
+      async run(job, store, signal) {
+        const payload = readEmbedMessagesPayload(job.payload);
+        if (payload === undefined) return invalid(job);
+        const outcome = await embedStoredMessages(within(ctx, store), payload, signal);
+        return outcome.kind === 'done' ? { kind: 'done' } : outcome;
+      },
+      timeoutMs: EMBED_TIMEOUT_MS,
+      concurrency: options.concurrency,
+    },
+    [EMBED_CONCLUSIONS]: {
+      async run(job, store, signal) {
+        const payload = readEmbedConclusionsPayload(job.payload);
+        if (payload === undefined) return invalid(job);
+        const outcome = await embedStoredConclusions(within(ctx, store), payload, signal);
+        return outcome.kind === 'done' ? { kind: 'done' } : outcome;
+      },
+      timeoutMs: EMBED_TIMEOUT_MS,
       concurrency: options.concurrency,
     },
   };

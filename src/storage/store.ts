@@ -533,6 +533,12 @@ export interface MemoryStore {
   searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]>;
   /** The scope's newest conclusions, newest first. */
   recentConclusions(scope: ConclusionScope, limit: number): Promise<ConclusionRecord[]>;
+  /** The scope's live conclusions with these ids that pass the Document `filters`, in the order of `ids`. */
+  conclusionsByIds(scope: ConclusionScope, ids: readonly string[], filters: unknown, generation: 'v2' | 'v3'): Promise<ConclusionRecord[]>;
+  /** The scope's most reinforced conclusions (`timesDerived` descending, then newest), leaving out `excludeIds`. */
+  mostDerivedConclusions(scope: ConclusionScope, limit: number, excludeIds: readonly string[]): Promise<ConclusionRecord[]>;
+  /** Live conclusions of every workspace after `afterPk` in storage order (`engram reembed`). */
+  liveConclusionsAfter(afterPk: number, limit: number): Promise<{ pk: number; id: string; workspaceId: string }[]>;
   /** A live conclusion of the workspace; undefined when there is none with this id. */
   findConclusion(workspaceId: string, id: string): Promise<ConclusionRecord | undefined>;
   /** Marks a live conclusion deleted; false when there is none with this id in the workspace. */

@@ -1,8 +1,10 @@
-import type { ConclusionRecord, JsonObject, ListQuery, Page } from '../../storage/store.js';
+import { MAX_NEIGHBOURS, type ConclusionRecord, type ConclusionScope, type JsonObject, type ListQuery, type Page } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput, notFound } from '../errors.js';
 import { MAX_QUERY_TOKENS, searchTerms } from '../messages/search.js';
 import { countTokensOf, tokenCount } from '../messages/token-count.js';
+import { saveConclusions } from '../reasoning/deduplicate.js';
+import { embedderOf, embedForRequest } from '../reasoning/embeddings.js';
 
 /** Most tokens in one conclusion's content: the embedding model's input limit (contract §6). */
 export const MAX_CONCLUSION_TOKENS = 8192;
@@ -40,9 +42,19 @@ export interface ConclusionInput {
 /**
  * Stores 1 to 100 conclusions at level "explicit", all or nothing (contract §7.5). A referenced
  * session must exist and be active; observer and observed peers must exist. Checked in request
- * order: each item's session, then its observer, then its observed peer.
+ * order: each item's session, then its observer, then its observed peer. With an embedding model
+ * the contents are embedded before the transaction opens (a model failure is a 503 and stores
+ * nothing) and stored with their vectors. Deduplicated as the deriver's are (deduplicate.ts):
+ * an item that repeats an earlier one or merges into a stored conclusion answers with the
+ * conclusion that holds it (reinforced, or the new one that replaced it), so the answer has one
+ * conclusion per item, in order.
  */
-export function createConclusions(ctx: DomainContext, workspaceId: string, inputs: ConclusionInput[]): Promise<ConclusionRecord[]> {
+export async function createConclusions(ctx: DomainContext, workspaceId: string, inputs: ConclusionInput[]): Promise<ConclusionRecord[]> {
+  const vectors = await embedForRequest(
+    ctx,
+    inputs.map((input) => input.content),
+    'no conclusion was stored',
+  );
   return ctx.store.transaction(async (store) => {
     const now = ctx.now();
     const knownSessions = new Set<string>();
@@ -60,20 +72,23 @@ export function createConclusions(ctx: DomainContext, workspaceId: string, input
         knownPeers.add(peerId);
       }
     }
-    const records: ConclusionRecord[] = inputs.map((input) => ({
-      id: ctx.newId(),
-      workspaceId,
-      observerId: input.observerId,
-      observedId: input.observedId,
-      sessionId: input.sessionId ?? null,
-      content: input.content,
-      level: 'explicit',
-      sourceIds: null,
-      timesDerived: 1,
-      createdAt: now,
+    const drafts = inputs.map((input, index) => ({
+      record: {
+        id: ctx.newId(),
+        workspaceId,
+        observerId: input.observerId,
+        observedId: input.observedId,
+        sessionId: input.sessionId ?? null,
+        content: input.content,
+        level: 'explicit' as const,
+        sourceIds: null,
+        timesDerived: 1,
+        createdAt: now,
+      },
+      vector: vectors?.[index],
     }));
-    await store.memory.insertConclusions(records);
-    return records;
+    const saved = await saveConclusions(store, drafts, { semantic: ctx.reasoning?.settings.deriver.deduplicate ?? false, now });
+    return saved.map((s) => s.record);
   });
 }
 
@@ -85,10 +100,7 @@ export function listConclusions(ctx: DomainContext, workspaceId: string, query: 
 export interface ConclusionQuery {
   query: string;
   topK: number;
-  /**
-   * Maximum cosine distance. Accepted for compatibility and unused: there are no embeddings yet,
-   * so results are ranked by full-text relevance alone.
-   */
+  /** Largest cosine distance of a result (semantic search only; full-text ranking ignores it). */
   distance: number | null;
   filters: JsonObject | null;
   generation: 'v2' | 'v3';
@@ -107,8 +119,48 @@ function pickPeer(filters: JsonObject, rawName: string, publicName: string): unk
 }
 
 /**
- * The observer's conclusions about the observed peer that share words with the query, best
- * match first (contract §7.5). Both peers come from the filters (§5.6); the other filters narrow.
+ * The scope's live conclusions nearest in meaning to `query`, nearest first, at most `topK`
+ * within `maxDistance` (cosine) and passing `filters`. Undefined when semantic search cannot run
+ * (no embedding model, or no vector stored yet): the caller ranks by full text instead. The
+ * query is embedded once; a model failure is a 503. With filters beyond the scope, more
+ * neighbours are read so that filtering still leaves `topK` when it can.
+ */
+export async function nearestConclusions(
+  ctx: DomainContext,
+  scope: ConclusionScope,
+  query: string,
+  options: { topK: number; maxDistance?: number; filters: unknown; generation: 'v2' | 'v3'; excludeIds?: readonly string[] },
+): Promise<ConclusionRecord[] | undefined> {
+  if (embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
+  if (query.trim() === '') return [];
+  const [vector] = (await embedForRequest(ctx, [query], 'the search could not run'))!;
+  const scopeKeys = new Set(['observer', 'observer_id', 'observed', 'observed_id', 'workspace_id', 'workspace_name']);
+  const filters = options.filters;
+  const narrowed =
+    scope.sessionIds !== undefined ||
+    (filters !== null && filters !== undefined && (typeof filters !== 'object' || Array.isArray(filters) || Object.keys(filters).some((key) => !scopeKeys.has(key))));
+  const neighbours = await ctx.store.vectors.nearestConclusions({
+    workspaceId: scope.workspaceId,
+    observerId: scope.observerId,
+    observedId: scope.observedId,
+    vector,
+    k: narrowed ? MAX_NEIGHBOURS : options.topK,
+    maxDistance: options.maxDistance,
+    excludeIds: options.excludeIds,
+  });
+  const found = await ctx.store.memory.conclusionsByIds(
+    scope,
+    neighbours.map((n) => n.conclusionId),
+    options.filters,
+    options.generation,
+  );
+  return found.slice(0, options.topK);
+}
+
+/**
+ * The observer's conclusions about the observed peer nearest in meaning to the query (with an
+ * embedding model), else those that share words with it, best match first (contract §7.5).
+ * Both peers come from the filters (§5.6); the other filters narrow.
  */
 export async function queryConclusions(ctx: DomainContext, workspaceId: string, options: ConclusionQuery): Promise<ConclusionRecord[]> {
   const filters = options.filters ?? {};
@@ -120,6 +172,14 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
     throw invalidInput('observer and observed must each be a single peer id (a string) for semantic search');
   }
   if ((await countTokensOf(options.query, MAX_QUERY_TOKENS)) > MAX_QUERY_TOKENS) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
+  const scope = { workspaceId, observerId: observer, observedId: observed };
+  const semantic = await nearestConclusions(ctx, scope, options.query, {
+    topK: options.topK,
+    maxDistance: options.distance ?? undefined,
+    filters: options.filters,
+    generation: options.generation,
+  });
+  if (semantic !== undefined) return semantic;
   return ctx.store.memory.searchConclusions({
     workspaceId,
     observerId: observer,

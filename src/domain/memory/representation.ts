@@ -1,6 +1,6 @@
 import type { ConclusionLevel, ConclusionRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
-import { rankedTerms } from './conclusions.js';
+import { nearestConclusions, rankedTerms } from './conclusions.js';
 import { getPeerCard } from './peer-cards.js';
 
 /*
@@ -21,6 +21,8 @@ export interface RepresentationOptions {
   searchQuery?: string;
   /** With a search, how many matches to keep (at most `maxConclusions`). */
   searchTopK?: number;
+  /** With a semantic search, the largest cosine distance of a match. */
+  searchMaxDistance?: number;
   maxConclusions: number;
 }
 
@@ -33,9 +35,12 @@ const LEVEL_HEADINGS: Record<ConclusionLevel, string> = {
 };
 
 /**
- * The conclusions a representation shows: without a search the newest `maxConclusions`; with a
- * search query that has words, the best full-text matches (`searchTopK`, capped at
- * `maxConclusions`). Newest first.
+ * The conclusions a representation shows, newest first. Without a search query: the newest
+ * `maxConclusions`. With one and an embedding model (and stored vectors), the working
+ * representation of reasoning.md R7 with N = `maxConclusions`: the `searchTopK` (default N/3, at
+ * least 1) conclusions nearest in meaning to the query, then the N/3 most reinforced ones
+ * (`times_derived`, then newest), then the newest, up to N. With a search query and no
+ * embeddings: the best full-text matches alone (`searchTopK`, capped at `maxConclusions`).
  */
 export async function selectConclusions(
   ctx: DomainContext,
@@ -44,14 +49,37 @@ export async function selectConclusions(
   options: RepresentationOptions,
 ): Promise<ConclusionRecord[]> {
   const scope = { workspaceId, observerId, observedId: options.target ?? observerId, sessionIds: options.sessionIds };
+  const n = options.maxConclusions;
+  if (options.searchQuery !== undefined && options.searchQuery.trim() !== '' && n > 0) {
+    const semanticK = Math.min(options.searchTopK ?? Math.max(1, Math.floor(n / 3)), n);
+    const nearest = await nearestConclusions(ctx, scope, options.searchQuery, {
+      topK: semanticK,
+      maxDistance: options.searchMaxDistance,
+      filters: null,
+      generation: 'v3',
+    });
+    if (nearest !== undefined) {
+      const chosen = [...nearest];
+      const taken = () => chosen.map((c) => c.id);
+      const derivedK = Math.min(Math.floor(n / 3), n - chosen.length);
+      if (derivedK > 0) chosen.push(...(await ctx.store.memory.mostDerivedConclusions(scope, derivedK, taken())));
+      const rest = n - chosen.length;
+      if (rest > 0) {
+        const ids = new Set(taken());
+        // read enough of the newest to fill the rest after leaving out those already chosen
+        chosen.push(...(await ctx.store.memory.recentConclusions(scope, rest + ids.size)).filter((c) => !ids.has(c.id)).slice(0, rest));
+      }
+      return chosen.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+    }
+  }
   const terms = options.searchQuery === undefined ? [] : rankedTerms(options.searchQuery);
-  if (terms.length === 0) return ctx.store.memory.recentConclusions(scope, options.maxConclusions);
+  if (terms.length === 0) return ctx.store.memory.recentConclusions(scope, n);
   return ctx.store.memory.searchConclusions({
     ...scope,
     terms,
     filters: null,
     generation: 'v3',
-    limit: Math.min(options.searchTopK ?? options.maxConclusions, options.maxConclusions),
+    limit: Math.min(options.searchTopK ?? n, n),
     newestFirst: true,
   });
 }

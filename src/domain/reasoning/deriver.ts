@@ -2,11 +2,15 @@ import { ModelError } from '../../llm/provider.js';
 import type { JsonObject, MessageRecord, NewJob, NewRepresentationItem, OpenRepresentationItem, SessionRecord, Store } from '../../storage/store.js';
 import type { DomainContext, ReasoningRuntime } from '../context.js';
 import { effectiveConfiguration } from './configuration.js';
+import { saveConclusions } from './deduplicate.js';
+import { embedderOf, embedInBatches, queueMessageEmbeddings } from './embeddings.js';
 import { observersOf } from './observers.js';
 import { emitQueueEmpty } from './queue-empty.js';
 import { parseRepresentation, representationPrompt, REPRESENTATION_SCHEMA, type PromptMessage } from './representation-prompt.js';
 import type { ReasoningSettings } from './settings.js';
 import { completeStructured, ModelOutputError } from './structured-completion.js';
+
+export { richness } from './deduplicate.js';
 
 /*
  * The deriver (reasoning.md R2): creating messages queues representation items in the same
@@ -73,7 +77,7 @@ async function afterBatch(ctx: DomainContext, store: Store, settings: ReasoningS
 /**
  * Queues the reasoning work of messages just stored in `session` (inside the caller's
  * transaction): representation items for the observers the configuration chooses, and summary
- * jobs at the intervals. `countBefore` is the session's message count before these messages.
+ * jobs at the intervals, and their embedding (embeddings.ts). `countBefore` is the session's message count before these messages.
  * Does nothing while reasoning is off (`engram derive` queues such messages later).
  */
 export async function queueReasoning(
@@ -86,6 +90,7 @@ export async function queueReasoning(
 ): Promise<void> {
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || messages.length === 0) return;
+  await queueMessageEmbeddings(ctx, store, messages.map((m) => m.record), now);
   const canDerive = reasoning.models.chat('deriver') !== undefined;
   const canSummarize = reasoning.models.chat('summary') !== undefined;
   if (!canDerive && !canSummarize) return;
@@ -213,16 +218,6 @@ export function pickBatch(items: readonly OpenRepresentationItem[], targetTokens
   return batch;
 }
 
-/** The richer of two texts by the reference's measure: distinct words plus ten times the words only it has. */
-export function richness(text: string, other: string): number {
-  const words = (value: string) => new Set(value.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
-  const mine = words(text);
-  const theirs = words(other);
-  let unique = 0;
-  for (const word of mine) if (!theirs.has(word)) unique++;
-  return mine.size + 10 * unique;
-}
-
 /**
  * Runs one batch of a unit: the job's work. `isLastAttempt`: when this attempt fails the job is
  * dead-lettered, so the batch's first item is closed with the error and the rest rescheduled,
@@ -253,6 +248,7 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
   const customInstructions = batch.find((item) => item.customInstructions !== null)?.customInstructions ?? undefined;
 
   let facts: string[];
+  let vectors: number[][] | undefined;
   try {
     const answer = await completeStructured(
       model,
@@ -265,6 +261,9 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
       parseRepresentation,
     );
     facts = answer.value;
+    // the facts' embeddings in one go, before the write transaction opens
+    const embedder = embedderOf(ctx);
+    vectors = embedder === undefined || facts.length === 0 ? undefined : await embedInBatches(embedder, facts, options.signal);
   } catch (error) {
     // model failures only; anything else (the store going away) is the worker's to handle
     if (!(error instanceof ModelOutputError || error instanceof ModelError)) throw error;
@@ -280,7 +279,7 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
   const observers = [...new Set(batch.flatMap((item) => item.observers))];
   const sourceIds = batch.filter((item) => item.peerId === unit.observedId).map((item) => item.messageId);
   const written = await store.transaction(async (tx) => {
-    const result = await storeExplicitConclusions(ctx, tx, { ...unit, observers, sourceIds, facts, now: ctx.now() });
+    const result = await storeExplicitConclusions(ctx, tx, { ...unit, observers, sourceIds, facts, vectors, now: ctx.now() });
     await tx.reasoning.markItems(
       batch.map((item) => item.pk),
       ctx.now(),
@@ -293,44 +292,35 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
 }
 
 /**
- * Stores facts as explicit conclusions of every observer, deduplicated exactly: a fact whose
- * trimmed, lower-cased text matches a live conclusion of the same collection, level and session
- * reinforces it (`times_derived` + 1) instead of adding a copy.
+ * Stores facts as explicit conclusions of every observer, deduplicated (deduplicate.ts): exactly
+ * always, semantically when DERIVER_DEDUPLICATE is on and the facts have vectors (`vectors[i]`
+ * is the embedding of `facts[i]`, stored with each observer's conclusion).
  */
 export async function storeExplicitConclusions(
   ctx: DomainContext,
   store: Store,
-  batch: { workspaceId: string; sessionId: string; observedId: string; observers: string[]; sourceIds: string[]; facts: string[]; now: Date },
+  batch: { workspaceId: string; sessionId: string; observedId: string; observers: string[]; sourceIds: string[]; facts: string[]; vectors?: number[][]; now: Date },
 ): Promise<{ created: number; reinforced: number }> {
-  let created = 0;
-  let reinforced = 0;
-  for (const observerId of batch.observers) {
-    const scope = { workspaceId: batch.workspaceId, observerId, observedId: batch.observedId, level: 'explicit' as const, sessionId: batch.sessionId };
-    const existing = await store.reasoning.liveConclusionsByContent(scope, batch.facts);
-    const toReinforce: string[] = [];
-    const fresh: string[] = [];
-    for (const fact of batch.facts) {
-      const match = existing.get(fact.trim().toLowerCase());
-      if (match !== undefined) toReinforce.push(match);
-      else fresh.push(fact);
-    }
-    await store.reasoning.reinforceConclusions(toReinforce);
-    await store.memory.insertConclusions(
-      fresh.map((content) => ({
+  const drafts = batch.observers.flatMap((observerId) =>
+    batch.facts.map((content, index) => ({
+      record: {
         id: ctx.newId(),
         workspaceId: batch.workspaceId,
         observerId,
         observedId: batch.observedId,
         sessionId: batch.sessionId,
         content,
-        level: 'explicit',
+        level: 'explicit' as const,
         createdAt: batch.now,
         sourceIds: batch.sourceIds,
         timesDerived: 1,
-      })),
-    );
-    created += fresh.length;
-    reinforced += toReinforce.length;
-  }
-  return { created, reinforced };
+      },
+      vector: batch.vectors?.[index],
+    })),
+  );
+  const saved = await saveConclusions(store, drafts, { semantic: ctx.reasoning?.settings.deriver.deduplicate ?? false, now: batch.now });
+  return {
+    created: saved.filter((s) => s.outcome === 'created' || s.outcome === 'replaced').length,
+    reinforced: saved.filter((s) => s.outcome === 'reinforced').length,
+  };
 }

@@ -192,6 +192,40 @@ export class SqlMemoryStore implements MemoryStore {
     return rows.map((row) => this.conclusion(row));
   }
 
+  async conclusionsByIds(scope: ConclusionScope, ids: readonly string[], filters: unknown, generation: 'v2' | 'v3'): Promise<ConclusionRecord[]> {
+    const { where, params } = this.scope(scope);
+    where.push(this.isPostgres ? 'c.id IN (SELECT jsonb_array_elements_text(?::jsonb))' : 'c.id IN (SELECT value FROM json_each(?))');
+    params.push(jsonText([...ids]));
+    // compiled first, so bad filters are refused even when nothing is near
+    const filterSql = compileFilter(filters, DOCUMENT_FILTER, this.db.dialect, params, generation);
+    if (ids.length === 0) return [];
+    if (filterSql !== null) where.push(`(${filterSql})`);
+    const rows = await this.db.all<ConclusionRow>(`SELECT ${COLUMNS} FROM conclusions c WHERE ${where.join(' AND ')}`, params);
+    const byId = new Map(rows.map((row) => [row.id, this.conclusion(row)]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
+  async mostDerivedConclusions(scope: ConclusionScope, limit: number, excludeIds: readonly string[]): Promise<ConclusionRecord[]> {
+    const { where, params } = this.scope(scope);
+    if (excludeIds.length > 0) {
+      where.push(this.isPostgres ? 'c.id NOT IN (SELECT jsonb_array_elements_text(?::jsonb))' : 'c.id NOT IN (SELECT value FROM json_each(?))');
+      params.push(jsonText([...excludeIds]));
+    }
+    const rows = await this.db.all<ConclusionRow>(
+      `SELECT ${COLUMNS} FROM conclusions c WHERE ${where.join(' AND ')} ORDER BY c.times_derived DESC, ${NEWEST_FIRST} LIMIT ?`,
+      [...params, limit],
+    );
+    return rows.map((row) => this.conclusion(row));
+  }
+
+  async liveConclusionsAfter(afterPk: number, limit: number): Promise<{ pk: number; id: string; workspaceId: string }[]> {
+    const rows = await this.db.all<{ pk: number | string; id: string; workspace_id: string }>(
+      'SELECT c.pk, c.id, c.workspace_id FROM conclusions c WHERE c.pk > ? AND c.deleted_at IS NULL ORDER BY c.pk LIMIT ?',
+      [afterPk, limit],
+    );
+    return rows.map((row) => ({ pk: Number(row.pk), id: row.id, workspaceId: row.workspace_id }));
+  }
+
   async findConclusion(workspaceId: string, id: string): Promise<ConclusionRecord | undefined> {
     const row = await this.db.get<ConclusionRow>(
       `SELECT ${COLUMNS} FROM conclusions c WHERE c.workspace_id = ? AND c.id = ? AND c.deleted_at IS NULL`,

@@ -370,7 +370,8 @@ describe('conclusions auth (workspace scope)', () => {
     expect((await authed.post(url, body)).body).toEqual({ detail: 'No access token provided' });
     expect((await authed.post(url, body, { token: admin })).status).toBe(201);
     const workspaceToken = authed.token({ workspaceId: ws });
-    expect((await authed.post(url, body, { token: workspaceToken })).status).toBe(201);
+    // another content: a repeat would be merged into the first (deduplication)
+    expect((await authed.post(url, { conclusions: [{ content: 'y', observer_id: 'alice', observed_id: 'bob' }] }, { token: workspaceToken })).status).toBe(201);
     expect((await authed.post(`${url}/list`, undefined, { token: workspaceToken })).body.total).toBe(2);
 
     for (const token of [authed.token({ workspaceId: uniqueId() }), authed.token({ workspaceId: ws, peerId: 'alice' }), authed.token({ workspaceId: ws, sessionId: 's' })]) {

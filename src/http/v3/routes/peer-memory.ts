@@ -52,12 +52,13 @@ export function mountPeerMemoryRoutes(route: RouteDefiner, { ctx }: HttpDeps): v
     tags,
     query: peerContextQueryV3,
     async handler({ params, query }) {
-      // include_most_frequent and search_max_distance are accepted; without derivation counts
-      // and embeddings they cannot change the selection
+      // include_most_frequent is accepted: the selection always has its most reinforced part
+      // when it searches by meaning (representation.ts)
       const context = await getPeerContext(ctx, params.workspace_id, params.peer_id, {
         target: query.target,
         searchQuery: query.search_query,
         searchTopK: query.search_top_k,
+        searchMaxDistance: query.search_max_distance ?? undefined,
         maxConclusions: query.max_conclusions ?? DEFAULT_MAX_CONCLUSIONS,
       });
       return {
@@ -86,6 +87,7 @@ export function mountPeerMemoryRoutes(route: RouteDefiner, { ctx }: HttpDeps): v
         sessionIds: body.session_id !== undefined ? [body.session_id] : allowlist,
         searchQuery: body.search_query,
         searchTopK: body.search_top_k,
+        searchMaxDistance: body.search_max_distance ?? undefined,
         maxConclusions: body.max_conclusions,
       });
       return { status: 200, body: { representation } };

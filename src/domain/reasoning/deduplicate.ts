@@ -1,0 +1,152 @@
+import type { ConclusionRecord, Store } from '../../storage/store.js';
+
+/*
+ * Storing new conclusions with deduplication (reasoning.md R2), on every path that creates them
+ * (the deriver and manual `POST .../conclusions`):
+ * 1. a repeat inside one batch (same collection, level, session and trimmed, case-folded text) is
+ *    dropped;
+ * 2. exact: a live conclusion with that text is reinforced (`times_derived` + 1);
+ * 3. semantic, when `semantic` is on and the new conclusion has a vector: the nearest live
+ *    conclusion of the same collection and level (and session, for explicit ones) within cosine
+ *    distance SEMANTIC_DUPLICATE_DISTANCE is the same fact. The richer text wins: a new one at
+ *    least as rich replaces it (the old one soft-deleted, the new one stored with its
+ *    `times_derived` + 1 and the union of both's sources), else the old one is reinforced.
+ * Conclusions are handled in order, so a near-duplicate later in the same batch merges with the
+ * one stored just before it. Runs inside the caller's transaction; the vectors were made before it.
+ */
+
+/** Largest cosine distance at which two conclusions are the same fact (the reference's 0.05). */
+export const SEMANTIC_DUPLICATE_DISTANCE = 0.05;
+
+/** The richer of two texts by the reference's measure: distinct words plus ten times the words only it has. */
+export function richness(text: string, other: string): number {
+  const words = (value: string) => new Set(value.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+  const mine = words(text);
+  const theirs = words(other);
+  let unique = 0;
+  for (const word of mine) if (!theirs.has(word)) unique++;
+  return mine.size + 10 * unique;
+}
+
+export interface ConclusionDraft {
+  record: ConclusionRecord;
+  /** The content's embedding; absent when no embedding model is configured. */
+  vector?: number[];
+}
+
+/** What became of a draft: stored as new, merged into a stored one, or dropped as a repeat of an earlier draft. */
+export type SaveOutcome = 'created' | 'reinforced' | 'replaced' | 'repeat';
+
+export interface SavedConclusion {
+  /** The live conclusion that now holds the fact (the new one, or the one it merged into). */
+  record: ConclusionRecord;
+  outcome: SaveOutcome;
+}
+
+const normalized = (content: string) => content.trim().toLowerCase();
+
+function scopeKey(r: ConclusionRecord): string {
+  return JSON.stringify([r.workspaceId, r.observerId, r.observedId, r.level, r.sessionId]);
+}
+
+function unionIds(a: string[] | null, b: string[] | null): string[] | null {
+  if (a === null && b === null) return null;
+  return [...new Set([...(a ?? []), ...(b ?? [])])];
+}
+
+/** Stores `drafts` deduplicated as described above; one result per draft, in order. */
+export async function saveConclusions(store: Store, drafts: readonly ConclusionDraft[], options: { semantic: boolean; now: Date }): Promise<SavedConclusion[]> {
+  // exact matches among stored conclusions, looked up once per scope
+  const scopes = new Map<string, { record: ConclusionRecord; contents: string[] }>();
+  for (const { record } of drafts) {
+    const key = scopeKey(record);
+    const entry = scopes.get(key) ?? { record, contents: [] };
+    entry.contents.push(record.content);
+    scopes.set(key, entry);
+  }
+  const stored = new Map<string, Map<string, string>>();
+  for (const [key, { record, contents }] of scopes) {
+    const { workspaceId, observerId, observedId, level, sessionId } = record;
+    stored.set(key, await store.reasoning.liveConclusionsByContent({ workspaceId, observerId, observedId, level, sessionId }, contents));
+  }
+
+  const results: SavedConclusion[] = [];
+  const seen = new Map<string, number>();
+  for (const draft of drafts) {
+    const { record } = draft;
+    const batchKey = `${scopeKey(record)}\u0000${normalized(record.content)}`;
+    const earlier = seen.get(batchKey);
+    if (earlier !== undefined) {
+      results.push({ record: results[earlier].record, outcome: 'repeat' });
+      continue;
+    }
+    seen.set(batchKey, results.length);
+
+    const exact = stored.get(scopeKey(record))?.get(normalized(record.content));
+    if (exact !== undefined) {
+      const reinforced = await reinforce(store, record.workspaceId, exact);
+      if (reinforced !== undefined) {
+        results.push({ record: reinforced, outcome: 'reinforced' });
+        continue;
+      }
+    }
+
+    if (options.semantic && draft.vector !== undefined) {
+      const merged = await mergeNearDuplicate(store, draft, options.now);
+      if (merged !== undefined) {
+        results.push(merged);
+        continue;
+      }
+    }
+
+    await store.memory.insertConclusions([record]);
+    if (draft.vector !== undefined) await putVector(store, record, draft.vector);
+    results.push({ record, outcome: 'created' });
+  }
+  return results;
+}
+
+async function reinforce(store: Store, workspaceId: string, id: string): Promise<ConclusionRecord | undefined> {
+  const count = await store.memory.reinforceConclusion(workspaceId, id);
+  if (count === undefined) return undefined;
+  return store.memory.findConclusion(workspaceId, id);
+}
+
+async function putVector(store: Store, record: ConclusionRecord, vector: number[]): Promise<void> {
+  await store.vectors.putConclusions([
+      {
+        conclusionId: record.id,
+        workspaceId: record.workspaceId,
+        observerId: record.observerId,
+        observedId: record.observedId,
+        level: record.level,
+        sessionId: record.sessionId,
+        vector,
+      },
+    ]);
+}
+
+async function mergeNearDuplicate(store: Store, draft: ConclusionDraft, now: Date): Promise<SavedConclusion | undefined> {
+  const { record } = draft;
+  const [nearest] = await store.vectors.nearestConclusions({
+    workspaceId: record.workspaceId,
+    observerId: record.observerId,
+    observedId: record.observedId,
+    vector: draft.vector!,
+    k: 1,
+    maxDistance: SEMANTIC_DUPLICATE_DISTANCE,
+    level: record.level,
+    ...(record.level === 'explicit' ? { sessionId: record.sessionId } : {}),
+  });
+  if (nearest === undefined) return undefined;
+  const old = await store.memory.findConclusion(record.workspaceId, nearest.conclusionId);
+  if (old === undefined) return undefined;
+  if (richness(record.content, old.content) >= richness(old.content, record.content)) {
+    const replaced = await store.memory.replaceConclusion(record.workspaceId, old.id, { ...record, sourceIds: unionIds(old.sourceIds, record.sourceIds) }, now);
+    if (replaced === undefined) return undefined;
+    await putVector(store, replaced, draft.vector!);
+    return { record: replaced, outcome: 'replaced' };
+  }
+  const reinforced = await reinforce(store, record.workspaceId, old.id);
+  return reinforced === undefined ? undefined : { record: reinforced, outcome: 'reinforced' };
+}

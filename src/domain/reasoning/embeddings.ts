@@ -1,0 +1,255 @@
+import { ModelError, type Embedder } from '../../llm/provider.js';
+import type { ConclusionRecord, JsonObject, MessageChunkVector, MessageRecord, Store } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { unavailable } from '../errors.js';
+import { tokenCount } from '../messages/token-count.js';
+
+/*
+ * Embeddings (reasoning.md R7): conclusions are embedded when they are created (the caller
+ * embeds before its transaction opens, so no transaction waits for a model); messages are
+ * embedded in the background by a job queued in the transaction that stores them, long ones in
+ * overlapping chunks.
+ */
+
+/** Job kind: embed messages of one session. Payload: EmbedMessagesPayload. */
+export const EMBED_MESSAGES = 'reasoning.embed_messages';
+
+/** Job kind: embed stored conclusions again (`engram reembed`). Payload: EmbedConclusionsPayload. */
+export const EMBED_CONCLUSIONS = 'reasoning.embed_conclusions';
+
+export interface EmbedConclusionsPayload extends JsonObject {
+  workspaceId: string;
+  conclusionIds: string[];
+}
+
+export interface EmbedMessagesPayload extends JsonObject {
+  workspaceId: string;
+  sessionId: string;
+  messageIds: string[];
+}
+
+/** Most message ids one embedding job carries (a bigger batch of messages is split). */
+export const MESSAGES_PER_EMBED_JOB = 100;
+
+/** Most texts in one embedding request (OpenAI takes 2048; smaller keeps a request's size modest). */
+export const TEXTS_PER_EMBED_REQUEST = 64;
+
+/** Most tokens in one embedding request (EMBEDDING_MAX_TOKENS_PER_REQUEST of the reference: 300,000). */
+export const TOKENS_PER_EMBED_REQUEST = 300_000;
+
+/** The share of a chunk that the next one repeats. */
+export const CHUNK_OVERLAP = 0.2;
+
+/** The embedder when embeddings are on; undefined when no embedding model is configured. */
+export function embedderOf(ctx: DomainContext): Embedder | undefined {
+  return ctx.reasoning?.models.embedder;
+}
+
+/**
+ * Splits `text` into chunks of at most `maxTokens` o200k tokens, each repeating the last 20 %
+ * of the one before. A text that fits is one chunk. Chunks are cut on characters (code points),
+ * sized from the text's own measured token density and then checked with the tokenizer (and
+ * shrunk until they fit), so no chunk is over the limit and encoding never runs on the whole
+ * text more than once.
+ */
+export function chunkText(text: string, maxTokens: number): string[] {
+  const total = tokenCount(text, maxTokens);
+  if (total <= maxTokens) return [text];
+  const chars = Array.from(text);
+  const measured = tokenCount(text);
+  // characters per token of this text, with a margin: a window of this many fits most of the time
+  let window = Math.max(1, Math.floor((chars.length / measured) * maxTokens * 0.9));
+  const chunks: string[] = [];
+  let start = 0;
+  for (;;) {
+    let size = Math.min(window, chars.length - start);
+    let chunk = chars.slice(start, start + size).join('');
+    while (size > 1 && tokenCount(chunk, maxTokens) > maxTokens) {
+      size = Math.max(1, Math.floor(size * 0.9));
+      chunk = chars.slice(start, start + size).join('');
+    }
+    window = Math.max(size, 1);
+    chunks.push(chunk);
+    if (start + size >= chars.length) return chunks;
+    start += Math.max(1, size - Math.floor(size * CHUNK_OVERLAP));
+  }
+}
+
+/**
+ * Embeds `texts` in requests of at most TEXTS_PER_EMBED_REQUEST texts and TOKENS_PER_EMBED_REQUEST
+ * tokens (each text at most `maxTokens`), one vector per text in order.
+ */
+export async function embedInBatches(embedder: Embedder, texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  const vectors: number[][] = [];
+  let batch: string[] = [];
+  let tokens = 0;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const answer = await embedder.embed(batch, signal);
+    if (answer.length !== batch.length) throw new ModelError(`the embedding model answered ${answer.length} vectors for ${batch.length} texts`, false);
+    vectors.push(...answer);
+    batch = [];
+    tokens = 0;
+  };
+  for (const text of texts) {
+    const size = tokenCount(text);
+    if (batch.length >= TEXTS_PER_EMBED_REQUEST || (batch.length > 0 && tokens + size > TOKENS_PER_EMBED_REQUEST)) await flush();
+    batch.push(text);
+    tokens += size;
+  }
+  await flush();
+  return vectors;
+}
+
+/**
+ * The vectors of new conclusions' contents for a request (manual `POST .../conclusions`), made
+ * before its transaction; undefined when no embedding model is configured. A model failure is
+ * the domain's `unavailable` (503) saying nothing was stored.
+ */
+export async function embedForRequest(ctx: DomainContext, texts: string[], what: string): Promise<number[][] | undefined> {
+  const embedder = embedderOf(ctx);
+  if (embedder === undefined || texts.length === 0) return undefined;
+  try {
+    return await embedInBatches(embedder, texts);
+  } catch (error) {
+    if (!(error instanceof ModelError)) throw error;
+    throw unavailable(`The embedding model (${embedder.name}) failed, so ${what}: ${error.message}. Try again later.`);
+  }
+}
+
+/**
+ * Queues the embedding of messages just stored (inside the caller's transaction): one job per
+ * MESSAGES_PER_EMBED_JOB messages of the session, when an embedding model is configured and
+ * EMBED_MESSAGES is on.
+ */
+export async function queueMessageEmbeddings(ctx: DomainContext, store: Store, messages: readonly MessageRecord[], now: Date): Promise<void> {
+  const reasoning = ctx.reasoning;
+  if (reasoning === undefined || reasoning.models.embedder === undefined || !reasoning.settings.embedMessages || messages.length === 0) return;
+  const { workspaceId, sessionId } = messages[0];
+  const jobs = [];
+  for (let start = 0; start < messages.length; start += MESSAGES_PER_EMBED_JOB) {
+    const payload: EmbedMessagesPayload = { workspaceId, sessionId, messageIds: messages.slice(start, start + MESSAGES_PER_EMBED_JOB).map((m) => m.id) };
+    jobs.push({ id: ctx.newId(), kind: EMBED_MESSAGES, workspaceId, queueKey: `embed:${workspaceId}:${sessionId}`, payload, maxAttempts: ctx.limits.jobMaxAttempts });
+  }
+  await store.jobs.enqueue(jobs, now);
+}
+
+export type EmbedOutcome = { kind: 'done'; chunks: number } | { kind: 'skipped'; reason: string } | { kind: 'failed'; error: string; retryable: boolean };
+
+/**
+ * The embedding job: reads the messages (deleted ones are skipped), embeds their chunks with no
+ * transaction open, then stores the vectors in one short transaction. Rerunning it replaces the
+ * same (message, chunk) vectors, so a retry stores nothing twice.
+ */
+export async function embedStoredMessages(ctx: DomainContext, payload: EmbedMessagesPayload, signal?: AbortSignal): Promise<EmbedOutcome> {
+  const embedder = embedderOf(ctx);
+  if (embedder === undefined) return { kind: 'failed', error: 'no embedding model is configured', retryable: false };
+  const maxTokens = ctx.reasoning!.settings.embeddingMaxInputTokens;
+  const byId = new Map((await ctx.store.messagesByIds(payload.workspaceId, payload.messageIds)).map((m) => [m.id, m]));
+  const messages = payload.messageIds.flatMap((id) => byId.get(id) ?? []);
+  const pieces: { message: MessageRecord; chunk: number; text: string }[] = [];
+  for (const message of messages) {
+    if (message.content.trim() === '') continue;
+    chunkText(message.content, maxTokens).forEach((text, chunk) => pieces.push({ message, chunk, text }));
+  }
+  if (pieces.length === 0) return { kind: 'skipped', reason: 'no message with text to embed' };
+  let vectors: number[][];
+  try {
+    vectors = await embedInBatches(embedder, pieces.map((p) => p.text), signal);
+  } catch (error) {
+    if (!(error instanceof ModelError)) throw error;
+    return { kind: 'failed', error: error.message, retryable: error.retryable };
+  }
+  const rows: MessageChunkVector[] = pieces.map((piece, index) => ({
+    messageId: piece.message.id,
+    chunk: piece.chunk,
+    workspaceId: piece.message.workspaceId,
+    sessionId: piece.message.sessionId,
+    peerId: piece.message.peerId,
+    vector: vectors[index],
+  }));
+  await ctx.store.transaction((tx) => tx.vectors.putMessageChunks(rows));
+  return { kind: 'done', chunks: rows.length };
+}
+
+/**
+ * Embeds stored conclusions (a job queued by `engram reembed`): reads them (deleted ones are
+ * skipped), embeds their contents with no transaction open, stores the vectors in one short one.
+ */
+export async function embedStoredConclusions(ctx: DomainContext, payload: EmbedConclusionsPayload, signal?: AbortSignal): Promise<EmbedOutcome> {
+  const embedder = embedderOf(ctx);
+  if (embedder === undefined) return { kind: 'failed', error: 'no embedding model is configured', retryable: false };
+  const found: ConclusionRecord[] = [];
+  for (const id of payload.conclusionIds) {
+    const conclusion = await ctx.store.memory.findConclusion(payload.workspaceId, id);
+    if (conclusion !== undefined) found.push(conclusion);
+  }
+  if (found.length === 0) return { kind: 'skipped', reason: 'the conclusions were deleted' };
+  let vectors: number[][];
+  try {
+    vectors = await embedInBatches(embedder, found.map((c) => c.content), signal);
+  } catch (error) {
+    if (!(error instanceof ModelError)) throw error;
+    return { kind: 'failed', error: error.message, retryable: error.retryable };
+  }
+  await ctx.store.transaction((tx) =>
+    tx.vectors.putConclusions(
+      found.map((c, index) => ({
+        conclusionId: c.id,
+        workspaceId: c.workspaceId,
+        observerId: c.observerId,
+        observedId: c.observedId,
+        level: c.level,
+        sessionId: c.sessionId,
+        vector: vectors[index],
+      })),
+    ),
+  );
+  return { kind: 'done', chunks: found.length };
+}
+
+/**
+ * `engram reembed`, after the vectors were dropped: queues jobs that embed every live conclusion
+ * and, with EMBED_MESSAGES on, every message again (MESSAGES_PER_EMBED_JOB per job), run by the workers like any other
+ * embedding. Returns how many conclusions and messages were queued.
+ */
+export async function queueReembedding(ctx: DomainContext): Promise<{ conclusions: number; messages: number }> {
+  if (embedderOf(ctx) === undefined) throw new Error('no embedding model is configured');
+  const now = ctx.now();
+  const maxAttempts = ctx.limits.jobMaxAttempts;
+  let conclusions = 0;
+  for (let after = 0; ; ) {
+    const page = await ctx.store.memory.liveConclusionsAfter(after, 1000);
+    if (page.length === 0) break;
+    after = page[page.length - 1].pk;
+    const byWorkspace = new Map<string, string[]>();
+    for (const row of page) byWorkspace.set(row.workspaceId, [...(byWorkspace.get(row.workspaceId) ?? []), row.id]);
+    const jobs = [...byWorkspace].flatMap(([workspaceId, ids]) =>
+      Array.from({ length: Math.ceil(ids.length / MESSAGES_PER_EMBED_JOB) }, (_, i) => ({
+        id: ctx.newId(),
+        kind: EMBED_CONCLUSIONS,
+        workspaceId,
+        queueKey: `embed:${workspaceId}:conclusions`,
+        payload: { workspaceId, conclusionIds: ids.slice(i * MESSAGES_PER_EMBED_JOB, (i + 1) * MESSAGES_PER_EMBED_JOB) },
+        maxAttempts,
+      })),
+    );
+    await ctx.store.jobs.enqueue(jobs, now);
+    conclusions += page.length;
+  }
+  let messages = 0;
+  // with EMBED_MESSAGES off messages have no vectors to rebuild
+  for (let after = 0; ctx.reasoning!.settings.embedMessages; ) {
+    const page = await ctx.store.reasoning.messagesAfter({}, after, 1000);
+    if (page.length === 0) break;
+    after = page[page.length - 1].pk;
+    const bySession = new Map<string, MessageRecord[]>();
+    for (const message of page) {
+      const key = `${message.workspaceId}\u0000${message.sessionId}`;
+      bySession.set(key, [...(bySession.get(key) ?? []), message]);
+    }
+    for (const group of bySession.values()) await queueMessageEmbeddings(ctx, ctx.store, group, now);
+    messages += page.length;
+  }
+  return { conclusions, messages };
+}

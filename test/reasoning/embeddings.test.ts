@@ -1,0 +1,428 @@
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/app.js';
+import { reembed } from '../../src/cli/commands/reembed.js';
+import { tokenCount } from '../../src/domain/messages/token-count.js';
+import type { Worker } from '../../src/jobs/worker.js';
+import { checkVectorDimensions, createWorker } from '../../src/main.js';
+import { VectorSizeError } from '../../src/storage/store.js';
+import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
+import { buildTestApp, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
+
+/*
+ * Embeddings and vector search end to end over HTTP, with the fake model server answering the
+ * real openai transport and the real worker running the jobs, on SQLite or PostgreSQL:
+ * conclusions embedded when created (deriver and manual), exact and semantic deduplication,
+ * messages embedded in the background in overlapping chunks, semantic conclusion query, hybrid
+ * message search, an embedder failure on a manual POST, and `engram reembed`.
+ */
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+let fake: FakeModelServer;
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+});
+afterAll(() => fake.close());
+
+interface Setup {
+  api: TestApi;
+  worker: Worker;
+  ws: string;
+}
+const open: Setup[] = [];
+
+async function setup(env: Record<string, string> = {}): Promise<Setup> {
+  fake.reset();
+  const api = await buildTestApp({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', JOB_MAX_ATTEMPTS: '2', JOB_RETRY_BASE_MS: '10', JOB_RETRY_MAX_MS: '20', WORKER_POLL_MS: '20', ...env });
+  const worker = createWorker(api.config, api.database, silent);
+  const made = { api, worker, ws: uniqueId() };
+  open.push(made);
+  return made;
+}
+
+afterEach(async () => {
+  for (const { api, worker } of open.splice(0)) {
+    await worker.stop(1000);
+    await api.close();
+  }
+});
+
+/** Runs the worker until the workspace has no open reasoning items and no open reasoning jobs. */
+async function drain({ api, worker, ws }: Setup, timeoutMs = 15_000): Promise<void> {
+  worker.start();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const items = await api.database.store.reasoning.openItemCount(ws);
+    const jobs = await api.database.driver.get<{ n: number | string }>(
+      "SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind LIKE 'reasoning.%' AND status IN ('pending', 'running')",
+      [ws],
+    );
+    if (items === 0 && Number(jobs?.n ?? 0) === 0) return;
+    if (Date.now() > deadline) throw new Error(`queue not drained: ${items} open items, ${jobs?.n} open jobs`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const facts = (...contents: string[]) => ({ json: { explicit: contents.map((content) => ({ content })) } });
+
+const inputsOf = (request: RecordedRequest): string[] => [request.body.input].flat().map(String);
+
+/** Embeddings answer these vectors for these texts, the hashed vector for any other. */
+function embedAs(vectors: Record<string, number[]>): void {
+  fake.script.defaultEmbeddings((request) => ({ vectors: inputsOf(request).map((text) => vectors[text] ?? fake.vector(text)) }));
+}
+
+function unit(values: number[]): number[] {
+  const norm = Math.sqrt(values.reduce((sum, v) => sum + v * v, 0));
+  return values.map((v) => v / norm);
+}
+
+/** A vector within a small cosine distance of `vector` (about 0.005). */
+function near(vector: number[]): number[] {
+  const noise = fake.vector('noise');
+  return unit(vector.map((v, i) => v + 0.1 * noise[i]));
+}
+
+const axis = (i: number) => unit(Array.from({ length: 8 }, (_, j) => (j === i ? 1 : 0)));
+
+async function listed(api: TestApi, ws: string, observer: string, observed: string) {
+  const page = await api.post(`/v3/workspaces/${ws}/conclusions/list?size=100`, { filters: { observer_id: observer, observed_id: observed } });
+  expect(page.status, page.text).toBe(200);
+  return page.body.items as { id: string; content: string; times_derived: number; source_ids: string[] | null }[];
+}
+
+async function nearestConclusion(api: TestApi, ws: string, observer: string, observed: string, vector: number[]) {
+  return api.database.store.vectors.nearestConclusions({ workspaceId: ws, observerId: observer, observedId: observed, vector, k: 1 });
+}
+
+describe('conclusions are embedded when created', () => {
+  it('by the deriver: the batch facts in one embedding call, each conclusion with its vector', async () => {
+    const s = await setup({ EMBED_MESSAGES: 'false' });
+    const { api, ws } = s;
+    fake.script.defaultChat(facts('alice moved to Lisbon', 'alice has a sister'));
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I moved to Lisbon with my sister' }] });
+    await drain(s);
+    const held = await listed(api, ws, 'alice', 'alice');
+    expect(held.map((c) => c.content).sort()).toEqual(['alice has a sister', 'alice moved to Lisbon']);
+    const embeds = fake.requests('embeddings');
+    expect(embeds).toHaveLength(1);
+    expect(inputsOf(embeds[0])).toEqual(['alice moved to Lisbon', 'alice has a sister']);
+    for (const conclusion of held) {
+      const [nearest] = await nearestConclusion(api, ws, 'alice', 'alice', fake.vector(conclusion.content));
+      expect(nearest.conclusionId).toBe(conclusion.id);
+      expect(nearest.distance).toBeLessThan(1e-4);
+    }
+  });
+
+  it('by a manual POST, and without an embedding model they are stored without vectors as before', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    const created = await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice keeps bees', observer_id: 'alice', observed_id: 'alice' }] });
+    expect(created.status, created.text).toBe(201);
+    const [nearest] = await nearestConclusion(api, ws, 'alice', 'alice', fake.vector('alice keeps bees'));
+    expect(nearest).toMatchObject({ conclusionId: created.body[0].id });
+
+    const plain = await buildTestApp();
+    try {
+      await plain.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+      const stored = await plain.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice keeps bees', observer_id: 'alice', observed_id: 'alice' }] });
+      expect(stored.status).toBe(201);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('answers 503 with a detail and stores nothing when the embedding model fails on a manual POST', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    fake.script.embeddings({ status: 400, errorBody: { error: { message: 'model not found' } } });
+    const response = await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice keeps bees', observer_id: 'alice', observed_id: 'alice' }] });
+    expect(response.status).toBe(503);
+    expect(response.body.detail).toMatch(/embedding model .* failed, so no conclusion was stored/);
+    expect(await listed(api, ws, 'alice', 'alice')).toEqual([]);
+    // v2 observations take the same path
+    fake.script.embeddings({ status: 400, errorBody: { error: { message: 'model not found' } } });
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {} } });
+    const v2 = await api.post(`/v2/workspaces/${ws}/observations`, { observations: [{ content: 'alice keeps bees', observer_id: 'alice', observed_id: 'alice', session_id: 's1' }] });
+    expect(v2.status, v2.text).toBe(503);
+    expect(v2.body.detail).toContain('no conclusion was stored');
+    expect(await listed(api, ws, 'alice', 'alice')).toEqual([]);
+  });
+});
+
+describe('deduplication', () => {
+  it('manual POST: an exact repeat (trimmed, case-folded) reinforces the stored conclusion and answers with it', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    const url = `/v3/workspaces/${ws}/conclusions`;
+    const first = await api.post(url, { conclusions: [{ content: 'alice likes tea', observer_id: 'alice', observed_id: 'alice' }] });
+    const again = await api.post(url, {
+      conclusions: [
+        { content: '  Alice likes TEA ', observer_id: 'alice', observed_id: 'alice' },
+        { content: 'alice likes tea', observer_id: 'alice', observed_id: 'alice' },
+      ],
+    });
+    expect(again.status).toBe(201);
+    expect(again.body.map((c: { id: string }) => c.id)).toEqual([first.body[0].id, first.body[0].id]);
+    expect(again.body[0].times_derived).toBe(2);
+    const held = await listed(api, ws, 'alice', 'alice');
+    expect(held).toHaveLength(1);
+    expect(held[0].times_derived).toBe(2);
+  });
+
+  it('manual POST: a near duplicate replaces a poorer text and reinforces a richer one', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    const url = `/v3/workspaces/${ws}/conclusions`;
+    const base = fake.vector('alice likes tea');
+    embedAs({ 'alice likes green tea from Japan': near(base), 'Alice: tea.': near(near(base)) });
+    const first = await api.post(url, { conclusions: [{ content: 'alice likes tea', observer_id: 'alice', observed_id: 'alice' }] });
+
+    const richer = await api.post(url, { conclusions: [{ content: 'alice likes green tea from Japan', observer_id: 'alice', observed_id: 'alice' }] });
+    expect(richer.status).toBe(201);
+    expect(richer.body[0]).toMatchObject({ content: 'alice likes green tea from Japan', times_derived: 2 });
+    expect(richer.body[0].id).not.toBe(first.body[0].id);
+    let held = await listed(api, ws, 'alice', 'alice');
+    expect(held.map((c) => c.content)).toEqual(['alice likes green tea from Japan']);
+    // the old one is soft-deleted and its vector gone; the new one has the vector
+    expect((await api.get(`${url}/${first.body[0].id}`)).status).toBe(404);
+    const [nearest] = await nearestConclusion(api, ws, 'alice', 'alice', base);
+    expect(nearest.conclusionId).toBe(richer.body[0].id);
+
+    const poorer = await api.post(url, { conclusions: [{ content: 'Alice: tea.', observer_id: 'alice', observed_id: 'alice' }] });
+    expect(poorer.body[0]).toMatchObject({ id: richer.body[0].id, content: 'alice likes green tea from Japan', times_derived: 3 });
+    held = await listed(api, ws, 'alice', 'alice');
+    expect(held).toHaveLength(1);
+
+    // something far away is a new conclusion
+    const other = await api.post(url, { conclusions: [{ content: 'alice keeps bees', observer_id: 'alice', observed_id: 'alice' }] });
+    expect(other.body[0].times_derived).toBe(1);
+    expect(await listed(api, ws, 'alice', 'alice')).toHaveLength(2);
+  });
+
+  it('semantic deduplication only with DERIVER_DEDUPLICATE, and only within one session for explicit conclusions', async () => {
+    const s = await setup({ DERIVER_DEDUPLICATE: 'false' });
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {} } });
+    const url = `/v3/workspaces/${ws}/conclusions`;
+    embedAs({ 'alice likes green tea from Japan': near(fake.vector('alice likes tea')) });
+    await api.post(url, { conclusions: [{ content: 'alice likes tea', observer_id: 'alice', observed_id: 'alice' }] });
+    await api.post(url, { conclusions: [{ content: 'alice likes green tea from Japan', observer_id: 'alice', observed_id: 'alice' }] });
+    expect(await listed(api, ws, 'alice', 'alice')).toHaveLength(2);
+
+    const on = await setup();
+    await on.api.post(`/v3/workspaces/${on.ws}/sessions`, { id: 's1', peers: { alice: {} } });
+    embedAs({ 'alice likes green tea from Japan': near(fake.vector('alice likes tea')) });
+    await on.api.post(`/v3/workspaces/${on.ws}/conclusions`, { conclusions: [{ content: 'alice likes tea', observer_id: 'alice', observed_id: 'alice' }] });
+    const elsewhere = await on.api.post(`/v3/workspaces/${on.ws}/conclusions`, {
+      conclusions: [{ content: 'alice likes green tea from Japan', observer_id: 'alice', observed_id: 'alice', session_id: 's1' }],
+    });
+    expect(elsewhere.body[0].times_derived).toBe(1);
+    expect(await listed(on.api, on.ws, 'alice', 'alice')).toHaveLength(2);
+  });
+
+  it('the deriver: a richer near duplicate replaces the stored fact with its sources joined, a poorer one reinforces it', async () => {
+    const s = await setup({ EMBED_MESSAGES: 'false' });
+    const { api, ws } = s;
+    const base = fake.vector('alice likes tea');
+    embedAs({ 'alice likes green tea from Japan': near(base), 'Alice: tea.': near(near(base)) });
+    fake.script.chat(facts('alice likes tea'));
+    fake.script.chat(facts('alice likes green tea from Japan', 'alice likes green tea from Japan'));
+    fake.script.chat(facts('Alice: tea.'));
+    const first = await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
+    await drain(s);
+    const second = await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'Green tea, from Japan' }] });
+    await drain(s);
+    let held = await listed(api, ws, 'alice', 'alice');
+    expect(held).toHaveLength(1);
+    // the repeat inside the batch was dropped: replaced once (1 + 1)
+    expect(held[0]).toMatchObject({ content: 'alice likes green tea from Japan', times_derived: 2 });
+    expect(held[0].source_ids?.sort()).toEqual([first.body[0].id, second.body[0].id].sort());
+
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'tea' }] });
+    await drain(s);
+    held = await listed(api, ws, 'alice', 'alice');
+    expect(held).toHaveLength(1);
+    expect(held[0]).toMatchObject({ content: 'alice likes green tea from Japan', times_derived: 3 });
+  });
+});
+
+describe('messages are embedded in the background', () => {
+  it('in overlapping chunks of at most EMBEDDING_MAX_INPUT_TOKENS tokens, found by the nearest chunk', async () => {
+    const s = await setup({ EMBEDDING_MAX_INPUT_TOKENS: '16', DERIVER_ENABLED: 'false' });
+    const { api, ws } = s;
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    const sent = await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, {
+      messages: [
+        { peer_id: 'alice', content: 'a short one' },
+        { peer_id: 'alice', content: words },
+      ],
+    });
+    expect(sent.status).toBe(201);
+    const job = await api.database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = 'reasoning.embed_messages'", [ws]);
+    expect(Number(job?.n)).toBe(1);
+    await drain(s);
+
+    const inputs = fake.requests('embeddings').flatMap(inputsOf);
+    expect(inputs[0]).toBe('a short one');
+    const chunks = inputs.slice(1);
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(words.startsWith(chunks[0])).toBe(true);
+    expect(words.endsWith(chunks.at(-1)!)).toBe(true);
+    for (const chunk of chunks) expect(tokenCount(chunk)).toBeLessThanOrEqual(16);
+    for (let i = 0; i + 1 < chunks.length; i++) {
+      const tail = chunks[i].slice(chunks[i].length - Math.floor(chunks[i].length * 0.2));
+      expect(tail.length).toBeGreaterThan(0);
+      expect(chunks[i + 1].startsWith(tail)).toBe(true);
+    }
+    const found = await api.database.store.vectors.nearestMessages({ workspaceId: ws, sessionId: 's1', vector: fake.vector(chunks[2]), k: 20 });
+    expect(found[0]).toMatchObject({ messageId: sent.body[1].id });
+    expect(found[0].distance).toBeLessThan(1e-4);
+    expect(found.map((f) => f.messageId)).toEqual([sent.body[1].id, sent.body[0].id]);
+  });
+
+  it('not with EMBED_MESSAGES=false', async () => {
+    const off = await setup({ EMBED_MESSAGES: 'false', DERIVER_ENABLED: 'false' });
+    await off.api.post(`/v3/workspaces/${off.ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'hello there' }] });
+    await drain(off);
+    expect(fake.requests('embeddings')).toHaveLength(0);
+  });
+});
+
+describe('semantic search', () => {
+  it('conclusions/query ranks by cosine distance with top_k and the distance cut-off; full text without an embedding model', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    embedAs({
+      'alice owns a dog': axis(0),
+      'alice plays chess': unit([1, 1, 0, 0, 0, 0, 0, 0]),
+      'alice lives in Oslo': axis(2),
+      pets: axis(0),
+    });
+    const created = await api.post(`/v3/workspaces/${ws}/conclusions`, {
+      conclusions: ['alice owns a dog', 'alice plays chess', 'alice lives in Oslo'].map((content) => ({ content, observer_id: 'alice', observed_id: 'alice' })),
+    });
+    expect(created.status).toBe(201);
+    const query = (body: Record<string, unknown>) =>
+      api.post(`/v3/workspaces/${ws}/conclusions/query`, { query: 'pets', filters: { observer_id: 'alice', observed_id: 'alice' }, ...body });
+    const contents = (response: { body: { content: string }[] }) => response.body.map((c) => c.content);
+    expect(contents(await query({}))).toEqual(['alice owns a dog', 'alice plays chess', 'alice lives in Oslo']);
+    expect(contents(await query({ top_k: 1 }))).toEqual(['alice owns a dog']);
+    // chess is at 1 - 1/sqrt(2) = 0.29, Oslo at 1
+    expect(contents(await query({ distance: 0.5 }))).toEqual(['alice owns a dog', 'alice plays chess']);
+    expect(contents(await query({ distance: 0.1 }))).toEqual(['alice owns a dog']);
+    // other filters narrow the neighbours
+    expect(contents(await query({ filters: { observer_id: 'alice', observed_id: 'alice', content: { contains: 'Oslo' } } }))).toEqual(['alice lives in Oslo']);
+    // v2 observations query is the same search
+    const v2 = await api.post(`/v2/workspaces/${ws}/observations/query`, { query: 'pets', top_k: 1, filters: { observer: 'alice', observed: 'alice' } });
+    expect(contents(v2)).toEqual(['alice owns a dog']);
+
+    const plain = await buildTestApp();
+    try {
+      await plain.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+      await plain.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice owns a dog', observer_id: 'alice', observed_id: 'alice' }] });
+      const byText = (q: string) => plain.post(`/v3/workspaces/${ws}/conclusions/query`, { query: q, filters: { observer_id: 'alice', observed_id: 'alice' } });
+      expect(contents(await byText('pets'))).toEqual([]);
+      expect(contents(await byText('dog'))).toEqual(['alice owns a dog']);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('the representation with search_query: the nearest, then the most reinforced, then the newest', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    embedAs({ 'alice owns a dog': axis(0), pets: axis(0), 'alice plays chess': axis(1), 'alice lives in Oslo': axis(2), 'alice is 40': axis(3), 'alice sings': axis(4) });
+    const url = `/v3/workspaces/${ws}/conclusions`;
+    for (const content of ['alice owns a dog', 'alice plays chess', 'alice lives in Oslo', 'alice is 40', 'alice sings']) {
+      await api.post(url, { conclusions: [{ content, observer_id: 'alice', observed_id: 'alice' }] });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    // chess reinforced twice: the most derived
+    await api.post(url, { conclusions: [{ content: 'alice plays chess', observer_id: 'alice', observed_id: 'alice' }] });
+    const representation = async (body: Record<string, unknown>) => (await api.post(`/v3/workspaces/${ws}/peers/alice/representation`, body)).body.representation as string;
+    // N = 3: one nearest (dog), one most derived (chess), one newest (sings)
+    const text = await representation({ search_query: 'pets', max_conclusions: 3 });
+    expect(text.match(/\] (.*)$/gm)?.map((line) => line.slice(2))).toEqual(['alice sings', 'alice plays chess', 'alice owns a dog']);
+    // without a search query: the newest
+    const newest = await representation({ max_conclusions: 3 });
+    expect(newest.match(/\] (.*)$/gm)?.map((line) => line.slice(2))).toEqual(['alice sings', 'alice is 40', 'alice lives in Oslo']);
+  });
+});
+
+/** A database of this test's own (reembed drops every vector of a store). */
+async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `engram_reembed_${randomBytes(6).toString('hex')}`;
+  if (!TEST_DATABASE_URL.startsWith('postgres')) {
+    const file = join(tmpdir(), `${name}.db`);
+    return { url: file, drop: () => Promise.all([file, `${file}-wal`, `${file}-shm`].map((f) => rm(f, { force: true }))).then(() => undefined) };
+  }
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const cleanup = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await cleanup.connect();
+      await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => cleanup.end());
+    },
+  };
+}
+
+describe('engram reembed', () => {
+  it('drops the vectors and queues every conclusion and message to be embedded again; start-up refuses another size', async () => {
+    const fresh = await freshDatabaseUrl();
+    try {
+      const s = await setup({ DATABASE_URL: fresh.url, DERIVER_ENABLED: 'false' });
+      const { api, ws } = s;
+      await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+      const conclusion = await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice keeps bees', observer_id: 'alice', observed_id: 'alice' }] });
+      const message = await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'my bees swarmed today' }] });
+      await drain(s);
+      const store = api.database.store;
+      expect(await store.vectors.dimensions()).toBe(8);
+
+      // the configured size differs from the stored one: start-up stops naming the setting and the command
+      const other = await openDatabase(fresh.url);
+      const sixteen = { ...api.config, models: { ...api.config.models, embedding: { ...api.config.models.embedding, dimensions: 16 } } };
+      const refused = await checkVectorDimensions(sixteen, other).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(VectorSizeError);
+      expect(String((refused as Error).message)).toMatch(/EMBEDDING_VECTOR_DIMENSIONS is 16, but the stored vectors have 8 dimensions.*engram reembed/);
+      const same = await openDatabase(fresh.url);
+      await checkVectorDimensions({ ...sixteen, models: { ...sixteen.models, embedding: { ...sixteen.models.embedding, dimensions: 8 } } }, same);
+      await same.driver.close();
+
+      const lines = await reembed(api.config, api.database);
+      expect(lines[0]).toBe('dropped the stored vectors (8 dimensions)');
+      expect(lines[1]).toMatch(/queued the embedding of 1 conclusions and 1 messages/);
+      expect(await store.vectors.dimensions()).toBeUndefined();
+      expect(await nearestConclusion(api, ws, 'alice', 'alice', fake.vector('alice keeps bees'))).toEqual([]);
+
+      await drain(s);
+      expect(await store.vectors.dimensions()).toBe(8);
+      expect((await nearestConclusion(api, ws, 'alice', 'alice', fake.vector('alice keeps bees')))[0]).toMatchObject({ conclusionId: conclusion.body[0].id });
+      const found = await store.vectors.nearestMessages({ workspaceId: ws, vector: fake.vector('my bees swarmed today'), k: 1 });
+      expect(found[0]).toMatchObject({ messageId: message.body[0].id });
+    } finally {
+      for (const { api, worker } of open.splice(0)) {
+        await worker.stop(1000);
+        await api.close();
+      }
+      await fresh.drop();
+    }
+  });
+});
