@@ -11,7 +11,9 @@
  *   BENCH_MEMBERSHIPS   extra memberships of other peers, spread over the sessions (default 0)
  *   BENCH_MESSAGES      messages loaded for the message list and search cases (default 1000000)
  *   BENCH_WEBHOOK_EVENTS  events per webhook case (default 1000)
- *   BENCH_ONLY          run only the cases whose name contains this text (e.g. "peers/list")
+ *   BENCH_ONLY          run only the cases whose name contains this text (e.g. "peers/list",
+ *                       "deriver")
+ *   BENCH_DERIVER_MESSAGES, BENCH_DERIVER_SESSIONS  the deriver case's size (default 3000, 30)
  *   BENCH_BREAKDOWN     0 skips the in-process per-layer timings and the search analysis
  *   BENCH_CPU_PROF      a directory: the Engram process runs with --cpu-prof and writes its
  *                       profile there on exit (open it in Chrome DevTools or speedscope)
@@ -36,6 +38,7 @@ import {
 } from './dataset.js';
 import type { Breakdown, MessagesLoaded, SearchAnalysis, SearchQuery, StartRequest } from './engram-server.js';
 import { forkServer, type ChildServer } from './ipc.js';
+import { DERIVER_CASE, printDeriver, runDeriverBench } from './deriver.js';
 import { runSearchEval } from './search-eval.js';
 import { measureWebhooks, WEBHOOK_CASES, type WebhookResult } from './webhooks.js';
 
@@ -362,7 +365,23 @@ async function main(): Promise<void> {
   const webhookCases = WEBHOOK_CASES.filter((kase) => !only || kase.name.includes(only));
   // the search quality evaluation (bench/search-eval.ts) runs last, in this process
   const runsSearchEval = !only || 'search quality'.includes(only);
-  if (cases.length === 0 && webhookCases.length === 0 && !runsSearchEval) throw new Error(`BENCH_ONLY="${only}" matches no case`);
+  // the deriver case (bench/deriver.ts) runs its own server process with the fake model server
+  const runsDeriver = !only || DERIVER_CASE.includes(only);
+  const runDeriver = async () => {
+    if (!runsDeriver) return;
+    const messages = numberFromEnv('BENCH_DERIVER_MESSAGES', 3000);
+    process.stdout.write(`  ${DERIVER_CASE}: ${int(messages)} messages...`);
+    const result = await runDeriverBench({ databaseUrl: onPostgres ? pgUrl : undefined, messages, sessions: numberFromEnv('BENCH_DERIVER_SESSIONS', 30) });
+    console.log(' done');
+    printDeriver(result);
+  };
+  if (cases.length === 0 && webhookCases.length === 0 && !runsSearchEval) {
+    if (!runsDeriver) throw new Error(`BENCH_ONLY="${only}" matches no case`);
+    // nothing else selected: no dataset to load
+    await runDeriver();
+    console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    return;
+  }
 
   const execArgv = ['--import', 'tsx'];
   const profileDir = process.env.BENCH_CPU_PROF;
@@ -511,6 +530,7 @@ async function main(): Promise<void> {
   if (analysis !== undefined) printSearchAnalysis(analysis, messages!);
   if (breakdowns !== undefined) printBreakdown(breakdowns, compared, onPostgres);
   if (runsSearchEval) await runSearchEval(onPostgres ? pgUrl : ':memory:');
+  await runDeriver();
   console.log('');
   console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
