@@ -359,6 +359,8 @@ export interface Store {
   searchMatches(search: MessageSearch): Promise<SearchMatch[]>;
   /** How many messages the workspace (or its session, or sender, or both) holds, counted up to `cap`. */
   countMessagesInScope(scope: { workspaceId: string; sessionId?: string; peerId?: string }, cap: number): Promise<number>;
+  /** The id and text of the workspace's messages with these ids, in no particular order. */
+  searchContents(workspaceId: string, ids: readonly string[]): Promise<SearchCandidate[]>;
   /** The workspace's messages with these ids, in no particular order. */
   messagesByIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]>;
   /** The session's newest messages, newest first, `limit` at a time before `beforePk`. */

@@ -20,8 +20,12 @@ export const SEARCH_CANDIDATES = 1000;
  */
 export const TERM_MATCHES = 1000;
 
-/** The scope's size is counted up to this many messages. */
-export const SCOPE_COUNT_CAP = 100_000;
+/**
+ * The scope's size is counted up to this many messages: counting costs about 1.4 µs a message
+ * (a 100,000 cap made a workspace search 14 ms slower), and past it a term's weight depends on
+ * its own count more than on the scope's.
+ */
+export const SCOPE_COUNT_CAP = 10_000;
 
 export interface SearchScope {
   workspaceId: string;
@@ -117,9 +121,11 @@ export async function rankMessagesByText(
     .slice(0, SEARCH_CANDIDATES)
     .sort(([, a], [, b]) => b.seq - a.seq)
     .map(([id]) => id);
-  const records = new Map((await ctx.store.messagesByIds(scope.workspaceId, chosen)).map((m) => [m.id, m]));
-  // a message deleted between the two reads is left out
-  const candidates = chosen.flatMap((id) => records.get(id) ?? []);
+  const texts = new Map((await ctx.store.searchContents(scope.workspaceId, chosen)).map((c) => [c.id, c]));
+  // a message deleted between the reads is left out
+  const candidates = chosen.flatMap((id) => texts.get(id) ?? []);
   if (steps !== undefined) Object.assign(steps, { terms: terms.length, matches: found.size, candidates: candidates.length });
-  return rankCandidatesInSlices(ranked, candidates, options.limit);
+  const best = await rankCandidatesInSlices(ranked, candidates, options.limit);
+  const records = new Map((await ctx.store.messagesByIds(scope.workspaceId, best.map((c) => c.id))).map((m) => [m.id, m]));
+  return best.flatMap((candidate) => records.get(candidate.id) ?? []);
 }

@@ -789,6 +789,16 @@ export class SqlStore implements Store {
     return parts.join(' AND ');
   }
 
+  async searchContents(workspaceId: string, ids: readonly string[]): Promise<SearchCandidate[]> {
+    if (ids.length === 0) return [];
+    // by id alone, as messagesByIds: the unique index on id
+    const rows = await this.db.all<SearchCandidate & { workspace_id: string }>(
+      `SELECT m.id, m.content, m.workspace_id FROM messages m WHERE m.id IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+    );
+    return rows.filter((row) => row.workspace_id === workspaceId).map((row) => ({ id: row.id, content: row.content }));
+  }
+
   async messagesByIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]> {
     if (ids.length === 0) return [];
     // by id alone, so the unique index on id is used (ids are unique across workspaces); with the
