@@ -346,6 +346,11 @@ export interface Store {
   /** Copies messages (up to and including `untilMessageId`'s position) between sessions. */
   copyMessages(workspaceId: string, fromSessionId: string, toSessionId: string, untilMessageId: string | undefined, now: Date, newId: () => string): Promise<void>;
   messageInSession(workspaceId: string, sessionId: string, messageId: string): Promise<boolean>;
+  /**
+   * Which of these messages lie in the scope and pass the Message `filters` and the peer's
+   * perspective (the vector ranking of a hybrid search, narrowed as the full-text one is).
+   */
+  filterMessageIds(search: Omit<MessageSearch, 'terms' | 'candidates'>, ids: readonly string[]): Promise<Set<string>>;
 
   // messages
   insertMessages(rows: MessageRecord[]): Promise<void>;

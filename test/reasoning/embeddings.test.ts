@@ -339,6 +339,42 @@ describe('semantic search', () => {
     }
   });
 
+  it('message search is hybrid: a message found by meaning alone, fused with the full-text matches by reciprocal rank', async () => {
+    const s = await setup({ DERIVER_ENABLED: 'false' });
+    const { api, ws } = s;
+    embedAs({
+      'I adopted a puppy last spring': axis(0),
+      'The weather was cold and grey': axis(1),
+      'We had pasta for lunch': axis(2),
+      'Which pet does she have?': near(axis(0)),
+      'pasta weather': axis(5),
+    });
+    const sent = await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, {
+      messages: ['I adopted a puppy last spring', 'The weather was cold and grey', 'We had pasta for lunch'].map((content) => ({ peer_id: 'alice', content })),
+    });
+    expect(sent.status).toBe(201);
+    const contents = (response: { body: { content: string }[] }) => response.body.map((m) => m.content);
+
+    // no vector yet: full text alone finds nothing for a question sharing no word
+    expect(contents(await api.post(`/v3/workspaces/${ws}/search`, { query: 'Which pet does she have?' }))).toEqual([]);
+    await drain(s);
+    for (const url of [`/v3/workspaces/${ws}/search`, `/v3/workspaces/${ws}/sessions/s1/search`, `/v3/workspaces/${ws}/peers/alice/search`]) {
+      const found = await api.post(url, { query: 'Which pet does she have?', limit: 1 });
+      expect(found.status, found.text).toBe(200);
+      expect(contents(found)).toEqual(['I adopted a puppy last spring']);
+    }
+    // full-text matches come first when the vectors do not help; all three are found
+    const both = contents(await api.post(`/v3/workspaces/${ws}/search`, { query: 'pasta weather', limit: 10 }));
+    expect(both.slice(0, 2).sort()).toEqual(['The weather was cold and grey', 'We had pasta for lunch']);
+    expect(both).toHaveLength(3);
+    // filters narrow the vector ranking too
+    const filtered = await api.post(`/v3/workspaces/${ws}/search`, { query: 'Which pet does she have?', filters: { peer_id: 'bob' } });
+    expect(contents(filtered)).toEqual([]);
+    // an embedding model that fails leaves full-text search working
+    fake.script.embeddings({ status: 400, errorBody: { error: { message: 'bad' } } });
+    expect(contents(await api.post(`/v3/workspaces/${ws}/search`, { query: 'pasta' }))).toEqual(['We had pasta for lunch']);
+  });
+
   it('the representation with search_query: the nearest, then the most reinforced, then the newest', async () => {
     const s = await setup();
     const { api, ws } = s;

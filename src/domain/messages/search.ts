@@ -1,9 +1,11 @@
 import type { JsonObject, MessageRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput } from '../errors.js';
+import { reciprocalRankFusion } from './fuse.js';
 import { queryTerms } from './query-terms.js';
 import { rankCandidatesInSlices, type RankTerm } from './rank.js';
 import { countTokensOf } from './token-count.js';
+import { rankMessagesByVector } from './vector-search.js';
 
 /** Longest search query in tokens (contract §7.1). */
 export const MAX_QUERY_TOKENS = 8192;
@@ -61,8 +63,9 @@ export interface SearchSteps {
  * message found gets the summed inverse document frequencies of the terms it was found by,
  * the SEARCH_CANDIDATES best of them (newest first between equals) are read and ranked by
  * BM25 (rank.ts), and the best `limit` are returned. Filters narrow the result; scope keys in
- * them are replaced by the scope itself (contract §5.1). A vector-similarity ranking can be
- * fused with this one: rankMessagesByText gives the whole ranking, fuse.ts merges rankings.
+ * them are replaced by the scope itself (contract §5.1). When message vectors exist, this
+ * ranking (2 x `limit`) and the vector ranking (vector-search.ts) are merged by reciprocal rank
+ * fusion (fuse.ts), so a message found by meaning alone is found too.
  */
 export async function searchMessages(
   ctx: DomainContext,
@@ -70,7 +73,19 @@ export async function searchMessages(
   options: { query: string; filters: JsonObject | null | undefined; limit: number; generation: 'v2' | 'v3' },
   steps?: SearchSteps,
 ): Promise<MessageRecord[]> {
-  return rankMessagesByText(ctx, scope, options, steps);
+  const canFuse = ctx.reasoning?.models.embedder !== undefined;
+  // the full-text ranking first: it also checks the query
+  const text = await rankMessagesByText(ctx, scope, { ...options, limit: canFuse ? options.limit * 2 : options.limit }, steps);
+  if (!canFuse) return text;
+  const vector = await rankMessagesByVector(ctx, scope, options);
+  if (vector === undefined) return text.slice(0, options.limit);
+  // hybrid (reasoning.md R7): both rankings merged by reciprocal rank fusion, k = 60
+  const fused = reciprocalRankFusion([text.map((m) => m.id), vector]).slice(0, options.limit);
+  const records = new Map(text.map((m) => [m.id, m]));
+  const missing = fused.filter((id) => !records.has(id));
+  for (const message of await ctx.store.messagesByIds(scope.workspaceId, missing)) records.set(message.id, message);
+  // a message deleted between the reads is left out
+  return fused.flatMap((id) => records.get(id) ?? []);
 }
 
 /** searchMessages' full-text ranking, the best `limit` (as many as SEARCH_CANDIDATES) of it. */

@@ -27,6 +27,7 @@ import { PostgresVectorIndex } from '../postgres/postgres-vector-index.js';
 import { SqliteVectorIndex } from '../sqlite/sqlite-vector-index.js';
 import type { VectorIndex } from '../vector-index.js';
 import { pageOffset } from './page-offset.js';
+import { jsonText } from './json-text.js';
 
 interface WorkspaceRow {
   id: string;
@@ -732,6 +733,33 @@ export class SqlStore implements Store {
       params,
     );
     return Number(row?.n ?? 0);
+  }
+
+  async filterMessageIds(search: Omit<MessageSearch, 'terms' | 'candidates'>, ids: readonly string[]): Promise<Set<string>> {
+    const params: unknown[] = [jsonText([...ids]), search.workspaceId];
+    const where = [
+      this.dialect === 'postgres' ? 'm.id IN (SELECT jsonb_array_elements_text(?::jsonb))' : 'm.id IN (SELECT value FROM json_each(?))',
+      'm.workspace_id = ?',
+    ];
+    if (search.sessionId !== undefined) {
+      where.push('m.session_id = ?');
+      params.push(search.sessionId);
+    }
+    if (search.peerId !== undefined) {
+      where.push('m.peer_id = ?');
+      params.push(search.peerId);
+    }
+    if (search.peerPerspective !== undefined) {
+      where.push(`EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_id = m.workspace_id
+        AND sp.session_id = m.session_id AND sp.peer_id = ? AND m.created_at >= sp.joined_at
+        AND (sp.left_at IS NULL OR m.created_at <= sp.left_at))`);
+      params.push(search.peerPerspective);
+    }
+    const filterSql = compileFilter(search.filters, MESSAGE_FILTER, this.dialect, params, search.generation);
+    if (ids.length === 0) return new Set();
+    if (filterSql !== null) where.push(`(${filterSql})`);
+    const rows = await this.db.all<{ id: string }>(`SELECT m.id FROM messages m WHERE ${where.join(' AND ')}`, params);
+    return new Set(rows.map((row) => row.id));
   }
 
   /** The newest messages of the scope holding every word of the search, filtered, newest first. */

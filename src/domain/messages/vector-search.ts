@@ -1,0 +1,51 @@
+import { ModelError } from '../../llm/provider.js';
+import { MAX_NEIGHBOURS, type JsonObject } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { embedderOf } from '../reasoning/embeddings.js';
+
+/**
+ * The vector half of a hybrid message search (reasoning.md R7): the scope's messages nearest in
+ * meaning to the query, nearest first, as ids; a message with several chunks counts once, at
+ * its nearest chunk. `limit` x 2 neighbours are read (x 4 with `peer_perspective`, x 4 again
+ * with other filters, since the filters and the perspective are applied after the vector
+ * search). Undefined when there is nothing to fuse: no embedding model, no vector stored yet,
+ * or the embedding model failing (the search then answers by full text alone rather than not
+ * at all).
+ */
+export async function rankMessagesByVector(
+  ctx: DomainContext,
+  scope: { workspaceId: string; sessionId?: string; peerId?: string },
+  options: { query: string; filters: JsonObject | null | undefined; limit: number; generation: 'v2' | 'v3' },
+): Promise<string[] | undefined> {
+  const embedder = embedderOf(ctx);
+  if (embedder === undefined || options.query.trim() === '' || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
+  let vector: number[];
+  try {
+    [vector] = await embedder.embed([options.query]);
+  } catch (error) {
+    if (error instanceof ModelError) return undefined;
+    throw error;
+  }
+  // the same narrowing as the full-text ranking (search.ts): scope keys in the filters give way to the scope
+  let filters: JsonObject | null = options.filters ?? null;
+  let peerPerspective: string | undefined;
+  if (filters !== null) {
+    const { peer_perspective: perspective, workspace_id: _w, ...rest } = filters;
+    if (typeof perspective === 'string') peerPerspective = perspective;
+    if (scope.sessionId !== undefined) delete rest.session_id;
+    if (scope.peerId !== undefined) delete rest.peer_id;
+    filters = Object.keys(rest).length === 0 ? null : rest;
+  }
+  const factor = (peerPerspective === undefined ? 2 : 4) * (filters === null ? 1 : 4);
+  const neighbours = await ctx.store.vectors.nearestMessages({
+    workspaceId: scope.workspaceId,
+    sessionId: scope.sessionId,
+    peerId: scope.peerId,
+    vector,
+    k: Math.min(MAX_NEIGHBOURS, options.limit * factor),
+  });
+  const ids = neighbours.map((n) => n.messageId);
+  if (filters === null && peerPerspective === undefined) return ids;
+  const kept = await ctx.store.filterMessageIds({ ...scope, filters, peerPerspective, generation: options.generation }, ids);
+  return ids.filter((id) => kept.has(id));
+}
