@@ -11,8 +11,13 @@ export type JobOutcome =
 export interface JobHandler {
   /** `signal` aborts when the run is past its time (or the worker stops). */
   run(job: JobRecord, store: Store, signal: AbortSignal): Promise<JobOutcome>;
-  /** Longest a run may take; also the lease, after which another worker may take the job. */
+  /** Longest a run may take; also the lease (unless `leaseMs`), after which another worker may take the job. */
   timeoutMs: number;
+  /**
+   * A lease shorter than the timeout, renewed while the run goes on: a crashed worker's job is
+   * taken over after this long, however long a run may take.
+   */
+  leaseMs?: number;
   /** Most runs of this kind at once in one process (default: the worker's concurrency). */
   concurrency?: number;
 }

@@ -15,6 +15,8 @@ import type { JobCatalog, JobOutcome } from './catalog.js';
 
 /** Longest a model-backed job may run (it is also its lease); a model call can take minutes. */
 const REASONING_TIMEOUT_MS = 10 * 60_000;
+/** Their lease, renewed while they run: a crashed worker's model job is taken over after a minute. */
+const REASONING_LEASE_MS = 60_000;
 
 const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 
@@ -62,6 +64,7 @@ export function reasoningHandlers(ctx: DomainContext, options: { concurrency: nu
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       timeoutMs: REASONING_TIMEOUT_MS,
+      leaseMs: REASONING_LEASE_MS,
       concurrency: options.concurrency,
     },
     [SUMMARIZE]: {
@@ -72,6 +75,7 @@ export function reasoningHandlers(ctx: DomainContext, options: { concurrency: nu
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       timeoutMs: REASONING_TIMEOUT_MS,
+      leaseMs: REASONING_LEASE_MS,
       concurrency: options.concurrency,
     },
     [EMBED_MESSAGES]: {
@@ -82,6 +86,7 @@ export function reasoningHandlers(ctx: DomainContext, options: { concurrency: nu
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       timeoutMs: EMBED_TIMEOUT_MS,
+      leaseMs: REASONING_LEASE_MS,
       concurrency: options.concurrency,
     },
     [EMBED_CONCLUSIONS]: {
@@ -92,6 +97,7 @@ export function reasoningHandlers(ctx: DomainContext, options: { concurrency: nu
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       timeoutMs: EMBED_TIMEOUT_MS,
+      leaseMs: REASONING_LEASE_MS,
       concurrency: options.concurrency,
     },
   };

@@ -1,5 +1,5 @@
 import { isStoreUnavailable, type JobRecord, type Store, type StoreUnavailableError } from '../storage/store.js';
-import type { JobCatalog, JobOutcome } from './catalog.js';
+import type { JobCatalog, JobHandler, JobOutcome } from './catalog.js';
 
 /** Longest pause between attempts to reach a store that is unavailable. */
 const MAX_UNAVAILABLE_PAUSE_MS = 5000;
@@ -82,7 +82,7 @@ export class Worker {
     this.lanes = [
       ...known.map((kind) => ({
         kinds: { only: [kind] },
-        leaseMs: catalog[kind].timeoutMs,
+        leaseMs: catalog[kind].leaseMs ?? catalog[kind].timeoutMs,
         concurrency: Math.min(catalog[kind].concurrency ?? options.concurrency, options.concurrency),
         running: new Set<string>(),
       })),
@@ -220,6 +220,7 @@ export class Worker {
       outcome = { kind: 'failed', error: `no handler for job kind ${job.kind}`, retryable: false };
     } else {
       let timer: NodeJS.Timeout | undefined;
+      const heartbeat = this.keepLeased(job, handler);
       // past its time the run is abandoned and told to stop (a model call is aborted)
       const abort = new AbortController();
       const timeout = new Promise<JobOutcome>((resolve) => {
@@ -240,6 +241,7 @@ export class Worker {
         }
       } finally {
         clearTimeout(timer);
+        clearInterval(heartbeat);
       }
     }
     try {
@@ -256,6 +258,25 @@ export class Worker {
     } finally {
       this.leaseEnds.delete(job.id);
     }
+  }
+
+  /**
+   * For a handler whose lease is shorter than its timeout (model work): renews the lease every
+   * third of it while the run goes on, so a run may take minutes while a crashed worker's job is
+   * taken over after one short lease. A renewal the store refuses is left to the next one.
+   */
+  private keepLeased(job: JobRecord, handler: JobHandler): NodeJS.Timeout | undefined {
+    const leaseMs = handler.leaseMs;
+    if (leaseMs === undefined || leaseMs >= handler.timeoutMs) return undefined;
+    const timer = setInterval(() => {
+      const until = this.now().getTime() + leaseMs;
+      this.store.jobs.extendLease(job.id, new Date(until)).then(
+        () => this.leaseEnds.set(job.id, until),
+        () => undefined,
+      );
+    }, Math.max(100, Math.floor(leaseMs / 3)));
+    timer.unref();
+    return timer;
   }
 
   private async record(job: JobRecord, outcome: RunOutcome): Promise<void> {

@@ -264,6 +264,8 @@ export interface JobStore {
    * enough: it may have read its work already).
    */
   schedule(job: NewJob, runAfter: Date, now: Date): Promise<void>;
+  /** Moves a running job's lease to `until` (a worker still at work on it). */
+  extendLease(id: string, until: Date): Promise<void>;
   complete(id: string, now: Date): Promise<void>;
   retry(id: string, runAfter: Date, error: string): Promise<void>;
   deadLetter(id: string, now: Date, error: string): Promise<void>;

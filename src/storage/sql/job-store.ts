@@ -122,6 +122,10 @@ export class SqlJobStore implements JobStore {
     return rows.map((row) => this.job(row));
   }
 
+  async extendLease(id: string, until: Date): Promise<void> {
+    await this.db.run(`UPDATE jobs SET locked_until = ? WHERE id = ? AND status = 'running'`, [this.codec.time(until), id]);
+  }
+
   async complete(id: string, now: Date): Promise<void> {
     await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ?`, [this.codec.time(now), id]);
   }

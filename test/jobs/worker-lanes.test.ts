@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/app.js';
+import type { JobCatalog } from '../../src/jobs/catalog.js';
+import { Worker } from '../../src/jobs/worker.js';
+import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let database: Database;
+beforeAll(async () => {
+  database = await openDatabase(TEST_DATABASE_URL);
+});
+afterAll(() => database.driver.close());
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await sleep(20);
+  }
+}
+
+const status = async (id: string) => (await database.driver.get<{ status: string }>('SELECT status FROM jobs WHERE id = ?', [id]))?.status;
+
+describe('the worker', () => {
+  it('renews a short lease while a long run goes on, so no other worker takes the job meanwhile', async () => {
+    const kind = uniqueId('test.slow');
+    let runs = 0;
+    const catalog: JobCatalog = {
+      [kind]: {
+        async run() {
+          runs++;
+          await sleep(1_200);
+          return { kind: 'done' };
+        },
+        timeoutMs: 10_000,
+        leaseMs: 300,
+      },
+    };
+    const options = { concurrency: 2, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent };
+    const first = new Worker(database.store, catalog, options);
+    const second = new Worker(database.store, catalog, options);
+    const id = uniqueId('job');
+    await database.store.jobs.enqueue([{ id, kind, workspaceId: null, queueKey: uniqueId('q'), payload: {}, maxAttempts: 3 }], new Date());
+    first.start();
+    await waitFor(async () => runs === 1);
+    second.start();
+    try {
+      await waitFor(async () => (await status(id)) === 'done');
+      expect(runs).toBe(1);
+    } finally {
+      await Promise.all([first.stop(2_000), second.stop(2_000)]);
+    }
+  });
+
+  it('runs each kind in its own lane: a slow kind at its concurrency does not hold up another', async () => {
+    const slow = uniqueId('test.slow');
+    const quick = uniqueId('test.quick');
+    let slowRunning = 0;
+    let maxSlow = 0;
+    const catalog: JobCatalog = {
+      [slow]: {
+        async run() {
+          slowRunning++;
+          maxSlow = Math.max(maxSlow, slowRunning);
+          await sleep(800);
+          slowRunning--;
+          return { kind: 'done' };
+        },
+        timeoutMs: 10_000,
+        concurrency: 1,
+      },
+      [quick]: { run: async () => ({ kind: 'done' }), timeoutMs: 1_000 },
+    };
+    const worker = new Worker(database.store, catalog, { concurrency: 4, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
+    const slowIds = [uniqueId('job'), uniqueId('job'), uniqueId('job')];
+    const quickId = uniqueId('job');
+    await database.store.jobs.enqueue(
+      slowIds.map((id) => ({ id, kind: slow, workspaceId: null, queueKey: uniqueId('q'), payload: {}, maxAttempts: 1 })),
+      new Date(),
+    );
+    await database.store.jobs.enqueue([{ id: quickId, kind: quick, workspaceId: null, queueKey: uniqueId('q'), payload: {}, maxAttempts: 1 }], new Date());
+    worker.start();
+    try {
+      // the quick job is done while the first slow one still runs
+      await waitFor(async () => (await status(quickId)) === 'done', 700);
+      expect(await status(slowIds[2])).toBe('pending');
+      await waitFor(async () => (await Promise.all(slowIds.map(status))).every((s) => s === 'done'));
+      expect(maxSlow).toBe(1);
+    } finally {
+      await worker.stop(2_000);
+    }
+  });
+});
