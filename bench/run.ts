@@ -14,6 +14,8 @@
  *   BENCH_ONLY          run only the cases whose name contains this text (e.g. "peers/list",
  *                       "deriver")
  *   BENCH_DERIVER_MESSAGES, BENCH_DERIVER_SESSIONS  the deriver case's size (default 3000, 30)
+ *   BENCH_CONCLUSIONS, BENCH_CONCLUSION_COLLECTIONS, BENCH_CONCLUSION_DIMENSIONS  the
+ *                       conclusions/query case's size (default 100000, 1000, 1536)
  *   BENCH_BREAKDOWN     0 skips the in-process per-layer timings and the search analysis
  *   BENCH_CPU_PROF      a directory: the Engram process runs with --cpu-prof and writes its
  *                       profile there on exit (open it in Chrome DevTools or speedscope)
@@ -38,6 +40,7 @@ import {
 } from './dataset.js';
 import type { Breakdown, MessagesLoaded, SearchAnalysis, SearchQuery, StartRequest } from './engram-server.js';
 import { forkServer, type ChildServer } from './ipc.js';
+import { CONCLUSIONS_CASE, printConclusions, runConclusionsBench } from './conclusions-query.js';
 import { DERIVER_CASE, printDeriver, runDeriverBench } from './deriver.js';
 import { runSearchEval } from './search-eval.js';
 import { measureWebhooks, WEBHOOK_CASES, type WebhookResult } from './webhooks.js';
@@ -375,9 +378,28 @@ async function main(): Promise<void> {
     console.log(' done');
     printDeriver(result);
   };
+  // conclusions/query (bench/conclusions-query.ts): its own server process, loaded store and fake embedding model
+  const runsConclusions = !only || CONCLUSIONS_CASE.includes(only);
+  const runConclusions = async () => {
+    if (!runsConclusions) return;
+    const conclusions = Math.round(numberFromEnv('BENCH_CONCLUSIONS', 100_000));
+    process.stdout.write(`  ${CONCLUSIONS_CASE}: loading ${int(conclusions)} conclusions`);
+    const result = await runConclusionsBench({
+      databaseUrl: onPostgres ? pgUrl : undefined,
+      conclusions,
+      collections: Math.round(numberFromEnv('BENCH_CONCLUSION_COLLECTIONS', 1_000)),
+      dimensions: Math.round(numberFromEnv('BENCH_CONCLUSION_DIMENSIONS', 1536)),
+      durationS: DURATION_S,
+      warmupS: WARMUP_S,
+      connections: CONNECTIONS,
+    });
+    console.log(' done');
+    printConclusions(result);
+  };
   if (cases.length === 0 && webhookCases.length === 0 && !runsSearchEval) {
-    if (!runsDeriver) throw new Error(`BENCH_ONLY="${only}" matches no case`);
+    if (!runsDeriver && !runsConclusions) throw new Error(`BENCH_ONLY="${only}" matches no case`);
     // nothing else selected: no dataset to load
+    await runConclusions();
     await runDeriver();
     console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
     return;
@@ -530,6 +552,7 @@ async function main(): Promise<void> {
   if (analysis !== undefined) printSearchAnalysis(analysis, messages!);
   if (breakdowns !== undefined) printBreakdown(breakdowns, compared, onPostgres);
   if (runsSearchEval) await runSearchEval(onPostgres ? pgUrl : ':memory:');
+  await runConclusions();
   await runDeriver();
   console.log('');
   console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);

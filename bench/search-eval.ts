@@ -3,11 +3,24 @@
  * conversations whose answering turns are known (qa-conversations.ts). Prints, per ranking,
  * the share of questions whose answering turn is among the first 10 results:
  *
- * - `any term, BM25`: message search as served (src/domain/messages/search.ts);
+ * - `any term, BM25`: message search as served without an embedding model, i.e. full text
+ *   alone (src/domain/messages/search.ts);
  * - `every word`: the search before it, which required every word of the query (the newest
  *   1,000 messages holding all of them, ranked by term frequency);
- * - `hybrid`: full-text and vector rankings fused, once message vectors exist (a ranker in
- *   `RANKERS` that returns message ids best first is all it takes: see `hybridRanker`).
+ * - with an embedding model (EVAL_EMBEDDING_BASE_URL): `vector alone` (the vector half of
+ *   the search, vector-search.ts) and `hybrid` (message search as served with an embedding
+ *   model: both rankings fused by reciprocal rank fusion). The conversations' messages are
+ *   embedded first, as the background job embeds them (embedStoredMessages), and each question
+ *   is embedded by the search itself, all through Engram's openai transport (src/llm), which
+ *   speaks to OpenAI and to OpenAI-compatible servers such as Ollama.
+ *
+ * Without EVAL_EMBEDDING_BASE_URL the hybrid line says why it is not measured: the only model
+ * at hand offline is the fake server's hashed vectors, which carry no meaning, so recall with
+ * them would measure noise.
+ *
+ * Environment: EVAL_EMBEDDING_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama),
+ * EVAL_EMBEDDING_MODEL (e.g. nomic-embed-text; default text-embedding-3-small),
+ * EVAL_EMBEDDING_API_KEY (OpenAI; Ollama needs none), EVAL_EMBEDDING_DIMENSIONS (optional).
  *
  * Run alone with `npx tsx bench/search-eval.ts`; `npm run bench` runs it too. It loads the
  * conversations through the store into a fresh in-memory SQLite database, or into
@@ -15,10 +28,14 @@
  */
 import { pathToFileURL } from 'node:url';
 import { openDatabase } from '../src/app.js';
-import { createDomainContext, type DomainContext } from '../src/domain/context.js';
-import { reciprocalRankFusion } from '../src/domain/messages/fuse.js';
+import { parseReasoningConfig } from '../src/config-reasoning.js';
+import { createDomainContext, type DomainContext, type ReasoningRuntime } from '../src/domain/context.js';
 import { rankCandidates } from '../src/domain/messages/rank.js';
 import { searchMessages, searchTerms } from '../src/domain/messages/search.js';
+import { rankMessagesByVector } from '../src/domain/messages/vector-search.js';
+import { embedStoredMessages, MESSAGES_PER_EMBED_JOB } from '../src/domain/reasoning/embeddings.js';
+import { buildModels } from '../src/llm/models.js';
+import type { Embedder } from '../src/llm/provider.js';
 import type { MessageRecord, Store } from '../src/storage/store.js';
 import { qaConversations, type QaConversation } from './qa-conversations.js';
 
@@ -34,16 +51,85 @@ const everyWord: Ranker = async (ctx, workspaceId, sessionId, question) => {
   return rankCandidates(terms, candidates, 10).map((c) => c.id);
 };
 
-/**
- * Hybrid search: the full-text ranking fused with a vector ranking (reciprocal rank fusion,
- * k = 60). `vectorRanker` answers undefined while messages have no vectors.
- */
-export function hybridRanker(vectorRanker: (ctx: DomainContext, workspaceId: string, sessionId: string, question: string) => Promise<string[] | undefined>): Ranker {
-  return async (ctx, workspaceId, sessionId, question) => {
-    const text = await fullText(ctx, workspaceId, sessionId, question);
-    const vectors = await vectorRanker(ctx, workspaceId, sessionId, question);
-    return vectors === undefined ? text : reciprocalRankFusion([text, vectors]).slice(0, 10);
+/** The ctx of a ranking with the embedding model: message search is then hybrid, as served. */
+function withModel(ctx: DomainContext, runtime: ReasoningRuntime): DomainContext {
+  return { ...ctx, reasoning: runtime };
+}
+
+/** Message search as served with an embedding model: full text and vectors fused (search.ts). */
+export function hybridRanker(runtime: ReasoningRuntime): Ranker {
+  return async (ctx, workspaceId, sessionId, question) =>
+    (await searchMessages(withModel(ctx, runtime), { workspaceId, sessionId }, { query: question, filters: null, limit: 10, generation: 'v3' })).map((m) => m.id);
+}
+
+/** The vector half of the hybrid search alone. */
+export function vectorRanker(runtime: ReasoningRuntime): Ranker {
+  return async (ctx, workspaceId, sessionId, question) =>
+    (await rankMessagesByVector(withModel(ctx, runtime), { workspaceId, sessionId }, { query: question, filters: null, limit: 10, generation: 'v3' })) ?? [];
+}
+
+/** An embedder that counts its calls and failures (a failing model makes the search fall back to full text silently). */
+export interface CountingEmbedder extends Embedder {
+  calls: number;
+  failures: number;
+  lastError?: string;
+}
+
+function counting(embedder: Embedder): CountingEmbedder {
+  const counted: CountingEmbedder = {
+    name: embedder.name,
+    calls: 0,
+    failures: 0,
+    dimensions: () => embedder.dimensions(),
+    async embed(texts, signal) {
+      counted.calls++;
+      try {
+        return await embedder.embed(texts, signal);
+      } catch (error) {
+        counted.failures++;
+        counted.lastError = error instanceof Error ? error.message : String(error);
+        throw error;
+      }
+    },
   };
+  return counted;
+}
+
+/**
+ * The evaluation's embedding model from EVAL_EMBEDDING_* (read as Engram reads LLM_OPENAI_BASE_URL,
+ * LLM_OPENAI_API_KEY, EMBEDDING_MODEL and EMBEDDING_VECTOR_DIMENSIONS), or undefined when
+ * EVAL_EMBEDDING_BASE_URL is not set.
+ */
+export function evalEmbedding(env: NodeJS.ProcessEnv = process.env): { runtime: ReasoningRuntime; embedder: CountingEmbedder } | undefined {
+  const baseUrl = env.EVAL_EMBEDDING_BASE_URL;
+  if (baseUrl === undefined || baseUrl === '') return undefined;
+  const settings: Record<string, string | undefined> = {
+    LLM_OPENAI_BASE_URL: baseUrl,
+    LLM_OPENAI_API_KEY: env.EVAL_EMBEDDING_API_KEY || undefined,
+    EMBEDDING_MODEL: env.EVAL_EMBEDDING_MODEL || undefined,
+    EMBEDDING_VECTOR_DIMENSIONS: env.EVAL_EMBEDDING_DIMENSIONS || undefined,
+  };
+  const problems: string[] = [];
+  const { reasoning, models } = parseReasoningConfig((key) => settings[key], problems);
+  if (problems.length > 0) throw new Error(`EVAL_EMBEDDING_*: ${problems.join('; ')}`);
+  const built = buildModels(models).embedder;
+  if (built === undefined) throw new Error('EVAL_EMBEDDING_BASE_URL is set but no embedding model could be built from it');
+  const embedder = counting(built);
+  return { runtime: { settings: reasoning, models: { chat: () => undefined, embedder } }, embedder };
+}
+
+/** Embeds every stored turn as the background job does (chunks, batches), in jobs of MESSAGES_PER_EMBED_JOB. */
+async function embedConversations(ctx: DomainContext, workspaceId: string, ids: string[][]): Promise<number> {
+  let chunks = 0;
+  for (const [index, turnIds] of ids.entries()) {
+    for (let start = 0; start < turnIds.length; start += MESSAGES_PER_EMBED_JOB) {
+      const payload = { workspaceId, sessionId: `conversation-${index}`, messageIds: turnIds.slice(start, start + MESSAGES_PER_EMBED_JOB) };
+      const outcome = await embedStoredMessages(ctx, payload);
+      if (outcome.kind === 'failed') throw new Error(`embedding the conversation failed: ${outcome.error}`);
+      if (outcome.kind === 'done') chunks += outcome.chunks;
+    }
+  }
+  return chunks;
 }
 
 export const RANKERS: Record<string, Ranker> = { 'any term, BM25': fullText, 'every word': everyWord };
@@ -112,23 +198,51 @@ export async function measureRecall(ctx: DomainContext, workspaceId: string, con
   return results;
 }
 
+/** Why the hybrid line has no number when no embedding model is configured. */
+export const HYBRID_NOT_MEASURED =
+  'not measured: set EVAL_EMBEDDING_BASE_URL (and EVAL_EMBEDDING_MODEL) to an embedding model; ' +
+  'the hashed vectors of the fake model server carry no meaning, so they would only measure noise';
+
 /** The evaluation on a fresh database: prints a table, returns the results. */
 export async function runSearchEval(url = process.env.BENCH_DATABASE_URL ?? ':memory:'): Promise<RecallResult[]> {
+  const model = evalEmbedding();
   const database = await openDatabase(url);
   const workspaceId = `search-eval-${Date.now().toString(36)}`;
   try {
     const conversations = qaConversations();
     const ids = await loadConversations(database.store, workspaceId, conversations);
     const ctx = createDomainContext(database.store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 1 });
-    const results = await measureRecall(ctx, workspaceId, conversations, ids, RANKERS);
+    const rankers: Record<string, Ranker> = { ...RANKERS };
+    let embedded = '';
+    if (model !== undefined) {
+      const started = performance.now();
+      const chunks = await embedConversations(withModel(ctx, model.runtime), workspaceId, ids);
+      const turns = ids.reduce((sum, turnIds) => sum + turnIds.length, 0);
+      embedded =
+        `embedding model ${model.embedder.name} at ${process.env.EVAL_EMBEDDING_BASE_URL} (${model.embedder.dimensions()} dimensions): ` +
+        `${turns} turns embedded as ${chunks} chunks in ${((performance.now() - started) / 1000).toFixed(1)} s (${model.embedder.calls} requests); questions embedded by the search`;
+      rankers['vector alone'] = vectorRanker(model.runtime);
+      rankers['hybrid (message search as served with an embedding model)'] = hybridRanker(model.runtime);
+    }
+    const callsBefore = model?.embedder.calls ?? 0;
+    const results = await measureRecall(ctx, workspaceId, conversations, ids, rankers);
     const sizes = conversations.map((c) => `${c.turns.length} turns / ${c.questions.length} q`).join(', ');
     console.log(`\nSearch quality: recall@10 of plain-language questions (${sizes})\n`);
+    if (embedded !== '') console.log(`${embedded}\n`);
     console.log(`| ranking | recall@10 | per conversation | p50 / max ms per question |`);
     console.log(`|---|---|---|---|`);
     for (const r of results) {
       console.log(`| ${r.ranker} | ${r.recall.toFixed(3)} | ${r.perConversation.map((v) => v.toFixed(2)).join(' / ')} | ${r.p50Ms.toFixed(2)} / ${r.maxMs.toFixed(2)} |`);
     }
-    console.log(`| hybrid | n/a | messages have no vectors yet (hybridRanker in bench/search-eval.ts) | |`);
+    if (model === undefined) {
+      console.log(`| hybrid | n/a | ${HYBRID_NOT_MEASURED} | |`);
+    } else {
+      const calls = model.embedder.calls - callsBefore;
+      console.log(`\nquestions: ${calls} embedding requests, ${model.embedder.failures} failed` + (model.embedder.lastError ? ` (last: ${model.embedder.lastError})` : ''));
+      if (model.embedder.failures > 0) {
+        console.log('WARNING: a search whose question could not be embedded answers by full text alone, so the vector and hybrid lines understate them');
+      }
+    }
     return results;
   } finally {
     if (url.startsWith('postgres')) await database.store.deleteWorkspace(workspaceId).catch(() => undefined);
