@@ -9,6 +9,8 @@ import {
   type EmbedConclusionsPayload,
   type EmbedMessagesPayload,
 } from '../domain/reasoning/embeddings.js';
+import { DREAM, DREAM_AUTO, type DreamPayload } from '../domain/reasoning/dream-schedule.js';
+import { runDream } from '../domain/reasoning/dreams.js';
 import { processSummary } from '../domain/reasoning/summaries.js';
 import type { JobRecord, JsonObject } from '../storage/store.js';
 import type { JobCatalog, JobOutcome } from './catalog.js';
@@ -48,14 +50,36 @@ export function readEmbedConclusionsPayload(payload: JsonObject): EmbedConclusio
   return { workspaceId, conclusionIds: conclusionIds as string[] };
 }
 
+export function readDreamPayload(payload: JsonObject): DreamPayload | undefined {
+  const { workspaceId, observerId, observedId, dreamType, sessionId, rebuild } = payload;
+  if (!isText(workspaceId) || !isText(observerId) || !isText(observedId)) return undefined;
+  if (dreamType !== 'omni' && dreamType !== 'card_refresh') return undefined;
+  if (sessionId !== null && !isText(sessionId)) return undefined;
+  if (typeof rebuild !== 'boolean') return undefined;
+  return { workspaceId, observerId, observedId, dreamType, sessionId, rebuild };
+}
+
 /** Longest an embedding job may run: a request or two to the embedding model. */
 const EMBED_TIMEOUT_MS = 2 * 60_000;
 
 const invalid = (job: JobRecord): JobOutcome => ({ kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false });
 
-/** The deriver's, the summarizer's and the message embedder's jobs; absent when no model is configured. */
+/** The deriver's, the summarizer's, the embedders' and the dreams' jobs; absent when no model is configured. */
 export function reasoningHandlers(ctx: DomainContext, options: { concurrency: number }): JobCatalog {
+  const dream: JobCatalog[string] = {
+    async run(job, store, signal) {
+      const payload = readDreamPayload(job.payload);
+      if (payload === undefined) return invalid(job);
+      const outcome = await runDream(within(ctx, store), payload, { jobId: job.id, signal });
+      return outcome.kind === 'done' ? { kind: 'done' } : outcome;
+    },
+    timeoutMs: REASONING_TIMEOUT_MS,
+    leaseMs: REASONING_LEASE_MS,
+    concurrency: options.concurrency,
+  };
   return {
+    [DREAM]: dream,
+    [DREAM_AUTO]: dream,
     [REPRESENT]: {
       async run(job, store, signal) {
         const payload = readRepresentPayload(job.payload);

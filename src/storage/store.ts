@@ -123,6 +123,8 @@ export interface NewJob {
   queueKey: string;
   payload: JsonObject;
   maxAttempts: number;
+  /** When it may run first (default: at once). */
+  runAfter?: Date;
 }
 
 export interface JobRecord {
@@ -275,6 +277,10 @@ export interface JobStore {
   counts(workspaceId: string, kinds: string[], now: Date): Promise<QueueCounts>;
   /** Jobs of one kind in the workspace by queue key: done, dead (failed), running under a live lease, pending. */
   countsByQueue(workspaceId: string, kind: string, now: Date): Promise<(WorkCounts & { queueKey: string })[]>;
+  /** The pending and running jobs of a queue key, in order. */
+  openJobs(queueKey: string): Promise<{ id: string; kind: string; status: 'pending' | 'running'; runAfter: Date; payload: JsonObject }[]>;
+  /** Sets the due time (and, when given, the kind) of the queue key's pending jobs of `kind`; returns how many. */
+  reschedulePending(queueKey: string, kind: string, runAfter: Date, newKind?: string): Promise<number>;
   /** Pending and running jobs of a queue key (a running job counts itself). */
   openInQueue(queueKey: string): Promise<number>;
   /** Jobs of every workspace by status (pending, running, done, dead). */
@@ -508,6 +514,13 @@ export interface ConclusionRecord {
    * one; null when not recorded (conclusions stored through the API).
    */
   sourceIds: string[] | null;
+  /**
+   * Every session a derived conclusion's sources came from (a session allowlist shows it only
+   * when it holds all of them); undefined or null for conclusions drawn from one session's messages.
+   */
+  sourceSessionIds?: string[] | null;
+  /** Stored with it, not read back (a dream's deduction keeps its premises here); default {}. */
+  metadata?: JsonObject;
   /** How many times it has been derived (1 when first stored; deduplication adds to it). */
   timesDerived: number;
   createdAt: Date;
@@ -531,6 +544,12 @@ export interface ConclusionSearch extends ConclusionScope {
   limit: number;
   /** Return the `limit` best matches newest first instead of best first. */
   newestFirst?: boolean;
+}
+
+/** When a collection's last dream ended, and how many explicit conclusions it had then. */
+export interface DreamState {
+  lastDreamAt: Date;
+  explicitAtLastDream: number;
 }
 
 /** Conclusions (soft-deleted rows are invisible to every read) and peer cards. */
@@ -560,6 +579,11 @@ export interface MemoryStore {
    * stored; undefined (and nothing changed) when the old one is not a live conclusion of the workspace.
    */
   replaceConclusion(workspaceId: string, oldId: string, record: ConclusionRecord, now: Date): Promise<ConclusionRecord | undefined>;
+  /** How many live conclusions of this level the scope holds. */
+  countConclusions(scope: ConclusionScope, level: ConclusionLevel): Promise<number>;
+  /** The collection's last dream, undefined before its first. */
+  dreamState(workspaceId: string, observerId: string, observedId: string): Promise<DreamState | undefined>;
+  saveDreamState(workspaceId: string, observerId: string, observedId: string, state: DreamState): Promise<void>;
   /** undefined when the observer has no card for the target. */
   findPeerCard(workspaceId: string, observerId: string, targetId: string): Promise<string[] | undefined>;
   /** Inserts or replaces the card; the observer peer must exist. */

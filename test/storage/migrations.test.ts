@@ -27,6 +27,7 @@ describe('migrations', () => {
     const columns = await sqliteColumns(driver);
     expect(Object.keys(columns).sort()).toEqual(
       [
+        'collection_dreams',
         'conclusions',
         'jobs',
         'messages',

@@ -1,11 +1,13 @@
 import type { WorkCounts } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { SUMMARIZE } from '../reasoning/deriver.js';
+import { collectionOfDreamKey, DREAM_KINDS } from '../reasoning/dream-schedule.js';
 
 /*
  * Queue status (contract §7.9, reasoning.md R8), counting the work itself rather than queue rows:
  * a representation work unit is one item (a message to reason about for its observers), a summary
- * work unit is one summary job, dreams have none yet. Failed work (an item closed with an error,
+ * work unit is one summary job, a dream work unit one dream job (an automatic dream waiting for its
+ * collection to be idle is pending). Failed work (an item closed with an error,
  * a dead-lettered job) is in the total but never in `completed`.
  */
 
@@ -66,6 +68,17 @@ export async function getQueueStatus(ctx: DomainContext, workspaceId: string, fi
       const sessionId = row.queueKey.slice(prefix.length);
       if (filter.sessionId !== undefined && sessionId !== filter.sessionId) continue;
       count(sessionId, row);
+    }
+  }
+  // a dream is about a collection, not a session: counted in the totals, left out when filtering by session
+  if (filter.sessionId === undefined) {
+    for (const kind of DREAM_KINDS) {
+      for (const row of await ctx.store.jobs.countsByQueue(workspaceId, kind, now)) {
+        const collection = collectionOfDreamKey(row.queueKey);
+        if (collection === undefined) continue;
+        if (byPeer && collection.observerId !== filter.observerId && collection.observedId !== filter.senderId) continue;
+        add(status, row);
+      }
     }
   }
   if (status.sessions !== undefined) for (const [id, counts] of status.sessions) if (counts.total === 0) status.sessions.delete(id);

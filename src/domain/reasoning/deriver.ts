@@ -3,6 +3,7 @@ import type { JsonObject, MessageRecord, NewJob, NewRepresentationItem, OpenRepr
 import type { DomainContext, ReasoningRuntime } from '../context.js';
 import { effectiveConfiguration } from './configuration.js';
 import { saveConclusions } from './deduplicate.js';
+import { considerAutomaticDreams, postponeAutomaticDreams } from './dream-schedule.js';
 import { embedderOf, embedInBatches, queueMessageEmbeddings } from './embeddings.js';
 import { observersOf } from './observers.js';
 import { emitQueueEmpty } from './queue-empty.js';
@@ -127,6 +128,8 @@ export async function queueReasoning(
     }
   });
   await queueItems(ctx, store, reasoning, items, now);
+  // new messages are activity in their collections: a waiting automatic dream waits longer
+  await postponeAutomaticDreams(ctx, store, items.flatMap((item) => item.observers.map((observerId) => ({ workspaceId, observerId, observedId: item.observedId }))), now);
   if (summaries.length > 0) {
     await store.jobs.enqueue(
       summaries.map((payload) => ({
@@ -280,6 +283,10 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
   const sourceIds = batch.filter((item) => item.peerId === unit.observedId).map((item) => item.messageId);
   const written = await store.transaction(async (tx) => {
     const result = await storeExplicitConclusions(ctx, tx, { ...unit, observers, sourceIds, facts, vectors, now: ctx.now() });
+    // new conclusions: a dream may now be due, or a waiting one postponed (dream-schedule.ts)
+    if (facts.length > 0) {
+      await considerAutomaticDreams(ctx, tx, observers.map((observerId) => ({ workspaceId: unit.workspaceId, sessionId: unit.sessionId, observerId, observedId: unit.observedId })), ctx.now());
+    }
     await tx.reasoning.markItems(
       batch.map((item) => item.pk),
       ctx.now(),

@@ -10,7 +10,7 @@ import { emitWebhookEvents } from '../follow-ups.js';
 export async function emitQueueEmpty(
   ctx: DomainContext,
   store: Store,
-  unit: { queueType: 'representation' | 'summary'; workspaceId: string; sessionId: string | null; observedId: string | null; observerId?: string | null },
+  unit: { queueType: 'representation' | 'summary' | 'dream'; workspaceId: string; sessionId: string | null; observedId: string | null; observerId?: string | null },
   now: Date,
 ): Promise<number> {
   return emitWebhookEvents(

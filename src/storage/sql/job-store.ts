@@ -46,7 +46,7 @@ export class SqlJobStore implements JobStore {
     await this.db.run(
       `INSERT INTO jobs (id, kind, workspace_id, queue_key, payload, max_attempts, run_after, created_at)
        VALUES ${jobs.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-      jobs.flatMap((j) => [j.id, j.kind, j.workspaceId, j.queueKey, c.json(j.payload), j.maxAttempts, c.time(now), c.time(now)]),
+      jobs.flatMap((j) => [j.id, j.kind, j.workspaceId, j.queueKey, c.json(j.payload), j.maxAttempts, c.time(j.runAfter ?? now), c.time(now)]),
     );
     this.onQueued();
   }
@@ -120,6 +120,25 @@ export class SqlJobStore implements JobStore {
       [c.time(leaseUntil), c.time(now), c.time(now), ...kindList, limit],
     );
     return rows.map((row) => this.job(row));
+  }
+
+  async openJobs(queueKey: string): Promise<{ id: string; kind: string; status: 'pending' | 'running'; runAfter: Date; payload: Record<string, unknown> }[]> {
+    const rows = await this.db.all<{ id: string; kind: string; status: 'pending' | 'running'; run_after: unknown; payload: unknown }>(
+      `SELECT id, kind, status, run_after, payload FROM jobs WHERE queue_key = ? AND status IN ('pending', 'running') ORDER BY pk`,
+      [queueKey],
+    );
+    return rows.map((row) => ({ id: row.id, kind: row.kind, status: row.status, runAfter: this.codec.readTime(row.run_after), payload: this.codec.readJson(row.payload) }));
+  }
+
+  async reschedulePending(queueKey: string, kind: string, runAfter: Date, newKind?: string): Promise<number> {
+    const moved = await this.db.run(`UPDATE jobs SET run_after = ?, kind = ? WHERE queue_key = ? AND kind = ? AND status = 'pending'`, [
+      this.codec.time(runAfter),
+      newKind ?? kind,
+      queueKey,
+      kind,
+    ]);
+    if (moved > 0) this.onQueued();
+    return moved;
   }
 
   async extendLease(id: string, until: Date): Promise<void> {

@@ -3,6 +3,7 @@ import type {
   ConclusionRecord,
   ConclusionScope,
   ConclusionSearch,
+  DreamState,
   ListQuery,
   MemoryStore,
   Page,
@@ -28,11 +29,12 @@ interface ConclusionRow {
   content: string;
   level: string;
   source_ids: unknown;
+  source_session_ids: unknown;
   times_derived: number;
   created_at: unknown;
 }
 
-const COLUMNS = 'c.id, c.workspace_id, c.observer_id, c.observed_id, c.session_id, c.content, c.level, c.source_ids, c.times_derived, c.created_at';
+const COLUMNS = 'c.id, c.workspace_id, c.observer_id, c.observed_id, c.session_id, c.content, c.level, c.source_ids, c.source_session_ids, c.times_derived, c.created_at';
 const NEWEST_FIRST = 'c.created_at DESC, c.pk DESC';
 
 function column(sql: string, kind: ColumnKind) {
@@ -89,6 +91,7 @@ export class SqlMemoryStore implements MemoryStore {
       content: row.content,
       level: row.level as ConclusionLevel,
       sourceIds: readIds(row.source_ids),
+      sourceSessionIds: readIds(row.source_session_ids) ?? undefined,
       timesDerived: Number(row.times_derived),
       createdAt: this.codec.readTime(row.created_at),
     };
@@ -106,6 +109,13 @@ export class SqlMemoryStore implements MemoryStore {
           : 'c.session_id IN (SELECT value FROM json_each(?))',
       );
       params.push(jsonText(scope.sessionIds));
+      // a derived conclusion is seen only when every session its sources came from is allowed
+      where.push(
+        this.isPostgres
+          ? 'NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(c.source_session_ids) s (v) WHERE s.v NOT IN (SELECT jsonb_array_elements_text(?::jsonb)))'
+          : 'NOT EXISTS (SELECT 1 FROM json_each(c.source_session_ids) s WHERE s.value NOT IN (SELECT value FROM json_each(?)))',
+      );
+      params.push(jsonText(scope.sessionIds));
     }
     return { where, params };
   }
@@ -116,8 +126,8 @@ export class SqlMemoryStore implements MemoryStore {
     for (let start = 0; start < rows.length; start += 100) {
       const chunk = rows.slice(start, start + 100);
       await this.db.run(
-        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, source_ids, times_derived, metadata, created_at)
-         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ?${this.isPostgres ? '::jsonb' : ''}, ?, '{}', ?)`).join(', ')}`,
+        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, source_ids, source_session_ids, times_derived, metadata, created_at)
+         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ?${this.isPostgres ? '::jsonb' : ''}, ?${this.isPostgres ? '::jsonb' : ''}, ?, ?${this.isPostgres ? '::jsonb' : ''}, ?)`).join(', ')}`,
         chunk.flatMap((r) => [
           r.id,
           r.workspaceId,
@@ -127,7 +137,9 @@ export class SqlMemoryStore implements MemoryStore {
           r.content,
           r.level,
           r.sourceIds === null ? null : jsonText(r.sourceIds),
+          r.sourceSessionIds === undefined || r.sourceSessionIds === null ? null : jsonText(r.sourceSessionIds),
           r.timesDerived,
+          jsonText(r.metadata ?? {}),
           c.time(r.createdAt),
         ]),
       );
@@ -280,6 +292,28 @@ export class SqlMemoryStore implements MemoryStore {
       [workspaceId, observerId, targetId, jsonText(card), this.codec.time(now)],
     );
   }
+  async countConclusions(scope: ConclusionScope, level: ConclusionLevel): Promise<number> {
+    const { where, params } = this.scope(scope);
+    const row = await this.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM conclusions c WHERE ${where.join(' AND ')} AND c.level = ?`, [...params, level]);
+    return Number(row?.n ?? 0);
+  }
+
+  async dreamState(workspaceId: string, observerId: string, observedId: string): Promise<DreamState | undefined> {
+    const row = await this.db.get<{ last_dream_at: unknown; explicit_at_last_dream: number | string }>(
+      'SELECT last_dream_at, explicit_at_last_dream FROM collection_dreams WHERE workspace_id = ? AND observer_id = ? AND observed_id = ?',
+      [workspaceId, observerId, observedId],
+    );
+    return row === undefined ? undefined : { lastDreamAt: this.codec.readTime(row.last_dream_at), explicitAtLastDream: Number(row.explicit_at_last_dream) };
+  }
+
+  async saveDreamState(workspaceId: string, observerId: string, observedId: string, state: DreamState): Promise<void> {
+    await this.db.run(
+      `INSERT INTO collection_dreams (workspace_id, observer_id, observed_id, last_dream_at, explicit_at_last_dream) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (workspace_id, observer_id, observed_id) DO UPDATE SET last_dream_at = excluded.last_dream_at, explicit_at_last_dream = excluded.explicit_at_last_dream`,
+      [workspaceId, observerId, observedId, this.codec.time(state.lastDreamAt), state.explicitAtLastDream],
+    );
+  }
+
 }
 
 /** A stored id list (JSON text on SQLite, jsonb on PostgreSQL); null when none was recorded. */

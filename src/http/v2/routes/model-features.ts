@@ -1,4 +1,5 @@
-import { refuseChat, refuseDream } from '../../../domain/model-features.js';
+import { refuseChat } from '../../../domain/model-features.js';
+import { scheduleDream } from '../../../domain/reasoning/dream-schedule.js';
 import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
 import { bool, choice, model, nullable, optional, required, str } from '../../shared/validate.js';
 
@@ -22,7 +23,7 @@ const TriggerDreamRequest = model(
 );
 
 /** Chat and dreams: validated as the reference does, then refused until a model provider exists. */
-export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): void {
+export function mountModelFeatureRoutes(route: RouteDefiner, deps: HttpDeps): void {
   route({
     method: 'POST',
     url: '/v2/workspaces/:workspace_id/peers/:peer_id/chat',
@@ -36,9 +37,20 @@ export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): v
     method: 'POST',
     url: '/v2/workspaces/:workspace_id/trigger_dream',
     scope: { kind: 'workspace' },
-    summary: 'Trigger a dream (needs a language model provider)',
+    summary: 'Trigger a dream (skipped when one is already pending or running for the collection)',
     tags: ['workspaces'],
     body: { schema: TriggerDreamRequest, required: true },
-    handler: async () => refuseDream(),
+    // v2's dream types (consolidate, agent) are both the omni dream
+    async handler({ params, body }) {
+      await scheduleDream(deps.ctx, {
+        workspaceId: params.workspace_id,
+        observerId: body.observer,
+        observedId: body.observed ?? body.observer,
+        dreamType: 'omni',
+        sessionId: null,
+        rebuild: false,
+      });
+      return { status: 204 };
+    },
   });
 }

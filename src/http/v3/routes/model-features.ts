@@ -1,4 +1,5 @@
-import { refuseChat, refuseDream } from '../../../domain/model-features.js';
+import { refuseChat } from '../../../domain/model-features.js';
+import { scheduleDream, type DreamType } from '../../../domain/reasoning/dream-schedule.js';
 import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
 import { bool, choice, dict, model, nullable, optional, required, str } from '../../shared/validate.js';
 
@@ -40,7 +41,7 @@ const ScheduleDreamRequest = model(
 );
 
 /** Chat and dreams: validated as the reference does, then refused until a model provider exists. */
-export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): void {
+export function mountModelFeatureRoutes(route: RouteDefiner, deps: HttpDeps): void {
   route({
     method: 'POST',
     url: '/v3/workspaces/:workspace_id/peers/:peer_id/chat',
@@ -63,9 +64,19 @@ export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): v
     method: 'POST',
     url: '/v3/workspaces/:workspace_id/schedule_dream',
     scope: { kind: 'workspace' },
-    summary: 'Schedule a dream (needs a language model provider)',
+    summary: 'Schedule a dream (skipped when one of that type is already pending or running for the collection)',
     tags: ['workspaces'],
     body: { schema: ScheduleDreamRequest, required: true },
-    handler: async () => refuseDream(),
+    async handler({ params, body }) {
+      await scheduleDream(deps.ctx, {
+        workspaceId: params.workspace_id,
+        observerId: body.observer,
+        observedId: body.observed ?? body.observer,
+        dreamType: body.dream_type as DreamType,
+        sessionId: body.session_id ?? null,
+        rebuild: body.rebuild,
+      });
+      return { status: 204 };
+    },
   });
 }

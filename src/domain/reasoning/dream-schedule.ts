@@ -1,0 +1,158 @@
+import type { DreamState, JsonObject, Store } from '../../storage/store.js';
+import type { DomainContext } from '../context.js';
+import { notConfigured } from '../errors.js';
+import { effectiveConfiguration } from './configuration.js';
+import type { ReasoningSettings } from './settings.js';
+
+/*
+ * When dreams run (reasoning.md R6). A dream works on one collection (observer, observed); its
+ * jobs share the queue key `dream:[workspace, observer, observed]`, so a collection dreams one
+ * dream at a time. Manual dreams (`schedule_dream`) run at once; automatic ones are decided after
+ * the deriver stores conclusions and wait, durably, as a pending job whose `run_after` is the due
+ * time: new activity in the collection (messages of the observed peer that the observer sees, new
+ * conclusions) moves it later by DREAM_IDLE_TIMEOUT_MINUTES. Any process may move it or run it,
+ * and a restart keeps it, since it lives in the jobs table.
+ */
+
+/** Job kind: a dream asked for through the API. Payload: DreamPayload. */
+export const DREAM = 'reasoning.dream';
+/** Job kind: an automatic dream, waiting for its collection to be idle. Payload: DreamPayload. */
+export const DREAM_AUTO = 'reasoning.dream.auto';
+export const DREAM_KINDS = [DREAM, DREAM_AUTO] as const;
+
+export type DreamType = 'omni' | 'card_refresh';
+
+export interface DreamPayload extends JsonObject {
+  workspaceId: string;
+  observerId: string;
+  observedId: string;
+  dreamType: DreamType;
+  /** The session the dream was asked about (its messages searched first); null: all. */
+  sessionId: string | null;
+  /** Rewrite from all the collection's conclusions, the card from scratch. */
+  rebuild: boolean;
+}
+
+export const dreamQueueKey = (p: { workspaceId: string; observerId: string; observedId: string }) =>
+  `dream:${JSON.stringify([p.workspaceId, p.observerId, p.observedId])}`;
+
+/** The collection of a dream queue key, undefined for other keys. */
+export function collectionOfDreamKey(queueKey: string): { workspaceId: string; observerId: string; observedId: string } | undefined {
+  if (!queueKey.startsWith('dream:')) return undefined;
+  try {
+    const parts: unknown = JSON.parse(queueKey.slice('dream:'.length));
+    if (!Array.isArray(parts) || parts.length !== 3 || !parts.every((p) => typeof p === 'string')) return undefined;
+    const [workspaceId, observerId, observedId] = parts as string[];
+    return { workspaceId, observerId, observedId };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a collection is due a dream: DREAM_DOCUMENT_THRESHOLD more explicit conclusions than at
+ * its last dream, and DREAM_MIN_HOURS_BETWEEN_DREAMS since it.
+ */
+export function dreamIsDue(settings: ReasoningSettings['dream'], last: DreamState | undefined, explicitCount: number, now: Date): boolean {
+  if (explicitCount - (last?.explicitAtLastDream ?? 0) < settings.documentThreshold) return false;
+  return last === undefined || now.getTime() - last.lastDreamAt.getTime() >= settings.minHoursBetweenDreams * 3_600_000;
+}
+
+const idleUntil = (settings: ReasoningSettings, now: Date) => new Date(now.getTime() + settings.dream.idleTimeoutMinutes * 60_000);
+
+/** Whether this process can dream at all (settings and a dream model). */
+export function dreamsAvailable(ctx: DomainContext): boolean {
+  const reasoning = ctx.reasoning;
+  return reasoning !== undefined && reasoning.settings.dream.enabled && reasoning.models.chat('dream_deduction') !== undefined;
+}
+
+export interface DreamRequest {
+  workspaceId: string;
+  observerId: string;
+  observedId: string;
+  dreamType: DreamType;
+  sessionId: string | null;
+  rebuild: boolean;
+}
+
+/**
+ * `schedule_dream`: queues the dream to run at once, unless one of that type is already pending
+ * or running for the collection (then nothing is added: 'skipped'; a waiting automatic one is
+ * brought forward). Refused as the reference does when dreams are off (settings, no dream model,
+ * or `dream.enabled` false in the workspace or session configuration).
+ */
+export async function scheduleDream(ctx: DomainContext, request: DreamRequest): Promise<'queued' | 'skipped'> {
+  const reasoning = ctx.reasoning;
+  if (reasoning === undefined || !dreamsAvailable(ctx)) throw notConfigured('Dreams are not enabled in the system configuration');
+  return ctx.store.transaction(async (store) => {
+    const workspace = await store.findWorkspace(request.workspaceId);
+    const session = request.sessionId === null ? undefined : await store.findSession(request.workspaceId, request.sessionId);
+    const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session?.configuration ?? {} });
+    if (!config.dreamEnabled) throw notConfigured('Dreams are disabled in the configuration of this workspace or session');
+    const now = ctx.now();
+    const key = dreamQueueKey(request);
+    // an automatic dream waiting for the collection to be idle runs now (it would hold this one back)
+    await store.jobs.reschedulePending(key, DREAM_AUTO, now, DREAM);
+    const open = await store.jobs.openJobs(key);
+    if (open.some((job) => job.payload.dreamType === request.dreamType)) return 'skipped';
+    const payload: DreamPayload = { ...request };
+    await store.jobs.enqueue([{ id: ctx.newId(), kind: DREAM, workspaceId: request.workspaceId, queueKey: key, payload, maxAttempts: ctx.limits.jobMaxAttempts }], now);
+    return 'queued';
+  });
+}
+
+/**
+ * New activity in these collections (inside the caller's transaction): a waiting automatic dream
+ * is moved to DREAM_IDLE_TIMEOUT_MINUTES from now.
+ */
+export async function postponeAutomaticDreams(
+  ctx: DomainContext,
+  store: Store,
+  collections: readonly { workspaceId: string; observerId: string; observedId: string }[],
+  now: Date,
+): Promise<void> {
+  const reasoning = ctx.reasoning;
+  if (reasoning === undefined || !dreamsAvailable(ctx)) return;
+  const keys = new Set(collections.map(dreamQueueKey));
+  for (const key of keys) await store.jobs.reschedulePending(key, DREAM_AUTO, idleUntil(reasoning.settings, now), DREAM_AUTO);
+}
+
+/**
+ * After the deriver stored explicit conclusions in these collections (inside its transaction):
+ * a waiting automatic dream is postponed (new activity); otherwise, when the collection is due
+ * (dreamIsDue) and has no dream pending or running, an automatic omni dream is queued to run
+ * after DREAM_IDLE_TIMEOUT_MINUTES.
+ */
+export async function considerAutomaticDreams(
+  ctx: DomainContext,
+  store: Store,
+  collections: readonly { workspaceId: string; observerId: string; observedId: string; sessionId: string }[],
+  now: Date,
+): Promise<number> {
+  const reasoning = ctx.reasoning;
+  if (reasoning === undefined || !dreamsAvailable(ctx)) return 0;
+  let queued = 0;
+  for (const collection of collections) {
+    const key = dreamQueueKey(collection);
+    const open = await store.jobs.openJobs(key);
+    if (open.some((job) => job.status === 'pending' && job.kind === DREAM_AUTO)) {
+      await store.jobs.reschedulePending(key, DREAM_AUTO, idleUntil(reasoning.settings, now), DREAM_AUTO);
+      continue;
+    }
+    if (open.length > 0) continue;
+    const explicit = await store.memory.countConclusions(collection, 'explicit');
+    const last = await store.memory.dreamState(collection.workspaceId, collection.observerId, collection.observedId);
+    if (!dreamIsDue(reasoning.settings.dream, last, explicit, now)) continue;
+    const workspace = await store.findWorkspace(collection.workspaceId);
+    const session = await store.findSession(collection.workspaceId, collection.sessionId);
+    const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session?.configuration ?? {} });
+    if (!config.dreamEnabled) continue;
+    const payload: DreamPayload = { workspaceId: collection.workspaceId, observerId: collection.observerId, observedId: collection.observedId, dreamType: 'omni', sessionId: null, rebuild: false };
+    await store.jobs.enqueue(
+      [{ id: ctx.newId(), kind: DREAM_AUTO, workspaceId: collection.workspaceId, queueKey: key, payload, maxAttempts: ctx.limits.jobMaxAttempts, runAfter: idleUntil(reasoning.settings, now) }],
+      now,
+    );
+    queued++;
+  }
+  return queued;
+}
