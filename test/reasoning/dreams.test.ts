@@ -6,6 +6,7 @@ import { DREAM, DREAM_AUTO, dreamQueueKey } from '../../src/domain/reasoning/dre
 import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/main.js';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest, type ScriptedAnswer } from '../support/fake-model-server.js';
+import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
 import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
@@ -18,10 +19,15 @@ import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId, type TestApi } from
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 let fake: FakeModelServer;
+let sink: WebhookSink;
 beforeAll(async () => {
   fake = await startFakeModelServer();
+  sink = await startWebhookSink();
 });
-afterAll(() => fake.close());
+afterAll(async () => {
+  await fake.close();
+  await sink.close();
+});
 
 interface Setup {
   api: TestApi;
@@ -207,6 +213,11 @@ describe('the omni dream', () => {
     expect(deduction.source_ids).toEqual([moved, job]);
     // stored in the session of its newest source
     expect(deduction.session_id).toBe('s2');
+    // its premises and every source session are stored with it
+    const row = await api.database.driver.get<{ metadata: unknown; source_session_ids: unknown }>('SELECT metadata, source_session_ids FROM conclusions WHERE id = ?', [deduction.id]);
+    const json = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value);
+    expect(json(row?.metadata)).toEqual({ premises: ['alice moved to Lisbon', 'alice works in Lisbon'] });
+    expect(json(row?.source_session_ids)).toEqual(['s1', 's2']);
     expect(after.find((c) => c.content === 'alice settles where she works')!.source_ids).toEqual([moved, job]);
 
     const card = await api.get(`/v3/workspaces/${ws}/peers/alice/card`);
@@ -225,6 +236,31 @@ describe('the omni dream', () => {
     // the dream is completed work in the queue status
     const status = await queueStatus(s, '?observer_id=alice');
     expect(status).toMatchObject({ completed_work_units: 1, pending_work_units: 0, in_progress_work_units: 0 });
+  });
+
+  it('sends queue.empty (queue_type dream) when the collection\'s dream work drains, and card_refresh leaves the automatic schedule alone', async () => {
+    const s = await setup({ WEBHOOK_SECRET: 'dream-secret', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+    const { api, ws } = s;
+    sink.received.length = 0;
+    expect((await api.post('/v3/workspaces', { id: ws })).status).toBe(201);
+    expect((await api.post(`/v3/workspaces/${ws}/webhooks`, { url: sink.url })).status).toBe(201);
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    fake.script.defaultChat({ text: 'done' });
+    await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'omni' });
+    await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'card_refresh', session_id: 's9' });
+    await drainDreams(s, 'alice');
+    await sink.waitFor(1);
+    await until('webhook deliveries', async () => Number((await api.database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND status IN ('pending', 'running')", [ws]))?.n ?? 0) === 0);
+    const events = sink.received.map((r) => JSON.parse(r.body) as { type: string; data: Record<string, unknown> }).filter((e) => e.type === 'queue.empty' && e.data.workspace_id === ws);
+    // once, after the second dream (the first still had one behind it)
+    expect(events.map((e) => e.data)).toEqual([{ observed: 'alice', observer: 'alice', queue_type: 'dream', session_id: 's9', workspace_id: ws }]);
+    const state = await api.database.store.memory.dreamState(ws, 'alice', 'alice');
+    expect(state?.explicitAtLastDream).toBe(0);
+    const omniAt = state!.lastDreamAt;
+    await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'card_refresh' });
+    await drainDreams(s, 'alice');
+    expect((await api.database.store.memory.dreamState(ws, 'alice', 'alice'))?.lastDreamAt).toEqual(omniAt);
+    expect((await queueStatus(s)).completed_work_units).toBe(3);
   });
 
   it('keeps the old card when no entry is valid, and card_refresh with peer_card.create false writes nothing', async () => {

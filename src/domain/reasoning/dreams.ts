@@ -269,7 +269,7 @@ async function specialist(ctx: DomainContext, model: ChatModel, module: ModelMod
   await runToolLoop({ model, module, messages: [{ role: 'user', content: prompt }], tools, maxIterations: turns, signal });
 }
 
-/** Runs one dream; on success the collection's last dream time and explicit count are stored. */
+/** Runs one dream; on success of an omni dream the collection's last dream time and explicit count are stored. */
 export async function runDream(ctx: DomainContext, payload: DreamPayload, options: { jobId?: string; signal?: AbortSignal } = {}): Promise<DreamOutcome> {
   const { signal } = options;
   const reasoning = ctx.reasoning;
@@ -311,7 +311,8 @@ export async function runDream(ctx: DomainContext, payload: DreamPayload, option
     if (others.length === 0) {
       await emitQueueEmpty(ctx, tx, { queueType: 'dream', workspaceId: payload.workspaceId, sessionId: payload.sessionId, observedId: payload.observedId, observerId: payload.observerId }, ctx.now());
     }
-    if ((await tx.findPeer(payload.workspaceId, payload.observerId)) === undefined) return;
+    // only the omni dream consolidates the collection; card_refresh leaves the automatic schedule alone
+    if (payload.dreamType !== 'omni' || (await tx.findPeer(payload.workspaceId, payload.observerId)) === undefined) return;
     const explicit = await tx.memory.countConclusions({ workspaceId: payload.workspaceId, observerId: payload.observerId, observedId: payload.observedId }, 'explicit');
     await tx.memory.saveDreamState(payload.workspaceId, payload.observerId, payload.observedId, { lastDreamAt: ctx.now(), explicitAtLastDream: explicit });
   });
