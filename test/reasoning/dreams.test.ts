@@ -263,6 +263,33 @@ describe('the omni dream', () => {
     expect((await queueStatus(s)).completed_work_units).toBe(3);
   });
 
+  it("searches only the messages the observer could see, and a failing model is retried then dead-lettered as failed work", async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: {}, bob: {} });
+    await api.post(`/v3/workspaces/${ws}/sessions/s2/peers`, { alice: {} });
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'my garden has roses' }] });
+    await api.post(`/v3/workspaces/${ws}/sessions/s2/messages`, { messages: [{ peer_id: 'alice', content: 'my secret garden has tulips' }] });
+    await drainDeriver(s);
+    fake.reset();
+    fake.script.chat({ toolCalls: [{ name: 'search_messages', arguments: { query: 'garden' } }] });
+    fake.script.defaultChat({ text: 'done' });
+    await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'bob', observed: 'alice', dream_type: 'omni' });
+    await drainDreams(s, 'bob', 'alice');
+    const result = (fake.requests('chat')[1].body.messages as { role: string; content: string }[]).find((m) => m.role === 'tool')!.content;
+    expect(result).toContain('my garden has roses');
+    expect(result).not.toContain('tulips');
+
+    fake.reset();
+    fake.script.defaultChat({ status: 400, errorBody: { error: { message: 'bad request' } } });
+    await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'bob', observed: 'alice', dream_type: 'card_refresh' });
+    await drainDreams(s, 'bob', 'alice');
+    const dead = await api.database.driver.get<{ status: string; last_error: string }>("SELECT status, last_error FROM jobs WHERE workspace_id = ? AND kind = ? ORDER BY pk DESC", [ws, DREAM]);
+    expect(dead?.status).toBe('dead');
+    const status = await queueStatus(s, '?observer_id=bob');
+    expect(status.total_work_units - status.completed_work_units - status.pending_work_units - status.in_progress_work_units).toBe(1);
+  });
+
   it('keeps the old card when no entry is valid, and card_refresh with peer_card.create false writes nothing', async () => {
     const s = await setup();
     const { api, ws } = s;
@@ -341,6 +368,27 @@ describe('automatic dreams', () => {
     await drainDeriver(s);
     expect(await openDreamJobs(s, 'alice')).toHaveLength(0);
     expect(fake.requests('chat').filter(isDream)).toHaveLength(2);
+  });
+
+  it('are one schedule for every process on the database: a message through another process moves the wait', async () => {
+    const file = join(tmpdir(), `${uniqueId('dreams')}.db`);
+    if (DIALECT === 'sqlite') files.push(file, `${file}-wal`, `${file}-shm`);
+    const env = { DATABASE_URL: DIALECT === 'sqlite' ? file : TEST_DATABASE_URL, DREAM_DOCUMENT_THRESHOLD: '1', DREAM_IDLE_TIMEOUT_MINUTES: '30' };
+    const one = await setup(env);
+    const two = await setup(env, one.ws);
+    fake.script.defaultChat(facts('alice keeps bees'));
+    await one.api.post(`/v3/workspaces/${one.ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I keep bees' }] });
+    await drainDeriver(one);
+    const [waiting] = await openDreamJobs(two, 'alice');
+    expect(waiting.kind).toBe(DREAM_AUTO);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await two.api.post(`/v3/workspaces/${one.ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'and a cat' }] });
+    const [moved] = await openDreamJobs(one, 'alice');
+    expect(moved.id).toBe(waiting.id);
+    expect(moved.runAfter.getTime()).toBeGreaterThan(waiting.runAfter.getTime());
+    // a manual request through either process finds it
+    expect((await two.api.post(`/v3/workspaces/${one.ws}/schedule_dream`, { observer: 'alice', dream_type: 'omni' })).status).toBe(204);
+    expect((await openDreamJobs(one, 'alice')).map((j) => [j.id, j.kind])).toEqual([[waiting.id, DREAM]]);
   });
 
   it('survive a restart: the waiting dream is in the store and runs in the next process', async () => {
