@@ -34,6 +34,7 @@ describe('migrations', () => {
         'metamessages',
         'peer_cards',
         'peers',
+        'representation_counters',
         'representation_items',
         'schema_migrations',
         'session_peers',

@@ -155,11 +155,27 @@ export class SqlReasoningStore implements ReasoningStore {
 
   async markItems(pks: number[], now: Date, error: string | null): Promise<void> {
     if (pks.length === 0) return;
-    await this.db.run(`UPDATE representation_items SET processed_at = ?, error = ? WHERE pk IN (${pks.map(() => '?').join(', ')})`, [
+    const list = pks.map(() => '?').join(', ');
+    // the units' counters first, from the items still open (a repeat of the call counts nothing)
+    const units = await this.db.all<{ workspace_id: string; session_id: string; observed_id: string; observers: unknown; n: number | string }>(
+      `SELECT workspace_id, session_id, observed_id, observers, count(*) AS n FROM representation_items
+       WHERE pk IN (${list}) AND processed_at IS NULL GROUP BY workspace_id, session_id, observed_id, observers`,
+      pks,
+    );
+    await this.db.run(`UPDATE representation_items SET processed_at = ?, error = ? WHERE pk IN (${list}) AND processed_at IS NULL`, [
       this.codec.time(now),
       error,
       ...pks,
     ]);
+    for (const unit of units) {
+      const n = Number(unit.n);
+      await this.db.run(
+        `INSERT INTO representation_counters (workspace_id, session_id, observed_id, observers, completed, failed) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (workspace_id, session_id, observed_id, observers)
+         DO UPDATE SET completed = representation_counters.completed + excluded.completed, failed = representation_counters.failed + excluded.failed`,
+        [unit.workspace_id, unit.session_id, unit.observed_id, jsonText(this.readList(unit.observers)), error === null ? n : 0, error === null ? 0 : n],
+      );
+    }
   }
 
   async openItemCount(workspaceId: string, sessionId?: string): Promise<number> {
@@ -173,19 +189,32 @@ export class SqlReasoningStore implements ReasoningStore {
   async representationCounts(workspaceId: string, sessionId: string | undefined, now: Date): Promise<RepresentationCounts[]> {
     const c = this.codec;
     // a unit is in progress while its job runs under a live lease (a dead worker's job is pending again)
+    // processed items from the units' counters, open ones through the index of open items
+    const session = sessionId === undefined ? '' : ' AND session_id = ?';
     const rows = await this.db.all<Record<string, unknown>>(
-      `SELECT i.session_id, i.observed_id, i.observers,
-         SUM(CASE WHEN i.processed_at IS NOT NULL AND i.error IS NULL THEN 1 ELSE 0 END) AS completed,
-         SUM(CASE WHEN i.processed_at IS NOT NULL AND i.error IS NOT NULL THEN 1 ELSE 0 END) AS failed,
-         SUM(CASE WHEN i.processed_at IS NULL AND r.queue_key IS NOT NULL THEN 1 ELSE 0 END) AS in_progress,
-         SUM(CASE WHEN i.processed_at IS NULL AND r.queue_key IS NULL THEN 1 ELSE 0 END) AS pending
-       FROM representation_items i
-       LEFT JOIN (SELECT DISTINCT queue_key FROM jobs
-                  WHERE workspace_id = ? AND kind = 'reasoning.represent' AND status = 'running' AND locked_until >= ?) r
-         ON r.queue_key = 'representation:' || i.workspace_id || ':' || i.session_id || ':' || i.observed_id
-       WHERE i.workspace_id = ?${sessionId === undefined ? '' : ' AND i.session_id = ?'}
-       GROUP BY i.session_id, i.observed_id, i.observers`,
-      [workspaceId, c.time(now), workspaceId, ...(sessionId === undefined ? [] : [sessionId])],
+      `SELECT session_id, observed_id, observers, SUM(completed) AS completed, SUM(failed) AS failed,
+         SUM(in_progress) AS in_progress, SUM(pending) AS pending
+       FROM (
+         SELECT session_id, observed_id, observers, completed, failed, 0 AS in_progress, 0 AS pending
+         FROM representation_counters WHERE workspace_id = ?${session}
+         UNION ALL
+         SELECT i.session_id, i.observed_id, i.observers, 0, 0,
+           CASE WHEN r.queue_key IS NOT NULL THEN 1 ELSE 0 END, CASE WHEN r.queue_key IS NULL THEN 1 ELSE 0 END
+         FROM representation_items i
+         LEFT JOIN (SELECT DISTINCT queue_key FROM jobs
+                    WHERE workspace_id = ? AND kind = 'reasoning.represent' AND status = 'running' AND locked_until >= ?) r
+           ON r.queue_key = 'representation:' || i.workspace_id || ':' || i.session_id || ':' || i.observed_id
+         WHERE i.workspace_id = ?${session.replace('session_id', 'i.session_id')} AND i.processed_at IS NULL
+       ) AS units
+       GROUP BY session_id, observed_id, observers`,
+      [
+        workspaceId,
+        ...(sessionId === undefined ? [] : [sessionId]),
+        workspaceId,
+        c.time(now),
+        workspaceId,
+        ...(sessionId === undefined ? [] : [sessionId]),
+      ],
     );
     return rows.map((row) => ({
       sessionId: String(row.session_id),
