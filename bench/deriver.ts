@@ -56,6 +56,9 @@ export async function runDeriverBench(options: { databaseUrl?: string; messages:
     ...fake.env(),
     DATABASE_URL: options.databaseUrl ?? join(dir, 'bench.db'),
     DERIVER_FLUSH_ENABLED: 'true',
+    // the deriver alone: past 50 conclusions a collection would queue an automatic dream, which
+    // waits an hour for the collection to be idle and would keep the queue from draining
+    DREAM_ENABLED: 'false',
     LOG_LEVEL: 'warn',
   });
   const base = server.baseUrl;
