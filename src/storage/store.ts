@@ -275,8 +275,8 @@ export interface JobStore {
   release(id: string): Promise<void>;
   purgeFinished(before: Date): Promise<number>;
   counts(workspaceId: string, kinds: string[], now: Date): Promise<QueueCounts>;
-  /** Jobs of one kind in the workspace by queue key: done, dead (failed), running under a live lease, pending. */
-  countsByQueue(workspaceId: string, kind: string, now: Date): Promise<(WorkCounts & { queueKey: string })[]>;
+  /** Jobs of one kind in the workspace by queue key: done, dead (failed), running under a live lease, pending (`dueOnly`: only those due by `now`). */
+  countsByQueue(workspaceId: string, kind: string, now: Date, options?: { dueOnly?: boolean }): Promise<(WorkCounts & { queueKey: string })[]>;
   /** The pending and running jobs of a queue key, in order. */
   openJobs(queueKey: string): Promise<{ id: string; kind: string; status: 'pending' | 'running'; runAfter: Date; payload: JsonObject }[]>;
   /** Sets the due time (and, when given, the kind) of the queue key's pending jobs of `kind`; returns how many. */

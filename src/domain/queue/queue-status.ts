@@ -7,7 +7,8 @@ import { collectionOfDreamKey, DREAM_KINDS } from '../reasoning/dream-schedule.j
  * Queue status (contract §7.9, reasoning.md R8), counting the work itself rather than queue rows:
  * a representation work unit is one item (a message to reason about for its observers), a summary
  * work unit is one summary job, a dream work unit one dream job (an automatic dream waiting for its
- * collection to be idle is pending). Failed work (an item closed with an error,
+ * collection to be idle is counted from its due time, so a client waiting for an empty queue is not
+ * held up for the idle wait). Failed work (an item closed with an error,
  * a dead-lettered job) is in the total but never in `completed`.
  */
 
@@ -73,7 +74,8 @@ export async function getQueueStatus(ctx: DomainContext, workspaceId: string, fi
   // a dream is about a collection, not a session: counted in the totals, left out when filtering by session
   if (filter.sessionId === undefined) {
     for (const kind of DREAM_KINDS) {
-      for (const row of await ctx.store.jobs.countsByQueue(workspaceId, kind, now)) {
+      // an automatic dream still waiting for its collection to be idle is not counted until it is due
+      for (const row of await ctx.store.jobs.countsByQueue(workspaceId, kind, now, { dueOnly: true })) {
         const collection = collectionOfDreamKey(row.queueKey);
         if (collection === undefined) continue;
         if (byPeer && collection.observerId !== filter.observerId && collection.observedId !== filter.senderId) continue;

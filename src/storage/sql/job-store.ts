@@ -190,16 +190,17 @@ export class SqlJobStore implements JobStore {
     return { total: n('total'), completed: n('completed'), inProgress: n('in_progress'), pending: n('pending'), dead: n('dead') };
   }
 
-  async countsByQueue(workspaceId: string, kind: string, now: Date): Promise<(WorkCounts & { queueKey: string })[]> {
+  async countsByQueue(workspaceId: string, kind: string, now: Date, options: { dueOnly?: boolean } = {}): Promise<(WorkCounts & { queueKey: string })[]> {
     const c = this.codec;
+    const pendingJob = options.dueOnly ? "(status = 'pending' AND run_after <= ?)" : "status = 'pending'";
     const rows = await this.db.all<Record<string, number | string>>(
       `SELECT queue_key,
          SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS completed,
          SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS failed,
          SUM(CASE WHEN status = 'running' AND locked_until >= ? THEN 1 ELSE 0 END) AS in_progress,
-         SUM(CASE WHEN status = 'pending' OR (status = 'running' AND locked_until < ?) THEN 1 ELSE 0 END) AS pending
+         SUM(CASE WHEN ${pendingJob} OR (status = 'running' AND locked_until < ?) THEN 1 ELSE 0 END) AS pending
        FROM jobs WHERE workspace_id = ? AND kind = ? GROUP BY queue_key`,
-      [c.time(now), c.time(now), workspaceId, kind],
+      [c.time(now), ...(options.dueOnly ? [c.time(now)] : []), c.time(now), workspaceId, kind],
     );
     return rows.map((row) => ({
       queueKey: String(row.queue_key),
