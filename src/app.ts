@@ -49,10 +49,10 @@ export async function openDatabase(
 }
 
 /** The reasoning layer's runtime when some module has a model; undefined keeps reasoning off. */
-export function reasoningRuntime(config: Config, models: Models): ReasoningRuntime | undefined {
+export function reasoningRuntime(config: Config, models: Models, onChat?: ReasoningRuntime['onChat']): ReasoningRuntime | undefined {
   const modules = ['deriver', 'summary', 'dialectic', 'dream_deduction', 'dream_induction'] as const;
   const hasModel = modules.some((module) => models.chat(module) !== undefined) || models.embedder !== undefined;
-  return hasModel ? { settings: config.reasoning, models } : undefined;
+  return hasModel ? { settings: config.reasoning, models, onChat } : undefined;
 }
 
 export interface AppDeps {
@@ -130,7 +130,25 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       jobMaxAttempts: config.jobMaxAttempts,
     },
     deps.now,
-    reasoningRuntime(config, models),
+    reasoningRuntime(config, models, (report) => {
+      modelCalls.onChat(report);
+      // what each chat used: its tool calls and tokens
+      app.log.info(
+        {
+          workspace: report.workspaceId,
+          level: report.level,
+          model: report.model,
+          stream: report.stream,
+          outcome: report.outcome,
+          tools: report.toolCalls.map((c) => (c.ok ? c.name : `${c.name}!`)),
+          inputTokens: report.usage.inputTokens,
+          outputTokens: report.usage.outputTokens,
+          modelCalls: report.modelCalls,
+          ms: report.durationMs,
+        },
+        'chat',
+      );
+    }),
   );
   const httpDeps: HttpDeps = {
     ctx,

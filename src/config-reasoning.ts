@@ -247,5 +247,8 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
     embeddingMaxInputTokens: embedding.maxInputTokens,
   };
 
+  reasoning.dialectic = Object.fromEntries(
+    DIALECTIC_LEVELS.map((level) => [level, { maxToolIterations: dialectic[level].maxToolIterations, maxOutputTokens: dialectic[level].maxOutputTokens, toolChoice: dialectic[level].toolChoice }]),
+  ) as ReasoningSettings['dialectic'];
   return { reasoning, models: { transports, modules, dialectic, embedding, calls } };
 }

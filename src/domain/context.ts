@@ -1,6 +1,7 @@
 import { nanoid } from 'nanoid';
 import type { Models } from '../llm/provider.js';
 import type { Store } from '../storage/store.js';
+import type { ChatReport } from './reasoning/chat.js';
 import type { ReasoningSettings } from './reasoning/settings.js';
 
 export interface DomainLimits {
@@ -16,6 +17,8 @@ export interface DomainLimits {
 export interface ReasoningRuntime {
   settings: ReasoningSettings;
   models: Models;
+  /** Told what each chat used (tool calls, tokens): the log line and the metrics. */
+  onChat?: (report: ChatReport) => void;
 }
 
 /** What every domain verb works with: the store, the clock, ids, limits and the models. */

@@ -13,7 +13,9 @@ export type DomainErrorCode =
   /** A feature that needs something this deployment lacks, e.g. a language model (400). */
   | 'not_configured'
   /** The store cannot serve right now (database down, file unwritable, disk full): try later (503). */
-  | 'unavailable';
+  | 'unavailable'
+  /** The language model provider failed or gave an unusable answer (502). */
+  | 'model_failed';
 
 export class DomainError extends Error {
   constructor(

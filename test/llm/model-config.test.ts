@@ -158,6 +158,7 @@ describe('model settings', () => {
       dream: { enabled: false, documentThreshold: 20, idleTimeoutMinutes: 5, minHoursBetweenDreams: 1 },
       embedMessages: false,
       embeddingMaxInputTokens: 8192,
+      dialectic: DEFAULT_REASONING_SETTINGS.dialectic,
     });
   });
 

@@ -597,21 +597,20 @@ describe('@honcho-ai/sdk 1.5.0 over /v2: deriver status and chat', () => {
     ]);
   });
 
-  it('raises the Stainless APIError 405 for chat, and the streamed form fails with the status', async () => {
+  it('raises the Stainless APIError 503 for chat without a dialectic model, and the streamed form fails with the status', async () => {
     const workspace = uniqueId('sdk2q');
     const honcho = await client(workspace);
     const alice = await honcho.peer('alice', { metadata: {} });
     const mark = server.exchanges.length;
-    const detail = 'Chat needs a language model provider, and none is configured on this server';
+    const detail = 'Chat needs a dialectic model and none is configured for level low (set LLM_OPENAI_API_KEY or LLM_OPENAI_BASE_URL, or DIALECTIC_LEVELS__low__MODEL_CONFIG__*)';
 
     const plain = await rejection(alice.chat('What does Bob drink?', { target: 'bob', sessionId: 'talk' }));
-    // 405 has no subclass in the Stainless client: the base APIError, with status and body
-    expect((plain as Error).constructor.name).toBe('APIError');
-    expect(plain).toMatchObject({ status: 405, error: { detail } });
+    expect((plain as Error).constructor.name).toBe('InternalServerError');
+    expect(plain).toMatchObject({ status: 503, error: { detail } });
 
     const stream = await alice.chat('What does Bob drink?', { stream: true });
     const streamed = await rejection(collect(stream as AsyncIterable<string>));
-    expect((streamed as Error).message).toBe('HTTP error! status: 405');
+    expect((streamed as Error).message).toBe('HTTP error! status: 503');
 
     expect(server.since(mark)).toEqual([
       {
@@ -619,7 +618,7 @@ describe('@honcho-ai/sdk 1.5.0 over /v2: deriver status and chat', () => {
         path: `/v2/workspaces/${workspace}/peers/alice/chat`,
         query: '',
         requestBody: { query: 'What does Bob drink?', stream: false, target: 'bob', session_id: 'talk' },
-        status: 405,
+        status: 503,
         responseBody: { detail },
       },
       {
@@ -627,7 +626,7 @@ describe('@honcho-ai/sdk 1.5.0 over /v2: deriver status and chat', () => {
         path: `/v2/workspaces/${workspace}/peers/alice/chat`,
         query: '',
         requestBody: { query: 'What does Bob drink?', stream: true },
-        status: 405,
+        status: 503,
         responseBody: { detail },
       },
     ]);

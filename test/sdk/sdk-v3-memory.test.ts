@@ -831,25 +831,25 @@ describe('@honcho-ai/sdk 2.x over /v3: queue status and chat', () => {
     });
   });
 
-  it("raises HonchoError 405 for peer chat, streamed or not, with the server's explanation", async () => {
+  it("raises ServerError 503 for peer chat without a dialectic model, streamed or not, with the server's explanation", async () => {
     const workspace = uniqueId('sdk3q');
     const honcho = client(workspace);
     const alice = await honcho.peer('alice');
     await honcho.session('talk', { peers: ['alice', 'bob'] });
     const mark = server.exchanges.length;
-    const detail = 'Chat needs a language model provider, and none is configured on this server';
+    const detail = 'Chat needs a dialectic model and none is configured for level high (set LLM_OPENAI_API_KEY or LLM_OPENAI_BASE_URL, or DIALECTIC_LEVELS__high__MODEL_CONFIG__*)';
+    const lowDetail = detail.replaceAll('high', 'low');
 
     const plain = await rejection(alice.chat('What does Bob drink?', { target: 'bob', session: 'talk', reasoningLevel: 'high' }));
     expect(plain).toBeInstanceOf(HonchoError);
-    // 405 has no subclass of its own in the SDK: the base class, with the status and our detail
-    expect((plain as HonchoError).constructor).toBe(HonchoError);
-    expect((plain as HonchoError).status).toBe(405);
+    expect((plain as HonchoError).constructor.name).toBe('ServerError');
+    expect((plain as HonchoError).status).toBe(503);
     expect((plain as HonchoError).message).toBe(detail);
 
     const streamed = await rejection(alice.chatStream('What does Bob drink?'));
     expect(streamed).toBeInstanceOf(HonchoError);
-    expect((streamed as HonchoError).status).toBe(405);
-    expect((streamed as HonchoError).message).toBe(detail);
+    expect((streamed as HonchoError).status).toBe(503);
+    expect((streamed as HonchoError).message).toBe(lowDetail);
 
     expect(server.since(mark)).toEqual([
       {
@@ -857,7 +857,7 @@ describe('@honcho-ai/sdk 2.x over /v3: queue status and chat', () => {
         path: `/v3/workspaces/${workspace}/peers/alice/chat`,
         query: '',
         requestBody: { query: 'What does Bob drink?', stream: false, target: 'bob', session_id: 'talk', reasoning_level: 'high' },
-        status: 405,
+        status: 503,
         responseBody: { detail },
       },
       {
@@ -865,8 +865,8 @@ describe('@honcho-ai/sdk 2.x over /v3: queue status and chat', () => {
         path: `/v3/workspaces/${workspace}/peers/alice/chat`,
         query: '',
         requestBody: { query: 'What does Bob drink?', stream: true },
-        status: 405,
-        responseBody: { detail },
+        status: 503,
+        responseBody: { detail: lowDetail },
       },
     ]);
   });
@@ -974,7 +974,7 @@ describe('@honcho-ai/sdk 2.x over /v3: calls outside the contract (incompatibili
     ]);
   });
 
-  it('honcho.chat() posts to the workspace chat route, which answers 405 until a model provider exists, as peer chat does', async () => {
+  it('honcho.chat() posts to the workspace chat route, which answers 503 without a dialectic model, as peer chat does', async () => {
     const workspace = uniqueId('sdk3x');
     const honcho = client(workspace);
     await honcho.getMetadata();
@@ -982,9 +982,9 @@ describe('@honcho-ai/sdk 2.x over /v3: calls outside the contract (incompatibili
 
     const error = await rejection(honcho.chat('What happened this week?'));
     expect(error).toBeInstanceOf(HonchoError);
-    expect((error as HonchoError).status).toBe(405);
+    expect((error as HonchoError).status).toBe(503);
     expect(server.since(mark).map(describeExchange)).toEqual([
-      `POST /v3/workspaces/${workspace}/chat body={"query":"What happened this week?","stream":false} -> 405 {"detail":"Chat needs a language model provider, and none is configured on this server"}`,
+      `POST /v3/workspaces/${workspace}/chat body={"query":"What happened this week?","stream":false} -> 503 {"detail":"Chat needs a dialectic model and none is configured for level low (set LLM_OPENAI_API_KEY or LLM_OPENAI_BASE_URL, or DIALECTIC_LEVELS__low__MODEL_CONFIG__*)"}`,
     ]);
   });
 });

@@ -45,6 +45,8 @@ export interface ReasoningSettings {
   embedMessages: boolean;
   /** EMBEDDING_MAX_INPUT_TOKENS (8192): longer texts are embedded in overlapping chunks. */
   embeddingMaxInputTokens: number;
+  /** DIALECTIC_LEVELS__<level>__{MAX_TOOL_ITERATIONS,MAX_OUTPUT_TOKENS,TOOL_CHOICE}; the reference's table when absent. */
+  dialectic?: Record<'minimal' | 'low' | 'medium' | 'high' | 'max', { maxToolIterations: number; maxOutputTokens: number; toolChoice?: 'auto' | 'required' | 'none' }>;
 }
 
 export const DEFAULT_REASONING_SETTINGS: ReasoningSettings = {
@@ -63,4 +65,12 @@ export const DEFAULT_REASONING_SETTINGS: ReasoningSettings = {
   dream: { enabled: true, documentThreshold: 50, idleTimeoutMinutes: 60, minHoursBetweenDreams: 8 },
   embedMessages: true,
   embeddingMaxInputTokens: 8_192,
+  // the reference's level table (reasoning.md R1)
+  dialectic: {
+    minimal: { maxToolIterations: 1, maxOutputTokens: 250, toolChoice: 'auto' },
+    low: { maxToolIterations: 5, maxOutputTokens: 8_192, toolChoice: 'auto' },
+    medium: { maxToolIterations: 2, maxOutputTokens: 8_192 },
+    high: { maxToolIterations: 4, maxOutputTokens: 8_192 },
+    max: { maxToolIterations: 10, maxOutputTokens: 8_192 },
+  },
 };

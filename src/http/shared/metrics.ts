@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, Gauge, collectDefaultMetrics } from 'prom-client';
+import type { ChatReport } from '../../domain/reasoning/chat.js';
 import type { Store } from '../../storage/store.js';
 import type { ModelCallEvent, ModelCallObserver } from '../../llm/models.js';
 
@@ -20,6 +21,18 @@ export class ModelCallMetrics implements ModelCallObserver {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160],
     registers: [this.registry],
   });
+
+  private readonly chats = new Counter({ name: 'engram_chat_requests_total', help: 'Chats answered, by reasoning level, whether streamed, and outcome (ok, model_error, invalid_answer, aborted, error)', labelNames: ['level', 'stream', 'outcome'], registers: [this.registry] });
+  private readonly chatToolCalls = new Counter({ name: 'engram_chat_tool_calls_total', help: 'Tool calls made by chats, by tool and whether they ran (ok) or came back as an error to the model', labelNames: ['tool', 'ok'], registers: [this.registry] });
+  private readonly chatTokens = new Counter({ name: 'engram_chat_tokens_total', help: 'Tokens of all model calls of chats, by reasoning level and direction (input, output)', labelNames: ['level', 'direction'], registers: [this.registry] });
+
+  /** What one chat used (docs/reasoning.md, Chat). */
+  onChat(report: ChatReport): void {
+    this.chats.inc({ level: report.level, stream: String(report.stream), outcome: report.outcome });
+    for (const call of report.toolCalls) this.chatToolCalls.inc({ tool: call.name, ok: String(call.ok) });
+    this.chatTokens.inc({ level: report.level, direction: 'input' }, report.usage.inputTokens);
+    this.chatTokens.inc({ level: report.level, direction: 'output' }, report.usage.outputTokens);
+  }
 
   onModelCall(event: ModelCallEvent): void {
     const labels = { module: event.module, model: event.model };

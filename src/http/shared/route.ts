@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/context.js';
 import { DomainError, unavailable } from '../../domain/errors.js';
@@ -34,6 +35,8 @@ export interface Reply {
   /** An already serialised JSON body, sent as is (cached pages). */
   json?: string;
   headers?: Readonly<Record<string, string>>;
+  /** A streamed body (`text/event-stream`): each piece is written as it comes. */
+  stream?: AsyncIterable<string>;
 }
 
 /** Seconds a client is asked to wait before retrying while the store is unavailable (503). */
@@ -45,6 +48,8 @@ export interface RouteInput<Q, B> {
   query: Q;
   body: B;
   claims: Claims;
+  /** Aborted when the client closes the connection before the answer is sent. */
+  signal: AbortSignal;
 }
 
 type QueryFields = Record<string, Field<any>>;
@@ -93,6 +98,7 @@ export function errorReply(error: unknown, mapDomain: (error: DomainError) => Re
 export function send(reply: FastifyReply, result: Reply): FastifyReply {
   reply.code(result.status);
   if (result.headers !== undefined) reply.headers(result.headers);
+  if (result.stream !== undefined) return reply.header('content-type', 'text/event-stream').header('cache-control', 'no-cache').send(Readable.from(result.stream, { objectMode: false }));
   if (result.json !== undefined) return reply.header('content-type', 'application/json').send(result.json);
   if (result.body === undefined) return reply.send();
   return reply.header('content-type', 'application/json').send(JSON.stringify(result.body));
@@ -200,7 +206,11 @@ export function defineRoute<F extends QueryFields, B = undefined>(
       if (errors.length > 0) return send(reply, { status: 422, body: validationBody(errors, generation) });
 
       // 4. the handler
-      const result = await spec.handler({ params, query: query as QueryOutput<F>, body: body as B, claims });
+      const closed = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) closed.abort(new Error('the client closed the connection'));
+      });
+      const result = await spec.handler({ params, query: query as QueryOutput<F>, body: body as B, claims, signal: closed.signal });
       return send(reply, result);
     } catch (error) {
       const known = errorReply(error, mapDomain);

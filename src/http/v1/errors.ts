@@ -28,6 +28,8 @@ export function mapV1Error(error: DomainError): Reply {
       return { status: 400, body };
     case 'unavailable':
       return { status: 503, body, headers: UNAVAILABLE_HEADERS };
+    case 'model_failed':
+      return { status: 502, body };
     default: {
       const unmapped: never = error.code;
       throw new Error(`unmapped domain error code ${String(unmapped)}`);

@@ -3,6 +3,7 @@ import { keyQuery, mintScopedKey } from '../shared/keys.js';
 import { routeDefiner, type HttpDeps } from '../shared/route.js';
 import { mapV2Error } from './errors.js';
 import { mountMessageRoutes, mountMessageUploadRoute } from './routes/messages.js';
+import { mountChatRoutes } from './routes/chat.js';
 import { mountModelFeatureRoutes } from './routes/model-features.js';
 import { mountObservationRoutes } from './routes/observations.js';
 import { mountPeerMemoryRoutes } from './routes/peer-memory.js';
@@ -21,6 +22,7 @@ export function mountV2(app: FastifyInstance, deps: HttpDeps): void {
   mountSessionRoutes(route, deps);
   mountWebhookRoutes(route, deps);
   mountMessageRoutes(route, deps);
+  mountChatRoutes(route, deps);
   mountModelFeatureRoutes(route, deps);
   mountMessageUploadRoute(app, deps);
   mountQueueRoutes(route, deps);

@@ -4,6 +4,7 @@ import { routeDefiner, type HttpDeps } from '../shared/route.js';
 import { mapV3Error } from './errors.js';
 import { mountConclusionRoutes } from './routes/conclusions.js';
 import { mountMessageRoutes, mountMessageUploadRoute } from './routes/messages.js';
+import { mountChatRoutes } from './routes/chat.js';
 import { mountModelFeatureRoutes } from './routes/model-features.js';
 import { mountPeerMemoryRoutes } from './routes/peer-memory.js';
 import { mountPeerRoutes } from './routes/peers.js';
@@ -21,6 +22,7 @@ export function mountV3(app: FastifyInstance, deps: HttpDeps): void {
   mountSessionRoutes(route, deps);
   mountWebhookRoutes(route, deps);
   mountMessageRoutes(route, deps);
+  mountChatRoutes(route, deps);
   mountModelFeatureRoutes(route, deps);
   mountMessageUploadRoute(app, deps);
   mountQueueRoutes(route, deps);

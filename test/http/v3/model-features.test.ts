@@ -8,7 +8,7 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 describe('features that need a language model', () => {
-  it('validate chat like the reference, then refuse clearly instead of failing', async () => {
+  it('validate chat like the reference, then answer 503 clearly without a dialectic model', async () => {
     const ws = uniqueId();
     const bad = await api.post(`/v3/workspaces/${ws}/peers/alice/chat`, { query: '', reasoning_level: 'extreme' });
     expect(bad.status).toBe(422);
@@ -22,17 +22,18 @@ describe('features that need a language model', () => {
         ctx: { expected: "'minimal', 'low', 'medium', 'high' or 'max'" },
       },
     ]);
+    const detail = 'Chat needs a dialectic model and none is configured for level low (set LLM_OPENAI_API_KEY or LLM_OPENAI_BASE_URL, or DIALECTIC_LEVELS__low__MODEL_CONFIG__*)';
     const refused = await api.post(`/v3/workspaces/${ws}/peers/alice/chat`, { query: 'What does alice like?' });
-    expect(refused.status).toBe(405);
-    expect(refused.body).toEqual({ detail: 'Chat needs a language model provider, and none is configured on this server' });
-    expect((await api.post(`/v2/workspaces/${ws}/peers/alice/chat`, { query: 'x' })).status).toBe(405);
+    expect(refused.status).toBe(503);
+    expect(refused.body).toEqual({ detail });
+    expect((await api.post(`/v2/workspaces/${ws}/peers/alice/chat`, { query: 'x' })).status).toBe(503);
     // workspace chat (newer SDKs): validated the same way, then refused the same way
     const empty = await api.post(`/v3/workspaces/${ws}/chat`, { query: '' });
     expect(empty.status).toBe(422);
     expect(empty.body.detail[0]).toMatchObject({ type: 'string_too_short', loc: ['body', 'query'] });
     const workspaceChat = await api.post(`/v3/workspaces/${ws}/chat`, { query: 'What happened?', stream: true });
-    expect(workspaceChat.status).toBe(405);
-    expect(workspaceChat.body).toEqual({ detail: 'Chat needs a language model provider, and none is configured on this server' });
+    expect(workspaceChat.status).toBe(503);
+    expect(workspaceChat.body).toEqual({ detail });
   });
 
   it('answer dreams with the reference text for disabled dreams', async () => {

@@ -1,33 +1,6 @@
-import { refuseChat } from '../../../domain/model-features.js';
 import { scheduleDream, type DreamType } from '../../../domain/reasoning/dream-schedule.js';
 import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
-import { bool, choice, dict, model, nullable, optional, required, str } from '../../shared/validate.js';
-
-// the fields peer chat and workspace chat share
-const chatQuery = required(str({ minLength: 1, maxLength: 10_000 }));
-const sessionId = optional(nullable(str()));
-const stream = optional(bool(), () => false);
-const reasoningLevel = optional(choice(['minimal', 'low', 'medium', 'high', 'max']), () => 'low');
-const responseFormat = optional(nullable(dict()));
-
-const DialecticOptions = model(
-  {
-    query: chatQuery,
-    session_id: sessionId,
-    target: optional(nullable(str())),
-    filters: optional(nullable(dict())),
-    stream,
-    reasoning_level: reasoningLevel,
-    response_format: responseFormat,
-  },
-  { title: 'DialecticOptions' },
-);
-
-/** Workspace chat: not in the v3.0.12 interface; the body newer SDKs send (`honcho.chat()`). */
-const WorkspaceChatOptions = model(
-  { query: chatQuery, session_id: sessionId, stream, reasoning_level: reasoningLevel, response_format: responseFormat },
-  { title: 'WorkspaceChatOptions' },
-);
+import { bool, choice, model, nullable, optional, required, str } from '../../shared/validate.js';
 
 const ScheduleDreamRequest = model(
   {
@@ -40,26 +13,8 @@ const ScheduleDreamRequest = model(
   { title: 'ScheduleDreamRequest' },
 );
 
-/** Chat and dreams: validated as the reference does, then refused until a model provider exists. */
-export function mountModelFeatureRoutes(route: RouteDefiner, deps: HttpDeps): void {
-  route({
-    method: 'POST',
-    url: '/v3/workspaces/:workspace_id/peers/:peer_id/chat',
-    scope: { kind: 'peer' },
-    summary: 'Ask about a peer (needs a language model provider)',
-    tags: ['peers'],
-    body: { schema: DialecticOptions, required: true },
-    handler: async () => refuseChat(),
-  });
-  route({
-    method: 'POST',
-    url: '/v3/workspaces/:workspace_id/chat',
-    scope: { kind: 'workspace' },
-    summary: 'Ask about the whole workspace (needs a language model provider; newer SDKs call it)',
-    tags: ['workspaces'],
-    body: { schema: WorkspaceChatOptions, required: true },
-    handler: async () => refuseChat(),
-  });
+/** Dreams (chat is in chat.ts). */
+export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): void {
   route({
     method: 'POST',
     url: '/v3/workspaces/:workspace_id/schedule_dream',
@@ -68,7 +23,7 @@ export function mountModelFeatureRoutes(route: RouteDefiner, deps: HttpDeps): vo
     tags: ['workspaces'],
     body: { schema: ScheduleDreamRequest, required: true },
     async handler({ params, body }) {
-      await scheduleDream(deps.ctx, {
+      await scheduleDream(_deps.ctx, {
         workspaceId: params.workspace_id,
         observerId: body.observer,
         observedId: body.observed ?? body.observer,

@@ -1,0 +1,86 @@
+import type { JsonObject } from '../../../storage/store.js';
+import { answerChat } from '../../shared/chat-stream.js';
+import { sessionAllowlist } from '../../shared/memory-schemas.js';
+import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
+import { bool, choice, dict, model, nullable, optional, required, str } from '../../shared/validate.js';
+
+// the fields peer chat and workspace chat share
+const chatQuery = required(str({ minLength: 1, maxLength: 10_000 }));
+const sessionId = optional(nullable(str()));
+const stream = optional(bool(), () => false);
+const reasoningLevel = optional(choice(['minimal', 'low', 'medium', 'high', 'max']), () => 'low');
+const responseFormat = optional(nullable(dict()));
+
+const DialecticOptions = model(
+  {
+    query: chatQuery,
+    session_id: sessionId,
+    target: optional(nullable(str())),
+    filters: optional(nullable(dict())),
+    stream,
+    reasoning_level: reasoningLevel,
+    response_format: responseFormat,
+  },
+  { title: 'DialecticOptions' },
+);
+
+/** Workspace chat: not in the v3.0.12 interface; the body newer SDKs send (`honcho.chat()`). */
+const WorkspaceChatOptions = model(
+  { query: chatQuery, session_id: sessionId, stream, reasoning_level: reasoningLevel, response_format: responseFormat },
+  { title: 'WorkspaceChatOptions' },
+);
+
+type Level = 'minimal' | 'low' | 'medium' | 'high' | 'max';
+
+/** Peer chat (reasoning.md R5) and the workspace chat newer SDKs call. */
+export function mountChatRoutes(route: RouteDefiner, deps: HttpDeps): void {
+  const { ctx } = deps;
+  route({
+    method: 'POST',
+    url: '/v3/workspaces/:workspace_id/peers/:peer_id/chat',
+    scope: { kind: 'peer' },
+    summary: 'Ask about a peer: an answer from its memory (streamed as text/event-stream with stream: true)',
+    tags: ['peers'],
+    body: { schema: DialecticOptions, required: true },
+    async handler({ params, body, signal }) {
+      const allowlist = sessionAllowlist(body.filters as JsonObject | null | undefined, body.session_id ?? undefined);
+      return answerChat(
+        ctx,
+        params.workspace_id,
+        {
+          observerId: params.peer_id,
+          targetId: body.target ?? undefined,
+          query: body.query,
+          sessionId: body.session_id ?? undefined,
+          level: body.reasoning_level as Level,
+          responseFormat: (body.response_format ?? undefined) as JsonObject | undefined,
+          allowlist,
+          stream: body.stream,
+        },
+        signal,
+      );
+    },
+  });
+  route({
+    method: 'POST',
+    url: '/v3/workspaces/:workspace_id/chat',
+    scope: { kind: 'workspace' },
+    summary: 'Ask about the whole workspace: an answer from its messages (newer SDKs call it)',
+    tags: ['workspaces'],
+    body: { schema: WorkspaceChatOptions, required: true },
+    async handler({ params, body, signal }) {
+      return answerChat(
+        ctx,
+        params.workspace_id,
+        {
+          query: body.query,
+          sessionId: body.session_id ?? undefined,
+          level: body.reasoning_level as Level,
+          responseFormat: (body.response_format ?? undefined) as JsonObject | undefined,
+          stream: body.stream,
+        },
+        signal,
+      );
+    },
+  });
+}
