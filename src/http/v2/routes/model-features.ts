@@ -12,7 +12,7 @@ const TriggerDreamRequest = model(
 );
 
 /** Dreams (chat is in chat.ts). */
-export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): void {
+export function mountModelFeatureRoutes(route: RouteDefiner, deps: HttpDeps): void {
   route({
     method: 'POST',
     url: '/v2/workspaces/:workspace_id/trigger_dream',
@@ -22,7 +22,7 @@ export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): v
     body: { schema: TriggerDreamRequest, required: true },
     // v2's dream types (consolidate, agent) are both the omni dream
     async handler({ params, body }) {
-      await scheduleDream(_deps.ctx, {
+      await scheduleDream(deps.ctx, {
         workspaceId: params.workspace_id,
         observerId: body.observer,
         observedId: body.observed ?? body.observer,

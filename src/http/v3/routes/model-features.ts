@@ -14,7 +14,7 @@ const ScheduleDreamRequest = model(
 );
 
 /** Dreams (chat is in chat.ts). */
-export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): void {
+export function mountModelFeatureRoutes(route: RouteDefiner, deps: HttpDeps): void {
   route({
     method: 'POST',
     url: '/v3/workspaces/:workspace_id/schedule_dream',
@@ -23,7 +23,7 @@ export function mountModelFeatureRoutes(route: RouteDefiner, _deps: HttpDeps): v
     tags: ['workspaces'],
     body: { schema: ScheduleDreamRequest, required: true },
     async handler({ params, body }) {
-      await scheduleDream(_deps.ctx, {
+      await scheduleDream(deps.ctx, {
         workspaceId: params.workspace_id,
         observerId: body.observer,
         observedId: body.observed ?? body.observer,
