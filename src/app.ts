@@ -145,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
           outputTokens: report.usage.outputTokens,
           modelCalls: report.modelCalls,
           ms: report.durationMs,
+          ...(report.error !== undefined ? { error: report.error } : {}),
         },
         'chat',
       );

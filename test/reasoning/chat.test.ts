@@ -35,13 +35,13 @@ const userMessage = (r: RecordedRequest): string => r.body.messages.find((m: any
 const systemMessage = (r: RecordedRequest): string => r.body.messages.find((m: any) => m.role === 'system').content;
 
 /** A workspace where alice and bob talk in s1, alice and carol in s2, and bob and carol in s3 (alice not a member). */
-async function world(api: TestApi) {
+async function world(api: TestApi, headers: Record<string, string> = {}) {
   const ws = uniqueId();
-  await api.post('/v3/workspaces', { id: ws });
-  for (const peer of ['alice', 'bob', 'carol']) await api.post(`/v3/workspaces/${ws}/peers`, { id: peer });
+  await api.post('/v3/workspaces', { id: ws }, { headers });
+  for (const peer of ['alice', 'bob', 'carol']) await api.post(`/v3/workspaces/${ws}/peers`, { id: peer }, { headers });
   const session = async (id: string, peers: string[], messages: Array<[string, string]>) => {
-    await api.post(`/v3/workspaces/${ws}/sessions`, { id, peers: Object.fromEntries(peers.map((p) => [p, {}])) });
-    const r = await api.post(`/v3/workspaces/${ws}/sessions/${id}/messages`, { messages: messages.map(([peer_id, content]) => ({ peer_id, content })) });
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id, peers: Object.fromEntries(peers.map((p) => [p, {}])) }, { headers });
+    const r = await api.post(`/v3/workspaces/${ws}/sessions/${id}/messages`, { messages: messages.map(([peer_id, content]) => ({ peer_id, content })) }, { headers });
     expect(r.status).toBe(201);
   };
   await session('s1', ['alice', 'bob'], [
@@ -71,7 +71,10 @@ describe('peer chat', () => {
     ]);
     await api.put(`/v3/workspaces/${ws}/peers/alice/card`, { peer_card: ['IDENTITY: Alice, a cat owner'] });
     fake.script.chat({ text: 'Alice has a cat called Miso.' });
+    const embeddingsBefore = fake.requests('embeddings').length;
     const r = await api.post(`/v3/workspaces/${ws}/peers/alice/chat`, { query: 'Does Alice have pets?' });
+    // the query is embedded once for both prefetch searches
+    expect(fake.requests('embeddings').slice(embeddingsBefore).map((q) => q.body.input)).toEqual([['Does Alice have pets?']]);
     expect(r.status).toBe(200);
     expect(JSON.parse(r.text)).toEqual({ content: 'Alice has a cat called Miso.' });
     const [first] = chatRequests();
@@ -277,6 +280,20 @@ describe('peer chat', () => {
       const filters = await api.post(`/v3/workspaces/${ws}/peers/alice/chat`, { query: 'q', filters: { peer_id: 'x' } });
       expect(filters.status).toBe(422);
       expect(chatRequests()).toHaveLength(0);
+    });
+
+    it('a peer key must be an active member of session_id and of every allowed session (401 otherwise)', async () => {
+      const api = await app({ AUTH_USE_AUTH: 'true' });
+      const ws = await world(api, { authorization: `Bearer ${api.token({ isAdmin: true })}` });
+      const alice = { headers: { authorization: `Bearer ${api.token({ workspaceId: ws, peerId: 'alice' })}` } };
+      const chat = (body: object) => api.post(`/v3/workspaces/${ws}/peers/alice/chat`, { query: 'q', ...body }, alice);
+      for (const body of [{ session_id: 's3' }, { filters: { session_id: ['s1', 's3'] } }]) {
+        const refused = await chat(body);
+        expect(refused.status).toBe(401);
+        expect(JSON.parse(refused.text)).toEqual({ detail: 'JWT not permissioned for this resource' });
+      }
+      expect(chatRequests()).toHaveLength(0);
+      expect((await chat({ session_id: 's1', filters: { session_id: ['s1', 's2'] } })).status).toBe(200);
     });
 
     it('503 with a clear detail when no dialectic model is configured', async () => {

@@ -129,11 +129,12 @@ export async function nearestConclusions(
   ctx: DomainContext,
   scope: ConclusionScope,
   query: string,
-  options: { topK: number; maxDistance?: number; filters: unknown; generation: 'v2' | 'v3'; excludeIds?: readonly string[] },
+  options: { topK: number; maxDistance?: number; filters: unknown; generation: 'v2' | 'v3'; excludeIds?: readonly string[]; vector?: number[] },
 ): Promise<ConclusionRecord[] | undefined> {
   if (embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
   if (query.trim() === '') return [];
-  const [vector] = (await embedForRequest(ctx, [query], 'the search could not run'))!;
+  // `vector`: the query embedded already (a caller searching several times with one query)
+  const [vector] = options.vector !== undefined ? [options.vector] : (await embedForRequest(ctx, [query], 'the search could not run'))!;
   const scopeKeys = new Set(['observer', 'observer_id', 'observed', 'observed_id', 'workspace_id', 'workspace_name']);
   const filters = options.filters;
   const narrowed =

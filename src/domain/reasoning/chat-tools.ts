@@ -57,10 +57,10 @@ async function workspaceSessions(scope: ChatScope): Promise<string[]> {
 }
 
 /** The observer's conclusions about the target matching `query`, by meaning when it can, else by words. */
-export async function searchConclusionsFor(scope: ChatScope, query: string, limit: number, levels?: string[]): Promise<ConclusionRecord[]> {
+export async function searchConclusionsFor(scope: ChatScope, query: string, limit: number, levels?: string[], vector?: number[]): Promise<ConclusionRecord[]> {
   if (scope.conclusions === undefined) return [];
   const filters = levels !== undefined ? { level: levels.length === 1 ? levels[0] : { in: levels } } : scope.explicitOnly ? { level: 'explicit' } : null;
-  const semantic = await nearestConclusions(scope.ctx, scope.conclusions, query, { topK: limit, filters, generation: 'v3' });
+  const semantic = await nearestConclusions(scope.ctx, scope.conclusions, query, { topK: limit, filters, generation: 'v3', vector });
   if (semantic !== undefined) return semantic;
   return scope.ctx.store.memory.searchConclusions({ ...scope.conclusions, terms: rankedTerms(query), filters, generation: 'v3', limit });
 }

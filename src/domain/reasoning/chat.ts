@@ -7,6 +7,7 @@ import { searchMessages } from '../messages/search.js';
 import { tokenCount } from '../messages/token-count.js';
 import { chatTools, renderConclusion, renderMessage, searchConclusionsFor, type ChatScope } from './chat-tools.js';
 import { effectiveConfiguration } from './configuration.js';
+import { embedForRequest, embedderOf } from './embeddings.js';
 import { DEFAULT_REASONING_SETTINGS } from './settings.js';
 import { FinalAnswerError, runToolLoop, type ToolCallRecord } from './tool-loop.js';
 
@@ -20,6 +21,8 @@ export interface DialecticLevelLimits {
 
 /** DIALECTIC_SESSION_HISTORY_MAX_TOKENS: newest session messages shown with a session_id. */
 export const SESSION_HISTORY_MAX_TOKENS = 4_096;
+/** DIALECTIC_MAX_INPUT_TOKENS: input over this drops the oldest tool turns. */
+export const MAX_INPUT_TOKENS = 100_000;
 /** Most sessions of the observer its message tools search. */
 export const MAX_OBSERVER_SESSIONS = 1_000;
 
@@ -48,6 +51,8 @@ export interface ChatReport {
   usage: Usage;
   modelCalls: number;
   durationMs: number;
+  /** Why it failed, when it did. */
+  error?: string;
 }
 
 /** A chat checked and prepared: `run` asks the model (with `onText`, streaming its final turn). */
@@ -209,8 +214,11 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
 
   // prefetch (R5 step 3): explicit and derived conclusions for the question
   const prefetchSize = minimal ? 10 : 25;
-  const explicit = await searchConclusionsFor(scope, request.query, prefetchSize, ['explicit']);
-  const derived: ConclusionRecord[] = scope.explicitOnly ? [] : await searchConclusionsFor(scope, request.query, prefetchSize, ['deductive', 'inductive', 'contradiction']);
+  // the query is embedded once for both searches (when semantic search can run)
+  const canEmbed = scope.conclusions !== undefined && embedderOf(ctx) !== undefined && (await store.vectors.dimensions()) !== undefined && request.query.trim() !== '';
+  const vector = canEmbed ? (await embedForRequest(ctx, [request.query], 'the chat could not search its memory'))![0] : undefined;
+  const explicit = await searchConclusionsFor(scope, request.query, prefetchSize, ['explicit'], vector);
+  const derived: ConclusionRecord[] = scope.explicitOnly ? [] : await searchConclusionsFor(scope, request.query, prefetchSize, ['deductive', 'inductive', 'contradiction'], vector);
   const observations =
     scope.conclusions === undefined
       ? [await prefetchMessages(scope, request.query, prefetchSize)]
@@ -227,6 +235,7 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
   return {
     async run({ signal, onText }) {
       let outcome: ChatReport['outcome'] = 'error';
+      let failure: string | undefined;
       let result: Awaited<ReturnType<typeof runToolLoop>> | undefined;
       try {
         result = await runToolLoop({
@@ -237,6 +246,7 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
           maxIterations: limits.maxToolIterations,
           maxOutputTokens: limits.maxOutputTokens,
           toolChoice: limits.toolChoice,
+          maxInputTokens: MAX_INPUT_TOKENS,
           signal,
           // a JSON answer is sent once validated, not piece by piece
           onText: format === undefined ? onText : undefined,
@@ -246,6 +256,7 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
         if (format !== undefined && onText) onText(result.text);
         return { content: result.text };
       } catch (error) {
+        failure = error instanceof Error ? error.message : String(error);
         if (signal?.aborted) {
           outcome = 'aborted';
           throw error;
@@ -270,6 +281,7 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
           usage: result?.usage ?? { inputTokens: 0, outputTokens: 0 },
           modelCalls: result?.modelCalls ?? 0,
           durationMs: Math.round(performance.now() - started),
+          error: failure,
         });
       }
     },

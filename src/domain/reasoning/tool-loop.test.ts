@@ -154,6 +154,19 @@ describe('runToolLoop', () => {
     expect(bad.requests).toHaveLength(2);
   });
 
+  it('drops the oldest tool turns when the input grows over maxInputTokens, keeping the system and first user message', async () => {
+    const big = (n: number) => ({ calls: [{ name: 'echo', arguments: JSON.stringify({ word: `w${n} `, n: 400 }) }] });
+    const { model, requests } = scriptedModel([big(1), big(2), big(3), { text: 'done' }]);
+    await runToolLoop(base(model, { maxIterations: 5, maxInputTokens: 1_000 }));
+    const last = requests.at(-1)!;
+    expect(last.messages[0]).toEqual({ role: 'system', content: 'sys' });
+    expect(last.messages[1]).toEqual({ role: 'user', content: 'q' });
+    // each tool result is about 800 tokens: only the newest turn fits
+    expect(toolMessages(last)).toHaveLength(1);
+    expect(toolMessages(last)[0]).toMatch(/^w3 /);
+    expect(toolMessages(requests[1]!)).toHaveLength(1);
+  });
+
   it('honours an abort signal between calls and inside tools', async () => {
     const controller = new AbortController();
     const slow: Tool = {

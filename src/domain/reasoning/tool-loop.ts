@@ -1,5 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { ChatMessage, ChatModel, CompletionRequest, JsonSchema, ModelModule, ToolCall, ToolSpec, Usage } from '../../llm/provider.js';
+import { tokenCount } from '../messages/token-count.js';
 
 /** LLM_MAX_TOOL_OUTPUT_CHARS: the most characters of one tool result the model is shown. */
 export const MAX_TOOL_OUTPUT_CHARS = 10_000;
@@ -32,6 +33,8 @@ export interface ToolLoopOptions {
   /** `required` applies to the first turn only (later turns are `auto`), so the loop can end. */
   toolChoice?: 'auto' | 'required' | 'none';
   maxToolOutputChars?: number;
+  /** Input over this many tokens drops the oldest tool turns (the system message and the first user message stay). */
+  maxInputTokens?: number;
   signal?: AbortSignal;
   /**
    * Stream every turn and pass the answer's text on as it comes. A turn that ends in tool calls
@@ -127,8 +130,29 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
   const log: ToolCallRecord[] = [];
   let modelCalls = 0;
 
+  const tokensOf = new WeakMap<ChatMessage, number>();
+  const tokens = (m: ChatMessage) => {
+    let n = tokensOf.get(m);
+    if (n === undefined) {
+      const text = m.role === 'assistant' ? m.content + (m.toolCalls ?? []).map((c) => c.name + c.arguments).join('') : m.content;
+      tokensOf.set(m, (n = tokenCount(text, options.maxInputTokens! + 1) + 4));
+    }
+    return n;
+  };
+  const trimInput = () => {
+    let total = messages.reduce((sum, m) => sum + tokens(m), 0);
+    while (total > options.maxInputTokens!) {
+      const first = messages.findIndex((m, i) => i > 0 && m.role === 'assistant');
+      if (first === -1) return;
+      let end = first + 1;
+      while (end < messages.length && messages[end]!.role === 'tool') end++;
+      for (const dropped of messages.splice(first, end - first)) total -= tokens(dropped);
+    }
+  };
+
   const call = async (withTools: boolean, turn: number) => {
     signal?.throwIfAborted();
+    if (options.maxInputTokens !== undefined) trimInput();
     const request: CompletionRequest = { module, messages: [...messages], maxOutputTokens: options.maxOutputTokens, signal };
     if (withTools && specs.length > 0) {
       request.tools = specs;

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../../../storage/store.js';
+import { checkChatSessions } from '../../shared/auth.js';
 import { answerChat } from '../../shared/chat-stream.js';
 import { sessionAllowlist } from '../../shared/memory-schemas.js';
 import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
@@ -42,8 +43,11 @@ export function mountChatRoutes(route: RouteDefiner, deps: HttpDeps): void {
     summary: 'Ask about a peer: an answer from its memory (streamed as text/event-stream with stream: true)',
     tags: ['peers'],
     body: { schema: DialecticOptions, required: true },
-    async handler({ params, body, signal }) {
+    async handler({ params, body, claims, signal }) {
       const allowlist = sessionAllowlist(body.filters as JsonObject | null | undefined, body.session_id ?? undefined);
+      // contract §2.5: a peer key must be an active member of the session and of every allowed one
+      const named = [...(body.session_id ? [body.session_id] : []), ...(allowlist ?? [])];
+      await checkChatSessions(claims, params.workspace_id, named, (w, s, p) => ctx.store.isActiveMember(w, s, p));
       return answerChat(
         ctx,
         params.workspace_id,
