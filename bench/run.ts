@@ -16,6 +16,9 @@
  *   BENCH_DERIVER_MESSAGES, BENCH_DERIVER_SESSIONS  the deriver case's size (default 3000, 30)
  *   BENCH_CONCLUSIONS, BENCH_CONCLUSION_COLLECTIONS, BENCH_CONCLUSION_DIMENSIONS  the
  *                       conclusions/query case's size (default 100000, 1000, 1536)
+ *   BENCH_CHAT_MESSAGES, BENCH_CHAT_CONCLUSIONS, BENCH_CHAT_SESSIONS, BENCH_CHAT_DIMENSIONS
+ *                       the peer chat case's size (default 100000, 10000, 100, 1536);
+ *                       BENCH_CHAT_TOOL=0 skips its variant whose first model turn calls a tool
  *   BENCH_BREAKDOWN     0 skips the in-process per-layer timings and the search analysis
  *   BENCH_CPU_PROF      a directory: the Engram process runs with --cpu-prof and writes its
  *                       profile there on exit (open it in Chrome DevTools or speedscope)
@@ -40,6 +43,7 @@ import {
 } from './dataset.js';
 import type { Breakdown, MessagesLoaded, SearchAnalysis, SearchQuery, StartRequest } from './engram-server.js';
 import { forkServer, type ChildServer } from './ipc.js';
+import { CHAT_CASE, printChat, runChatBench } from './chat.js';
 import { CONCLUSIONS_CASE, printConclusions, runConclusionsBench } from './conclusions-query.js';
 import { DERIVER_CASE, printDeriver, runDeriverBench } from './deriver.js';
 import { runSearchEval } from './search-eval.js';
@@ -396,10 +400,31 @@ async function main(): Promise<void> {
     console.log(' done');
     printConclusions(result);
   };
+  // peer chat (bench/chat.ts): its own server process, loaded store and fake model
+  const runsChat = !only || CHAT_CASE.includes(only);
+  const runChat = async () => {
+    if (!runsChat) return;
+    const chatOptions = {
+      databaseUrl: onPostgres ? pgUrl : undefined,
+      messages: Math.round(numberFromEnv('BENCH_CHAT_MESSAGES', 100_000)),
+      conclusions: Math.round(numberFromEnv('BENCH_CHAT_CONCLUSIONS', 10_000)),
+      sessions: Math.round(numberFromEnv('BENCH_CHAT_SESSIONS', 100)),
+      dimensions: Math.round(numberFromEnv('BENCH_CHAT_DIMENSIONS', 1536)),
+      toolVariant: process.env.BENCH_CHAT_TOOL !== '0',
+      durationS: DURATION_S,
+      warmupS: WARMUP_S,
+      connections: CONNECTIONS,
+    };
+    process.stdout.write(`  ${CHAT_CASE}: loading ${int(chatOptions.messages)} messages and ${int(chatOptions.conclusions)} conclusions, then measuring`);
+    const result = await runChatBench(chatOptions);
+    console.log(' done');
+    printChat(result);
+  };
   if (cases.length === 0 && webhookCases.length === 0 && !runsSearchEval) {
-    if (!runsDeriver && !runsConclusions) throw new Error(`BENCH_ONLY="${only}" matches no case`);
+    if (!runsDeriver && !runsConclusions && !runsChat) throw new Error(`BENCH_ONLY="${only}" matches no case`);
     // nothing else selected: no dataset to load
     await runConclusions();
+    await runChat();
     await runDeriver();
     console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
     return;
@@ -553,6 +578,7 @@ async function main(): Promise<void> {
   if (breakdowns !== undefined) printBreakdown(breakdowns, compared, onPostgres);
   if (runsSearchEval) await runSearchEval(onPostgres ? pgUrl : ':memory:');
   await runConclusions();
+  await runChat();
   await runDeriver();
   console.log('');
   console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
