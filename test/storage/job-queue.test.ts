@@ -54,10 +54,13 @@ async function privateDatabase(): Promise<Database> {
   const schema = uniqueId('jobs').replace(/-/g, '_');
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await client.connect();
+  // pgvector's types live in the schema the extension was created in: create it in public first
+  // (whichever test file runs first), and keep public on the path so the migrations find them
+  await client.query('CREATE EXTENSION IF NOT EXISTS vector');
   await client.query(`CREATE SCHEMA ${schema}`);
   await client.end();
   const url = new URL(TEST_DATABASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  url.searchParams.set('options', `-c search_path=${schema},public`);
   return openDatabase(url.toString());
 }
 
