@@ -61,7 +61,7 @@ export class Worker {
   private readonly now: () => Date;
   private readonly random: () => number;
   /** Kinds claimed on their own, each with its lease (its handler's timeout) and its share of runs. */
-  private readonly lanes: { kinds: { only: string[] } | { except: string[] }; leaseMs: number; concurrency: number; running: Set<string> }[];
+  private readonly lanes: { kinds: { only: string[] }; leaseMs: number; concurrency: number; running: Set<string> }[];
   /** Set while the store is unavailable: claims back off and the state is reported as paused. */
   private pausedSince: Date | undefined;
   private unavailableStreak = 0;
@@ -76,18 +76,15 @@ export class Worker {
     this.now = options.now ?? (() => new Date());
     this.random = options.random ?? Math.random;
     // One lane per kind, so a webhook (seconds) never waits behind model work (minutes) and a
-    // crashed worker's job is taken over after its own kind's lease; jobs of kinds without a
-    // handler are claimed too (and dead-lettered as such).
-    const known = Object.keys(catalog);
-    this.lanes = [
-      ...known.map((kind) => ({
-        kinds: { only: [kind] },
-        leaseMs: catalog[kind].leaseMs ?? catalog[kind].timeoutMs,
-        concurrency: Math.min(catalog[kind].concurrency ?? options.concurrency, options.concurrency),
-        running: new Set<string>(),
-      })),
-      { kinds: { except: known }, leaseMs: 60_000, concurrency: 1, running: new Set<string>() },
-    ];
+    // crashed worker's job is taken over after its own kind's lease. Only kinds this process has
+    // a handler for are claimed: a process without a model (or of an older version) leaves the
+    // reasoning jobs to the processes that can run them, instead of failing them.
+    this.lanes = Object.keys(catalog).map((kind) => ({
+      kinds: { only: [kind] },
+      leaseMs: catalog[kind].leaseMs ?? catalog[kind].timeoutMs,
+      concurrency: Math.min(catalog[kind].concurrency ?? options.concurrency, options.concurrency),
+      running: new Set<string>(),
+    }));
   }
 
   /**

@@ -194,7 +194,7 @@ describe('a rerun after the batch was written but before its job was marked done
   it('finds the items processed and asks and stores nothing again', async () => {
     fake.reset();
     fake.script.defaultChat(facts('alice has a dog'));
-    const api = await buildTestApp({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', WORKER_POLL_MS: '20' });
+    const api = await buildTestApp({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', WORKER_POLL_MS: '20' }, { ownDatabase: true });
     const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
     const worker = createWorker(api.config, api.database, silent);
     const ws = uniqueId();

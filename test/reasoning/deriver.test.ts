@@ -31,7 +31,7 @@ const open: Setup[] = [];
 
 async function setup(env: Record<string, string> = {}): Promise<Setup> {
   fake.reset();
-  const api = await buildTestApp({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', JOB_MAX_ATTEMPTS: '2', JOB_RETRY_BASE_MS: '10', JOB_RETRY_MAX_MS: '20', WORKER_POLL_MS: '20', ...env });
+  const api = await buildTestApp({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', JOB_MAX_ATTEMPTS: '2', JOB_RETRY_BASE_MS: '10', JOB_RETRY_MAX_MS: '20', WORKER_POLL_MS: '20', ...env }, { ownDatabase: true });
   const worker = createWorker(api.config, api.database, silent);
   const made = { api, worker, ws: uniqueId() };
   open.push(made);

@@ -7,7 +7,7 @@ import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/main.js';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest, type ScriptedAnswer } from '../support/fake-model-server.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
-import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
+import { buildTestApp, DIALECT, ownPostgresDatabase, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
  * Dreams end to end over HTTP, on SQLite or PostgreSQL: schedule_dream and trigger_dream, the
@@ -36,11 +36,13 @@ interface Setup {
 }
 const open: Setup[] = [];
 const files: string[] = [];
+/** PostgreSQL databases made for one test (dropped after it, once its apps are closed). */
+const drops: (() => Promise<void>)[] = [];
 
 const BASE_ENV = { DERIVER_FLUSH_ENABLED: 'true', JOB_MAX_ATTEMPTS: '2', JOB_RETRY_BASE_MS: '10', JOB_RETRY_MAX_MS: '20', WORKER_POLL_MS: '20' };
 
 async function setup(env: Record<string, string> = {}, ws = uniqueId()): Promise<Setup> {
-  const api = await buildTestApp({ ...fake.env(), ...BASE_ENV, ...env });
+  const api = await buildTestApp({ ...fake.env(), ...BASE_ENV, ...env }, { ownDatabase: true });
   const worker = createWorker(api.config, api.database, silent);
   const made = { api, worker, ws };
   open.push(made);
@@ -59,6 +61,7 @@ afterEach(async () => {
     await s.api.close();
   }
   for (const file of files.splice(0)) rmSync(file, { force: true });
+  for (const drop of drops.splice(0)) await drop();
   fake.reset();
 });
 
@@ -376,7 +379,9 @@ describe('automatic dreams', () => {
   it('are one schedule for every process on the database: a message through another process moves the wait', async () => {
     const file = join(tmpdir(), `${uniqueId('dreams')}.db`);
     if (DIALECT === 'sqlite') files.push(file, `${file}-wal`, `${file}-shm`);
-    const env = { DATABASE_URL: DIALECT === 'sqlite' ? file : TEST_DATABASE_URL, DREAM_DOCUMENT_THRESHOLD: '1', DREAM_IDLE_TIMEOUT_MINUTES: '30' };
+    const own = DIALECT === 'postgres' ? await ownPostgresDatabase() : undefined;
+    if (own !== undefined) drops.push(own.drop);
+    const env = { DATABASE_URL: own?.url ?? file, DREAM_DOCUMENT_THRESHOLD: '1', DREAM_IDLE_TIMEOUT_MINUTES: '30' };
     const one = await setup(env);
     const two = await setup(env, one.ws);
     fake.script.defaultChat(facts('alice keeps bees'));
@@ -397,7 +402,9 @@ describe('automatic dreams', () => {
   it('survive a restart: the waiting dream is in the store and runs in the next process', async () => {
     const file = join(tmpdir(), `${uniqueId('dreams')}.db`);
     if (DIALECT === 'sqlite') files.push(file, `${file}-wal`, `${file}-shm`);
-    const url = DIALECT === 'sqlite' ? file : TEST_DATABASE_URL;
+    const own = DIALECT === 'postgres' ? await ownPostgresDatabase() : undefined;
+    if (own !== undefined) drops.push(own.drop);
+    const url = own?.url ?? file;
     const env = { DATABASE_URL: url, DREAM_DOCUMENT_THRESHOLD: '1', DREAM_IDLE_TIMEOUT_MINUTES: '1' };
     const first = await setup(env);
     fake.script.defaultChat(facts('alice keeps bees'));

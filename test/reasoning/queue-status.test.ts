@@ -43,7 +43,7 @@ async function setup(env: Record<string, string> = {}): Promise<Setup> {
     WEBHOOK_SECRET: 'queue-status-secret',
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     ...env,
-  });
+  }, { ownDatabase: true });
   const worker = createWorker(api.config, api.database, silent);
   const made = { api, worker, ws: uniqueId() };
   open.push(made);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, openDatabase, type Database } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -43,9 +44,44 @@ export function uniqueId(prefix = 'ws'): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
 
-export async function buildTestApp(overrides: Record<string, string> = {}): Promise<TestApi> {
+/**
+ * A PostgreSQL database of its own on the test server (dropped by the returned function), for
+ * tests that run workers: on one shared database a test file's worker would claim another file's
+ * jobs and run them with its own fake model.
+ */
+export async function ownPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `engram_own_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const cleanup = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await cleanup.connect();
+      try {
+        await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await cleanup.end();
+      }
+    },
+  };
+}
+
+/**
+ * `ownDatabase`: on PostgreSQL, a database of the app's own instead of the shared test database
+ * (for tests that run workers); SQLite tests always have their own in-memory database.
+ */
+export async function buildTestApp(overrides: Record<string, string> = {}, options: { ownDatabase?: boolean } = {}): Promise<TestApi> {
+  const own = options.ownDatabase === true && DIALECT === 'postgres' && overrides.DATABASE_URL === undefined ? await ownPostgresDatabase() : undefined;
   const config = loadConfig(
-    { DATABASE_URL: TEST_DATABASE_URL, AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'silent', ...overrides },
+    { DATABASE_URL: own?.url ?? TEST_DATABASE_URL, AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'silent', ...overrides },
     '/nonexistent/.env',
   );
   const database = await openDatabase(config.databaseUrl);
@@ -87,6 +123,7 @@ export async function buildTestApp(overrides: Record<string, string> = {}): Prom
     async close() {
       await app.close();
       await database.driver.close();
+      await own?.drop();
     },
   };
 }
