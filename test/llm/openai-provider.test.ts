@@ -205,7 +205,8 @@ describe('openai transport: failures', () => {
   it('honours retry-after-ms and Retry-After as an HTTP date', async () => {
     const { models } = setup({ LLM_RETRY_BASE_MS: '5000' });
     fake.script.chat({ status: 429, headers: { 'retry-after-ms': '120' } });
-    fake.script.chat({ status: 503, headers: { 'retry-after': new Date(Date.now() + 1500).toUTCString() } });
+    // whole seconds, set now but read a few hundred ms later: far enough ahead to leave a wait of >= 400 ms
+    fake.script.chat({ status: 503, headers: { 'retry-after': new Date(Date.now() + 2500).toUTCString() } });
     const answer = await models.chat('deriver')!.complete(ask('x'));
     expect(answer.text).toBe('ok');
     const [a, b, c] = fake.requests('chat').map((r) => r.at);
