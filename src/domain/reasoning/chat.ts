@@ -116,7 +116,10 @@ async function sessionHistory(ctx: DomainContext, workspaceId: string, sessionId
   let used = 0;
   for (const message of newest) {
     const line = renderMessage(message);
-    used += tokenCount(line, maxTokens + 1);
+    // a message's own count is stored: only its line's prefix is counted here (plus one token
+    // for the join), unless the line cut the content short
+    const content = line.endsWith(message.content) ? message.content : undefined;
+    used += content === undefined ? tokenCount(line, maxTokens + 1) : tokenCount(line.slice(0, line.length - content.length)) + message.tokenCount + 1;
     if (used > maxTokens) break;
     lines.unshift(line);
   }

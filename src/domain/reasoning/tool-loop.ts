@@ -131,15 +131,16 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<ToolLoopRes
   let modelCalls = 0;
 
   const tokensOf = new WeakMap<ChatMessage, number>();
+  const textOf = (m: ChatMessage) => (m.role === 'assistant' ? m.content + (m.toolCalls ?? []).map((c) => c.name + c.arguments).join('') : m.content);
   const tokens = (m: ChatMessage) => {
     let n = tokensOf.get(m);
-    if (n === undefined) {
-      const text = m.role === 'assistant' ? m.content + (m.toolCalls ?? []).map((c) => c.name + c.arguments).join('') : m.content;
-      tokensOf.set(m, (n = tokenCount(text, options.maxInputTokens! + 1) + 4));
-    }
+    if (n === undefined) tokensOf.set(m, (n = tokenCount(textOf(m), options.maxInputTokens! + 1) + 4));
     return n;
   };
   const trimInput = () => {
+    // a token is at least one UTF-8 byte: input whose bytes fit the limit needs no counting
+    const bytes = messages.reduce((sum, m) => sum + Buffer.byteLength(textOf(m), 'utf8') + 4, 0);
+    if (bytes <= options.maxInputTokens!) return;
     let total = messages.reduce((sum, m) => sum + tokens(m), 0);
     while (total > options.maxInputTokens!) {
       const first = messages.findIndex((m, i) => i > 0 && m.role === 'assistant');
