@@ -239,8 +239,6 @@ export interface ReasoningStore {
    * is running under a live lease (in progress), other open ones (pending).
    */
   representationCounts(workspaceId: string, sessionId: string | undefined, now: Date): Promise<RepresentationCounts[]>;
-  /** `times_derived` + 1 on each of these conclusions. */
-  reinforceConclusions(ids: readonly string[]): Promise<void>;
   summaries(workspaceId: string, sessionId: string): Promise<SessionSummaryRecord[]>;
   /** Stores a summary unless the stored one of its kind covers a later message. */
   saveSummary(workspaceId: string, sessionId: string, summary: SessionSummaryRecord): Promise<void>;

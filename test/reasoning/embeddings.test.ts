@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/app.js';
 import { reembed } from '../../src/cli/commands/reembed.js';
@@ -11,7 +10,7 @@ import type { Worker } from '../../src/jobs/worker.js';
 import { checkVectorDimensions, createWorker } from '../../src/main.js';
 import { VectorSizeError } from '../../src/storage/store.js';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
-import { buildTestApp, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
+import { buildTestApp, ownPostgresDatabase, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
  * Embeddings and vector search end to end over HTTP, with the fake model server answering the
@@ -399,24 +398,9 @@ describe('semantic search', () => {
 
 /** A database of this test's own (reembed drops every vector of a store). */
 async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `engram_reembed_${randomBytes(6).toString('hex')}`;
-  if (!TEST_DATABASE_URL.startsWith('postgres')) {
-    const file = join(tmpdir(), `${name}.db`);
-    return { url: file, drop: () => Promise.all([file, `${file}-wal`, `${file}-shm`].map((f) => rm(f, { force: true }))).then(() => undefined) };
-  }
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`).finally(() => admin.end());
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const cleanup = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await cleanup.connect();
-      await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).finally(() => cleanup.end());
-    },
-  };
+  if (TEST_DATABASE_URL.startsWith('postgres')) return ownPostgresDatabase();
+  const file = join(tmpdir(), `engram_reembed_${randomBytes(6).toString('hex')}.db`);
+  return { url: file, drop: () => Promise.all([file, `${file}-wal`, `${file}-shm`].map((f) => rm(f, { force: true }))).then(() => undefined) };
 }
 
 describe('engram reembed', () => {

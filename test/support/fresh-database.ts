@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { openDatabase, type Database } from '../../src/app.js';
-import { TEST_DATABASE_URL } from './test-app.js';
+import { ownPostgresDatabase, TEST_DATABASE_URL } from './test-app.js';
 
 /**
  * A database of its own, for tests of store-wide state (the fixed vector size, `clear`) that
@@ -13,28 +11,13 @@ export async function openFreshDatabase(): Promise<Database & { close(): Promise
     const database = await openDatabase(':memory:');
     return { ...database, close: () => database.driver.close() };
   }
-  const name = `engram_fresh_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
-  const database = await openDatabase(url.toString());
+  const own = await ownPostgresDatabase();
+  const database = await openDatabase(own.url);
   return {
     ...database,
     async close() {
       await database.driver.close();
-      const cleanup = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await cleanup.connect();
-      try {
-        await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await cleanup.end();
-      }
+      await own.drop();
     },
   };
 }

@@ -2,6 +2,7 @@ import type { JsonObject, MessageRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput } from '../errors.js';
 import { reciprocalRankFusion } from './fuse.js';
+import { narrowSearchFilters } from './search-filters.js';
 import { queryTerms } from './query-terms.js';
 import { rankCandidatesInSlices, type RankTerm } from './rank.js';
 import { countTokensOf } from './token-count.js';
@@ -96,15 +97,7 @@ export async function rankMessagesByText(
   steps?: SearchSteps,
 ): Promise<MessageRecord[]> {
   if ((await countTokensOf(options.query, MAX_QUERY_TOKENS)) > MAX_QUERY_TOKENS) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
-  let filters: JsonObject | null = options.filters ?? null;
-  let peerPerspective: string | undefined;
-  if (filters !== null) {
-    const { peer_perspective: perspective, workspace_id: _w, ...rest } = filters;
-    if (typeof perspective === 'string') peerPerspective = perspective;
-    if (scope.sessionId !== undefined) delete rest.session_id;
-    if (scope.peerId !== undefined) delete rest.peer_id;
-    filters = rest;
-  }
+  const { filters, peerPerspective } = narrowSearchFilters(scope, options.filters);
   const terms = queryTerms(options.query);
   if (terms.length === 0) return [];
   const matchesOf = await Promise.all(

@@ -2,6 +2,7 @@ import { ModelError } from '../../llm/provider.js';
 import { MAX_NEIGHBOURS, type JsonObject } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { embedderOf } from '../reasoning/embeddings.js';
+import { narrowSearchFilters } from './search-filters.js';
 
 /**
  * The vector half of a hybrid message search (reasoning.md R7): the scope's messages nearest in
@@ -26,16 +27,10 @@ export async function rankMessagesByVector(
     if (error instanceof ModelError) return undefined;
     throw error;
   }
-  // the same narrowing as the full-text ranking (search.ts): scope keys in the filters give way to the scope
-  let filters: JsonObject | null = options.filters ?? null;
-  let peerPerspective: string | undefined;
-  if (filters !== null) {
-    const { peer_perspective: perspective, workspace_id: _w, ...rest } = filters;
-    if (typeof perspective === 'string') peerPerspective = perspective;
-    if (scope.sessionId !== undefined) delete rest.session_id;
-    if (scope.peerId !== undefined) delete rest.peer_id;
-    filters = Object.keys(rest).length === 0 ? null : rest;
-  }
+  // the same narrowing as the full-text ranking (search.ts)
+  const narrowed = narrowSearchFilters(scope, options.filters);
+  const peerPerspective = narrowed.peerPerspective;
+  const filters = narrowed.filters === null || Object.keys(narrowed.filters).length === 0 ? null : narrowed.filters;
   const factor = (peerPerspective === undefined ? 2 : 4) * (filters === null ? 1 : 4);
   const neighbours = await ctx.store.vectors.nearestMessages({
     workspaceId: scope.workspaceId,

@@ -11,6 +11,7 @@ import type {
 import { codecFor, type Codec } from './codec.js';
 import type { SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
+import { messageFromRow, type MessageRow as BaseMessageRow } from './message-row.js';
 
 interface ItemRow {
   pk: number | string;
@@ -25,16 +26,8 @@ interface ItemRow {
   created_at: unknown;
 }
 
-interface MessageRow {
+interface MessageRow extends BaseMessageRow {
   pk: number | string;
-  id: string;
-  workspace_id: string;
-  session_id: string;
-  peer_id: string;
-  content: string;
-  metadata: unknown;
-  token_count: number;
-  created_at: unknown;
 }
 
 interface SummaryRow {
@@ -62,18 +55,7 @@ export class SqlReasoningStore implements ReasoningStore {
   }
 
   private message(row: MessageRow): MessageRecord & { pk: number } {
-    const c = this.codec;
-    return {
-      pk: Number(row.pk),
-      id: row.id,
-      workspaceId: row.workspace_id,
-      sessionId: row.session_id,
-      peerId: row.peer_id,
-      content: row.content,
-      metadata: c.readJson(row.metadata),
-      tokenCount: Number(row.token_count),
-      createdAt: c.readTime(row.created_at),
-    };
+    return { pk: Number(row.pk), ...messageFromRow(this.codec, row) };
   }
 
   async addRepresentationItems(items: NewRepresentationItem[], now: Date): Promise<number> {
@@ -279,11 +261,6 @@ export class SqlReasoningStore implements ReasoningStore {
       if (wanted.has(key) && !found.has(key)) found.set(key, row.id);
     }
     return found;
-  }
-
-  async reinforceConclusions(ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.db.run(`UPDATE conclusions SET times_derived = times_derived + 1 WHERE id IN (${ids.map(() => '?').join(', ')})`, [...ids]);
   }
 
   async summaries(workspaceId: string, sessionId: string): Promise<SessionSummaryRecord[]> {

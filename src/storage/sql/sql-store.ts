@@ -28,6 +28,7 @@ import { SqliteVectorIndex } from '../sqlite/sqlite-vector-index.js';
 import type { VectorIndex } from '../vector-index.js';
 import { pageOffset } from './page-offset.js';
 import { jsonText } from './json-text.js';
+import { messageFromRow, type MessageRow } from './message-row.js';
 
 interface WorkspaceRow {
   id: string;
@@ -46,16 +47,6 @@ interface MembershipRow {
   configuration: unknown;
   joined_at: unknown;
   left_at: unknown;
-}
-interface MessageRow {
-  id: string;
-  workspace_id: string;
-  session_id: string;
-  peer_id: string;
-  content: string;
-  metadata: unknown;
-  token_count: number;
-  created_at: unknown;
 }
 interface WebhookRow {
   id: string;
@@ -246,17 +237,7 @@ export class SqlStore implements Store {
   }
 
   private message(row: MessageRow): MessageRecord {
-    const c = this.codec;
-    return {
-      id: row.id,
-      workspaceId: row.workspace_id,
-      sessionId: row.session_id,
-      peerId: row.peer_id,
-      content: row.content,
-      metadata: c.readJson(row.metadata),
-      tokenCount: Number(row.token_count),
-      createdAt: c.readTime(row.created_at),
-    };
+    return messageFromRow(this.codec, row);
   }
 
   private webhook(row: WebhookRow): WebhookEndpointRecord {
@@ -741,6 +722,18 @@ export class SqlStore implements Store {
       this.dialect === 'postgres' ? 'm.id IN (SELECT jsonb_array_elements_text(?::jsonb))' : 'm.id IN (SELECT value FROM json_each(?))',
       'm.workspace_id = ?',
     ];
+    const filterSql = this.messageScope(search, where, params);
+    if (ids.length === 0) return new Set();
+    if (filterSql !== null) where.push(`(${filterSql})`);
+    const rows = await this.db.all<{ id: string }>(`SELECT m.id FROM messages m WHERE ${where.join(' AND ')}`, params);
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /**
+   * Adds a message search's session, sender and `peer_perspective` conditions (messages `m`) to
+   * `where`, compiles its filters, and returns their SQL (null: none).
+   */
+  private messageScope(search: Omit<MessageSearch, 'terms' | 'candidates'>, where: string[], params: unknown[]): string | null {
     if (search.sessionId !== undefined) {
       where.push('m.session_id = ?');
       params.push(search.sessionId);
@@ -755,11 +748,7 @@ export class SqlStore implements Store {
         AND (sp.left_at IS NULL OR m.created_at <= sp.left_at))`);
       params.push(search.peerPerspective);
     }
-    const filterSql = compileFilter(search.filters, MESSAGE_FILTER, this.dialect, params, search.generation);
-    if (ids.length === 0) return new Set();
-    if (filterSql !== null) where.push(`(${filterSql})`);
-    const rows = await this.db.all<{ id: string }>(`SELECT m.id FROM messages m WHERE ${where.join(' AND ')}`, params);
-    return new Set(rows.map((row) => row.id));
+    return compileFilter(search.filters, MESSAGE_FILTER, this.dialect, params, search.generation);
   }
 
   /** The newest messages of the scope holding every word of the search, filtered, newest first. */
@@ -783,21 +772,7 @@ export class SqlStore implements Store {
     }
     where.push('m.workspace_id = ?');
     params.push(search.workspaceId);
-    if (search.sessionId !== undefined) {
-      where.push('m.session_id = ?');
-      params.push(search.sessionId);
-    }
-    if (search.peerId !== undefined) {
-      where.push('m.peer_id = ?');
-      params.push(search.peerId);
-    }
-    if (search.peerPerspective !== undefined) {
-      where.push(`EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_id = m.workspace_id
-        AND sp.session_id = m.session_id AND sp.peer_id = ? AND m.created_at >= sp.joined_at
-        AND (sp.left_at IS NULL OR m.created_at <= sp.left_at))`);
-      params.push(search.peerPerspective);
-    }
-    const filterSql = compileFilter(search.filters, MESSAGE_FILTER, this.dialect, params, search.generation);
+    const filterSql = this.messageScope(search, where, params);
     if (filterSql !== null) where.push(`(${filterSql})`);
     params.push(search.candidates);
     return { sql: `SELECT ${columns} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${newestFirst} LIMIT ?`, params };
