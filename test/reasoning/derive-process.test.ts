@@ -13,6 +13,7 @@ import { createWorker } from '../../src/main.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { facts, silentLogger } from '../support/reasoning-harness.js';
 
 /*
  * `engram derive` and `engram serve` as child processes on a database file (or the suite's
@@ -94,7 +95,6 @@ async function conclusions(server: ServerProcess, ws: string, observer: string, 
   return (page.body.items as { content: string }[]).map((c) => c.content).sort();
 }
 
-const facts = (...contents: string[]) => ({ json: { explicit: contents.map((content) => ({ content })) } });
 
 describe('engram derive', { timeout: 120_000 }, () => {
   it('queues messages stored with no model once one is configured; a server then forms their conclusions', async () => {
@@ -195,8 +195,7 @@ describe('a rerun after the batch was written but before its job was marked done
     fake.reset();
     fake.script.defaultChat(facts('alice has a dog'));
     const api = await buildTestApp({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', WORKER_POLL_MS: '20' }, { ownDatabase: true });
-    const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-    const worker = createWorker(api.config, api.database, silent);
+    const worker = createWorker(api.config, api.database, silentLogger);
     const ws = uniqueId();
     try {
       const store = api.database.store;

@@ -3,10 +3,9 @@ import { createDomainContext } from '../../src/domain/context.js';
 import { deriveStoredMessages } from '../../src/domain/reasoning/deriver.js';
 import { reasoningRuntime } from '../../src/app.js';
 import { buildModels } from '../../src/llm/models.js';
-import { createWorker } from '../../src/main.js';
-import type { Worker } from '../../src/jobs/worker.js';
+import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import type { TestApi } from '../support/test-app.js';
 
 /*
  * Messages in, conclusions out: the deriver end to end over HTTP, with the fake model server
@@ -14,60 +13,23 @@ import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
  * SQLite or PostgreSQL.
  */
 
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
 let fake: FakeModelServer;
 beforeAll(async () => {
   fake = await startFakeModelServer();
 });
 afterAll(() => fake.close());
 
-interface Setup {
-  api: TestApi;
-  worker: Worker;
-  ws: string;
-}
-const open: Setup[] = [];
-
-async function setup(env: Record<string, string> = {}): Promise<Setup> {
-  fake.reset();
-  const api = await buildTestApp({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', JOB_MAX_ATTEMPTS: '2', JOB_RETRY_BASE_MS: '10', JOB_RETRY_MAX_MS: '20', WORKER_POLL_MS: '20', ...env }, { ownDatabase: true });
-  const worker = createWorker(api.config, api.database, silent);
-  const made = { api, worker, ws: uniqueId() };
-  open.push(made);
-  return made;
-}
-
-afterEach(async () => {
-  for (const { api, worker } of open.splice(0)) {
-    await worker.stop(1000);
-    await api.close();
-  }
-});
-
-/** Runs the worker until the workspace has no open reasoning items and no open reasoning jobs. */
-async function drain({ api, worker, ws }: Setup, timeoutMs = 15_000): Promise<void> {
-  worker.start();
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const items = await api.database.store.reasoning.openItemCount(ws);
-    const jobs = await api.database.driver.get<{ n: number | string }>(
-      "SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind LIKE 'reasoning.%' AND status IN ('pending', 'running')",
-      [ws],
-    );
-    if (items === 0 && Number(jobs?.n ?? 0) === 0) return;
-    if (Date.now() > deadline) throw new Error(`queue not drained: ${items} open items, ${jobs?.n} open jobs`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+type Setup = ReasoningSetup;
+const apps = reasoningApps(() => fake);
+const setup = (env: Record<string, string> = {}) => apps.start(env);
+afterEach(() => apps.stopAll());
+const drain = (s: Setup, timeoutMs?: number) => drainWorkspace(s, { timeoutMs });
 
 async function conclusions(api: TestApi, ws: string, observer: string, observed: string) {
   const page = await api.post(`/v3/workspaces/${ws}/conclusions/list?size=100`, { filters: { observer_id: observer, observed_id: observed } });
   expect(page.status, page.text).toBe(200);
   return page.body.items as { content: string; session_id: string; source_ids: string[] | null; times_derived?: number }[];
 }
-
-const facts = (...contents: string[]) => ({ json: { explicit: contents.map((content) => ({ content })) } });
 
 describe('the deriver', () => {
   it('turns messages into explicit conclusions of every observer, with their source messages', async () => {

@@ -5,7 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DREAM, DREAM_AUTO, dreamQueueKey } from '../../src/domain/reasoning/dream-schedule.js';
 import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/main.js';
-import { startFakeModelServer, type FakeModelServer, type RecordedRequest, type ScriptedAnswer } from '../support/fake-model-server.js';
+import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
+import { facts, silentLogger } from '../support/reasoning-harness.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
 import { buildTestApp, DIALECT, ownPostgresDatabase, uniqueId, type TestApi } from '../support/test-app.js';
 
@@ -16,7 +17,6 @@ import { buildTestApp, DIALECT, ownPostgresDatabase, uniqueId, type TestApi } fr
  * model server scripting the tool calls and the real worker running the jobs.
  */
 
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 let fake: FakeModelServer;
 let sink: WebhookSink;
@@ -43,7 +43,7 @@ const BASE_ENV = { DERIVER_FLUSH_ENABLED: 'true', JOB_MAX_ATTEMPTS: '2', JOB_RET
 
 async function setup(env: Record<string, string> = {}, ws = uniqueId()): Promise<Setup> {
   const api = await buildTestApp({ ...fake.env(), ...BASE_ENV, ...env }, { ownDatabase: true });
-  const worker = createWorker(api.config, api.database, silent);
+  const worker = createWorker(api.config, api.database, silentLogger);
   const made = { api, worker, ws };
   open.push(made);
   return made;
@@ -103,7 +103,6 @@ async function addConclusion(s: Setup, content: string, sessionId: string): Prom
 
 const toolNames = (request: RecordedRequest): string[] => ((request.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
 const isDream = (request: RecordedRequest) => toolNames(request).includes('get_recent_observations');
-const facts = (...contents: string[]): ScriptedAnswer => ({ json: { explicit: contents.map((content) => ({ content })) } });
 
 async function queueStatus(s: Setup, query = '') {
   const status = await s.api.get(`/v3/workspaces/${s.ws}/queue/status${query}`);

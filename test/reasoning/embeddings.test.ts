@@ -6,11 +6,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/app.js';
 import { reembed } from '../../src/cli/commands/reembed.js';
 import { tokenCount } from '../../src/domain/messages/token-count.js';
-import type { Worker } from '../../src/jobs/worker.js';
-import { checkVectorDimensions, createWorker } from '../../src/main.js';
+import { checkVectorDimensions } from '../../src/main.js';
 import { VectorSizeError } from '../../src/storage/store.js';
+import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
-import { buildTestApp, ownPostgresDatabase, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
+import { buildTestApp, ownPostgresDatabase, TEST_DATABASE_URL, type TestApi } from '../support/test-app.js';
 
 /*
  * Embeddings and vector search end to end over HTTP, with the fake model server answering the
@@ -20,54 +20,17 @@ import { buildTestApp, ownPostgresDatabase, TEST_DATABASE_URL, uniqueId, type Te
  * message search, an embedder failure on a manual POST, and `engram reembed`.
  */
 
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
 let fake: FakeModelServer;
 beforeAll(async () => {
   fake = await startFakeModelServer();
 });
 afterAll(() => fake.close());
 
-interface Setup {
-  api: TestApi;
-  worker: Worker;
-  ws: string;
-}
-const open: Setup[] = [];
-
-async function setup(env: Record<string, string> = {}): Promise<Setup> {
-  fake.reset();
-  const api = await buildTestApp({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', JOB_MAX_ATTEMPTS: '2', JOB_RETRY_BASE_MS: '10', JOB_RETRY_MAX_MS: '20', WORKER_POLL_MS: '20', ...env }, { ownDatabase: true });
-  const worker = createWorker(api.config, api.database, silent);
-  const made = { api, worker, ws: uniqueId() };
-  open.push(made);
-  return made;
-}
-
-afterEach(async () => {
-  for (const { api, worker } of open.splice(0)) {
-    await worker.stop(1000);
-    await api.close();
-  }
-});
-
-/** Runs the worker until the workspace has no open reasoning items and no open reasoning jobs. */
-async function drain({ api, worker, ws }: Setup, timeoutMs = 15_000): Promise<void> {
-  worker.start();
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const items = await api.database.store.reasoning.openItemCount(ws);
-    const jobs = await api.database.driver.get<{ n: number | string }>(
-      "SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind LIKE 'reasoning.%' AND status IN ('pending', 'running')",
-      [ws],
-    );
-    if (items === 0 && Number(jobs?.n ?? 0) === 0) return;
-    if (Date.now() > deadline) throw new Error(`queue not drained: ${items} open items, ${jobs?.n} open jobs`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-const facts = (...contents: string[]) => ({ json: { explicit: contents.map((content) => ({ content })) } });
+type Setup = ReasoningSetup;
+const apps = reasoningApps(() => fake);
+const setup = (env: Record<string, string> = {}) => apps.start(env);
+afterEach(() => apps.stopAll());
+const drain = (s: Setup, timeoutMs?: number) => drainWorkspace(s, { timeoutMs });
 
 const inputsOf = (request: RecordedRequest): string[] => [request.body.input].flat().map(String);
 
@@ -438,10 +401,7 @@ describe('engram reembed', () => {
       const found = await store.vectors.nearestMessages({ workspaceId: ws, vector: fake.vector('my bees swarmed today'), k: 1 });
       expect(found[0]).toMatchObject({ messageId: message.body[0].id });
     } finally {
-      for (const { api, worker } of open.splice(0)) {
-        await worker.stop(1000);
-        await api.close();
-      }
+      await apps.stopAll();
       await fresh.drop();
     }
   });

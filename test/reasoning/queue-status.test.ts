@@ -1,16 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker } from '../../src/main.js';
-import type { Worker } from '../../src/jobs/worker.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
+import { uniqueId, type TestApi } from '../support/test-app.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
 
 /*
  * queue.empty webhook events (contract §7.6) and the queue status (§7.9) counting the reasoning
  * work itself, through HTTP with the fake model server and the real worker, on SQLite or PostgreSQL.
  */
-
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 let fake: FakeModelServer;
 let sink: WebhookSink;
@@ -23,54 +20,21 @@ afterAll(async () => {
   await sink.close();
 });
 
-interface Setup {
-  api: TestApi;
-  worker: Worker;
-  ws: string;
-}
-const open: Setup[] = [];
+type Setup = ReasoningSetup;
+const apps = reasoningApps(() => fake);
 
 async function setup(env: Record<string, string> = {}): Promise<Setup> {
-  fake.reset();
   sink.received.length = 0;
-  const api = await buildTestApp({
-    ...fake.env(),
-    DERIVER_FLUSH_ENABLED: 'true',
-    JOB_MAX_ATTEMPTS: '2',
-    JOB_RETRY_BASE_MS: '10',
-    JOB_RETRY_MAX_MS: '20',
-    WORKER_POLL_MS: '20',
-    WEBHOOK_SECRET: 'queue-status-secret',
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    ...env,
-  }, { ownDatabase: true });
-  const worker = createWorker(api.config, api.database, silent);
-  const made = { api, worker, ws: uniqueId() };
-  open.push(made);
-  expect((await api.post('/v3/workspaces', { id: made.ws })).status).toBe(201);
-  expect((await api.post(`/v3/workspaces/${made.ws}/webhooks`, { url: sink.url })).status).toBe(201);
+  const made = await apps.start({ WEBHOOK_SECRET: 'queue-status-secret', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...env });
+  expect((await made.api.post('/v3/workspaces', { id: made.ws })).status).toBe(201);
+  expect((await made.api.post(`/v3/workspaces/${made.ws}/webhooks`, { url: sink.url })).status).toBe(201);
   return made;
 }
 
-afterEach(async () => {
-  for (const { api, worker } of open.splice(0)) {
-    await worker.stop(1000);
-    await api.close();
-  }
-});
+afterEach(() => apps.stopAll());
 
 /** Runs the worker until the workspace has no open reasoning items, reasoning jobs or webhook deliveries. */
-async function drain({ api, worker, ws }: Setup, timeoutMs = 15_000): Promise<void> {
-  worker.start();
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const items = await api.database.store.reasoning.openItemCount(ws);
-    const jobs = await api.database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND status IN ('pending', 'running')", [ws]);
-    if (items === 0 && Number(jobs?.n ?? 0) === 0) return;
-    if (Date.now() > deadline) throw new Error(`queue not drained: ${items} open items, ${jobs?.n} open jobs`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const drain = (s: Setup, timeoutMs?: number) => drainWorkspace(s, { allJobs: true, timeoutMs });
 
 /** The queue.empty events delivered for this workspace, in delivery order. */
 const queueEmpty = (ws: string) =>
@@ -93,7 +57,6 @@ const counts = (total: number, completed: number, inProgress: number, pending: n
   pending_work_units: pending,
 });
 
-const facts = (...contents: string[]) => ({ json: { explicit: contents.map((content) => ({ content })) } });
 
 describe('queue.empty', () => {
   it('is sent once per representation unit when its last item is processed, after every batch of it', async () => {
