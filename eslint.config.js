@@ -27,6 +27,11 @@ export default tseslint.config(
     { group: ['**/http/**', '**/jobs/**', '**/storage/sqlite/**', '**/storage/postgres/**', '**/storage/sql/**', 'fastify', 'pg', 'better-sqlite3'], message: 'The domain only imports storage/store.ts.' },
     { group: ['**/llm/**', '!**/llm/provider.js', 'ai', '@ai-sdk/*', 'openai', '@anthropic-ai/*', '@google/*'], message: 'The domain only imports llm/provider.ts.' },
   ]),
+  // background jobs reach data through the domain and storage/store.ts, like the routes; no HTTP
+  restrict(['src/jobs/**/*.ts'], [
+    { group: ['**/http/**', '**/cli/**', '**/storage/sqlite/**', '**/storage/postgres/**', '**/storage/sql/**', 'fastify', 'pg', 'better-sqlite3'], message: 'Jobs import the domain and storage/store.ts only.' },
+    { group: ['**/llm/**', '!**/llm/provider.js'], message: 'Jobs only import llm/provider.ts.' },
+  ]),
   // model transports know nothing of the layers that use them
   restrict(['src/llm/**/*.ts'], [{ group: ['**/domain/**', '**/http/**', '**/jobs/**', '**/storage/**'], message: 'llm/ does not know the layers above it.' }]),
   // storage never imports the domain or HTTP

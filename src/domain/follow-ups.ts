@@ -1,4 +1,4 @@
-import type { JsonObject, Store } from '../storage/store.js';
+import type { JsonObject, NewJob, Store } from '../storage/store.js';
 import type { DomainContext } from './context.js';
 
 /*
@@ -43,8 +43,9 @@ export interface WebhookEvent {
   timestamp: string;
 }
 
-/** The endpoint is the job's queue key (`webhook:<endpoint id>`), so deliveries to it stay in order. */
+/** One event for one endpoint; the job's queue key is `webhook:<endpoint id>`, so deliveries to it stay in order. */
 export interface DeliverWebhookPayload extends JsonObject {
+  endpointId: string;
   /** Same for every endpoint and every retry of one event: receivers drop duplicates by it. */
   eventId: string;
   event: WebhookEvent & JsonObject;
@@ -65,16 +66,18 @@ export async function emitWebhookEvents(
   events: { type: WebhookEventType; data: JsonObject }[],
   now: Date,
 ): Promise<number> {
-  if (events.length === 0 || (await store.countWebhookEndpoints(workspaceId)) === 0) return 0;
-  let queued = 0;
+  if (events.length === 0) return 0;
+  const endpointIds = await store.webhookEndpointIds(workspaceId);
+  if (endpointIds.length === 0) return 0;
+  const jobs: NewJob[] = [];
   for (const { type, data } of events) {
     const eventId = ctx.newId();
     const event = { type, data, timestamp: eventTimestamp(now) };
-    queued += await store.jobs.enqueuePerWebhookEndpoint(
-      workspaceId,
-      { idPrefix: eventId, kind: DELIVER_WEBHOOK, payload: { eventId, event }, maxAttempts: ctx.limits.jobMaxAttempts },
-      now,
-    );
+    for (const endpointId of endpointIds) {
+      const payload: DeliverWebhookPayload = { endpointId, eventId, event };
+      jobs.push({ id: `${eventId}:${endpointId}`, kind: DELIVER_WEBHOOK, workspaceId, queueKey: `webhook:${endpointId}`, payload, maxAttempts: ctx.limits.jobMaxAttempts });
+    }
   }
-  return queued;
+  await store.jobs.enqueue(jobs, now);
+  return jobs.length;
 }

@@ -1,5 +1,5 @@
-import { DELIVER_WEBHOOK, PURGE_SESSION, type PurgeSessionPayload } from '../domain/follow-ups.js';
-import type { JobRecord, Store } from '../storage/store.js';
+import { DELIVER_WEBHOOK, PURGE_SESSION, type DeliverWebhookPayload, type PurgeSessionPayload, type WebhookEventType } from '../domain/follow-ups.js';
+import type { JobRecord, JsonObject, Store } from '../storage/store.js';
 import { deliverWebhook, type WebhookDeliveryConfig } from './deliver-webhook.js';
 
 /** How a job ended: normal outcomes are values, not exceptions; the worker decides on retries. */
@@ -8,9 +8,14 @@ export type JobOutcome =
   | { kind: 'skipped'; reason: string }
   | { kind: 'failed'; error: string; retryable: boolean };
 
-export interface JobHandler {
+export interface JobHandler<P = unknown> {
+  /**
+   * Reads a claimed job's stored payload (a stored row is input too): the typed payload, or
+   * undefined when it does not fit the kind. The worker dead-letters such a job without running it.
+   */
+  readPayload(payload: JsonObject): P | undefined;
   /** `signal` aborts when the run is past its time (or the worker stops). */
-  run(job: JobRecord, store: Store, signal: AbortSignal): Promise<JobOutcome>;
+  run(payload: P, job: JobRecord, store: Store, signal: AbortSignal): Promise<JobOutcome>;
   /** Longest a run may take; also the lease (unless `leaseMs`), after which another worker may take the job. */
   timeoutMs: number;
   /**
@@ -22,22 +27,48 @@ export interface JobHandler {
   concurrency?: number;
 }
 
-export type JobCatalog = Record<string, JobHandler>;
+/** Job kind -> handler. Each handler's payload type is its own, checked by its `readPayload`. */
+export type JobCatalog = Record<string, JobHandler<any>>;
+
+/** Declares a handler, tying its payload reader and its run to one payload type. */
+export function jobHandler<P>(handler: JobHandler<P>): JobHandler<P> {
+  return handler;
+}
+
+export const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['test.event', 'queue.empty', 'message.created'];
+
+export function readDeliverWebhookPayload(payload: JsonObject): DeliverWebhookPayload | undefined {
+  const { endpointId, eventId, event } = payload;
+  if (!isText(endpointId) || !isText(eventId) || !isObject(event)) return undefined;
+  const { type, data, timestamp } = event;
+  if (!WEBHOOK_EVENT_TYPES.includes(type as WebhookEventType) || !isObject(data) || !isText(timestamp)) return undefined;
+  return { endpointId, eventId, event: { type: type as WebhookEventType, data, timestamp } };
+}
+
+export function readPurgeSessionPayload(payload: JsonObject): PurgeSessionPayload | undefined {
+  const { sessionId } = payload;
+  return isText(sessionId) ? { sessionId } : undefined;
+}
 
 export function buildCatalog(webhooks: WebhookDeliveryConfig): JobCatalog {
   return {
-    [DELIVER_WEBHOOK]: {
-      run: (job, store) => deliverWebhook(job, store, webhooks),
+    [DELIVER_WEBHOOK]: jobHandler({
+      readPayload: readDeliverWebhookPayload,
+      run: (payload, _job, store) => deliverWebhook(payload, store, webhooks),
       // the request timeout plus time to look up the endpoint and record the outcome
       timeoutMs: webhooks.timeoutMs + 2_000,
-    },
-    [PURGE_SESSION]: {
-      async run(job, store) {
-        const { sessionId } = job.payload as PurgeSessionPayload;
+    }),
+    [PURGE_SESSION]: jobHandler({
+      readPayload: readPurgeSessionPayload,
+      async run({ sessionId }, job, store) {
         const purged = await store.purgeInactiveSession(job.workspaceId ?? '', sessionId);
         return purged ? { kind: 'done' } : { kind: 'skipped', reason: 'session already gone or active' };
       },
       timeoutMs: 60_000,
-    },
+    }),
   };
 }

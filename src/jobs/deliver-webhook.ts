@@ -1,5 +1,5 @@
 import type { DeliverWebhookPayload } from '../domain/follow-ups.js';
-import type { JobRecord, Store } from '../storage/store.js';
+import type { Store } from '../storage/store.js';
 import type { JobOutcome } from './catalog.js';
 import { safePost } from './safe-post.js';
 import { canonicalJson, signBody } from './webhook-body.js';
@@ -14,10 +14,8 @@ export interface WebhookDeliveryConfig {
  * Delivers one event to one endpoint. The body bytes are the same on every attempt, so the
  * signature and the `Idempotency-Key` (the event id) let receivers drop duplicates.
  */
-export async function deliverWebhook(job: JobRecord, store: Store, config: WebhookDeliveryConfig): Promise<JobOutcome> {
-  const payload = job.payload as DeliverWebhookPayload;
-  const endpointId = job.queueKey.replace(/^webhook:/, '');
-  const endpoint = await store.findWebhookEndpoint(endpointId);
+export async function deliverWebhook(payload: DeliverWebhookPayload, store: Store, config: WebhookDeliveryConfig): Promise<JobOutcome> {
+  const endpoint = await store.findWebhookEndpoint(payload.endpointId);
   if (endpoint === undefined) return { kind: 'skipped', reason: 'endpoint deleted' };
   // as the reference: without a signing secret nothing is sent
   if (config.secret === '') return { kind: 'skipped', reason: 'WEBHOOK_SECRET is not set' };

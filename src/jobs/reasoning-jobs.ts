@@ -12,15 +12,13 @@ import {
 import { DREAM, DREAM_AUTO, type DreamPayload } from '../domain/reasoning/dream-schedule.js';
 import { runDream } from '../domain/reasoning/dreams.js';
 import { processSummary } from '../domain/reasoning/summaries.js';
-import type { JobRecord, JsonObject } from '../storage/store.js';
-import type { JobCatalog, JobOutcome } from './catalog.js';
+import type { JsonObject } from '../storage/store.js';
+import { isText, jobHandler, type JobCatalog } from './catalog.js';
 
 /** Longest a model-backed job may run (it is also its lease); a model call can take minutes. */
 const REASONING_TIMEOUT_MS = 10 * 60_000;
 /** Their lease, renewed while they run: a crashed worker's model job is taken over after a minute. */
 const REASONING_LEASE_MS = 60_000;
-
-const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 
 /** The payload of a representation job, checked when it is claimed (a stored row is input too). */
 export function readRepresentPayload(payload: JsonObject): RepresentPayload | undefined {
@@ -62,67 +60,60 @@ export function readDreamPayload(payload: JsonObject): DreamPayload | undefined 
 /** Longest an embedding job may run: a request or two to the embedding model. */
 const EMBED_TIMEOUT_MS = 2 * 60_000;
 
-const invalid = (job: JobRecord): JobOutcome => ({ kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false });
-
 /** The deriver's, the summarizer's, the embedders' and the dreams' jobs; absent when no model is configured. */
 export function reasoningHandlers(ctx: DomainContext, options: { concurrency: number }): JobCatalog {
-  const dream: JobCatalog[string] = {
-    async run(job, store, signal) {
-      const payload = readDreamPayload(job.payload);
-      if (payload === undefined) return invalid(job);
+  const dream = jobHandler({
+    readPayload: readDreamPayload,
+    async run(payload, job, store, signal) {
       const outcome = await runDream(within(ctx, store), payload, { jobId: job.id, signal });
       return outcome.kind === 'done' ? { kind: 'done' } : outcome;
     },
     timeoutMs: REASONING_TIMEOUT_MS,
     leaseMs: REASONING_LEASE_MS,
     concurrency: options.concurrency,
-  };
+  });
   return {
     [DREAM]: dream,
     [DREAM_AUTO]: dream,
-    [REPRESENT]: {
-      async run(job, store, signal) {
-        const payload = readRepresentPayload(job.payload);
-        if (payload === undefined) return invalid(job);
+    [REPRESENT]: jobHandler({
+      readPayload: readRepresentPayload,
+      async run(payload, job, store, signal) {
         const outcome = await processRepresentationUnit(within(ctx, store), payload, { isLastAttempt: job.attempts >= job.maxAttempts, signal });
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       timeoutMs: REASONING_TIMEOUT_MS,
       leaseMs: REASONING_LEASE_MS,
       concurrency: options.concurrency,
-    },
-    [SUMMARIZE]: {
-      async run(job, store, signal) {
-        const payload = readSummarizePayload(job.payload);
-        if (payload === undefined) return invalid(job);
+    }),
+    [SUMMARIZE]: jobHandler({
+      readPayload: readSummarizePayload,
+      async run(payload, job, store, signal) {
         const outcome = await processSummary(within(ctx, store), payload, { signal, isLastAttempt: job.attempts >= job.maxAttempts });
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       timeoutMs: REASONING_TIMEOUT_MS,
       leaseMs: REASONING_LEASE_MS,
       concurrency: options.concurrency,
-    },
-    [EMBED_MESSAGES]: {
-      async run(job, store, signal) {
-        const payload = readEmbedMessagesPayload(job.payload);
-        if (payload === undefined) return invalid(job);
+    }),
+    [EMBED_MESSAGES]: jobHandler({
+      readPayload: readEmbedMessagesPayload,
+      async run(payload, job, store, signal) {
         const outcome = await embedStoredMessages(within(ctx, store), payload, signal);
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       timeoutMs: EMBED_TIMEOUT_MS,
       leaseMs: REASONING_LEASE_MS,
       concurrency: options.concurrency,
-    },
-    [EMBED_CONCLUSIONS]: {
-      async run(job, store, signal) {
-        const payload = readEmbedConclusionsPayload(job.payload);
-        if (payload === undefined) return invalid(job);
+    }),
+    [EMBED_CONCLUSIONS]: jobHandler({
+      readPayload: readEmbedConclusionsPayload,
+      async run(payload, job, store, signal) {
         const outcome = await embedStoredConclusions(within(ctx, store), payload, signal);
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       timeoutMs: EMBED_TIMEOUT_MS,
       leaseMs: REASONING_LEASE_MS,
       concurrency: options.concurrency,
-    },
+    }),
   };
 }

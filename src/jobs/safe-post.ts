@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { isBlockedAddress } from '../http/shared/webhook-url.js';
+import { isBlockedAddress } from '../domain/webhooks/webhook-url.js';
 
 export type PostOutcome =
   | { kind: 'delivered'; status: number }

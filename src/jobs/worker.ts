@@ -38,6 +38,17 @@ export interface WorkerOptions {
   keepFinishedMs?: number;
 }
 
+/** The handler's reading of a claimed job's payload; undefined when it is not an object or does not fit. */
+function readPayload(handler: JobHandler<unknown>, job: JobRecord): unknown {
+  const stored: unknown = job.payload;
+  if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) return undefined;
+  try {
+    return handler.readPayload(job.payload);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Delay before attempt `attempts + 1`: doubling from the base, capped, with jitter (50-100%). */
 export function retryDelay(attempts: number, baseMs: number, maxMs: number, random: () => number): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
@@ -213,8 +224,12 @@ export class Worker {
     // own keys only: a stored kind such as `constructor` must not find an Object.prototype member
     const handler = Object.hasOwn(this.catalog, job.kind) ? this.catalog[job.kind] : undefined;
     let outcome: RunOutcome;
+    // checked before the run: a payload that does not fit its kind can never succeed
+    const payload: unknown = handler === undefined ? undefined : readPayload(handler, job);
     if (handler === undefined) {
       outcome = { kind: 'failed', error: `no handler for job kind ${job.kind}`, retryable: false };
+    } else if (payload === undefined) {
+      outcome = { kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false };
     } else {
       let timer: NodeJS.Timeout | undefined;
       const heartbeat = this.keepLeased(job, handler);
@@ -227,7 +242,7 @@ export class Worker {
         }, handler.timeoutMs);
       });
       try {
-        outcome = await Promise.race([handler.run(job, this.store, abort.signal), timeout]);
+        outcome = await Promise.race([handler.run(payload, job, this.store, abort.signal), timeout]);
       } catch (error) {
         // the store failing under the job says nothing about the job: its attempt is given back
         if (isStoreUnavailable(error)) {

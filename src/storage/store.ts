@@ -247,12 +247,6 @@ export interface ReasoningStore {
 /** The durable work queue. */
 export interface JobStore {
   enqueue(jobs: NewJob[], now: Date): Promise<void>;
-  /** Enqueues one job per webhook endpoint of the workspace (queue key: the endpoint); returns how many. */
-  enqueuePerWebhookEndpoint(
-    workspaceId: string,
-    job: { idPrefix: string; kind: string; payload: JsonObject; maxAttempts: number },
-    now: Date,
-  ): Promise<number>;
   /**
    * Leases up to `limit` runnable jobs: pending and due, or running with an expired lease;
    * only of the given kinds, or of any kind but the given ones, when `kinds` says so.
@@ -378,6 +372,8 @@ export interface Store {
   recentMessages(workspaceId: string, sessionId: string, limit: number, before?: number): Promise<(MessageRecord & { seq: number })[]>;
 
   countWebhookEndpoints(workspaceId: string): Promise<number>;
+  /** Ids of the workspace's endpoints, oldest first (the order events are queued for them). */
+  webhookEndpointIds(workspaceId: string): Promise<string[]>;
   findWebhookEndpointByUrl(workspaceId: string, url: string): Promise<WebhookEndpointRecord | undefined>;
   findWebhookEndpoint(id: string): Promise<WebhookEndpointRecord | undefined>;
   insertWebhookEndpoint(record: WebhookEndpointRecord): Promise<WebhookEndpointRecord | undefined>;

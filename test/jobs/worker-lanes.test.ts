@@ -29,6 +29,7 @@ describe('the worker', () => {
     let runs = 0;
     const catalog: JobCatalog = {
       [kind]: {
+        readPayload: (payload) => payload,
         async run() {
           runs++;
           await sleep(1_200);
@@ -61,6 +62,7 @@ describe('the worker', () => {
     let maxSlow = 0;
     const catalog: JobCatalog = {
       [slow]: {
+        readPayload: (payload) => payload,
         async run() {
           slowRunning++;
           maxSlow = Math.max(maxSlow, slowRunning);
@@ -71,7 +73,7 @@ describe('the worker', () => {
         timeoutMs: 10_000,
         concurrency: 1,
       },
-      [quick]: { run: async () => ({ kind: 'done' }), timeoutMs: 1_000 },
+      [quick]: { readPayload: (payload) => payload, run: async () => ({ kind: 'done' }), timeoutMs: 1_000 },
     };
     const worker = new Worker(database.store, catalog, { concurrency: 4, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
     const slowIds = [uniqueId('job'), uniqueId('job'), uniqueId('job')];

@@ -208,7 +208,8 @@ describe('a rerun after the batch was written but before its job was marked done
       const job = claimed.find((candidate) => candidate.workspaceId === ws)!;
       expect(job).toBeDefined();
       const ctx = createDomainContext(store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 3 }, undefined, reasoningRuntime(api.config, buildModels(api.config.models)));
-      expect(await reasoningHandlers(ctx, { concurrency: 1 })[REPRESENT].run(job, store, new AbortController().signal)).toEqual({ kind: 'done' });
+      const handler = reasoningHandlers(ctx, { concurrency: 1 })[REPRESENT];
+      expect(await handler.run(handler.readPayload(job.payload), job, store, new AbortController().signal)).toEqual({ kind: 'done' });
       // the process dies here: the batch is committed, the job is still running; its lease runs out
       await new Promise((resolve) => setTimeout(resolve, 300));
       worker.start();

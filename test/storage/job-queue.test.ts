@@ -35,7 +35,7 @@ describe('onJobsQueued', () => {
       ).rejects.toThrow('roll back');
       await database.store.transaction(async () => undefined);
       // no endpoints: nothing queued, nothing told
-      await database.store.jobs.enqueuePerWebhookEndpoint(uniqueId(), { idPrefix: 'x', kind: 'k', payload: {}, maxAttempts: 1 }, new Date());
+      await database.store.jobs.enqueue([], new Date());
       expect(events).toEqual(['queued', 'before commit', 'queued']);
     } finally {
       unlisten();

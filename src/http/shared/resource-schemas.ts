@@ -22,7 +22,7 @@ import {
   type Schema,
   type ValidationItem,
 } from './validate.js';
-import { webhookUrlProblem } from './webhook-url.js';
+import { webhookUrlProblem } from '../../domain/webhooks/webhook-url.js';
 
 /*
  * Request bodies of the workspace generations, built per generation where v2 and v3 differ

@@ -69,23 +69,6 @@ export class SqlJobStore implements JobStore {
     this.onQueued();
   }
 
-  async enqueuePerWebhookEndpoint(
-    workspaceId: string,
-    job: { idPrefix: string; kind: string; payload: Record<string, unknown>; maxAttempts: number },
-    now: Date,
-  ): Promise<number> {
-    const c = this.codec;
-    // one job per endpoint, keyed by the endpoint so deliveries to it stay in order
-    const queued = await this.db.run(
-      `INSERT INTO jobs (id, kind, workspace_id, queue_key, payload, max_attempts, run_after, created_at)
-       SELECT ? || e.id, ?, e.workspace_id, 'webhook:' || e.id, ?, ?, ?, ?
-       FROM webhook_endpoints e WHERE e.workspace_id = ? ORDER BY e.pk`,
-      [`${job.idPrefix}:`, job.kind, c.json(job.payload), job.maxAttempts, c.time(now), c.time(now), workspaceId],
-    );
-    if (queued > 0) this.onQueued();
-    return queued;
-  }
-
   async claim(limit: number, now: Date, leaseUntil: Date, kinds?: { only: string[] } | { except: string[] }): Promise<JobRecord[]> {
     const c = this.codec;
     // Only the head of each queue (its first open job) can run, so the statement walks the

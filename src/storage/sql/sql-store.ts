@@ -839,6 +839,11 @@ export class SqlStore implements Store {
     return Number(row?.n ?? 0);
   }
 
+  async webhookEndpointIds(workspaceId: string): Promise<string[]> {
+    const rows = await this.db.all<{ id: string }>('SELECT id FROM webhook_endpoints WHERE workspace_id = ? ORDER BY pk', [workspaceId]);
+    return rows.map((row) => row.id);
+  }
+
   async findWebhookEndpointByUrl(workspaceId: string, url: string): Promise<WebhookEndpointRecord | undefined> {
     const row = await this.db.get<WebhookRow>(
       'SELECT id, workspace_id, url, created_at FROM webhook_endpoints WHERE workspace_id = ? AND url = ?',
