@@ -100,30 +100,37 @@ export class SqliteDriver implements SqlDriver {
     run: async (sql: string, params: readonly unknown[] = []) => guarded(() => this.statement(sql).run(...params).changes),
   };
 
-  private async waitForTransaction(): Promise<void> {
-    while (this.openTransaction !== undefined) await this.openTransaction;
-    // A transaction whose ROLLBACK failed (disk gone) is still open on the connection: discard
-    // it, or the next statements would join it and never be committed.
-    if (this.db.inTransaction) guarded(() => this.db.exec('ROLLBACK'));
+  /**
+   * A transaction whose ROLLBACK failed (disk gone) is still open on the connection: discard it,
+   * or the next statements would join it and never be committed.
+   */
+  private discardBrokenTransaction(): void {
+    if (this.openTransaction === undefined && this.db.inTransaction) guarded(() => this.db.exec('ROLLBACK'));
   }
 
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    if (this.openTransaction !== undefined || this.db.inTransaction) await this.waitForTransaction();
+    while (this.openTransaction !== undefined) await this.openTransaction;
+    this.discardBrokenTransaction();
     return this.direct.all<T>(sql, params);
   }
 
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    if (this.openTransaction !== undefined || this.db.inTransaction) await this.waitForTransaction();
+    while (this.openTransaction !== undefined) await this.openTransaction;
+    this.discardBrokenTransaction();
     return this.direct.get<T>(sql, params);
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<number> {
-    if (this.openTransaction !== undefined || this.db.inTransaction) await this.waitForTransaction();
+    while (this.openTransaction !== undefined) await this.openTransaction;
+    this.discardBrokenTransaction();
     return this.direct.run(sql, params);
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    await this.waitForTransaction();
+    // Checked again after every wake-up, and taken with no await in between: several callers
+    // woken by one commit must not all find the connection free and begin at once.
+    while (this.openTransaction !== undefined) await this.openTransaction;
+    this.discardBrokenTransaction();
     let finish!: () => void;
     this.openTransaction = new Promise<void>((resolve) => (finish = resolve));
     try {
@@ -139,7 +146,7 @@ export class SqliteDriver implements SqlDriver {
           try {
             this.db.exec('ROLLBACK');
           } catch {
-            // retried before the next statement runs (waitForTransaction); nothing is committed
+            // retried before the next statement runs (discardBrokenTransaction); nothing is committed
           }
         }
         throw error;
@@ -151,7 +158,8 @@ export class SqliteDriver implements SqlDriver {
   }
 
   async exec(script: string): Promise<void> {
-    await this.waitForTransaction();
+    while (this.openTransaction !== undefined) await this.openTransaction;
+    this.discardBrokenTransaction();
     guarded(() => this.db.exec(script));
   }
 
@@ -178,7 +186,7 @@ export class SqliteDriver implements SqlDriver {
   }
 
   async close(): Promise<void> {
-    await this.waitForTransaction();
+    while (this.openTransaction !== undefined) await this.openTransaction;
     this.db.close();
   }
 }
