@@ -52,8 +52,8 @@ export interface RouteInput<Q, B> {
   signal: AbortSignal;
 }
 
-type QueryFields = Record<string, Field<any>>;
-type QueryOutput<F extends QueryFields> = { [K in keyof F]: F[K] extends Field<infer T> ? T : never };
+export type QueryFields = Record<string, Field<any>>;
+export type QueryOutput<F extends QueryFields> = { [K in keyof F]: F[K] extends Field<infer T> ? T : never };
 
 export interface RouteSpec<F extends QueryFields, B> {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';

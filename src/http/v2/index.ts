@@ -1,43 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { keyQuery, mintScopedKey } from '../shared/keys.js';
-import { routeDefiner, type HttpDeps } from '../shared/route.js';
-import { mapV2Error } from './errors.js';
-import { mountMessageRoutes, mountMessageUploadRoute } from './routes/messages.js';
-import { mountChatRoutes } from './routes/chat.js';
-import { mountModelFeatureRoutes } from './routes/model-features.js';
-import { mountObservationRoutes } from './routes/observations.js';
-import { mountPeerMemoryRoutes } from './routes/peer-memory.js';
-import { mountPeerRoutes } from './routes/peers.js';
-import { mountQueueRoutes } from './routes/queue.js';
-import { mountSearchContextRoutes } from './routes/search-context.js';
-import { mountSessionRoutes } from './routes/sessions.js';
-import { mountWebhookRoutes } from './routes/webhooks.js';
-import { mountWorkspaceRoutes } from './routes/workspaces.js';
+import type { HttpDeps } from '../shared/route.js';
+import { V2 } from '../workspace-api/generations.js';
+import { mountWorkspaceApi } from '../workspace-api/mount.js';
 
-/** The v2 generation: the same store as v3 with v2's statuses, paging and auth (contract §9). */
+/** The v2 generation: the routes of workspace-api/ with v2's column of its generation table (contract §9). */
 export function mountV2(app: FastifyInstance, deps: HttpDeps): void {
-  const route = routeDefiner(app, deps, 'v2', mapV2Error);
-  mountWorkspaceRoutes(route, deps);
-  mountPeerRoutes(route, deps);
-  mountSessionRoutes(route, deps);
-  mountWebhookRoutes(route, deps);
-  mountMessageRoutes(route, deps);
-  mountChatRoutes(route, deps);
-  mountModelFeatureRoutes(route, deps);
-  mountMessageUploadRoute(app, deps);
-  mountQueueRoutes(route, deps);
-  mountSearchContextRoutes(route, deps);
-  mountObservationRoutes(route, deps);
-  mountPeerMemoryRoutes(route, deps);
-  route({
-    method: 'POST',
-    url: '/v2/keys',
-    scope: { kind: 'admin' },
-    summary: 'Mint a scoped key',
-    tags: ['keys'],
-    query: keyQuery,
-    async handler({ query }) {
-      return { status: 200, body: mintScopedKey(deps, query, false) };
-    },
-  });
+  mountWorkspaceApi(app, deps, V2);
 }

@@ -1,16 +1,31 @@
 import { getSessionContext, getSessionSummaries } from '../../../domain/messages/context.js';
 import { searchMessages, type SearchScope } from '../../../domain/messages/search.js';
 import { invalidInput } from '../../../domain/errors.js';
-import { presentMessage, presentSummary } from '../../shared/present.js';
-import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
-import { bool, float, int, optional, repeatedQuery, str } from '../../shared/validate.js';
-import { MessageSearchOptions } from '../schemas.js';
+import { presentMessage, presentSummary, presentV2Representation } from '../../shared/present.js';
+import { messageSearch } from '../../shared/resource-schemas.js';
+import type { RouteScope } from '../../shared/auth.js';
+import { bool, float, int, optional, repeatedQuery, str, type Field } from '../../shared/validate.js';
+import type { WorkspaceApi } from '../define-route.js';
 
-const WORKSPACE = '/v3/workspaces/:workspace_id';
+const WORKSPACE = '/workspaces/:workspace_id';
 const SESSION = `${WORKSPACE}/sessions/:session_id`;
 
-export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps): void {
-  const searches: { url: string; scope: Parameters<RouteDefiner>[0]['scope']; summary: string; pick: (p: Record<string, string>) => SearchScope }[] = [
+/** The session context query under both generations' names; each generation sends its own (table: memory). */
+type ContextQuery = {
+  tokens: Field<number>;
+  summary: Field<boolean>;
+  peer_target: Field<string | undefined>;
+  peer_perspective: Field<string | undefined>;
+  limit_to_session: Field<boolean>;
+  search_top_k: Field<number | undefined>;
+  search_max_distance: Field<number | undefined>;
+  sessions: Field<string[] | undefined>;
+} & Record<'last_message' | 'search_query', Field<string | undefined>> &
+  Record<'include_most_derived' | 'include_most_frequent', Field<boolean>> &
+  Record<'max_observations' | 'max_conclusions', Field<number | undefined>>;
+
+export function mountSearchContextRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
+  const searches: { url: string; scope: RouteScope; summary: string; pick: (p: Record<string, string>) => SearchScope }[] = [
     { url: `${WORKSPACE}/search`, scope: { kind: 'workspace' }, summary: 'Search the messages of a workspace', pick: (p) => ({ workspaceId: p.workspace_id }) },
     {
       url: `${SESSION}/search`,
@@ -32,13 +47,29 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
       scope: search.scope,
       summary: search.summary,
       tags: ['search'],
-      body: { schema: MessageSearchOptions, required: true },
+      body: { schema: messageSearch, required: true },
       async handler({ params, body }) {
-        const found = await searchMessages(ctx, search.pick(params), { ...body, generation: 'v3' });
+        const found = await searchMessages(ctx, search.pick(params), { ...body, generation: g.name });
         return { status: 200, body: found.map(presentMessage) };
       },
     });
   }
+
+  const names = g.memory;
+  const contextQuery = {
+    tokens: optional(int({ le: 100_000 }), () => 100_000),
+    [names.searchQuery]: optional(str()),
+    summary: optional(bool(), () => true),
+    peer_target: optional(str()),
+    peer_perspective: optional(str()),
+    limit_to_session: optional(bool(), () => false),
+    search_top_k: optional(int({ ge: 1, le: 100 })),
+    search_max_distance: optional(float({ ge: 0, le: 1 })),
+    [names.includeMost]: optional(bool(), () => false),
+    [names.maxConclusions]: optional(int({ ge: 1, le: 100 })),
+    // not in the v3.0.12 interface: the session allowlist newer SDKs send (docs/compatibility.md)
+    ...(names.hasV3Options ? { sessions: repeatedQuery(str(), { maxLength: 1000 }) } : {}),
+  } as ContextQuery;
 
   route({
     method: 'GET',
@@ -46,20 +77,7 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
     scope: { kind: 'session', memberRead: true },
     summary: 'The most recent messages of a session that fit a token budget',
     tags: ['sessions'],
-    query: {
-      tokens: optional(int({ le: 100_000 }), () => 100_000),
-      search_query: optional(str()),
-      summary: optional(bool(), () => true),
-      peer_target: optional(str()),
-      peer_perspective: optional(str()),
-      limit_to_session: optional(bool(), () => false),
-      search_top_k: optional(int({ ge: 1, le: 100 })),
-      search_max_distance: optional(float({ ge: 0, le: 1 })),
-      include_most_frequent: optional(bool(), () => false),
-      max_conclusions: optional(int({ ge: 1, le: 100 })),
-      // not in the v3.0.12 interface: the session allowlist newer SDKs send (docs/compatibility.md)
-      sessions: repeatedQuery(str(), { maxLength: 1000 }),
-    },
+    query: contextQuery,
     async handler({ params, query }) {
       if (query.peer_perspective !== undefined && query.peer_target === undefined) {
         throw invalidInput('peer_target must be provided if peer_perspective is provided');
@@ -76,9 +94,9 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
         peerPerspective: query.peer_perspective,
         limitToSession: query.limit_to_session,
         sessionAllowlist: query.sessions,
-        searchQuery: query.search_query,
+        searchQuery: query[names.searchQuery],
         searchTopK: query.search_top_k,
-        maxConclusions: query.max_conclusions,
+        maxConclusions: query[names.maxConclusions],
       });
       return {
         status: 200,
@@ -86,7 +104,10 @@ export function mountSearchContextRoutes(route: RouteDefiner, { ctx }: HttpDeps)
           id: params.session_id,
           messages: context.messages.map(presentMessage),
           summary: presentSummary(context.summary),
-          peer_representation: context.peerRepresentation,
+          // v2's SessionContext carries a `Representation` object here, v3's markdown (their OpenAPI)
+          peer_representation: names.isRepresentationObject
+            ? context.peerConclusions === null ? null : presentV2Representation(context.peerConclusions)
+            : context.peerRepresentation,
           peer_card: context.peerCard,
         },
       };

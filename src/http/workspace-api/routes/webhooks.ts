@@ -4,31 +4,41 @@ import {
   getOrCreateWebhookEndpoint,
   listWebhookEndpoints,
 } from '../../../domain/webhooks/webhooks.js';
+import { AuthError, type Claims, type RouteScope } from '../../shared/auth.js';
 import { paged } from '../../shared/fields.js';
 import { presentPage, presentWebhookEndpoint } from '../../shared/present.js';
-import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
-import { WebhookEndpointCreate } from '../schemas.js';
+import type { WorkspaceApi } from '../define-route.js';
 
-export function mountWebhookRoutes(route: RouteDefiner, { ctx }: HttpDeps): void {
+/** v2 webhook routes authorize themselves: a key's workspace, if any, must be the path's. */
+function checkKeyWorkspace({ claims, params }: { claims: Claims; params: Record<string, string> }): void {
+  if (!claims.isAdmin && claims.workspaceId !== undefined && claims.workspaceId !== params.workspace_id) {
+    throw new AuthError('Unauthorized access to resource');
+  }
+}
+
+export function mountWebhookRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   const tags = ['webhooks'];
+  const access: { scope: RouteScope; authorize?: typeof checkKeyWorkspace } = g.isWebhookSelfAuthorizing
+    ? { scope: { kind: 'self' }, authorize: checkKeyWorkspace }
+    : { scope: { kind: 'workspace' } };
 
   route({
     method: 'POST',
-    url: '/v3/workspaces/:workspace_id/webhooks',
-    scope: { kind: 'workspace' },
+    url: '/workspaces/:workspace_id/webhooks',
+    ...access,
     summary: 'Get or create a webhook endpoint',
     tags,
-    body: { schema: WebhookEndpointCreate, required: true },
+    body: { schema: g.bodies.webhookCreate, required: true },
     async handler({ params, body }) {
       const { record, created } = await getOrCreateWebhookEndpoint(ctx, params.workspace_id, body.url);
-      return { status: created ? 201 : 200, body: presentWebhookEndpoint(record) };
+      return { status: created ? g.createdStatus : 200, body: presentWebhookEndpoint(record) };
     },
   });
 
   route({
     method: 'GET',
-    url: '/v3/workspaces/:workspace_id/webhooks',
-    scope: { kind: 'workspace' },
+    url: '/workspaces/:workspace_id/webhooks',
+    ...access,
     summary: 'List webhook endpoints',
     tags,
     query: paged,
@@ -38,23 +48,23 @@ export function mountWebhookRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     },
   });
 
-  // seed 4.5: 204 with no body; unknown or another workspace's endpoint is a 404
+  // seed 4.5: unknown or another workspace's endpoint is a 404
   route({
     method: 'DELETE',
-    url: '/v3/workspaces/:workspace_id/webhooks/:endpoint_id',
-    scope: { kind: 'workspace' },
+    url: '/workspaces/:workspace_id/webhooks/:endpoint_id',
+    ...access,
     summary: 'Delete a webhook endpoint',
     tags,
     async handler({ params }) {
       await deleteWebhookEndpoint(ctx, params.workspace_id, params.endpoint_id);
-      return { status: 204 };
+      return g.webhookDeleted;
     },
   });
 
   route({
     method: 'GET',
-    url: '/v3/workspaces/:workspace_id/webhooks/test',
-    scope: { kind: 'workspace' },
+    url: '/workspaces/:workspace_id/webhooks/test',
+    ...access,
     summary: 'Send a test.event to every webhook endpoint of the workspace',
     tags,
     async handler({ params }) {

@@ -1,11 +1,11 @@
 import { getQueueStatus, type QueueStatusCounts } from '../../../domain/queue/queue-status.js';
-import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
 import { optional, str } from '../../shared/validate.js';
+import type { WorkspaceApi } from '../define-route.js';
 
-export function mountQueueRoutes(route: RouteDefiner, { ctx }: HttpDeps): void {
+export function mountQueueRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   route({
     method: 'GET',
-    url: '/v3/workspaces/:workspace_id/queue/status',
+    url: `/workspaces/:workspace_id/${g.queueStatusPath}`,
     scope: { kind: 'workspace' },
     summary: 'Counts of queued background work in the workspace',
     tags: ['queue'],

@@ -12,46 +12,43 @@ import {
   updateSession,
 } from '../../../domain/sessions/sessions.js';
 import { checkCreateSession, checkPeerConfigRead } from '../../shared/auth.js';
-import { paged, pagedReversible } from '../../shared/fields.js';
+import { filtersBody, paged } from '../../shared/fields.js';
 import { presentPage, presentPeer, presentSession } from '../../shared/present.js';
-import { checkPathId } from '../../shared/resource-schemas.js';
-import { listQuery, type HttpDeps, type RouteDefiner } from '../../shared/route.js';
+import { peerIdList, sessionPeerConfig } from '../../shared/resource-schemas.js';
+import { listQuery } from '../../shared/route.js';
 import { optional, str } from '../../shared/validate.js';
-import { ListFilters, PeerIdList, SessionCreate, SessionPeerConfig, SessionPeers, SessionUpdate } from '../schemas.js';
+import type { WorkspaceApi } from '../define-route.js';
 
-const SESSION = '/v3/workspaces/:workspace_id/sessions/:session_id';
+const SESSION = '/workspaces/:workspace_id/sessions/:session_id';
 
-export function mountSessionRoutes(route: RouteDefiner, { ctx }: HttpDeps): void {
+export function mountSessionRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   const tags = ['sessions'];
-  const pathIds = (params: Record<string, string>) =>
-    checkPathId('v3', params.workspace_id, 'workspace_id') ?? checkPathId('v3', params.session_id, 'session_id');
 
   route({
     method: 'POST',
-    url: '/v3/workspaces/:workspace_id/sessions',
+    url: '/workspaces/:workspace_id/sessions',
     scope: { kind: 'self' },
     summary: 'Get or create a session',
     tags,
-    body: { schema: SessionCreate, required: true },
-    async handler({ params, body, claims }) {
-      checkCreateSession(claims, params.workspace_id, body.id);
-      const invalid = checkPathId('v3', params.workspace_id, 'workspace_id');
-      if (invalid !== undefined) return { status: 422, body: invalid };
+    body: { schema: g.bodies.sessionCreate, required: true },
+    authorize: ({ params, body, claims }) => checkCreateSession(claims, params.workspace_id, body.id),
+    pathIds: ['workspace_id'],
+    async handler({ params, body }) {
       const { record, created } = await getOrCreateSession(ctx, params.workspace_id, body);
-      return { status: created ? 201 : 200, body: presentSession(record) };
+      return { status: created ? g.createdStatus : 200, body: presentSession(record) };
     },
   });
 
   route({
     method: 'POST',
-    url: '/v3/workspaces/:workspace_id/sessions/list',
+    url: '/workspaces/:workspace_id/sessions/list',
     scope: { kind: 'workspace' },
     summary: 'List active sessions',
     tags,
-    query: pagedReversible,
-    body: { schema: ListFilters, required: false },
+    query: g.listPaging,
+    body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
-      const page = await listSessions(ctx, params.workspace_id, listQuery(query, body, 'v3'));
+      const page = await listSessions(ctx, params.workspace_id, listQuery(query, body, g.name));
       return { status: 200, body: presentPage(page, query.page, query.size, presentSession) };
     },
   });
@@ -62,10 +59,9 @@ export function mountSessionRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     scope: { kind: 'session' },
     summary: 'Update a session (created when missing)',
     tags,
-    body: { schema: SessionUpdate, required: true },
+    body: { schema: g.bodies.sessionUpdate, required: true },
+    pathIds: ['workspace_id', 'session_id'],
     async handler({ params, body }) {
-      const invalid = pathIds(params);
-      if (invalid !== undefined) return { status: 422, body: invalid };
       const session = await updateSession(ctx, params.workspace_id, params.session_id, body);
       return { status: 200, body: presentSession(session) };
     },
@@ -84,7 +80,7 @@ export function mountSessionRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
   });
 
   route({
-    method: 'POST',
+    method: g.cloneMethod,
     url: `${SESSION}/clone`,
     scope: { kind: 'session' },
     summary: 'Clone a session',
@@ -92,7 +88,7 @@ export function mountSessionRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     query: { message_id: optional(str()) },
     async handler({ params, query }) {
       const session = await cloneSession(ctx, params.workspace_id, params.session_id, query.message_id);
-      return { status: 201, body: presentSession(session) };
+      return { status: g.createdStatus, body: presentSession(session) };
     },
   });
 
@@ -103,10 +99,9 @@ export function mountSessionRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     scope: { kind: 'session' },
     summary: 'Add peers to a session',
     tags,
-    body: { schema: SessionPeers, required: true },
+    body: { schema: g.bodies.sessionPeers, required: true },
+    pathIds: ['workspace_id', 'session_id'],
     async handler({ params, body }) {
-      const invalid = pathIds(params);
-      if (invalid !== undefined) return { status: 422, body: invalid };
       const session = await addPeersToSession(ctx, params.workspace_id, params.session_id, body);
       return { status: 200, body: presentSession(session) };
     },
@@ -118,7 +113,7 @@ export function mountSessionRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     scope: { kind: 'session' },
     summary: 'Set the peers of a session',
     tags,
-    body: { schema: SessionPeers, required: true },
+    body: { schema: g.bodies.sessionPeers, required: true },
     async handler({ params, body }) {
       const session = await setSessionPeers(ctx, params.workspace_id, params.session_id, body);
       return { status: 200, body: presentSession(session) };
@@ -131,13 +126,14 @@ export function mountSessionRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     scope: { kind: 'session' },
     summary: 'Remove peers from a session',
     tags,
-    body: { schema: PeerIdList, required: true },
+    body: { schema: peerIdList, required: true },
     async handler({ params, body }) {
       const session = await removePeersFromSession(ctx, params.workspace_id, params.session_id, body);
       return { status: 200, body: presentSession(session) };
     },
   });
 
+  // member-read applies to v3 keys only: v2's authorization has no such rule (§9.2)
   route({
     method: 'GET',
     url: `${SESSION}/peers`,
@@ -157,23 +153,23 @@ export function mountSessionRoutes(route: RouteDefiner, { ctx }: HttpDeps): void
     scope: { kind: 'session', memberRead: true },
     summary: 'Get the session-level configuration of a peer',
     tags,
-    async handler({ params, claims }) {
-      checkPeerConfigRead(claims, params.peer_id);
+    authorize: g.hasPeerKeyRules ? ({ params, claims }) => checkPeerConfigRead(claims, params.peer_id) : undefined,
+    async handler({ params }) {
       const config = await getSessionPeerConfig(ctx, params.workspace_id, params.session_id, params.peer_id);
       return { status: 200, body: config };
     },
   });
 
   route({
-    method: 'PUT',
+    method: g.setMemberConfig.method,
     url: `${SESSION}/peers/:peer_id/config`,
     scope: { kind: 'session' },
     summary: 'Set the session-level configuration of a peer',
     tags,
-    body: { schema: SessionPeerConfig, required: true },
+    body: { schema: sessionPeerConfig, required: true },
     async handler({ params, body }) {
       await setSessionPeerConfig(ctx, params.workspace_id, params.session_id, params.peer_id, body);
-      return { status: 204 };
+      return { status: g.setMemberConfig.status };
     },
   });
 }

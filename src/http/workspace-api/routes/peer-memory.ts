@@ -1,20 +1,24 @@
 import { getPeerCard, setPeerCard } from '../../../domain/memory/peer-cards.js';
 import { DEFAULT_MAX_CONCLUSIONS, getPeerContext, getPeerRepresentation } from '../../../domain/memory/representation.js';
-import { optional, str } from '../../shared/validate.js';
-import { peerCardSet, peerContextQueryV2, representationGetV2 } from '../../shared/memory-schemas.js';
+import { peerCardSet, sessionAllowlist, type peerContextQueryV2, type peerContextQueryV3, type representationGetV2, type representationGetV3 } from '../../shared/memory-schemas.js';
 import { presentV2Representation } from '../../shared/present.js';
-import { checkPathId } from '../../shared/resource-schemas.js';
-import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
+import { optional, str, type Infer, type Schema } from '../../shared/validate.js';
+import type { WorkspaceApi } from '../define-route.js';
 
-const PEER = '/v2/workspaces/:workspace_id/peers/:peer_id';
+const PEER = '/workspaces/:workspace_id/peers/:peer_id';
+
+/** Both generations' peer context query and representation body, read by the generation's own names. */
+type PeerContextQuery = typeof peerContextQueryV2 & typeof peerContextQueryV3;
+type RepresentationBody = Schema<Infer<typeof representationGetV2> & Infer<typeof representationGetV3>>;
 
 /**
- * v2 peer card, context and working representation, from stored observations and cards
- * without a model (contract §7.2 with the v2 names of §9.1).
+ * Contract §7.2 (v2 names in §9.1): the peer card, peer context and representation, built from
+ * stored conclusions and cards without a model. All workspace+peer scoped (§2.5).
  */
-export function mountPeerMemoryRoutes(route: RouteDefiner, { ctx }: HttpDeps): void {
+export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   const tags = ['peers'];
   const target = { target: optional(str()) };
+  const names = g.memory;
 
   route({
     method: 'GET',
@@ -37,9 +41,8 @@ export function mountPeerMemoryRoutes(route: RouteDefiner, { ctx }: HttpDeps): v
     tags,
     query: target,
     body: { schema: peerCardSet, required: true },
+    pathIds: ['workspace_id', 'peer_id'],
     async handler({ params, query, body }) {
-      const invalid = checkPathId('v2', params.workspace_id, 'workspace_id') ?? checkPathId('v2', params.peer_id, 'peer_id');
-      if (invalid !== undefined) return { status: 422, body: invalid };
       const card = await setPeerCard(ctx, params.workspace_id, params.peer_id, query.target ?? params.peer_id, body.peer_card);
       return { status: 200, body: { peer_card: card } };
     },
@@ -51,20 +54,23 @@ export function mountPeerMemoryRoutes(route: RouteDefiner, { ctx }: HttpDeps): v
     scope: { kind: 'peer' },
     summary: 'Representation and card of the target from the observer (itself without a target)',
     tags,
-    query: peerContextQueryV2,
+    query: names.peerContextQuery as PeerContextQuery,
     async handler({ params, query }) {
+      // include_most_frequent is accepted: the selection always has its most reinforced part
+      // when it searches by meaning (representation.ts)
       const context = await getPeerContext(ctx, params.workspace_id, params.peer_id, {
         target: query.target,
         searchQuery: query.search_query,
         searchTopK: query.search_top_k,
-        maxConclusions: query.max_observations ?? DEFAULT_MAX_CONCLUSIONS,
+        searchMaxDistance: names.hasV3Options ? (query.search_max_distance ?? undefined) : undefined,
+        maxConclusions: query[names.maxConclusions] ?? DEFAULT_MAX_CONCLUSIONS,
       });
       return {
         status: 200,
         body: {
           peer_id: context.peerId,
           target_id: context.targetId,
-          representation: presentV2Representation(context.conclusions),
+          representation: names.isRepresentationObject ? presentV2Representation(context.conclusions) : context.representation,
           peer_card: context.peerCard,
         },
       };
@@ -75,16 +81,18 @@ export function mountPeerMemoryRoutes(route: RouteDefiner, { ctx }: HttpDeps): v
     method: 'POST',
     url: `${PEER}/representation`,
     scope: { kind: 'peer' },
-    summary: 'The working representation: stored observations about a peer, rendered as markdown',
+    summary: names.representationSummary,
     tags,
-    body: { schema: representationGetV2, required: true },
+    body: { schema: names.representationBody as RepresentationBody, required: true },
     async handler({ params, body }) {
+      const allowlist = names.hasV3Options ? sessionAllowlist(body.filters, body.session_id) : undefined;
       const representation = await getPeerRepresentation(ctx, params.workspace_id, params.peer_id, {
         target: body.target,
-        sessionIds: body.session_id !== undefined ? [body.session_id] : undefined,
+        sessionIds: body.session_id !== undefined ? [body.session_id] : allowlist,
         searchQuery: body.search_query,
         searchTopK: body.search_top_k,
-        maxConclusions: body.max_observations,
+        searchMaxDistance: names.hasV3Options ? (body.search_max_distance ?? undefined) : undefined,
+        maxConclusions: body[names.maxConclusions],
       });
       return { status: 200, body: { representation } };
     },

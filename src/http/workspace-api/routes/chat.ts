@@ -2,8 +2,8 @@ import type { JsonObject } from '../../../storage/store.js';
 import { checkChatSessions } from '../../shared/auth.js';
 import { answerChat } from '../../shared/chat-stream.js';
 import { sessionAllowlist } from '../../shared/memory-schemas.js';
-import type { HttpDeps, RouteDefiner } from '../../shared/route.js';
 import { bool, choice, dict, model, nullable, optional, required, str } from '../../shared/validate.js';
+import type { WorkspaceApi } from '../define-route.js';
 
 // the fields peer chat and workspace chat share
 const chatQuery = required(str({ minLength: 1, maxLength: 10_000 }));
@@ -11,19 +11,7 @@ const sessionId = optional(nullable(str()));
 const stream = optional(bool(), () => false);
 const reasoningLevel = optional(choice(['minimal', 'low', 'medium', 'high', 'max']), () => 'low');
 const responseFormat = optional(nullable(dict()));
-
-const DialecticOptions = model(
-  {
-    query: chatQuery,
-    session_id: sessionId,
-    target: optional(nullable(str())),
-    filters: optional(nullable(dict())),
-    stream,
-    reasoning_level: reasoningLevel,
-    response_format: responseFormat,
-  },
-  { title: 'DialecticOptions' },
-);
+const filters = optional(nullable(dict()));
 
 /** Workspace chat: not in the v3.0.12 interface; the body newer SDKs send (`honcho.chat()`). */
 const WorkspaceChatOptions = model(
@@ -33,21 +21,35 @@ const WorkspaceChatOptions = model(
 
 type Level = 'minimal' | 'low' | 'medium' | 'high' | 'max';
 
-/** Peer chat (reasoning.md R5) and the workspace chat newer SDKs call. */
-export function mountChatRoutes(route: RouteDefiner, deps: HttpDeps): void {
-  const { ctx } = deps;
+/** Peer chat (reasoning.md R5; v2 asks at the default level) and the workspace chat newer SDKs call. */
+export function mountChatRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
+  const DialecticOptions = model(
+    {
+      query: chatQuery,
+      session_id: sessionId,
+      target: optional(nullable(str())),
+      ...(g.hasChatOptions ? { filters } : {}),
+      stream,
+      ...(g.hasChatOptions ? { reasoning_level: reasoningLevel, response_format: responseFormat } : {}),
+    },
+    { title: 'DialecticOptions' },
+  );
+
   route({
     method: 'POST',
-    url: '/v3/workspaces/:workspace_id/peers/:peer_id/chat',
+    url: '/workspaces/:workspace_id/peers/:peer_id/chat',
     scope: { kind: 'peer' },
     summary: 'Ask about a peer: an answer from its memory (streamed as text/event-stream with stream: true)',
     tags: ['peers'],
     body: { schema: DialecticOptions, required: true },
     async handler({ params, body, claims, signal }) {
-      const allowlist = sessionAllowlist(body.filters as JsonObject | null | undefined, body.session_id ?? undefined);
-      // contract §2.5: a peer key must be an active member of the session and of every allowed one
-      const named = [...(body.session_id ? [body.session_id] : []), ...(allowlist ?? [])];
-      await checkChatSessions(claims, params.workspace_id, named, (w, s, p) => ctx.store.isActiveMember(w, s, p));
+      let allowlist: string[] | undefined;
+      if (g.hasChatOptions) {
+        allowlist = sessionAllowlist(body.filters as JsonObject | null | undefined, body.session_id ?? undefined);
+        // contract §2.5: a peer key must be an active member of the session and of every allowed one
+        const named = [...(body.session_id ? [body.session_id] : []), ...(allowlist ?? [])];
+        await checkChatSessions(claims, params.workspace_id, named, (w, s, p) => ctx.store.isActiveMember(w, s, p));
+      }
       return answerChat(
         ctx,
         params.workspace_id,
@@ -56,7 +58,7 @@ export function mountChatRoutes(route: RouteDefiner, deps: HttpDeps): void {
           targetId: body.target ?? undefined,
           query: body.query,
           sessionId: body.session_id ?? undefined,
-          level: body.reasoning_level as Level,
+          level: (body.reasoning_level ?? 'low') as Level,
           responseFormat: (body.response_format ?? undefined) as JsonObject | undefined,
           allowlist,
           stream: body.stream,
@@ -65,9 +67,11 @@ export function mountChatRoutes(route: RouteDefiner, deps: HttpDeps): void {
       );
     },
   });
+
   route({
+    generations: ['v3'],
     method: 'POST',
-    url: '/v3/workspaces/:workspace_id/chat',
+    url: '/workspaces/:workspace_id/chat',
     scope: { kind: 'workspace' },
     summary: 'Ask about the whole workspace: an answer from its messages (newer SDKs call it)',
     tags: ['workspaces'],

@@ -1,48 +1,46 @@
 import { getOrCreatePeer, listPeersOfWorkspace, listSessionsOfPeer, peersVersion, updatePeer } from '../../../domain/peers/peers.js';
 import { checkCreatePeer } from '../../shared/auth.js';
-import { pagedReversible } from '../../shared/fields.js';
-import { presentPage, presentPeer, presentSession } from '../../shared/present.js';
+import { filtersBody } from '../../shared/fields.js';
 import { PageCache, isNoFilter } from '../../shared/page-cache.js';
-import { checkPathId } from '../../shared/resource-schemas.js';
-import { listQuery, type HttpDeps, type RouteDefiner } from '../../shared/route.js';
-import { ListFilters, PeerCreate, PeerUpdate } from '../schemas.js';
+import { presentPage, presentPeer, presentSession } from '../../shared/present.js';
+import { listQuery } from '../../shared/route.js';
+import type { WorkspaceApi } from '../define-route.js';
 
-export function mountPeerRoutes(route: RouteDefiner, { ctx }: HttpDeps): void {
+export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   const tags = ['peers'];
   const pages = new PageCache();
 
   route({
     method: 'POST',
-    url: '/v3/workspaces/:workspace_id/peers',
+    url: '/workspaces/:workspace_id/peers',
     scope: { kind: 'self' },
     summary: 'Get or create a peer',
     tags,
-    body: { schema: PeerCreate, required: true },
-    async handler({ params, body, claims }) {
-      checkCreatePeer(claims, params.workspace_id, body.id);
-      const invalid = checkPathId('v3', params.workspace_id, 'workspace_id');
-      if (invalid !== undefined) return { status: 422, body: invalid };
+    body: { schema: g.bodies.peerCreate, required: true },
+    authorize: ({ params, body, claims }) => checkCreatePeer(claims, params.workspace_id, body.id),
+    pathIds: ['workspace_id'],
+    async handler({ params, body }) {
       const { record, created } = await getOrCreatePeer(ctx, params.workspace_id, body);
-      return { status: created ? 201 : 200, body: presentPeer(record) };
+      return { status: created ? g.createdStatus : 200, body: presentPeer(record) };
     },
   });
 
   // seed 4.4
   route({
     method: 'POST',
-    url: '/v3/workspaces/:workspace_id/peers/list',
+    url: '/workspaces/:workspace_id/peers/list',
     scope: { kind: 'workspace' },
     summary: 'List the peers of a workspace',
     tags,
-    query: pagedReversible,
-    body: { schema: ListFilters, required: false },
+    query: g.listPaging,
+    body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
       // unfiltered pages are served from cache while the workspace's peers are unchanged
       const version = isNoFilter(body?.filters) ? await peersVersion(ctx, params.workspace_id) : undefined;
-      const key = `${params.workspace_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse}`;
+      const key = `${params.workspace_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
       const cached = version === undefined ? undefined : pages.get(key, version);
       if (cached !== undefined) return { status: 200, json: cached };
-      const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, 'v3'));
+      const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, g.name));
       const json = JSON.stringify(presentPage(page, query.page, query.size, presentPeer));
       if (version !== undefined) pages.set(key, version, json);
       return { status: 200, json };
@@ -51,30 +49,29 @@ export function mountPeerRoutes(route: RouteDefiner, { ctx }: HttpDeps): void {
 
   route({
     method: 'PUT',
-    url: '/v3/workspaces/:workspace_id/peers/:peer_id',
+    url: '/workspaces/:workspace_id/peers/:peer_id',
     scope: { kind: 'peer' },
     summary: 'Update a peer (created when missing)',
     tags,
-    body: { schema: PeerUpdate, required: true },
+    body: { schema: g.bodies.peerUpdate, required: true },
+    pathIds: ['workspace_id', 'peer_id'],
     async handler({ params, body }) {
-      const invalid =
-        checkPathId('v3', params.workspace_id, 'workspace_id') ?? checkPathId('v3', params.peer_id, 'peer_id');
-      if (invalid !== undefined) return { status: 422, body: invalid };
       const peer = await updatePeer(ctx, params.workspace_id, params.peer_id, body);
       return { status: 200, body: presentPeer(peer) };
     },
   });
 
+  // seed 4.3 (v2) and its v3 twin: left and inactive sessions included
   route({
     method: 'POST',
-    url: '/v3/workspaces/:workspace_id/peers/:peer_id/sessions',
+    url: '/workspaces/:workspace_id/peers/:peer_id/sessions',
     scope: { kind: 'peer' },
     summary: 'List the sessions of a peer',
     tags,
-    query: pagedReversible,
-    body: { schema: ListFilters, required: false },
+    query: g.listPaging,
+    body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
-      const page = await listSessionsOfPeer(ctx, params.workspace_id, params.peer_id, listQuery(query, body, 'v3'));
+      const page = await listSessionsOfPeer(ctx, params.workspace_id, params.peer_id, listQuery(query, body, g.name));
       return { status: 200, body: presentPage(page, query.page, query.size, presentSession) };
     },
   });
