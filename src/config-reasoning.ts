@@ -112,6 +112,14 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
     return raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
   };
 
+  const dreamTypes = (): ReasoningSettings['dream']['enabledTypes'] => {
+    const types = list('DREAM_ENABLED_TYPES');
+    if (types === undefined) return d.dream.enabledTypes;
+    const unknown = types.filter((type) => type !== 'omni' && type !== 'card_refresh');
+    if (unknown.length > 0) problems.push(`DREAM_ENABLED_TYPES may list omni and card_refresh, got ${unknown.map((type) => `"${type}"`).join(', ')}`);
+    return types.filter((type): type is 'omni' | 'card_refresh' => type === 'omni' || type === 'card_refresh');
+  };
+
   const transports = Object.fromEntries(
     TRANSPORTS.map((t) => [t, { apiKey: read(`LLM_${t.toUpperCase()}_API_KEY`), baseUrl: url(`LLM_${t.toUpperCase()}_BASE_URL`) } satisfies TransportCredentials]),
   ) as Record<Transport, TransportCredentials>;
@@ -242,6 +250,9 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
       documentThreshold: integer('DREAM_DOCUMENT_THRESHOLD', d.dream.documentThreshold, 1, 10_000_000),
       idleTimeoutMinutes: integer('DREAM_IDLE_TIMEOUT_MINUTES', d.dream.idleTimeoutMinutes, 0, 525_600),
       minHoursBetweenDreams: integer('DREAM_MIN_HOURS_BETWEEN_DREAMS', d.dream.minHoursBetweenDreams, 0, 87_600),
+      enabledTypes: dreamTypes(),
+      maxToolIterations: integer('DREAM_MAX_TOOL_ITERATIONS', d.dream.maxToolIterations, 1, 1_000),
+      historyTokenLimit: integer('DREAM_HISTORY_TOKEN_LIMIT', d.dream.historyTokenLimit, 256, 10_000_000),
     },
     embedMessages: boolean('EMBED_MESSAGES', d.embedMessages),
     embeddingMaxInputTokens: embedding.maxInputTokens,

@@ -149,17 +149,29 @@ describe('model settings', () => {
       DREAM_DOCUMENT_THRESHOLD: '20',
       DREAM_IDLE_TIMEOUT_MINUTES: '5',
       DREAM_MIN_HOURS_BETWEEN_DREAMS: '1',
+      DREAM_ENABLED_TYPES: '["omni", "card_refresh"]',
+      DREAM_MAX_TOOL_ITERATIONS: '4',
+      DREAM_HISTORY_TOKEN_LIMIT: '8000',
       EMBED_MESSAGES: 'false',
     });
     expect(config.reasoning).toEqual({
       deriver: { enabled: false, deduplicate: false, maxInputTokens: 10000, maxCustomInstructionsTokens: 500, workUnitTargetTokens: 0, batchTargetInputTokens: 2048, batchMaxAgeSeconds: 60, flushEnabled: true },
       summary: { enabled: false, messagesPerShortSummary: 10, messagesPerLongSummary: 30, maxTokensShort: 500, maxTokensLong: 2000 },
       peerCardEnabled: false,
-      dream: { enabled: false, documentThreshold: 20, idleTimeoutMinutes: 5, minHoursBetweenDreams: 1 },
+      dream: { enabled: false, documentThreshold: 20, idleTimeoutMinutes: 5, minHoursBetweenDreams: 1, enabledTypes: ['omni', 'card_refresh'], maxToolIterations: 4, historyTokenLimit: 8000 },
       embedMessages: false,
       embeddingMaxInputTokens: 8192,
       dialectic: DEFAULT_REASONING_SETTINGS.dialectic,
     });
+  });
+
+  it('dream types: the reference default, a comma list, and unknown types named', () => {
+    expect(load({}).reasoning.dream).toMatchObject({ enabledTypes: ['omni'], maxToolIterations: 20, historyTokenLimit: 16_384 });
+    expect(load({ DREAM_ENABLED_TYPES: 'card_refresh' }).reasoning.dream.enabledTypes).toEqual(['card_refresh']);
+    expect(load({ DREAM_ENABLED_TYPES: '[]' }).reasoning.dream.enabledTypes).toEqual([]);
+    const found = problems({ DREAM_ENABLED_TYPES: 'omni,nap', DREAM_MAX_TOOL_ITERATIONS: '0' });
+    expect(found).toContain('DREAM_ENABLED_TYPES may list omni and card_refresh, got "nap"');
+    expect(found.some((problem) => problem.startsWith('DREAM_MAX_TOOL_ITERATIONS'))).toBe(true);
   });
 
   it('call settings: timeout, concurrency and retries', () => {

@@ -265,6 +265,33 @@ describe('the omni dream', () => {
     expect((await queueStatus(s)).completed_work_units).toBe(3);
   });
 
+  it('gives each specialist at most DREAM_MAX_TOOL_ITERATIONS tool turns, and no more input than DREAM_HISTORY_TOKEN_LIMIT', async () => {
+    const toolTurns = (r: RecordedRequest) => (r.body.messages as { role: string }[]).filter((m) => m.role === 'tool').length;
+    const dreamRequests = async (env: Record<string, string>) => {
+      const s = await setup({ DREAM_MAX_TOOL_ITERATIONS: '2', ...env });
+      const { api, ws } = s;
+      await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+      await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1' });
+      for (let i = 0; i < 3; i++) await addConclusion(s, `alice fact ${i} ${'detail '.repeat(60)}`, 's1');
+      // a model that never stops calling tools while it has them
+      fake.script.defaultChat((request) => (toolNames(request).length > 0 ? { toolCalls: [{ name: 'get_recent_observations', arguments: {} }] } : { text: 'done' }));
+      expect((await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'omni' })).status).toBe(204);
+      await drainDreams(s, 'alice');
+      const found = fake.requests('chat').filter((r) => String(r.body.messages[0]?.content ?? '').includes('You consolidate the memory'));
+      await close(s);
+      fake.reset();
+      return found;
+    };
+    const roomy = await dreamRequests({});
+    // deduction then induction: two turns with tools and one final turn without, each
+    expect(roomy.map((r) => toolNames(r).length > 0)).toEqual([true, true, false, true, true, false]);
+    expect(roomy.map(toolTurns)).toEqual([0, 1, 2, 0, 1, 2]);
+    // a tool turn (three long conclusions) does not fit 400 tokens beside the briefing: dropped from the input
+    const tight = await dreamRequests({ DREAM_HISTORY_TOKEN_LIMIT: '400' });
+    expect(tight.map((r) => toolNames(r).length > 0)).toEqual([true, true, false, true, true, false]);
+    expect(tight.map(toolTurns)).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+
   it("searches only the messages the observer could see, and a failing model is retried then dead-lettered as failed work", async () => {
     const s = await setup();
     const { api, ws } = s;
@@ -358,6 +385,20 @@ describe('automatic dreams', () => {
     expect(now[0].runAfter.getTime()).toBeLessThanOrEqual(Date.now());
     // now it counts (pending, running or done: the running worker may already have taken it)
     expect((await queueStatus(s, '?observer_id=alice')).total_work_units).toBe(totalBefore + 1);
+  });
+
+  it('are not queued when DREAM_ENABLED_TYPES leaves out omni; a requested dream still runs', async () => {
+    const s = await setup({ DREAM_DOCUMENT_THRESHOLD: '1', DREAM_IDLE_TIMEOUT_MINUTES: '60', DREAM_ENABLED_TYPES: 'card_refresh' });
+    const { api, ws } = s;
+    fake.script.defaultChat(facts('alice fact one', 'alice fact two'));
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'one and two' }] });
+    await drainDeriver(s);
+    expect((await conclusions(s, 'alice')).length).toBe(2);
+    expect(await openDreamJobs(s, 'alice')).toHaveLength(0);
+    fake.script.defaultChat({ text: 'done' });
+    expect((await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'omni' })).status).toBe(204);
+    await drainDreams(s, 'alice');
+    expect((await api.database.store.memory.dreamState(ws, 'alice', 'alice'))?.explicitAtLastDream).toBe(2);
   });
 
   it('run after the idle wait, then wait for the threshold and the least time between dreams again', async () => {

@@ -130,7 +130,8 @@ export async function considerAutomaticDreams(
   now: Date,
 ): Promise<number> {
   const reasoning = ctx.reasoning;
-  if (reasoning === undefined || !dreamsAvailable(ctx)) return 0;
+  // automatic dreams are omni dreams: DREAM_ENABLED_TYPES without omni turns them off
+  if (reasoning === undefined || !dreamsAvailable(ctx) || !reasoning.settings.dream.enabledTypes.includes('omni')) return 0;
   let queued = 0;
   for (const collection of collections) {
     const key = dreamQueueKey(collection);

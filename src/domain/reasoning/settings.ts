@@ -40,6 +40,12 @@ export interface ReasoningSettings {
     documentThreshold: number;
     idleTimeoutMinutes: number;
     minHoursBetweenDreams: number;
+    /** DREAM_ENABLED_TYPES (["omni"]): the types run automatically (a requested dream of any type runs). */
+    enabledTypes: readonly ('omni' | 'card_refresh')[];
+    /** DREAM_MAX_TOOL_ITERATIONS (20): most tool turns of any one specialist (each has its own lower default). */
+    maxToolIterations: number;
+    /** DREAM_HISTORY_TOKEN_LIMIT (16384): a specialist's input over this drops its oldest tool turns. */
+    historyTokenLimit: number;
   };
   /** EMBED_MESSAGES (true): embed messages in the background. */
   embedMessages: boolean;
@@ -62,7 +68,7 @@ export const DEFAULT_REASONING_SETTINGS: ReasoningSettings = {
   },
   summary: { enabled: true, messagesPerShortSummary: 20, messagesPerLongSummary: 60, maxTokensShort: 1_000, maxTokensLong: 4_000 },
   peerCardEnabled: true,
-  dream: { enabled: true, documentThreshold: 50, idleTimeoutMinutes: 60, minHoursBetweenDreams: 8 },
+  dream: { enabled: true, documentThreshold: 50, idleTimeoutMinutes: 60, minHoursBetweenDreams: 8, enabledTypes: ['omni'], maxToolIterations: 20, historyTokenLimit: 16_384 },
   embedMessages: true,
   embeddingMaxInputTokens: 8_192,
   // the reference's level table (reasoning.md R1)
