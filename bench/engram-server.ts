@@ -27,7 +27,7 @@ import type { Worker } from '../src/jobs/worker.js';
 import { createWorker } from '../src/main.js';
 import type { SqlExecutor } from '../src/storage/sql/driver.js';
 import { SqlStore } from '../src/storage/sql/sql-store.js';
-import type { ListQuery, MessageRecord, Page, PeerRecord, SessionRecord } from '../src/storage/store.js';
+import type { SessionListQuery, MessageRecord, Page, PeerRecord, SessionRecord } from '../src/storage/store.js';
 import { checkTokenCounts, Corpus, seededRandom } from './corpus.js';
 import { BENCH_PEER, chatSenders, chatSessionId, LIST_SESSION, loadDataset, loadMessages, type DatasetShape, type MessageShape } from './dataset.js';
 import { answerCalls } from './ipc.js';
@@ -206,12 +206,12 @@ async function breakdownOf(
   name: string,
   url: string,
   iterations: number,
-  list: (store: SqlStore, query: ListQuery) => Promise<Page<any>>,
+  list: (store: SqlStore, query: SessionListQuery) => Promise<Page<any>>,
   present: (item: any) => unknown,
   createdAt: (item: any) => Date,
 ): Promise<Breakdown> {
   const db = database!;
-  const query: ListQuery = { filters: null, page: 1, size: 50, reverse: false, generation: url.startsWith('/v2/') ? 'v2' : 'v3' };
+  const query: SessionListQuery = { filter: null, page: 1, size: 50, reverse: false, order: url.startsWith('/v2/') ? 'created' : 'created-then-insertion' };
   const layers: LayerTiming[] = [];
 
   const storeUs = await timeIt(iterations, () => list(db.store, query));
@@ -384,9 +384,8 @@ async function searchAnalysis({ perClass }: { perClass: number }): Promise<Searc
     workspaceId: ws,
     sessionId,
     terms: searchTerms(query),
-    filters: null,
+    filter: null,
     candidates: SEARCH_CANDIDATES,
-    generation: 'v3' as const,
   });
 
   // the candidate statement as the store issues it

@@ -47,7 +47,7 @@ const fullText: Ranker = async (ctx, workspaceId, sessionId, question) =>
 
 const everyWord: Ranker = async (ctx, workspaceId, sessionId, question) => {
   const terms = searchTerms(question);
-  const candidates = await ctx.store.searchCandidates({ workspaceId, sessionId, terms, filters: null, candidates: 1000, generation: 'v3' });
+  const candidates = await ctx.store.searchCandidates({ workspaceId, sessionId, terms, filter: null, candidates: 1000 });
   return rankCandidates(terms, candidates, 10).map((c) => c.id);
 };
 

@@ -1,14 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { DIALECTS } from './sql/dialects.js';
 import type { SqlDriver } from './sql/driver.js';
 
 export interface MigrationStep {
   name: string;
   applied: boolean;
 }
-
-// Any constant works; it only has to be the same in every Engram process on one database.
-const POSTGRES_LOCK_KEY = 0x656e6772;
 
 function migrationFiles(dialect: SqlDriver['dialect']): { name: string; sql: string }[] {
   const folder = fileURLToPath(new URL(`./${dialect}/migrations/`, import.meta.url));
@@ -25,13 +23,11 @@ function migrationFiles(dialect: SqlDriver['dialect']): { name: string; sql: str
  * that name (tests use it to build a database as an older version left it).
  */
 export async function migrate(driver: SqlDriver, options: { through?: string } = {}): Promise<MigrationStep[]> {
-  const isPostgres = driver.dialect === 'postgres';
-  await driver.exec(
-    `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at ${isPostgres ? 'TIMESTAMPTZ' : 'TEXT'} NOT NULL)`,
-  );
+  const dialect = DIALECTS[driver.dialect];
+  await driver.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at ${dialect.migrationTimeType} NOT NULL)`);
   const steps: MigrationStep[] = [];
   await driver.transaction(async (tx) => {
-    if (isPostgres) await tx.get('SELECT pg_advisory_xact_lock(?)', [POSTGRES_LOCK_KEY]);
+    await dialect.lockMigrations(tx);
     const done = new Set((await tx.all<{ name: string }>('SELECT name FROM schema_migrations')).map((row) => row.name));
     for (const file of migrationFiles(driver.dialect)) {
       if (options.through !== undefined && file.name > options.through) break;

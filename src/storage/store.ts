@@ -1,3 +1,4 @@
+import type { FilterNode } from './filter.js';
 import type { VectorIndex } from './vector-index.js';
 
 /**
@@ -63,11 +64,11 @@ export interface MessageSearch {
   peerId?: string;
   /** Words to find; every one must occur (the index stems them: "groups" finds "group"). */
   terms: string[];
-  filters: unknown;
+  /** Message filters, parsed (null: none). */
+  filter: FilterNode | null;
   peerPerspective?: string;
   /** Most candidates to return. */
   candidates: number;
-  generation: 'v2' | 'v3';
 }
 
 /** A message that matches a search, before ranking. */
@@ -90,13 +91,21 @@ export interface Page<T> {
 
 /** A list request after validation: offset paging over an ordered query. */
 export interface ListQuery {
-  /** The raw `filters` object from the request (null: none). */
-  filters: unknown;
+  /** The parsed filters (null: none). */
+  filter: FilterNode | null;
   page: number;
   size: number;
   reverse: boolean;
-  /** v2 filters differ slightly (contract §9.1). */
-  generation: 'v2' | 'v3';
+}
+
+/**
+ * How a list of sessions is ordered: by creation time alone (sessions created in one
+ * microsecond come in no set order), or by creation time and then insertion order.
+ */
+export type SessionOrder = 'created' | 'created-then-insertion';
+
+export interface SessionListQuery extends ListQuery {
+  order: SessionOrder;
 }
 
 export interface NewRow {
@@ -279,8 +288,15 @@ export interface JobStore {
   countByStatus(): Promise<Record<string, number>>;
 }
 
+/** What the store's database can take in a filter (the domain checks it while parsing). */
+export interface FilterLimits {
+  /** Longest LIKE pattern (v2 contains), in UTF-8 bytes. */
+  likePatternBytes: number;
+}
+
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
+  readonly filterLimits: FilterLimits;
   /** The work queue, bound to this store's connection or transaction. */
   readonly jobs: JobStore;
   /** The v1 generation's view of the same tables, bound to this connection or transaction. */
@@ -323,13 +339,13 @@ export interface Store {
    */
   peersVersion(workspaceId: string): Promise<string | undefined>;
   /** Sessions with a membership row for the peer, left and inactive ones included. */
-  listSessionsOfPeer(workspaceId: string, peerId: string, query: ListQuery): Promise<Page<SessionRecord>>;
+  listSessionsOfPeer(workspaceId: string, peerId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
 
   findSession(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
   createSessionIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<SessionRecord>>;
   updateSession(workspaceId: string, id: string, changes: FieldChanges): Promise<SessionRecord | undefined>;
   /** Active sessions only. */
-  listSessions(workspaceId: string, query: ListQuery): Promise<Page<SessionRecord>>;
+  listSessions(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
   deactivateSession(workspaceId: string, id: string): Promise<boolean>;
   /** Removes an inactive session with everything in it; false when it is gone or active again. */
   purgeInactiveSession(workspaceId: string, id: string): Promise<boolean>;
@@ -436,9 +452,9 @@ export interface V1MetamessageChanges {
   metadata?: JsonObject;
 }
 
-/** A v1 list: metadata containment `filter` (contract-v1 §0.4), insertion order, offset paging. */
+/** A v1 list: metadata containment `filter` (contract-v1 §0.4, parsed), insertion order, offset paging. */
 export interface V1ListQuery {
-  filter: JsonObject | null;
+  filter: FilterNode | null;
   page: number;
   size: number;
   reverse: boolean;
@@ -532,9 +548,8 @@ export interface ConclusionScope {
 export interface ConclusionSearch extends ConclusionScope {
   /** Words to find; a conclusion matches when it contains any of them. */
   terms: string[];
-  /** Raw Document `filters` (contract §5.1), null for none. */
-  filters: unknown;
-  generation: 'v2' | 'v3';
+  /** Document filters (contract §5.1), parsed; null for none. */
+  filter: FilterNode | null;
   limit: number;
   /** Return the `limit` best matches newest first instead of best first. */
   newestFirst?: boolean;
@@ -556,7 +571,7 @@ export interface MemoryStore {
   /** The scope's newest conclusions, newest first. */
   recentConclusions(scope: ConclusionScope, limit: number): Promise<ConclusionRecord[]>;
   /** The scope's live conclusions with these ids that pass the Document `filters`, in the order of `ids`. */
-  conclusionsByIds(scope: ConclusionScope, ids: readonly string[], filters: unknown, generation: 'v2' | 'v3'): Promise<ConclusionRecord[]>;
+  conclusionsByIds(scope: ConclusionScope, ids: readonly string[], filter: FilterNode | null): Promise<ConclusionRecord[]>;
   /** The scope's most reinforced conclusions (`timesDerived` descending, then newest), leaving out `excludeIds`. */
   mostDerivedConclusions(scope: ConclusionScope, limit: number, excludeIds: readonly string[]): Promise<ConclusionRecord[]>;
   /** Live conclusions of every workspace after `afterPk` in storage order (`engram reembed`). */
@@ -584,7 +599,14 @@ export interface MemoryStore {
   savePeerCard(workspaceId: string, observerId: string, targetId: string, card: string[], now: Date): Promise<void>;
 }
 
-export { FilterError } from './sql/compile-filter.js';
+export type {
+  FilterComparison,
+  FilterInstant,
+  FilterNode,
+  FilterNumber,
+  FilterTarget,
+  FilterValue,
+} from './filter.js';
 export { VectorSizeError, MAX_NEIGHBOURS } from './vector-index.js';
 export type {
   VectorIndex,

@@ -29,7 +29,7 @@ async function addMessages(store: Store, workspaceId: string, sessionId: string,
 }
 
 const search = (store: Store, query: Partial<MessageSearch> & { workspaceId: string; terms: string[] }) =>
-  store.searchCandidates({ filters: null, candidates: 100, generation: 'v3', ...query });
+  store.searchCandidates({ filter: null, candidates: 100, ...query });
 
 describe('full-text search candidates', () => {
   let database: Database;

@@ -1,4 +1,6 @@
-import { MAX_NEIGHBOURS, type ConclusionRecord, type ConclusionScope, type JsonObject, type ListQuery, type Page } from '../../storage/store.js';
+import { MAX_NEIGHBOURS, type ConclusionRecord, type ConclusionScope, type JsonObject, type Page } from '../../storage/store.js';
+import { DOCUMENT_FILTER } from '../filters/filter-schemas.js';
+import { documentFilter, listQuery, type ListRequest } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput, notFound } from '../errors.js';
 import { MAX_QUERY_TOKENS, searchTerms } from '../messages/search.js';
@@ -93,8 +95,8 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
 }
 
 /** The workspace's live conclusions, newest first (`reverse`: oldest first), filtered (§5.1 Document). */
-export function listConclusions(ctx: DomainContext, workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
-  return ctx.store.memory.listConclusions(workspaceId, query);
+export async function listConclusions(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<ConclusionRecord>> {
+  return ctx.store.memory.listConclusions(workspaceId, listQuery(ctx.store, request, DOCUMENT_FILTER));
 }
 
 export interface ConclusionQuery {
@@ -152,8 +154,7 @@ export async function nearestConclusions(
   const found = await ctx.store.memory.conclusionsByIds(
     scope,
     neighbours.map((n) => n.conclusionId),
-    options.filters,
-    options.generation,
+    documentFilter(ctx.store, options.filters, options.generation),
   );
   return found.slice(0, options.topK);
 }
@@ -181,13 +182,15 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
     generation: options.generation,
   });
   if (semantic !== undefined) return semantic;
+  const terms = rankedTerms(options.query);
+  // no words: nothing to rank, and the filters go unread
+  if (terms.length === 0) return [];
   return ctx.store.memory.searchConclusions({
     workspaceId,
     observerId: observer,
     observedId: observed,
-    terms: rankedTerms(options.query),
-    filters: options.filters,
-    generation: options.generation,
+    terms,
+    filter: documentFilter(ctx.store, options.filters, options.generation),
     limit: options.topK,
   });
 }

@@ -77,8 +77,7 @@ export async function selectConclusions(
   return ctx.store.memory.searchConclusions({
     ...scope,
     terms,
-    filters: null,
-    generation: 'v3',
+    filter: null,
     limit: Math.min(options.searchTopK ?? n, n),
     newestFirst: true,
   });

@@ -1,4 +1,5 @@
-import type { JsonObject, ListQuery, MessageRecord, Page } from '../../storage/store.js';
+import type { JsonObject, MessageRecord, Page } from '../../storage/store.js';
+import { messageFilter, type ListRequest } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
@@ -82,11 +83,11 @@ export async function createMessages(
 }
 
 /** A session's messages in insertion order (no session check: unknown is an empty page). */
-export function listMessages(
+export async function listMessages(
   ctx: DomainContext,
   workspaceId: string,
   sessionId: string,
-  query: ListQuery,
+  query: ListRequest,
 ): Promise<Page<MessageRecord>> {
   // contract §7.4: `peer_perspective` is not a column but keeps what that peer could have seen
   let filters = query.filters;
@@ -96,7 +97,8 @@ export function listMessages(
     if (typeof perspective === 'string') peerPerspective = perspective;
     filters = rest;
   }
-  return ctx.store.listMessages(workspaceId, sessionId, { ...query, filters, peerPerspective });
+  const filter = messageFilter(ctx.store, filters, query.generation);
+  return ctx.store.listMessages(workspaceId, sessionId, { filter, page: query.page, size: query.size, reverse: query.reverse, peerPerspective });
 }
 
 export async function getMessage(ctx: DomainContext, workspaceId: string, sessionId: string, messageId: string): Promise<MessageRecord> {

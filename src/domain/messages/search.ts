@@ -1,4 +1,5 @@
 import type { JsonObject, MessageRecord } from '../../storage/store.js';
+import { messageFilter } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput } from '../errors.js';
 import { reciprocalRankFusion } from './fuse.js';
@@ -100,6 +101,7 @@ export async function rankMessagesByText(
   const { filters, peerPerspective } = narrowSearchFilters(scope, options.filters);
   const terms = queryTerms(options.query);
   if (terms.length === 0) return [];
+  const filter = messageFilter(ctx.store, filters, options.generation);
   const matchesOf = await Promise.all(
     terms.map((term) =>
       ctx.store.searchMatches({
@@ -107,10 +109,9 @@ export async function rankMessagesByText(
         sessionId: scope.sessionId,
         peerId: scope.peerId,
         terms: [term.word],
-        filters,
+        filter,
         peerPerspective,
         candidates: TERM_MATCHES,
-        generation: options.generation,
       }),
     ),
   );

@@ -1,5 +1,6 @@
 import { ModelError } from '../../llm/provider.js';
 import { MAX_NEIGHBOURS, type JsonObject } from '../../storage/store.js';
+import { messageFilter } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { embedderOf } from '../reasoning/embeddings.js';
 import { narrowSearchFilters } from './search-filters.js';
@@ -41,6 +42,7 @@ export async function rankMessagesByVector(
   });
   const ids = neighbours.map((n) => n.messageId);
   if (filters === null && peerPerspective === undefined) return ids;
-  const kept = await ctx.store.filterMessageIds({ ...scope, filters, peerPerspective, generation: options.generation }, ids);
+  const filter = messageFilter(ctx.store, filters, options.generation);
+  const kept = await ctx.store.filterMessageIds({ ...scope, filter, peerPerspective }, ids);
   return ids.filter((id) => kept.has(id));
 }

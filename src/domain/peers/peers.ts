@@ -1,4 +1,6 @@
-import type { Created, JsonObject, ListQuery, Page, PeerRecord, SessionRecord } from '../../storage/store.js';
+import type { Created, JsonObject, Page, PeerRecord, SessionRecord } from '../../storage/store.js';
+import { PEER_FILTER, SESSION_FILTER } from '../filters/filter-schemas.js';
+import { listQuery, sessionListQuery, type ListRequest } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 
 export interface PeerInput {
@@ -59,8 +61,8 @@ export async function updatePeer(
 }
 
 /** Seed 4.4: the peers of a workspace, oldest first (reverse flips), filtered. */
-export function listPeersOfWorkspace(ctx: DomainContext, workspaceId: string, query: ListQuery): Promise<Page<PeerRecord>> {
-  return ctx.store.listPeers(workspaceId, query);
+export async function listPeersOfWorkspace(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<PeerRecord>> {
+  return ctx.store.listPeers(workspaceId, listQuery(ctx.store, request, PEER_FILTER));
 }
 
 /** Changes whenever a peer of the workspace changes; undefined when the workspace does not exist. */
@@ -69,11 +71,11 @@ export function peersVersion(ctx: DomainContext, workspaceId: string): Promise<s
 }
 
 /** Seed 4.3: every session the peer has a membership row in, left and inactive ones included. */
-export function listSessionsOfPeer(
+export async function listSessionsOfPeer(
   ctx: DomainContext,
   workspaceId: string,
   peerId: string,
-  query: ListQuery,
+  request: ListRequest,
 ): Promise<Page<SessionRecord>> {
-  return ctx.store.listSessionsOfPeer(workspaceId, peerId, query);
+  return ctx.store.listSessionsOfPeer(workspaceId, peerId, sessionListQuery(ctx.store, request, SESSION_FILTER));
 }

@@ -1,4 +1,5 @@
 import type { ConclusionRecord, ConclusionScope, MessageRecord } from '../../storage/store.js';
+import { documentFilter, messageFilter, sessionOrder } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { nearestConclusions, rankedTerms } from '../memory/conclusions.js';
 import { searchMessages, searchTerms } from '../messages/search.js';
@@ -52,7 +53,7 @@ const limitParam = (fallback: number, max: number) => ({ type: 'integer', minimu
 
 /** Every session of the workspace, up to DATE_RANGE_MAX_SESSIONS + 1 (to say more were left out). */
 async function workspaceSessions(scope: ChatScope): Promise<string[]> {
-  const page = await scope.ctx.store.listSessions(scope.workspaceId, { filters: null, page: 1, size: DATE_RANGE_MAX_SESSIONS + 1, reverse: true, generation: 'v3' });
+  const page = await scope.ctx.store.listSessions(scope.workspaceId, { filter: null, page: 1, size: DATE_RANGE_MAX_SESSIONS + 1, reverse: true, order: sessionOrder('v3') });
   return page.items.map((s) => s.id);
 }
 
@@ -62,13 +63,15 @@ export async function searchConclusionsFor(scope: ChatScope, query: string, limi
   const filters = levels !== undefined ? { level: levels.length === 1 ? levels[0] : { in: levels } } : scope.explicitOnly ? { level: 'explicit' } : null;
   const semantic = await nearestConclusions(scope.ctx, scope.conclusions, query, { topK: limit, filters, generation: 'v3', vector });
   if (semantic !== undefined) return semantic;
-  return scope.ctx.store.memory.searchConclusions({ ...scope.conclusions, terms: rankedTerms(query), filters, generation: 'v3', limit });
+  const terms = rankedTerms(query);
+  if (terms.length === 0) return [];
+  return scope.ctx.store.memory.searchConclusions({ ...scope.conclusions, terms, filter: documentFilter(scope.ctx.store, filters, 'v3'), limit });
 }
 
 /** A conclusion of the chat's scope, or an error text for the model. */
 async function conclusionInScope(scope: ChatScope, id: string): Promise<ConclusionRecord> {
   if (scope.conclusions === undefined) throw new Error('there are no conclusions in a workspace chat');
-  const [found] = await scope.ctx.store.memory.conclusionsByIds(scope.conclusions, [id], scope.explicitOnly ? { level: 'explicit' } : null, 'v3');
+  const [found] = await scope.ctx.store.memory.conclusionsByIds(scope.conclusions, [id], documentFilter(scope.ctx.store, scope.explicitOnly ? { level: 'explicit' } : null, 'v3'));
   if (found === undefined) throw new Error(`no conclusion with id ${id} in this memory`);
   return found;
 }
@@ -114,7 +117,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         const words = searchTerms(text);
         if (words.length === 0) return 'Error: the text must contain at least one word.';
         if (noSessions) return 'No messages: there are no sessions to search.';
-        const candidates = await ctx.store.searchCandidates({ workspaceId, terms: words, filters: sessionFilter, candidates: 1000, generation: 'v3' });
+        const candidates = await ctx.store.searchCandidates({ workspaceId, terms: words, filter: messageFilter(ctx.store, sessionFilter, 'v3'), candidates: 1000 });
         const needle = text.toLowerCase();
         const ids = candidates.filter((c) => c.content.toLowerCase().includes(needle)).map((c) => c.id);
         const found = (await ctx.store.messagesByIds(workspaceId, ids.slice(0, Number(args.limit)))).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
@@ -135,7 +138,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         const range = timeFilter(after, before);
         const pages = await Promise.all(
           sessions.map((sessionId) =>
-            ctx.store.listMessages(workspaceId, sessionId, { filters: range ? { created_at: range } : null, page: 1, size: limit, reverse: false, generation: 'v3' }),
+            ctx.store.listMessages(workspaceId, sessionId, { filter: messageFilter(ctx.store, range ? { created_at: range } : null, 'v3'), page: 1, size: limit, reverse: false }),
           ),
         );
         const found = pages
@@ -193,7 +196,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         for (let depth = 1; depth <= 3 && level.length > 0; depth++) {
           const premiseIds = level.filter((c) => DERIVED_LEVELS.includes(c.level)).flatMap((c) => c.sourceIds ?? []).filter((id) => !seen.has(id));
           if (premiseIds.length === 0) break;
-          const premises = await ctx.store.memory.conclusionsByIds(scope.conclusions!, premiseIds.slice(0, 50), null, 'v3');
+          const premises = await ctx.store.memory.conclusionsByIds(scope.conclusions!, premiseIds.slice(0, 50), null);
           for (const p of premises) {
             seen.add(p.id);
             lines.push(`${'  '.repeat(depth)}<- ${renderConclusion(p)}`);

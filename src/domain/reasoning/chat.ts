@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 import { ModelError, type ChatMessage, type ChatModel, type JsonSchema, type Usage } from '../../llm/provider.js';
 import type { ConclusionRecord, JsonObject } from '../../storage/store.js';
+import { sessionOrder } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { DomainError, invalidInput, notFound, unavailable } from '../errors.js';
 import { searchMessages } from '../messages/search.js';
@@ -102,7 +103,7 @@ async function prefetchMessages(scope: ChatScope, query: string, limit: number):
 async function observerSessions(ctx: DomainContext, workspaceId: string, observerId: string): Promise<string[]> {
   const ids: string[] = [];
   for (let page = 1; ids.length < MAX_OBSERVER_SESSIONS; page++) {
-    const result = await ctx.store.listSessionsOfPeer(workspaceId, observerId, { filters: null, page, size: 100, reverse: false, generation: 'v3' });
+    const result = await ctx.store.listSessionsOfPeer(workspaceId, observerId, { filter: null, page, size: 100, reverse: false, order: sessionOrder('v3') });
     ids.push(...result.items.map((s) => s.id));
     if (result.items.length < 100 || page * 100 >= result.total) break;
   }

@@ -55,7 +55,7 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
     const accepted: { item: (typeof items)[number]; sources: ConclusionRecord[] }[] = [];
     for (const item of items) {
       const ids = [...new Set(item.source_ids)];
-      const sources = await store.memory.conclusionsByIds(scope, ids, null, 'v3');
+      const sources = await store.memory.conclusionsByIds(scope, ids, null);
       const missing = ids.filter((id) => !sources.some((s) => s.id === id));
       if (missing.length > 0) report.push(`refused "${item.content.slice(0, 60)}": unknown source ids ${missing.join(', ')}`);
       else if (level === 'inductive' && sources.length < 2) report.push(`refused "${item.content.slice(0, 60)}": an induction needs at least 2 sources`);
@@ -113,7 +113,7 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
       description: 'Conclusions about the peer that contain words of the query, best match first.',
       parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
       async execute(args) {
-        const found = await store.memory.searchConclusions({ ...scope, terms: words(String(args.query)), filters: null, generation: 'v3', limit: DISCOVERY_LIMIT });
+        const found = await store.memory.searchConclusions({ ...scope, terms: words(String(args.query)), filter: null, limit: DISCOVERY_LIMIT });
         return found.length === 0 ? 'no match' : found.map(describe).join('\n');
       },
     });
@@ -128,10 +128,9 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
           workspaceId: payload.workspaceId,
           peerId: payload.observedId,
           terms,
-          filters: null,
+          filter: null,
           peerPerspective: payload.observerId,
           candidates: 20,
-          generation: 'v3',
         });
         return found.length === 0 ? 'no match' : found.map((m) => `- message ${m.id}: ${m.content.slice(0, 1000)}`).join('\n');
       },
@@ -179,7 +178,7 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
       async execute(args) {
         const report: string[] = [];
         for (const id of new Set(args.ids as string[])) {
-          const [found] = await store.memory.conclusionsByIds(scope, [id], null, 'v3');
+          const [found] = await store.memory.conclusionsByIds(scope, [id], null);
           if (found === undefined) {
             report.push(`${id}: no such conclusion about this peer`);
             continue;

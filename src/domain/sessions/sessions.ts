@@ -1,13 +1,14 @@
 import type {
   Created,
   JsonObject,
-  ListQuery,
   MembershipRecord,
   Page,
   PeerRecord,
   SessionRecord,
   Store,
 } from '../../storage/store.js';
+import { SESSION_FILTER } from '../filters/filter-schemas.js';
+import { sessionListQuery, type ListRequest } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { limitExceeded, notFound } from '../errors.js';
 import { schedulePurgeSession } from '../follow-ups.js';
@@ -253,8 +254,8 @@ export function setSessionPeerConfig(
   });
 }
 
-export function listSessions(ctx: DomainContext, workspaceId: string, query: ListQuery): Promise<Page<SessionRecord>> {
-  return ctx.store.listSessions(workspaceId, query);
+export async function listSessions(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<SessionRecord>> {
+  return ctx.store.listSessions(workspaceId, sessionListQuery(ctx.store, request, SESSION_FILTER));
 }
 
 /** Updates a session, creating it (and its workspace) when missing; inactive is a 404. */

@@ -1,4 +1,5 @@
-import type { JsonObject, Page, V1AppRecord, V1ListQuery } from '../../storage/store.js';
+import type { JsonObject, Page, V1AppRecord } from '../../storage/store.js';
+import { v1ListQuery, type V1ListRequest } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { conflict, invalidInput, notFound } from '../errors.js';
 import { cannotName } from './scope.js';
@@ -39,8 +40,8 @@ export async function getOrCreateApp(ctx: DomainContext, name: string): Promise<
   return created ?? getAppByName(ctx, name);
 }
 
-export function listApps(ctx: DomainContext, query: V1ListQuery): Promise<Page<V1AppRecord>> {
-  return ctx.store.v1.listApps(query);
+export function listApps(ctx: DomainContext, query: V1ListRequest): Promise<Page<V1AppRecord>> {
+  return ctx.store.v1.listApps(v1ListQuery(ctx.store, query));
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { JsonObject, MessageRecord, Page, V1ListQuery } from '../../storage/store.js';
+import type { JsonObject, MessageRecord, Page } from '../../storage/store.js';
+import { v1ListQuery, type V1ListRequest } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
@@ -99,11 +100,11 @@ export async function listMessages(
   appId: string,
   userId: string,
   sessionId: string,
-  query: V1ListQuery,
+  query: V1ListRequest,
 ): Promise<Page<V1MessageView>> {
   const scope = await findSessionOfUser(ctx.store, appId, userId, sessionId);
   if (scope === undefined) return emptyPage();
-  const page = await ctx.store.v1.listMessages(scope.session.workspaceId, scope.session.id, query);
+  const page = await ctx.store.v1.listMessages(scope.session.workspaceId, scope.session.id, v1ListQuery(ctx.store, query));
   return { items: page.items.map((message) => view(scope, message)), total: page.total };
 }
 

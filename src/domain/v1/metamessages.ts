@@ -1,4 +1,5 @@
-import type { JsonObject, Page, Store, V1ListQuery, V1MetamessageChanges, V1MetamessageRecord } from '../../storage/store.js';
+import type { JsonObject, Page, Store, V1MetamessageChanges, V1MetamessageRecord } from '../../storage/store.js';
+import { v1ListQuery, type V1ListRequest } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput, notFound } from '../errors.js';
 import { cannotName, emptyPage, findUserOfApp } from './scope.js';
@@ -145,7 +146,7 @@ export async function listMetamessages(
   appId: string,
   userId: string,
   match: { label?: string; sessionId?: string; messageId?: string },
-  query: V1ListQuery,
+  query: V1ListRequest,
 ): Promise<Page<V1MetamessageRecord>> {
   const user = await findUserOfApp(ctx.store, appId, userId);
   if (user === undefined || cannotName(match.label, match.sessionId, match.messageId)) return emptyPage();
@@ -153,6 +154,6 @@ export async function listMetamessages(
     user.workspaceId,
     user.name,
     { label: match.label, sessionV1Id: match.sessionId, messageId: match.messageId },
-    query,
+    v1ListQuery(ctx.store, query),
   );
 }

@@ -1,4 +1,5 @@
-import type { JsonObject, MessageRecord, Page, V1ListQuery, V1SessionRecord } from '../../storage/store.js';
+import type { JsonObject, MessageRecord, Page, V1SessionRecord } from '../../storage/store.js';
+import { v1ListQuery, type V1ListRequest } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { NEW_MEMBER_CONFIG, cannotName, emptyPage, findSessionOfUser, findUserOfApp, type V1SessionScope } from './scope.js';
@@ -35,11 +36,11 @@ export async function listSessions(
   appId: string,
   userId: string,
   isActive: boolean,
-  query: V1ListQuery,
+  query: V1ListRequest,
 ): Promise<Page<V1SessionScope>> {
   const user = await findUserOfApp(ctx.store, appId, userId);
   if (user === undefined) return emptyPage();
-  const page = await ctx.store.v1.listSessions(user.workspaceId, user.name, isActive, query);
+  const page = await ctx.store.v1.listSessions(user.workspaceId, user.name, isActive, v1ListQuery(ctx.store, query));
   return { items: page.items.map((session) => ({ user, session })), total: page.total };
 }
 

@@ -1,4 +1,5 @@
-import type { JsonObject, Page, V1ListQuery, V1UserRecord } from '../../storage/store.js';
+import type { JsonObject, Page, V1UserRecord } from '../../storage/store.js';
+import { v1ListQuery, type V1ListRequest } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { conflict, invalidInput, notFound } from '../errors.js';
 import { V1_ASSISTANT_PEER_ID, cannotName, emptyPage, findUserOfApp } from './scope.js';
@@ -55,10 +56,10 @@ export async function getOrCreateUser(ctx: DomainContext, appId: string, name: s
 }
 
 /** Unknown app: an empty page (§0.5). */
-export async function listUsers(ctx: DomainContext, appId: string, query: V1ListQuery): Promise<Page<V1UserRecord>> {
+export async function listUsers(ctx: DomainContext, appId: string, query: V1ListRequest): Promise<Page<V1UserRecord>> {
   const app = cannotName(appId) ? undefined : await ctx.store.v1.findApp(appId);
   if (app === undefined) return emptyPage();
-  return ctx.store.v1.listUsers(app.name, [V1_ASSISTANT_PEER_ID], query);
+  return ctx.store.v1.listUsers(app.name, [V1_ASSISTANT_PEER_ID], v1ListQuery(ctx.store, query));
 }
 
 /**

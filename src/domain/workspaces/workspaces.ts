@@ -1,4 +1,6 @@
-import type { Created, JsonObject, ListQuery, Page, WorkspaceRecord } from '../../storage/store.js';
+import type { Created, JsonObject, Page, WorkspaceRecord } from '../../storage/store.js';
+import { WORKSPACE_FILTER } from '../filters/filter-schemas.js';
+import { listQuery, type ListRequest } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 
@@ -13,8 +15,8 @@ export function getOrCreateWorkspace(ctx: DomainContext, input: WorkspaceInput):
   return ctx.store.createWorkspaceIfAbsent(input, ctx.now());
 }
 
-export function listWorkspaces(ctx: DomainContext, query: ListQuery): Promise<Page<WorkspaceRecord>> {
-  return ctx.store.listWorkspaces(query);
+export async function listWorkspaces(ctx: DomainContext, request: ListRequest): Promise<Page<WorkspaceRecord>> {
+  return ctx.store.listWorkspaces(listQuery(ctx.store, request, WORKSPACE_FILTER));
 }
 
 /** Top-level configuration keys replace stored ones; other stored keys stay. */

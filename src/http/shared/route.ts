@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/context.js';
 import { DomainError, unavailable } from '../../domain/errors.js';
 import { countAhead } from '../../domain/messages/token-count.js';
-import { FilterError, StoreUnavailableError } from '../../storage/store.js';
+import { StoreUnavailableError } from '../../storage/store.js';
 import { AuthError, authorizeV1, authorizeV2, authorizeV3, type Claims, type RouteScope, type V1Claims } from './auth.js';
 import { parseJsonLikePython } from './python-json.js';
 import { INVALID, type Field, type Schema, type ValidationItem, missingItem, validationBody } from './validate.js';
@@ -89,7 +89,6 @@ function isJsonContentType(header: string | undefined): boolean {
 export function errorReply(error: unknown, mapDomain: (error: DomainError) => Reply): Reply | undefined {
   if (error instanceof AuthError) return { status: 401, body: { detail: error.detail } };
   if (error instanceof DomainError) return mapDomain(error);
-  if (error instanceof FilterError) return { status: 422, body: { detail: error.message } };
   // no log line per request: the request log shows the 503, the readiness route says why
   if (error instanceof StoreUnavailableError) return mapDomain(unavailable(error.message));
   return undefined;

@@ -1,4 +1,4 @@
-import type { DialectName } from '../dialect.js';
+import type { DialectName } from './dialect.js';
 
 /** Runs SQL written with `?` placeholders; rows come back as plain objects. */
 export interface SqlExecutor {

@@ -1,5 +1,6 @@
 import type { JobRecord, JobStore, NewJob, QueueCounts, WorkCounts } from '../store.js';
-import { codecFor, type Codec } from './codec.js';
+import type { Dialect } from './dialect.js';
+import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
 
 interface JobRow {
@@ -17,14 +18,14 @@ const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_a
 
 /** The work queue's queries (see migrations/0005_jobs.sql for the states). */
 export class SqlJobStore implements JobStore {
-  private readonly codec: Codec;
+  private readonly codec: Dialect;
 
   /** `onQueued` is called after every enqueue that wrote a job. */
   constructor(
     private readonly db: SqlExecutor,
     private readonly onQueued: () => void = () => undefined,
   ) {
-    this.codec = codecFor(db.dialect);
+    this.codec = DIALECTS[db.dialect];
   }
 
   private job(row: JobRow): JobRecord {
@@ -75,9 +76,8 @@ export class SqlJobStore implements JobStore {
     // queues that have open jobs, one index probe each (the recursive part: a loose scan of
     // jobs_open), and takes the heads that are due: its cost follows the number of queues, not
     // the number of jobs waiting behind a running head.
-    // PostgreSQL: heads another worker is claiming are skipped, not waited for. SQLite runs
-    // claims in an IMMEDIATE transaction, which already serialises them.
-    const skipLocked = this.db.dialect === 'postgres' ? ' FOR UPDATE OF head SKIP LOCKED' : '';
+    // The dialect's claim locking: PostgreSQL skips heads another worker is claiming rather than
+    // wait for them; SQLite runs claims in an IMMEDIATE transaction, which serialises them.
     const kindList = kinds === undefined ? [] : 'only' in kinds ? kinds.only : kinds.except;
     const kindFilter =
       kinds === undefined || (kindList.length === 0 && 'except' in kinds)
@@ -98,7 +98,7 @@ export class SqlJobStore implements JobStore {
          JOIN jobs head ON head.pk = (
            SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = q.queue_key AND o.status IN ('pending', 'running'))
          WHERE ((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))${kindFilter}
-         ORDER BY head.pk LIMIT ?${skipLocked})
+         ORDER BY head.pk LIMIT ?${c.claimLocking})
        RETURNING ${JOB_COLUMNS}`,
       [c.time(leaseUntil), c.time(now), c.time(now), ...kindList, limit],
     );

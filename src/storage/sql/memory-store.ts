@@ -4,12 +4,14 @@ import type {
   ConclusionScope,
   ConclusionSearch,
   DreamState,
+  FilterNode,
   ListQuery,
   MemoryStore,
   Page,
 } from '../store.js';
-import { codecFor, type Codec } from './codec.js';
-import { compileFilter, type ColumnKind, type FilterModel } from './compile-filter.js';
+import type { Dialect } from './dialect.js';
+import { DIALECTS } from './dialects.js';
+import { filterCondition, type FilterColumns } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
 import { pageOffset } from './page-offset.js';
 import { jsonText } from './json-text.js';
@@ -37,48 +39,37 @@ interface ConclusionRow {
 const COLUMNS = 'c.id, c.workspace_id, c.observer_id, c.observed_id, c.session_id, c.content, c.level, c.source_ids, c.source_session_ids, c.times_derived, c.created_at';
 const NEWEST_FIRST = 'c.created_at DESC, c.pk DESC';
 
-function column(sql: string, kind: ColumnKind) {
-  return { sql, kind };
-}
-
-/**
- * The reference's Document model (contract §5.1): the public names (`observer_id` ...) and the
- * stored column names (`observer`, `session_name` ...) both work; any other key "does not exist".
- */
-const DOCUMENT_FILTER: FilterModel = {
-  name: 'Document',
+/** The Document filter keys (domain/filters/filter-schemas.ts): public and stored names alike. */
+const DOCUMENT_FILTER: FilterColumns = {
   columns: {
-    id: column('c.id', 'text'),
-    content: column('c.content', 'text'),
-    level: column('c.level', 'text'),
-    workspace_id: column('c.workspace_id', 'text'),
-    workspace_name: column('c.workspace_id', 'text'),
-    observer_id: column('c.observer_id', 'text'),
-    observer: column('c.observer_id', 'text'),
-    observed_id: column('c.observed_id', 'text'),
-    observed: column('c.observed_id', 'text'),
-    session_id: column('c.session_id', 'text'),
-    session_name: column('c.session_id', 'text'),
-    times_derived: column('c.times_derived', 'int'),
-    source_ids: column('c.source_ids', 'id_list'),
-    created_at: column('c.created_at', 'timestamp'),
-    deleted_at: column('c.deleted_at', 'timestamp'),
+    id: 'c.id',
+    content: 'c.content',
+    level: 'c.level',
+    workspace_id: 'c.workspace_id',
+    workspace_name: 'c.workspace_id',
+    observer_id: 'c.observer_id',
+    observer: 'c.observer_id',
+    observed_id: 'c.observed_id',
+    observed: 'c.observed_id',
+    session_id: 'c.session_id',
+    session_name: 'c.session_id',
+    times_derived: 'c.times_derived',
+    source_ids: 'c.source_ids',
+    created_at: 'c.created_at',
+    deleted_at: 'c.deleted_at',
   },
-  metadataSql: 'c.metadata',
-  knownKeys: 'all',
+  metadata: 'c.metadata',
 };
 
 export class SqlMemoryStore implements MemoryStore {
-  private readonly codec: Codec;
-  private readonly isPostgres: boolean;
+  private readonly codec: Dialect;
 
   /** `inTransaction` runs its function in a transaction (joining the one `db` is bound to, if any). */
   constructor(
     private readonly db: SqlExecutor,
     private readonly inTransaction: <T>(fn: (db: SqlExecutor) => Promise<T>) => Promise<T> = (fn) => fn(db),
   ) {
-    this.codec = codecFor(db.dialect);
-    this.isPostgres = db.dialect === 'postgres';
+    this.codec = DIALECTS[db.dialect];
   }
 
   private conclusion(row: ConclusionRow): ConclusionRecord {
@@ -103,18 +94,10 @@ export class SqlMemoryStore implements MemoryStore {
     const params: unknown[] = [scope.workspaceId, scope.observerId, scope.observedId];
     if (scope.sessionIds !== undefined) {
       // one JSON array parameter, whatever the length of the allowlist
-      where.push(
-        this.isPostgres
-          ? 'c.session_id IN (SELECT jsonb_array_elements_text(?::jsonb))'
-          : 'c.session_id IN (SELECT value FROM json_each(?))',
-      );
+      where.push(this.codec.inJsonArray('c.session_id'));
       params.push(jsonText(scope.sessionIds));
       // a derived conclusion is seen only when every session its sources came from is allowed
-      where.push(
-        this.isPostgres
-          ? 'NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(c.source_session_ids) s (v) WHERE s.v NOT IN (SELECT jsonb_array_elements_text(?::jsonb)))'
-          : 'NOT EXISTS (SELECT 1 FROM json_each(c.source_session_ids) s WHERE s.value NOT IN (SELECT value FROM json_each(?)))',
-      );
+      where.push(`NOT EXISTS (SELECT 1 FROM ${this.codec.jsonArrayElements('c.source_session_ids', 's')} WHERE NOT (${this.codec.inJsonArray('s.value')}))`);
       params.push(jsonText(scope.sessionIds));
     }
     return { where, params };
@@ -122,12 +105,13 @@ export class SqlMemoryStore implements MemoryStore {
 
   async insertConclusions(rows: ConclusionRecord[]): Promise<void> {
     const c = this.codec;
+    const json = c.jsonParam;
     // pk order = request order, so ties on created_at keep it
     for (let start = 0; start < rows.length; start += 100) {
       const chunk = rows.slice(start, start + 100);
       await this.db.run(
         `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, source_ids, source_session_ids, times_derived, metadata, created_at)
-         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ?${this.isPostgres ? '::jsonb' : ''}, ?${this.isPostgres ? '::jsonb' : ''}, ?, ?${this.isPostgres ? '::jsonb' : ''}, ?)`).join(', ')}`,
+         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ${json}, ${json}, ?, ${json}, ?)`).join(', ')}`,
         chunk.flatMap((r) => [
           r.id,
           r.workspaceId,
@@ -148,7 +132,7 @@ export class SqlMemoryStore implements MemoryStore {
 
   async listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
     const params: unknown[] = [workspaceId];
-    const filterSql = compileFilter(query.filters, DOCUMENT_FILTER, this.db.dialect, params, query.generation);
+    const filterSql = filterCondition(query.filter, DOCUMENT_FILTER, this.codec, params);
     const where = `c.workspace_id = ? AND c.deleted_at IS NULL${filterSql === null ? '' : ` AND (${filterSql})`}`;
     const order = query.reverse ? 'c.created_at ASC, c.pk ASC' : NEWEST_FIRST;
     const offset = pageOffset(query.page, query.size);
@@ -167,25 +151,13 @@ export class SqlMemoryStore implements MemoryStore {
   async searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]> {
     if (search.terms.length === 0) return [];
     const { where, params } = this.scope(search);
-    let from: string;
-    let order: string;
-    const orderParams: unknown[] = [];
-    if (this.isPostgres) {
-      // each term a quoted lexeme, ORed: terms hold only letters, digits and underscores
-      const query = search.terms.map((term) => `'${term}'`).join(' | ');
-      from = 'conclusions c';
-      where.unshift("to_tsvector('simple', c.content) @@ to_tsquery('simple', ?)");
-      params.unshift(query);
-      order = `ts_rank(to_tsvector('simple', c.content), to_tsquery('simple', ?)) DESC, ${NEWEST_FIRST}`;
-      orderParams.push(query);
-    } else {
-      // each term quoted, so FTS5 syntax in user text is matched literally; terms are ORed
-      from = 'conclusions_fts JOIN conclusions c ON c.pk = conclusions_fts.rowid';
-      where.unshift('conclusions_fts MATCH ?');
-      params.unshift(search.terms.map((term) => `"${term}"`).join(' OR '));
-      order = `conclusions_fts.rank, ${NEWEST_FIRST}`;
-    }
-    const filterSql = compileFilter(search.filters, DOCUMENT_FILTER, this.db.dialect, params, search.generation);
+    const match = this.codec.conclusionSearch(search.terms);
+    const from = match.from;
+    where.unshift(match.where.text);
+    params.unshift(...match.where.values);
+    const order = `${match.bestFirst.text}, ${NEWEST_FIRST}`;
+    const orderParams = match.bestFirst.values;
+    const filterSql = filterCondition(search.filter, DOCUMENT_FILTER, this.codec, params);
     if (filterSql !== null) where.push(`(${filterSql})`);
     const ranked = `FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`;
     const sql = search.newestFirst
@@ -204,13 +176,12 @@ export class SqlMemoryStore implements MemoryStore {
     return rows.map((row) => this.conclusion(row));
   }
 
-  async conclusionsByIds(scope: ConclusionScope, ids: readonly string[], filters: unknown, generation: 'v2' | 'v3'): Promise<ConclusionRecord[]> {
-    const { where, params } = this.scope(scope);
-    where.push(this.isPostgres ? 'c.id IN (SELECT jsonb_array_elements_text(?::jsonb))' : 'c.id IN (SELECT value FROM json_each(?))');
-    params.push(jsonText([...ids]));
-    // compiled first, so bad filters are refused even when nothing is near
-    const filterSql = compileFilter(filters, DOCUMENT_FILTER, this.db.dialect, params, generation);
+  async conclusionsByIds(scope: ConclusionScope, ids: readonly string[], filter: FilterNode | null): Promise<ConclusionRecord[]> {
     if (ids.length === 0) return [];
+    const { where, params } = this.scope(scope);
+    where.push(this.codec.inJsonArray('c.id'));
+    params.push(jsonText([...ids]));
+    const filterSql = filterCondition(filter, DOCUMENT_FILTER, this.codec, params);
     if (filterSql !== null) where.push(`(${filterSql})`);
     const rows = await this.db.all<ConclusionRow>(`SELECT ${COLUMNS} FROM conclusions c WHERE ${where.join(' AND ')}`, params);
     const byId = new Map(rows.map((row) => [row.id, this.conclusion(row)]));
@@ -220,7 +191,7 @@ export class SqlMemoryStore implements MemoryStore {
   async mostDerivedConclusions(scope: ConclusionScope, limit: number, excludeIds: readonly string[]): Promise<ConclusionRecord[]> {
     const { where, params } = this.scope(scope);
     if (excludeIds.length > 0) {
-      where.push(this.isPostgres ? 'c.id NOT IN (SELECT jsonb_array_elements_text(?::jsonb))' : 'c.id NOT IN (SELECT value FROM json_each(?))');
+      where.push(`NOT (${this.codec.inJsonArray('c.id')})`);
       params.push(jsonText([...excludeIds]));
     }
     const rows = await this.db.all<ConclusionRow>(

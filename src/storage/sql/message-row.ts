@@ -1,5 +1,5 @@
 import type { MessageRecord } from '../store.js';
-import type { Codec } from './codec.js';
+import type { Dialect } from './dialect.js';
 
 /** A `messages` row as the stores select it. */
 export interface MessageRow {
@@ -13,7 +13,7 @@ export interface MessageRow {
   created_at: unknown;
 }
 
-export function messageFromRow(c: Codec, row: MessageRow): MessageRecord {
+export function messageFromRow(c: Dialect, row: MessageRow): MessageRecord {
   return {
     id: row.id,
     workspaceId: row.workspace_id,

@@ -8,7 +8,8 @@ import type {
   SummaryType,
   UnitTotals,
 } from '../store.js';
-import { codecFor, type Codec } from './codec.js';
+import type { Dialect } from './dialect.js';
+import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
 import { messageFromRow, type MessageRow as BaseMessageRow } from './message-row.js';
@@ -43,10 +44,10 @@ const MESSAGE_COLUMNS = 'm.pk, m.id, m.workspace_id, m.session_id, m.peer_id, m.
 
 /** The deriver's work items and the session summaries (migrations/0011). */
 export class SqlReasoningStore implements ReasoningStore {
-  private readonly codec: Codec;
+  private readonly codec: Dialect;
 
   constructor(private readonly db: SqlExecutor) {
-    this.codec = codecFor(db.dialect);
+    this.codec = DIALECTS[db.dialect];
   }
 
   private readList(value: unknown): string[] {

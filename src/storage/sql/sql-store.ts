@@ -11,20 +11,22 @@ import type {
   PeerRecord,
   SearchCandidate,
   SearchMatch,
+  SessionListQuery,
+  SessionOrder,
   SessionRecord,
   Store,
+  FilterLimits,
   WebhookEndpointRecord,
   WorkspaceRecord,
 } from '../store.js';
-import { compileFilter, type FilterModel } from './compile-filter.js';
+import { filterCondition, type FilterColumns } from './compile-filter.js';
+import type { Dialect } from './dialect.js';
+import { DIALECTS } from './dialects.js';
 import type { SqlDriver, SqlExecutor } from './driver.js';
-import { codecFor, type Codec } from './codec.js';
 import { SqlJobStore } from './job-store.js';
 import { SqlMemoryStore } from './memory-store.js';
 import { SqlReasoningStore } from './reasoning-store.js';
 import { SqlV1Store } from './v1-store.js';
-import { PostgresVectorIndex } from '../postgres/postgres-vector-index.js';
-import { SqliteVectorIndex } from '../sqlite/sqlite-vector-index.js';
 import type { VectorIndex } from '../vector-index.js';
 import { pageOffset } from './page-offset.js';
 import { jsonText } from './json-text.js';
@@ -55,50 +57,25 @@ interface WebhookRow {
   created_at: unknown;
 }
 
-const FILTER_KNOWN_KEYS = new Set(['id', 'created_at', 'is_active', 'workspace_id', 'session_id', 'peer_id', 'metadata']);
-
-function filterModel(name: string, alias: string, columns: string[]): FilterModel {
-  const kinds: Record<string, 'text' | 'bool' | 'timestamp'> = {
-    id: 'text',
-    workspace_id: 'text',
-    created_at: 'timestamp',
-    is_active: 'bool',
-  };
-  return {
-    name,
-    columns: Object.fromEntries(columns.map((c) => [c, { sql: `${alias}.${c}`, kind: kinds[c] }])),
-    metadataSql: `${alias}.metadata`,
-    knownKeys: FILTER_KNOWN_KEYS,
-  };
+function filterColumns(alias: string, columns: string[]): FilterColumns {
+  return { columns: Object.fromEntries(columns.map((c) => [c, `${alias}.${c}`])), metadata: `${alias}.metadata` };
 }
 
-const WORKSPACE_FILTER = filterModel('Workspace', 'w', ['id', 'created_at']);
-const PEER_FILTER = filterModel('Peer', 'p', ['id', 'created_at', 'workspace_id']);
-const SESSION_FILTER = filterModel('Session', 's', ['id', 'created_at', 'is_active', 'workspace_id']);
+const WORKSPACE_FILTER = filterColumns('w', ['id', 'created_at']);
+const PEER_FILTER = filterColumns('p', ['id', 'created_at', 'workspace_id']);
+const SESSION_FILTER = filterColumns('s', ['id', 'created_at', 'is_active', 'workspace_id']);
+const MESSAGE_FILTER = filterColumns('m', ['workspace_id', 'session_id', 'peer_id', 'token_count', 'created_at']);
 
-const MESSAGE_FILTER: FilterModel = {
-  name: 'Message',
-  columns: {
-    workspace_id: { sql: 'm.workspace_id', kind: 'text' },
-    session_id: { sql: 'm.session_id', kind: 'text' },
-    peer_id: { sql: 'm.peer_id', kind: 'text' },
-    token_count: { sql: 'm.token_count', kind: 'int' },
-    created_at: { sql: 'm.created_at', kind: 'timestamp' },
-  },
-  metadataSql: 'm.metadata',
-  knownKeys: new Set(),
+/** Orders of a session list (SessionOrder). */
+const SESSION_ORDER: Record<SessionOrder, string[]> = {
+  created: ['s.created_at'],
+  'created-then-insertion': ['s.created_at', 's.pk'],
 };
 
 const MESSAGE_COLUMNS = 'm.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at';
 const WORKSPACE_COLUMNS = 'w.id, w.metadata, w.configuration, w.created_at';
 const PEER_COLUMNS = 'p.id, p.workspace_id, p.metadata, p.configuration, p.created_at';
 const SESSION_COLUMNS = 's.id, s.workspace_id, s.is_active, s.metadata, s.configuration, s.created_at';
-
-/** Vector search differs too much between sqlite-vec and pgvector to share SQL: one class each. */
-const VECTOR_INDEX: Record<Store['dialect'], (db: SqlExecutor) => VectorIndex> = {
-  sqlite: (db) => new SqliteVectorIndex(db),
-  postgres: (db) => new PostgresVectorIndex(db),
-};
 
 /** The listeners of one store and its transactions for "jobs were queued and committed". */
 class JobsQueued {
@@ -117,7 +94,8 @@ class JobsQueued {
 /** The one Store implementation: queries written once, dialect differences in the codec. */
 export class SqlStore implements Store {
   readonly dialect: 'sqlite' | 'postgres';
-  private readonly codec: Codec;
+  readonly filterLimits: FilterLimits;
+  private readonly codec: Dialect;
 
   /**
    * `queued` is shared by a store and the stores of its transactions; `onQueued` is what this
@@ -131,7 +109,8 @@ export class SqlStore implements Store {
     private readonly onQueued: () => void = () => queued.tell(),
   ) {
     this.dialect = db.dialect;
-    this.codec = codecFor(db.dialect);
+    this.codec = DIALECTS[db.dialect];
+    this.filterLimits = { likePatternBytes: this.codec.likePatternBytes };
   }
 
   private jobStore: SqlJobStore | undefined;
@@ -169,7 +148,7 @@ export class SqlStore implements Store {
   private vectorIndex: VectorIndex | undefined;
 
   get vectors(): VectorIndex {
-    this.vectorIndex ??= VECTOR_INDEX[this.dialect](this.db);
+    this.vectorIndex ??= this.codec.vectorIndex(this.db);
     return this.vectorIndex;
   }
 
@@ -252,12 +231,12 @@ export class SqlStore implements Store {
     base: { from: string; where: string; params: unknown[]; order: string[] },
     select: string,
     query: ListQuery,
-    model: FilterModel,
+    model: FilterColumns,
     map: (row: R) => T,
     knownTotal?: () => Promise<number>,
   ): Promise<Page<T>> {
     const params = [...base.params];
-    const filterSql = compileFilter(query.filters, model, this.dialect, params, query.generation);
+    const filterSql = filterCondition(query.filter, model, this.codec, params);
     const where = filterSql === null ? base.where : `${base.where} AND (${filterSql})`;
     const direction = query.reverse ? 'DESC' : 'ASC';
     const order = base.order.map((column) => `${column} ${direction}`).join(', ');
@@ -415,8 +394,8 @@ export class SqlStore implements Store {
     return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
   }
 
-  listSessionsOfPeer(workspaceId: string, peerId: string, query: ListQuery): Promise<Page<SessionRecord>> {
-    const order = query.generation === 'v2' ? ['s.created_at'] : ['s.created_at', 's.pk'];
+  listSessionsOfPeer(workspaceId: string, peerId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
+    const order = SESSION_ORDER[query.order];
     return this.page<SessionRow, SessionRecord>(
       {
         from: 'session_peers m JOIN sessions s ON s.workspace_id = m.workspace_id AND s.id = m.session_id',
@@ -466,8 +445,8 @@ export class SqlStore implements Store {
     return row && this.session(row);
   }
 
-  listSessions(workspaceId: string, query: ListQuery): Promise<Page<SessionRecord>> {
-    const order = query.generation === 'v2' ? ['s.created_at'] : ['s.created_at', 's.pk'];
+  listSessions(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
+    const order = SESSION_ORDER[query.order];
     return this.page<SessionRow, SessionRecord>(
       {
         from: 'sessions s',
@@ -718,10 +697,7 @@ export class SqlStore implements Store {
 
   async filterMessageIds(search: Omit<MessageSearch, 'terms' | 'candidates'>, ids: readonly string[]): Promise<Set<string>> {
     const params: unknown[] = [jsonText([...ids]), search.workspaceId];
-    const where = [
-      this.dialect === 'postgres' ? 'm.id IN (SELECT jsonb_array_elements_text(?::jsonb))' : 'm.id IN (SELECT value FROM json_each(?))',
-      'm.workspace_id = ?',
-    ];
+    const where = [this.codec.inJsonArray('m.id'), 'm.workspace_id = ?'];
     const filterSql = this.messageScope(search, where, params);
     if (ids.length === 0) return new Set();
     if (filterSql !== null) where.push(`(${filterSql})`);
@@ -748,48 +724,21 @@ export class SqlStore implements Store {
         AND (sp.left_at IS NULL OR m.created_at <= sp.left_at))`);
       params.push(search.peerPerspective);
     }
-    return compileFilter(search.filters, MESSAGE_FILTER, this.dialect, params, search.generation);
+    return filterCondition(search.filter, MESSAGE_FILTER, this.codec, params);
   }
 
   /** The newest messages of the scope holding every word of the search, filtered, newest first. */
   private searchQuery(search: MessageSearch, columns: string): { sql: string; params: unknown[] } {
-    const params: unknown[] = [];
-    const where: string[] = [];
-    let from: string;
-    let newestFirst: string;
-    if (this.dialect === 'sqlite') {
-      params.push(this.ftsMatch(search));
-      from = 'messages_fts JOIN messages m ON m.pk = messages_fts.rowid';
-      where.push('messages_fts MATCH ?');
-      // FTS5 hands out matches in rowid order and stops at the LIMIT: no sort, no full scan
-      newestFirst = 'messages_fts.rowid DESC';
-    } else {
-      params.push(search.terms.join(' '));
-      from = 'messages m';
-      // engram_porter: the words stemmed as the stored search_vector (migration 0010)
-      where.push("m.search_vector @@ plainto_tsquery('engram_porter', ?)");
-      newestFirst = 'm.pk DESC';
-    }
+    const match = this.codec.messageSearch(search);
+    const params: unknown[] = [...match.where.values];
+    const where: string[] = [match.where.text];
+    const { from, newestFirst } = match;
     where.push('m.workspace_id = ?');
     params.push(search.workspaceId);
     const filterSql = this.messageScope(search, where, params);
     if (filterSql !== null) where.push(`(${filterSql})`);
     params.push(search.candidates);
     return { sql: `SELECT ${columns} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${newestFirst} LIMIT ?`, params };
-  }
-
-  /**
-   * The FTS5 query: every word quoted (FTS5 syntax in user text is matched literally) and
-   * required in `content`, plus the session's or sender's token in `search_scope` (migration
-   * 0007) when the search is scoped to one.
-   */
-  private ftsMatch(search: MessageSearch): string {
-    const parts = search.terms.map((term) => `content : "${term.replace(/"/g, '""')}"`);
-    const hex = (id: string) => Buffer.from(id, 'utf8').toString('hex');
-    const workspace = hex(search.workspaceId);
-    if (search.sessionId !== undefined) parts.push(`search_scope : s${workspace}x${hex(search.sessionId)}`);
-    if (search.peerId !== undefined) parts.push(`search_scope : p${workspace}x${hex(search.peerId)}`);
-    return parts.join(' AND ');
   }
 
   async searchContents(workspaceId: string, ids: readonly string[]): Promise<SearchCandidate[]> {

@@ -1,4 +1,5 @@
 import type {
+  FilterNode,
   JsonObject,
   MessageRecord,
   Page,
@@ -10,8 +11,9 @@ import type {
   V1Store,
   V1UserRecord,
 } from '../store.js';
-import { codecFor, type Codec } from './codec.js';
-import { compileFilter, type FilterModel } from './compile-filter.js';
+import type { Dialect } from './dialect.js';
+import { DIALECTS } from './dialects.js';
+import { filterCondition } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
 import { pageOffset } from './page-offset.js';
 
@@ -77,10 +79,10 @@ const METAMESSAGE_COLUMNS = `mm.id, mm.workspace_id, mm.peer_id, w.v1_id AS app_
   mm.content, mm.session_id, s.v1_id AS session_v1_id, mm.message_id, mm.metadata, mm.created_at`;
 
 export class SqlV1Store implements V1Store {
-  private readonly codec: Codec;
+  private readonly codec: Dialect;
 
   constructor(private readonly db: SqlExecutor) {
-    this.codec = codecFor(db.dialect);
+    this.codec = DIALECTS[db.dialect];
   }
 
   // ------------------------------------------------------------ mapping
@@ -143,11 +145,9 @@ export class SqlV1Store implements V1Store {
 
   // ------------------------------------------------------------ shared pieces
 
-  /** `filter` as metadata containment (PostgreSQL `@>` semantics on both dialects, §0.4). */
-  private containment(filter: JsonObject | null, metadataSql: string, params: unknown[]): string | null {
-    if (filter === null || Object.keys(filter).length === 0) return null;
-    const model: FilterModel = { name: 'Metadata', columns: {}, metadataSql, knownKeys: new Set() };
-    return compileFilter({ metadata: { contains: filter } }, model, this.db.dialect, params);
+  /** `filter` (metadata containment, §0.4) on the table whose metadata column is `metadataSql`. */
+  private containment(filter: FilterNode | null, metadataSql: string, params: unknown[]): string | null {
+    return filterCondition(filter, { columns: {}, metadata: metadataSql }, this.codec, params);
   }
 
   private async page<R, T>(

@@ -1,13 +1,47 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DialectName } from '../dialect.js';
-import { compileFilter, FilterError, type FilterModel } from './compile-filter.js';
+import { DomainError } from '../../src/domain/errors.js';
+import { parseFilter, V2_FILTER_RULES, V3_FILTER_RULES, type ColumnKind, type FilterSchema } from '../../src/domain/filters/parse-filter.js';
+import { filterCondition } from '../../src/storage/sql/compile-filter.js';
+import type { DialectName } from '../../src/storage/sql/dialect.js';
+import { DIALECTS } from '../../src/storage/sql/dialects.js';
 
 /*
+ * Filters parsed (domain/filters/parse-filter.ts) and compiled (storage/sql/compile-filter.ts).
  * Every case runs on a real SQLite database (in memory) and, when DATABASE_URL points to
- * PostgreSQL, on PostgreSQL too. Expected ids are worked out from the rows below by hand.
+ * PostgreSQL, on PostgreSQL too; the SQL generated for PostgreSQL is checked without a server
+ * on every run. Expected ids are worked out from the rows below by hand.
  */
+
+/** A model as the tests name it: columns with their SQL and kind, the metadata column, known keys. */
+interface FilterModel {
+  name: string;
+  columns: Record<string, { sql: string; kind: ColumnKind }>;
+  metadataSql: string;
+  knownKeys: ReadonlySet<string> | 'all';
+}
+
+class FilterError extends Error {}
+
+/** Parses by the generation's rules and compiles for the dialect; an invalid filter throws FilterError with the 422 detail. */
+function compileFilter(filter: unknown, model: FilterModel, dialect: DialectName, params: unknown[], gen: 'v2' | 'v3' = 'v3'): string | null {
+  const schema: FilterSchema = {
+    name: model.name,
+    columns: Object.fromEntries(Object.entries(model.columns).map(([key, c]) => [key, c.kind])),
+    knownKeys: model.knownKeys,
+  };
+  const sqlDialect = DIALECTS[dialect];
+  let parsed;
+  try {
+    parsed = parseFilter(filter, schema, gen === 'v2' ? V2_FILTER_RULES : V3_FILTER_RULES, { likePatternBytes: sqlDialect.likePatternBytes });
+  } catch (error) {
+    if (error instanceof DomainError && error.code === 'invalid_input') throw new FilterError(error.message);
+    throw error;
+  }
+  const columns = { columns: Object.fromEntries(Object.entries(model.columns).map(([key, c]) => [key, c.sql])), metadata: model.metadataSql };
+  return filterCondition(parsed, columns, sqlDialect, params);
+}
 
 const WPS_KEYS = new Set(['id', 'created_at', 'is_active', 'workspace_id', 'session_id', 'peer_id', 'metadata']);
 
@@ -878,6 +912,39 @@ async function outcome(backend: Backend, filter: unknown, gen: 'v2' | 'v3' = 'v3
  * Suites
  * ---------------------------------------------------------------------------------------- */
 
+/** Checks of the generated SQL and bound values, which need no database. */
+function sqlChecks(dialect: DialectName): void {
+  it('returns null and binds nothing when no condition applies', () => {
+    for (const filter of [null, undefined, {}, { id: '*' }, { AND: [{ OR: [] }] }, { metadata: { a: '*' } }]) {
+      const params: unknown[] = ['kept'];
+      expect(compileFilter(filter, PEER, dialect, params)).toBeNull();
+      expect(params).toEqual(['kept']);
+    }
+  });
+
+  it('appends to existing params and leaves them alone on error', () => {
+    const params: unknown[] = ['first'];
+    const where = compileFilter({ id: 'alice' }, PEER, dialect, params);
+    expect(where).toContain('?');
+    expect(params).toEqual(['first', 'alice']);
+    expect(() => compileFilter({ id: 'alice', bogus: 1 }, PEER, dialect, params)).toThrow(FilterError);
+    expect(params).toEqual(['first', 'alice']);
+  });
+
+  it('rejects a non-object filter', () => {
+    expect(() => compileFilter([{ id: 'a' }], PEER, dialect, [])).toThrow(new FilterError('Filters must be an object, got list'));
+    expect(() => compileFilter('x', PEER, dialect, [])).toThrow('Filters must be an object, got str');
+  });
+
+  it('binds timestamps and booleans in the dialect representation', () => {
+    const params: unknown[] = [];
+    compileFilter({ created_at: { gte: '2024-01-01T01:00:00+01:00' }, is_active: true }, SESSION, dialect, params);
+    if (dialect === 'sqlite') expect(params).toEqual([micros('2024-01-01T00:00:00Z'), 1]);
+    else expect(params).toEqual(['2024-01-01 00:00:00.000000+00', true]);
+  });
+
+}
+
 function suite(dialect: DialectName, open: () => Promise<Backend>): void {
   let backend: Backend;
   beforeAll(async () => {
@@ -910,35 +977,6 @@ function suite(dialect: DialectName, open: () => Promise<Backend>): void {
     expect(await outcome(backend, { metadata: { v: { lte: 0.5, gt: -1 } } }, 'v3', 'texts')).toEqual({ ids: ['n04', 'n06', 'n22'] });
   });
 
-  it('returns null and binds nothing when no condition applies', () => {
-    for (const filter of [null, undefined, {}, { id: '*' }, { AND: [{ OR: [] }] }, { metadata: { a: '*' } }]) {
-      const params: unknown[] = ['kept'];
-      expect(compileFilter(filter, PEER, dialect, params)).toBeNull();
-      expect(params).toEqual(['kept']);
-    }
-  });
-
-  it('appends to existing params and leaves them alone on error', () => {
-    const params: unknown[] = ['first'];
-    const where = compileFilter({ id: 'alice' }, PEER, dialect, params);
-    expect(where).toContain('?');
-    expect(params).toEqual(['first', 'alice']);
-    expect(() => compileFilter({ id: 'alice', bogus: 1 }, PEER, dialect, params)).toThrow(FilterError);
-    expect(params).toEqual(['first', 'alice']);
-  });
-
-  it('rejects a non-object filter', () => {
-    expect(() => compileFilter([{ id: 'a' }], PEER, dialect, [])).toThrow(new FilterError('Filters must be an object, got list'));
-    expect(() => compileFilter('x', PEER, dialect, [])).toThrow('Filters must be an object, got str');
-  });
-
-  it('binds timestamps and booleans in the dialect representation', () => {
-    const params: unknown[] = [];
-    compileFilter({ created_at: { gte: '2024-01-01T01:00:00+01:00' }, is_active: true }, SESSION, dialect, params);
-    if (dialect === 'sqlite') expect(params).toEqual([micros('2024-01-01T00:00:00Z'), 1]);
-    else expect(params).toEqual(['2024-01-01 00:00:00.000000+00', true]);
-  });
-
   it('never raises a database error on random filters', async () => {
     for (const filter of [...randomFilters(300, 7), ...hostileFilters(1000, 11)]) {
       for (const gen of ['v3', 'v2'] as const) {
@@ -950,6 +988,29 @@ function suite(dialect: DialectName, open: () => Promise<Backend>): void {
 
 describe('compileFilter on SQLite', () => {
   suite('sqlite', async () => sqliteBackend());
+  sqlChecks('sqlite');
+});
+
+describe('compileFilter for PostgreSQL, without a server', () => {
+  sqlChecks('postgres');
+
+  it('refuses the same filters as on SQLite and binds one value per placeholder', () => {
+    for (const [, c] of ALL_CASES) {
+      const outcomes = (['sqlite', 'postgres'] as const).map((dialect) => {
+        const params: unknown[] = [];
+        try {
+          const where = compileFilter(c.filter, MODELS[c.table ?? 'peers'], dialect, params, c.gen);
+          expect(where === null ? 0 : where.split('?').length - 1).toBe(params.length);
+          return { compiled: where !== null };
+        } catch (error) {
+          if (error instanceof FilterError) return { error: error.message };
+          throw error;
+        }
+      });
+      expect({ filter: c.filter, outcome: outcomes[1] }).toEqual({ filter: c.filter, outcome: outcomes[0] });
+      if (c.error !== undefined) expect(outcomes[1]).toEqual({ error: c.error });
+    }
+  });
 });
 
 const pgUrl = process.env.DATABASE_URL ?? '';

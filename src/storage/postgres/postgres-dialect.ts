@@ -1,0 +1,120 @@
+import type { FilterComparison, FilterInstant, FilterNumber, FilterValue, JsonObject } from '../store.js';
+import type { Dialect, FilterContext } from '../sql/dialect.js';
+import type { SqlExecutor } from '../sql/driver.js';
+import { jsonText } from '../sql/json-text.js';
+import { bind, raw, sql, type Sql } from '../sql/sql.js';
+import { PostgresVectorIndex } from './postgres-vector-index.js';
+
+// Any constant works; it only has to be the same in every Engram process on one database.
+const MIGRATION_LOCK_KEY = 0x656e6772;
+
+/**
+ * Text accepted as a number in metadata (SQLite checks the same grammar).
+ * Written without `?` so that no `?` -> `$n` renumbering can ever touch it.
+ */
+const NUMERIC_TEXT = raw("'^ *[-+]{0,1}([0-9]+[.]{0,1}[0-9]*|[.][0-9]+)([eE][-+]{0,1}[0-9]{1,4}){0,1} *$'");
+const MAX_NUMERIC_TEXT = raw('1000');
+
+const LIST_CAST: Record<FilterValue['type'], string> = { text: '', bool: '::boolean', number: '::numeric', time: '::timestamptz' };
+
+function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** PostgreSQL timestamptz input for an instant (UTC; BC years and 5-digit years included). */
+function timestampText(instant: FilterInstant): string {
+  const micros = instant.micros;
+  let ms = micros / 1000n;
+  let rest = micros % 1000n;
+  if (rest < 0n) {
+    rest += 1000n;
+    ms -= 1n;
+  }
+  const d = new Date(Number(ms));
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  const year = d.getUTCFullYear();
+  const shownYear = year <= 0 ? 1 - year : year;
+  const fraction = pad(d.getUTCMilliseconds(), 3) + pad(Number(rest), 3);
+  const time = `${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${fraction}`;
+  return `${pad(shownYear, 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${time}+00${year <= 0 ? ' BC' : ''}`;
+}
+
+/** PostgreSQL (pg): timestamptz, jsonb, boolean, tsvector with the engram_porter stemmer, pgvector. */
+export const postgresDialect: Dialect = {
+  name: 'postgres',
+
+  time: (value: Date) => value,
+  readTime: (value: unknown) => (value instanceof Date ? value : new Date(String(value))),
+  // jsonb rejects \u0000; the wire layer strips NULs before values reach the store (contract §1.7)
+  json: (value: JsonObject) => jsonText(value),
+  readJson: (value: unknown) => (value ?? {}) as JsonObject,
+  bool: (value: boolean) => value,
+  readBool: (value: unknown) => value === true,
+  jsonParam: '?::jsonb',
+  inJsonArray: (expression) => `${expression} IN (SELECT jsonb_array_elements_text(?::jsonb))`,
+  jsonArrayElements: (expression, alias) => `jsonb_array_elements_text(${expression}) ${alias} (value)`,
+  migrationTimeType: 'TIMESTAMPTZ',
+  // an advisory lock keeps several starting processes from migrating at once
+  lockMigrations: async (tx: SqlExecutor) => {
+    await tx.get('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK_KEY]);
+  },
+
+  // heads another worker is claiming are skipped, not waited for
+  claimLocking: ' FOR UPDATE OF head SKIP LOCKED',
+
+  messageSearch: (search) => ({
+    from: 'messages m',
+    // engram_porter: the words stemmed as the stored search_vector (migration 0010)
+    where: sql`m.search_vector @@ plainto_tsquery('engram_porter', ${bind(search.terms.join(' '))})`,
+    newestFirst: 'm.pk DESC',
+  }),
+  conclusionSearch: (terms) => {
+    // each term a quoted lexeme, ORed: terms hold only letters, digits and underscores
+    const query = terms.map((term) => `'${term}'`).join(' | ');
+    return {
+      from: 'conclusions c',
+      where: sql`to_tsvector('simple', c.content) @@ to_tsquery('simple', ${bind(query)})`,
+      bestFirst: sql`ts_rank(to_tsvector('simple', c.content), to_tsquery('simple', ${bind(query)})) DESC`,
+    };
+  },
+  vectorIndex: (db: SqlExecutor) => new PostgresVectorIndex(db),
+
+  likePatternBytes: Infinity,
+  filterValue(value: FilterValue): Sql {
+    switch (value.type) {
+      case 'text':
+        return bind(value.value);
+      case 'bool':
+        return bind(value.value);
+      case 'number':
+        return sql`${bind(value.value.text)}::numeric`;
+      case 'time':
+        return sql`${bind(timestampText(value.value))}::timestamptz`;
+    }
+  },
+  listElement(value: FilterValue): unknown {
+    switch (value.type) {
+      case 'text':
+      case 'bool':
+        return value.value;
+      case 'number':
+        return value.value.value;
+      case 'time':
+        return timestampText(value.value);
+    }
+  },
+  inList: (column, list, type) => sql`(${column} IN (SELECT e${raw(LIST_CAST[type])} FROM jsonb_array_elements_text(${list}::jsonb) AS e))`,
+  listHolds: (list, id) => sql`(${list} @> jsonb_build_array(${id}::text))`,
+  containsText: (target, needle) => sql`(${target} ILIKE ${bind(`%${escapeLike(needle)}%`)} ESCAPE '\\')`,
+  likePattern: (target, pattern) => sql`(${target} ILIKE ${bind(pattern)} ESCAPE '\\')`,
+  metadataText: (f: FilterContext, key: string) => sql`(${f.metadata} ->> ${bind(key)}::text)`,
+  metadataNumber(f: FilterContext, key: string): Sql {
+    const t = postgresDialect.metadataText(f, key);
+    return sql`(CASE WHEN ${t} ~ ${NUMERIC_TEXT} AND length(${t}) <= ${MAX_NUMERIC_TEXT} THEN CAST(${t} AS numeric) END)`;
+  },
+  // byte order, not the database collation
+  textCompare: (text: Sql, op: FilterComparison, value: string) => sql`(${text} COLLATE "C" ${raw(op)} ${bind(value)})`,
+  numberCompare: (number: Sql, op: FilterComparison, value: FilterNumber) => sql`(${number} ${raw(op)} ${bind(value.text)}::numeric)`,
+  textInList: (text, list) => sql`(${text} IN (SELECT jsonb_array_elements_text(${list}::jsonb)))`,
+  metadataContains: (f: FilterContext, wanted: unknown) => sql`(${f.metadata} @> ${bind(jsonText(wanted))}::jsonb)`,
+};

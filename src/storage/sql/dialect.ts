@@ -1,0 +1,99 @@
+import type { FilterComparison, FilterInstant, FilterNumber, FilterValue, JsonObject } from '../store.js';
+import type { VectorIndex } from '../vector-index.js';
+import type { SqlExecutor } from './driver.js';
+import type { Sql } from './sql.js';
+
+/** The SQL dialects Engram stores data in. */
+export type DialectName = 'sqlite' | 'postgres';
+
+/*
+ * Conventions shared by every query (both dialects):
+ * - placeholders are written as `?`; the PostgreSQL driver renumbers them to `$n`,
+ *   so no query may use PostgreSQL's `?` jsonb operators (use the jsonb_* functions).
+ * - timestamps: SQLite stores INTEGER microseconds since the Unix epoch (UTC);
+ *   PostgreSQL stores timestamptz.
+ * - JSON objects (metadata, configuration): SQLite TEXT holding JSON; PostgreSQL jsonb.
+ * - booleans: SQLite INTEGER 0/1; PostgreSQL boolean.
+ *
+ * Everything the two dialects do differently is a member of `Dialect`, implemented once in
+ * sqlite/sqlite-dialect.ts and once in postgres/postgres-dialect.ts; queries are written once
+ * against it (docs/decisions.md, "Adding a dialect difference").
+ */
+
+/** A message full-text search, as the store hands it to the dialect. */
+export interface MessageTextSearch {
+  workspaceId: string;
+  sessionId?: string;
+  peerId?: string;
+  terms: string[];
+}
+
+/** Per-query aliases and metadata access for compiling a filter (storage/sql/compile-filter.ts). */
+export interface FilterContext {
+  /** The metadata column of the filtered table. */
+  readonly metadata: Sql;
+  /** A fresh table alias for a subquery. */
+  alias(): string;
+}
+
+export interface Dialect {
+  readonly name: DialectName;
+
+  // ---- values in and out of columns
+  time(value: Date): unknown;
+  readTime(value: unknown): Date;
+  json(value: JsonObject): string;
+  readJson(value: unknown): JsonObject;
+  bool(value: boolean): unknown;
+  readBool(value: unknown): boolean;
+  /** A `?` placeholder taking JSON text into a JSON column (`?` or `?::jsonb`). */
+  readonly jsonParam: string;
+  /** `<expression> IN` the text elements of a JSON array bound at one `?`. */
+  inJsonArray(expression: string): string;
+  /** A FROM item: the text elements of the JSON array `expression`, as `<alias>.value`. */
+  jsonArrayElements(expression: string, alias: string): string;
+  /** The column type of `schema_migrations.applied_at`. */
+  readonly migrationTimeType: string;
+  /** Holds the migration lock until `tx` ends (a no-op where transactions are serialised already). */
+  lockMigrations(tx: SqlExecutor): Promise<void>;
+
+  // ---- the job queue
+  /** Appended to the claim's head selection: skip heads another worker is claiming. */
+  readonly claimLocking: string;
+
+  // ---- full text and vectors
+  /** FROM, match condition and newest-first order of a message search (columns of `m`). */
+  messageSearch(search: MessageTextSearch): { from: string; where: Sql; newestFirst: string };
+  /** FROM, match condition and best-first order of a conclusion search (columns of `c`); terms are ORed. */
+  conclusionSearch(terms: string[]): { from: string; where: Sql; bestFirst: Sql };
+  vectorIndex(db: SqlExecutor): VectorIndex;
+
+  // ---- filters (compile-filter.ts)
+  /** Longest LIKE pattern, in UTF-8 bytes, the database takes. */
+  readonly likePatternBytes: number;
+  /** A bound value for a column of the value's type. */
+  filterValue(value: FilterValue): Sql;
+  /** A value as an element of the JSON list bound for `in`. */
+  listElement(value: FilterValue): unknown;
+  /** `column IN` the elements of the JSON list `list` (of values of `type`). */
+  inList(column: Sql, list: Sql, type: FilterValue['type']): Sql;
+  /** The JSON id list in `list` holds `id`. */
+  listHolds(list: Sql, id: Sql): Sql;
+  /** Case-insensitive: `target` holds `needle` literally. */
+  containsText(target: Sql, needle: string): Sql;
+  /** Case-insensitive LIKE of `target` against `pattern` (`\` escapes). */
+  likePattern(target: Sql, pattern: string): Sql;
+  /** Text of the top-level metadata value under `key`, as PostgreSQL's `metadata->>key` gives it. */
+  metadataText(f: FilterContext, key: string): Sql;
+  /** Numeric value of the metadata value under `key`; NULL when missing, empty or not numeric. */
+  metadataNumber(f: FilterContext, key: string): Sql;
+  /** Byte-order comparison of metadata text with a bound string. */
+  textCompare(text: Sql, op: FilterComparison, value: string): Sql;
+  numberCompare(number: Sql, op: FilterComparison, value: FilterNumber): Sql;
+  /** `text` is one of the strings of the JSON list bound at `list`. */
+  textInList(text: Sql, list: Sql): Sql;
+  /** Metadata contains `wanted` (PostgreSQL `@>` semantics); `wanted` is cleaned JSON. */
+  metadataContains(f: FilterContext, wanted: unknown): Sql;
+}
+
+export type { FilterInstant };

@@ -1,0 +1,175 @@
+import type { FilterComparison, FilterNumber, FilterValue, JsonObject } from '../store.js';
+import type { Dialect, FilterContext, MessageTextSearch } from '../sql/dialect.js';
+import type { SqlExecutor } from '../sql/driver.js';
+import { jsonText } from '../sql/json-text.js';
+import { bind, join, raw, sql, type Sql } from '../sql/sql.js';
+import { SqliteVectorIndex } from './sqlite-vector-index.js';
+
+/** SQLite limits a LIKE pattern to 50000 bytes. */
+const MAX_LIKE_BYTES = 50_000;
+const MAX_NUMERIC_TEXT = raw('1000');
+
+/** A SQLite JSON path: an optional SQL expression followed by a constant suffix. */
+interface JsonPath {
+  base: Sql | null;
+  rest: string;
+}
+
+/**
+ * `."key"` for a SQLite JSON path. Inside the quotes SQLite reads everything up to the next `"`
+ * literally, and decodes JSON escapes when the label contains a backslash: so `"` is written
+ * `\u0022` and `\` is doubled (which switches decoding on whenever either occurs).
+ */
+function jsonPathLabel(key: string): string {
+  return `."${key.replace(/["\\]/g, (c) => (c === '"' ? '\\u0022' : '\\\\'))}"`;
+}
+
+function pathSql(path: JsonPath): Sql {
+  if (path.base === null) return bind(path.rest);
+  return path.rest === '' ? path.base : sql`(${path.base} || ${bind(path.rest)})`;
+}
+
+/**
+ * SQLite has no containment operator, so the wanted value is unrolled into conditions on the
+ * node at `path` (whose json type and SQL value are `type` and `value`): object members are
+ * addressed by path (no nesting), and each wanted array element needs an EXISTS over json_each.
+ * Every condition is true or false, never NULL (type tests use IS), like `@>`.
+ */
+function containsAt(f: FilterContext, path: JsonPath, type: Sql, value: Sql, wanted: unknown): Sql {
+  if (wanted === null) return sql`(${type} IS 'null')`;
+  if (typeof wanted === 'boolean') return sql`(${type} IS ${raw(wanted ? "'true'" : "'false'")})`;
+  if (typeof wanted === 'number') {
+    if (!Number.isFinite(wanted)) return raw('(1 = 0)');
+    return sql`(coalesce(${type}, '') IN ('integer', 'real') AND ${value} = ${bind(wanted)})`;
+  }
+  if (typeof wanted === 'string') return sql`(${type} IS 'text' AND ${value} = ${bind(wanted)})`;
+  if (Array.isArray(wanted)) {
+    const parts: Sql[] = [sql`(${type} IS 'array')`];
+    for (const element of wanted) {
+      const a = f.alias();
+      // json_each reports each element's path (`fullkey`: the path given to it plus `[i]`).
+      const elementPath: JsonPath = { base: raw(`${a}.fullkey`), rest: '' };
+      const inner = containsAt(f, elementPath, raw(`${a}.type`), raw(`${a}.value`), element);
+      parts.push(sql`EXISTS (SELECT 1 FROM json_each(${f.metadata}, ${pathSql(path)}) AS ${raw(a)} WHERE ${inner})`);
+    }
+    return join(parts, 'AND');
+  }
+  const parts: Sql[] = [sql`(${type} IS 'object')`];
+  for (const [key, member] of Object.entries(wanted as Record<string, unknown>)) {
+    const memberPath: JsonPath = { base: path.base, rest: path.rest + jsonPathLabel(key) };
+    parts.push(containsAt(f, memberPath, sql`json_type(${f.metadata}, ${pathSql(memberPath)})`, sql`json_extract(${f.metadata}, ${pathSql(memberPath)})`, member));
+  }
+  return join(parts, 'AND');
+}
+
+/**
+ * The FTS5 query of a message search: every word quoted (FTS5 syntax in user text is matched
+ * literally) and required in `content`, plus the session's or sender's token in `search_scope`
+ * (migration 0007) when the search is scoped to one.
+ */
+function ftsMatch(search: MessageTextSearch): string {
+  const parts = search.terms.map((term) => `content : "${term.replace(/"/g, '""')}"`);
+  const hex = (id: string) => Buffer.from(id, 'utf8').toString('hex');
+  const workspace = hex(search.workspaceId);
+  if (search.sessionId !== undefined) parts.push(`search_scope : s${workspace}x${hex(search.sessionId)}`);
+  if (search.peerId !== undefined) parts.push(`search_scope : p${workspace}x${hex(search.peerId)}`);
+  return parts.join(' AND ');
+}
+
+/** SQLite (better-sqlite3): INTEGER microseconds, TEXT JSON, INTEGER 0/1, FTS5, sqlite-vec. */
+export const sqliteDialect: Dialect = {
+  name: 'sqlite',
+
+  time: (value: Date) => value.getTime() * 1000,
+  readTime: (value: unknown) => new Date(Math.floor(Number(value) / 1000)),
+  json: (value: JsonObject) => jsonText(value),
+  readJson: (value: unknown) => (typeof value === 'string' ? (JSON.parse(value) as JsonObject) : {}),
+  bool: (value: boolean) => (value ? 1 : 0),
+  readBool: (value: unknown) => value === 1,
+  jsonParam: '?',
+  inJsonArray: (expression) => `${expression} IN (SELECT value FROM json_each(?))`,
+  jsonArrayElements: (expression, alias) => `json_each(${expression}) ${alias}`,
+  migrationTimeType: 'TEXT',
+  // better-sqlite3 transactions are IMMEDIATE: one process migrates at a time already
+  lockMigrations: async () => {},
+
+  // claims run in an IMMEDIATE transaction, which already serialises them
+  claimLocking: '',
+
+  messageSearch: (search) => ({
+    from: 'messages_fts JOIN messages m ON m.pk = messages_fts.rowid',
+    where: sql`messages_fts MATCH ${bind(ftsMatch(search))}`,
+    // FTS5 hands out matches in rowid order and stops at the LIMIT: no sort, no full scan
+    newestFirst: 'messages_fts.rowid DESC',
+  }),
+  conclusionSearch: (terms) => ({
+    from: 'conclusions_fts JOIN conclusions c ON c.pk = conclusions_fts.rowid',
+    // each term quoted, so FTS5 syntax in user text is matched literally; terms are ORed
+    where: sql`conclusions_fts MATCH ${bind(terms.map((term) => `"${term}"`).join(' OR '))}`,
+    bestFirst: raw('conclusions_fts.rank'),
+  }),
+  vectorIndex: (db: SqlExecutor) => new SqliteVectorIndex(db),
+
+  likePatternBytes: MAX_LIKE_BYTES,
+  filterValue(value: FilterValue): Sql {
+    switch (value.type) {
+      case 'text':
+        return bind(value.value);
+      case 'bool':
+        return bind(value.value ? 1 : 0);
+      case 'number':
+        return bind(value.value.value);
+      case 'time': {
+        const n = Number(value.value.micros);
+        return bind(Number.isSafeInteger(n) ? n : value.value.micros);
+      }
+    }
+  },
+  listElement(value: FilterValue): unknown {
+    switch (value.type) {
+      case 'text':
+        return value.value;
+      case 'bool':
+        return value.value ? 1 : 0;
+      case 'number':
+        return value.value.value;
+      case 'time':
+        return value.value.micros;
+    }
+  },
+  inList: (column, list) => sql`(${column} IN (SELECT value FROM json_each(${list})))`,
+  listHolds: (list, id) => sql`(EXISTS (SELECT 1 FROM json_each(${list}) WHERE value = ${id}))`,
+  containsText: (target, needle) => sql`(instr(lower(${target}), lower(${bind(needle)})) > 0)`,
+  likePattern: (target, pattern) => sql`(lower(${target}) LIKE lower(${bind(pattern)}) ESCAPE '\\')`,
+  metadataText(f: FilterContext, key: string): Sql {
+    const a = raw(f.alias());
+    const text = sql`CASE ${a}.type WHEN 'null' THEN NULL WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(${a}.value AS TEXT) END`;
+    return sql`(SELECT ${text} FROM json_each(${f.metadata}) AS ${a} WHERE ${a}.key = ${bind(key)})`;
+  },
+  metadataNumber(f: FilterContext, key: string): Sql {
+    const a = raw(f.alias());
+    const v = sql`${a}.value`;
+    // Comparing the text with its NUMERIC cast applies numeric affinity to it, which succeeds only
+    // for a well-formed number; the GLOBs narrow that grammar to the PostgreSQL one.
+    const numericText = join(
+      [
+        sql`${a}.type = 'text'`,
+        sql`length(${v}) <= ${MAX_NUMERIC_TEXT}`,
+        sql`${v} = CAST(${v} AS NUMERIC)`,
+        sql`${v} NOT GLOB '*[^ 0-9.eE+-]*'`,
+        sql`${v} NOT GLOB '*[eE]*[0-9][0-9][0-9][0-9][0-9]*'`,
+      ],
+      'AND',
+    );
+    const number = sql`CASE WHEN ${a}.type IN ('integer', 'real') THEN ${v} WHEN ${numericText} THEN CAST(${v} AS NUMERIC) END`;
+    return sql`(SELECT ${number} FROM json_each(${f.metadata}) AS ${a} WHERE ${a}.key = ${bind(key)})`;
+  },
+  // BINARY collation: byte order already
+  textCompare: (text: Sql, op: FilterComparison, value: string) => sql`(${text} ${raw(op)} ${bind(value)})`,
+  numberCompare: (number: Sql, op: FilterComparison, value: FilterNumber) => sql`(${number} ${raw(op)} ${bind(value.value)})`,
+  textInList: (text, list) => sql`(${text} IN (SELECT value FROM json_each(${list})))`,
+  metadataContains(f: FilterContext, wanted: unknown): Sql {
+    const root: JsonPath = { base: null, rest: '$' };
+    return containsAt(f, root, sql`json_type(${f.metadata}, ${pathSql(root)})`, sql`json_extract(${f.metadata}, ${pathSql(root)})`, wanted);
+  },
+};
