@@ -43,6 +43,11 @@ export interface Config {
   workerConcurrency: number;
   /** Milliseconds between queue polls when idle. */
   workerPollMs: number;
+  /**
+   * Server processes `engram serve` runs on the one port (WEB_CONCURRENCY; `--processes` wins);
+   * undefined: one per core.
+   */
+  processes: number | undefined;
   /** Serve Prometheus metrics at GET /metrics. */
   metricsEnabled: boolean;
   /** SQLite commit durability: NORMAL survives process crashes, FULL also power loss. */
@@ -147,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     runWorkers: boolean('RUN_WORKERS', true),
     workerConcurrency: integer('WORKER_CONCURRENCY', 8, 1, 1000),
     workerPollMs: integer('WORKER_POLL_MS', 250, 1, 60_000),
+    processes: read('WEB_CONCURRENCY') === undefined ? undefined : integer('WEB_CONCURRENCY', 1, 1, 1024),
     metricsEnabled: boolean('METRICS_ENABLED', false),
     sqliteSynchronous: sqliteSynchronous(),
     headersTimeoutMs: integer('HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),

@@ -7,7 +7,9 @@ import { checkVectorDimensions, configOrExit, createWorker, serve } from '../mai
 import type { Config } from '../config.js';
 import { buildModels, describeReasoning } from '../llm/models.js';
 import { reembed } from './commands/reembed.js';
+import cluster from 'node:cluster';
 import pino from 'pino';
+import { ProcessCountError, processCount, serveProcessGroup } from '../process-group.js';
 
 /** `engram worker`: the queue's workers alone, stopped cleanly on SIGTERM/SIGINT. */
 async function runWorker(config: Config): Promise<void> {
@@ -59,7 +61,9 @@ async function runDerive(config: Config, scope: { workspaceId?: string; sessionI
 const USAGE = `usage: engram <command>
 
 commands:
-  serve            start the HTTP server and the background workers (the default)
+  serve [--processes <n>]
+                   start the HTTP server and the background workers (the default); n server
+                   processes share the port (default: WEB_CONCURRENCY, else one per core)
   worker           run only the background workers (webhook delivery), no HTTP
   migrate          apply database migrations and exit
   derive [--workspace <id>] [--session <id>]
@@ -80,9 +84,34 @@ function option(args: string[], name: string): string | undefined {
 async function run(args: string[]): Promise<number> {
   const [command = 'serve', ...rest] = args;
   switch (command) {
-    case 'serve':
-      await serve(configOrExit());
+    case 'serve': {
+      const config = configOrExit();
+      // a process of the group (forked by the primary below) serves alone
+      if (cluster.isWorker) {
+        await serve(config);
+        return -1;
+      }
+      const flag = option(rest, '--processes');
+      if (flag !== undefined && !(/^\d+$/.test(flag) && Number(flag) >= 1 && Number(flag) <= 1024)) {
+        console.error(`engram: --processes must be an integer from 1 to 1024, got "${flag}"`);
+        return 2;
+      }
+      let plan: { count: number; note?: string };
+      try {
+        plan = processCount(config, flag === undefined ? undefined : Number(flag));
+      } catch (error) {
+        if (!(error instanceof ProcessCountError)) throw error;
+        console.error(`engram: ${error.message}`);
+        return 2;
+      }
+      if (plan.count === 1) {
+        if (plan.note !== undefined) pino({ level: config.logLevel }).info(plan.note);
+        await serve(config);
+      } else {
+        await serveProcessGroup(config, plan.count);
+      }
       return -1;
+    }
     case 'worker': {
       const config = configOrExit();
       await runWorker(config);

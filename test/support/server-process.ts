@@ -24,12 +24,15 @@ export interface ServerProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `engram serve` from the sources in a child process on an ephemeral port. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * Starts `engram serve` from the sources in a child process on an ephemeral port: one server
+ * process unless `env` sets WEB_CONCURRENCY or `args` passes `--processes`.
+ */
+export async function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
   const port = env.PORT ?? String(await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: port },
+    env: { ...process.env, LOG_LEVEL: 'info', WEB_CONCURRENCY: '1', ...env, PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';

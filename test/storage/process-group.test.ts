@@ -1,0 +1,306 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { startWebhookSink } from '../support/webhook-sink.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'engram-group-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const databaseUrl = DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'engram.db');
+
+async function call(server: ServerProcess, method: string, path: string, body?: unknown) {
+  const response = await fetch(server.baseUrl + path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** The primary's and the server processes' JSON log lines so far. */
+function logLines(server: ServerProcess): Record<string, any>[] {
+  return server
+    .output()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, any>);
+}
+
+async function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Pids of the server processes that are listening now (started, listening, not exited). */
+function listeningPids(server: ServerProcess): number[] {
+  const lines = logLines(server);
+  const exited = new Set(lines.filter((l) => l.msg === 'server process exited; starting another').map((l) => l.workerPid));
+  const listening = new Set(lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at')).map((l) => l.pid as number));
+  return lines
+    .filter((l) => l.msg === 'server process started')
+    .map((l) => l.workerPid as number)
+    .filter((pid) => listening.has(pid) && !exited.has(pid));
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function startGroup(processes: number, env: Record<string, string> = {}): Promise<{ server: ServerProcess; pids: number[] }> {
+  const server = await startServerProcess({ DATABASE_URL: databaseUrl, ...env }, ['--processes', String(processes)]);
+  await waitFor('every server process to listen', () => (logLines(server).some((l) => l.msg === 'all server processes listening') ? true : undefined));
+  return { server, pids: listeningPids(server) };
+}
+
+async function stopGroup(server: ServerProcess, pids: number[]): Promise<void> {
+  if (server.child.exitCode === null) server.child.kill('SIGKILL');
+  await server.exited;
+  // the server processes leave once their primary is gone
+  await waitFor('the server processes to exit', () => (pids.every((pid) => !isAlive(pid)) ? true : undefined), 10_000);
+}
+
+/** Every peer id of a workspace, through v3 peers/list pages of 100. */
+async function allPeerIds(server: ServerProcess, ws: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (let page = 1; ; page++) {
+    const { status, body } = await call(server, 'POST', `/v3/workspaces/${ws}/peers/list?page=${page}&size=100`, {});
+    expect(status).toBe(200);
+    for (const peer of body.items) ids.add(peer.id);
+    if (page >= body.pages) return ids;
+  }
+}
+
+describe('engram serve --processes N', { timeout: 120_000 }, () => {
+  it('runs N processes on one port, all answering, and stops them all on SIGTERM', async () => {
+    const ws = uniqueId();
+    const { server, pids } = await startGroup(2);
+    try {
+      expect(pids).toHaveLength(2);
+      expect(pids.every(isAlive)).toBe(true);
+      // the migrations ran once, in the primary, before any server process started
+      const primaryPid = server.child.pid;
+      expect(logLines(server).filter((l) => l.msg === 'migration applied').every((l) => l.pid === primaryPid)).toBe(true);
+
+      const writes = await Promise.all(Array.from({ length: 40 }, (_, i) => call(server, 'POST', `/v3/workspaces/${ws}/peers`, { id: `p${i}` })));
+      expect(writes.map((w) => w.status).every((s) => s === 200 || s === 201)).toBe(true);
+      // round-robin hands the connections to both processes
+      const served = new Set(logLines(server).filter((l) => l.msg === 'request' && String(l.url).includes(ws)).map((l) => l.pid));
+      expect([...served].sort()).toEqual([...pids].sort());
+      expect((await allPeerIds(server, ws)).size).toBe(40);
+
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      const stopped = logLines(server).filter((l) => l.msg === 'shutting down: finishing in-flight requests').map((l) => l.pid);
+      expect(stopped.sort()).toEqual([...pids].sort());
+      await waitFor('the server processes to exit', () => (pids.every((pid) => !isAlive(pid)) ? true : undefined), 10_000);
+    } finally {
+      await stopGroup(server, pids);
+    }
+  });
+
+  it('replaces a server process killed under write load, and loses no acknowledged write', async () => {
+    const ws = uniqueId();
+    const { server, pids } = await startGroup(2);
+    let current = pids;
+    try {
+      const acknowledged: string[] = [];
+      let failed = 0;
+      let next = 0;
+      let killed = false;
+      const writer = async () => {
+        while (!killed || next < 400) {
+          const id = `w${next++}`;
+          try {
+            const { status } = await call(server, 'POST', `/v3/workspaces/${ws}/sessions/s${next % 7}/peers`, { [id]: {} });
+            if (status === 200) acknowledged.push(id);
+            else failed++;
+          } catch {
+            failed++; // the connection to the killed process broke: no answer, so no promise made
+          }
+          if (next > 2_000) return;
+        }
+      };
+      const load = Promise.all(Array.from({ length: 8 }, writer));
+      await waitFor('writes before the kill', () => (next >= 120 ? true : undefined));
+      process.kill(pids[0], 'SIGKILL');
+      killed = true;
+      await load;
+
+      // the primary forked a replacement that listens on the same port
+      current = await waitFor('a replacement process', () => {
+        const now = listeningPids(server);
+        return now.length === 2 && !now.includes(pids[0]) ? now : undefined;
+      });
+      expect(current).toContain(pids[1]);
+      expect(logLines(server).some((l) => l.msg === 'server process exited; starting another' && l.workerPid === pids[0] && l.signal === 'SIGKILL')).toBe(true);
+
+      expect(acknowledged.length).toBeGreaterThan(300);
+      const stored = await allPeerIds(server, ws);
+      expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+      // both processes of the new group answer
+      const answers = await Promise.all(Array.from({ length: 20 }, () => call(server, 'POST', `/v3/workspaces/${ws}/peers/list?size=1`, {})));
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      expect(failed).toBeLessThan(50);
+    } finally {
+      await stopGroup(server, [...pids, ...current]);
+    }
+  });
+
+  it('never runs one job twice at once across the processes', async () => {
+    const ws = uniqueId();
+    const sink = await startWebhookSink();
+    sink.delayMs = 30;
+    const { server, pids } = await startGroup(2, {
+      WEBHOOK_SECRET: 'group-secret',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WORKER_POLL_MS: '20',
+      JOB_RETRY_BASE_MS: '50',
+    });
+    try {
+      await call(server, 'POST', '/v3/workspaces', { id: ws });
+      for (let i = 0; i < 5; i++) {
+        expect((await call(server, 'POST', `/v3/workspaces/${ws}/webhooks`, { url: `${sink.url}?e=${i}` })).status).toBe(201);
+      }
+      // batches arrive through both processes at once, so both wake their workers
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          call(server, 'POST', `/v3/workspaces/${ws}/sessions/s/messages`, {
+            messages: Array.from({ length: 5 }, (_, j) => ({ peer_id: 'p', content: `m${i}-${j}` })),
+          }),
+        ),
+      );
+      await sink.waitFor(200, 60_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // 40 events x 5 endpoints, each delivered exactly once
+      expect(sink.received).toHaveLength(200);
+      const perDelivery = new Set(sink.received.map((r) => `${r.headers['idempotency-key']}@${r.url}`));
+      expect(perDelivery.size).toBe(200);
+    } finally {
+      await stopGroup(server, pids);
+      await sink.close();
+    }
+  });
+
+  it('takes over the jobs a killed process held once their leases run out', async () => {
+    const ws = uniqueId();
+    const sink = await startWebhookSink();
+    sink.delayMs = 800;
+    // WEBHOOK_TIMEOUT_MS + 2 s is the delivery job's lease
+    const { server, pids } = await startGroup(2, {
+      WEBHOOK_SECRET: 'group-secret',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WORKER_POLL_MS: '20',
+      WEBHOOK_TIMEOUT_MS: '1000',
+    });
+    let current = pids;
+    try {
+      await call(server, 'POST', '/v3/workspaces', { id: ws });
+      expect((await call(server, 'POST', `/v3/workspaces/${ws}/webhooks`, { url: sink.url })).status).toBe(201);
+      const created = await call(server, 'POST', `/v3/workspaces/${ws}/sessions/s/messages`, {
+        messages: Array.from({ length: 5 }, (_, i) => ({ peer_id: 'p', content: `m${i}` })),
+      });
+      const messageIds: string[] = created.body.map((m: { id: string }) => m.id);
+      // the first delivery is in flight: its job is leased by one of the processes; kill both
+      await waitFor('a delivery in flight', () => (sink.maxInFlight > 0 ? true : undefined));
+      for (const pid of pids) process.kill(pid, 'SIGKILL');
+      sink.delayMs = 0;
+      current = await waitFor('two replacement processes', () => {
+        const now = listeningPids(server);
+        return now.length === 2 && now.every((pid) => !pids.includes(pid)) ? now : undefined;
+      });
+      // one endpoint's deliveries go in order: the rest wait behind the orphaned head until its
+      // lease runs out and a new process takes it over
+      await waitFor('every event delivered', () => {
+        const delivered = new Set(sink.received.map((r) => JSON.parse(r.body).data.message_id));
+        return messageIds.every((id) => delivered.has(id)) ? true : undefined;
+      });
+      const order = sink.received.map((r) => JSON.parse(r.body).data.message_id as string);
+      // the interrupted delivery was made again by the process that took it over (at least once)
+      expect(order.filter((id) => id === messageIds[0]).length).toBeGreaterThanOrEqual(2);
+      expect([...new Set(order)]).toEqual(messageIds);
+    } finally {
+      await stopGroup(server, [...pids, ...current]);
+      await sink.close();
+    }
+  });
+
+  it('two processes on one database: a page cached by one sees what the other wrote', async () => {
+    const ws = uniqueId();
+    const a = await startServerProcess({ DATABASE_URL: databaseUrl });
+    const b = await startServerProcess({ DATABASE_URL: databaseUrl });
+    try {
+      const listed = async (server: ServerProcess, generation: 'v2' | 'v3') => {
+        const { status, body } = await call(server, 'POST', `/${generation}/workspaces/${ws}/peers/list?size=50`, {});
+        expect(status).toBe(200);
+        return body.items.map((p: { id: string; metadata: unknown }) => `${p.id}:${JSON.stringify(p.metadata)}`);
+      };
+      expect((await call(a, 'POST', `/v3/workspaces/${ws}/peers`, { id: 'first' })).status).toBe(201);
+      for (let round = 0; round < 3; round++) {
+        // b lists twice, so the second answer is its cached page
+        await listed(b, 'v3');
+        await listed(b, 'v2');
+        expect(await listed(b, 'v3')).toEqual(await listed(b, 'v3'));
+        expect((await call(a, 'POST', `/v3/workspaces/${ws}/peers`, { id: `added-${round}` })).status).toBe(201);
+        expect(await listed(b, 'v3')).toContain(`added-${round}:{}`);
+        expect(await listed(b, 'v2')).toContain(`added-${round}:{}`);
+        expect((await call(a, 'PUT', `/v3/workspaces/${ws}/peers/first`, { metadata: { round } })).status).toBe(200);
+        expect(await listed(b, 'v3')).toContain(`first:{"round":${round}}`);
+        expect(await listed(b, 'v2')).toContain(`first:{"round":${round}}`);
+      }
+      // and the other way round
+      expect((await call(b, 'POST', `/v3/workspaces/${ws}/peers`, { id: 'from-b' })).status).toBe(201);
+      expect(await listed(a, 'v3')).toContain('from-b:{}');
+    } finally {
+      a.child.kill('SIGKILL');
+      b.child.kill('SIGKILL');
+      await Promise.all([a.exited, b.exited]);
+    }
+  });
+
+  it.runIf(DIALECT === 'sqlite')('refuses several processes on an in-memory SQLite database, and runs one by default', async () => {
+    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--processes', '2'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: ':memory:', PORT: '0' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain('an in-memory SQLite database (DATABASE_URL=:memory:) cannot be shared by 2 processes');
+
+    const badFlag = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--processes', 'many'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: ':memory:', PORT: '0' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(badFlag.status).toBe(2);
+    expect(badFlag.stderr).toContain('--processes must be an integer from 1 to 1024, got "many"');
+
+    // WEB_CONCURRENCY unset: one per core, except in memory, where it is one with a note
+    const single = await startServerProcess({ DATABASE_URL: ':memory:', WEB_CONCURRENCY: '' });
+    try {
+      await waitFor('the note', () => (single.output().includes('in-memory SQLite database: one server process') ? true : undefined));
+      expect(single.output()).not.toContain('server process started');
+      expect((await call(single, 'GET', '/health')).status).toBe(200);
+    } finally {
+      single.child.kill('SIGKILL');
+      await single.exited;
+    }
+  });
+});
