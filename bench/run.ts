@@ -11,7 +11,8 @@
  *   BENCH_MEMBERSHIPS   extra memberships of other peers, spread over the sessions (default 0)
  *   BENCH_MESSAGES      messages loaded for the message list and search cases (default 1000000)
  *   BENCH_WEBHOOK_EVENTS  events per webhook case (default 1000)
- *   BENCH_ONLY          run only the cases whose name contains this text (e.g. "peers/list",
+ *   BENCH_ONLY          run only the cases whose name contains this text, or one of several
+ *                       separated by "|" (e.g. "peers/list", "peers/list|search workspace v3",
  *                       "deriver")
  *   BENCH_DERIVER_MESSAGES, BENCH_DERIVER_SESSIONS  the deriver case's size (default 3000, 30)
  *   BENCH_CONCLUSIONS, BENCH_CONCLUSION_COLLECTIONS, BENCH_CONCLUSION_DIMENSIONS  the
@@ -22,10 +23,13 @@
  *   BENCH_BREAKDOWN     0 skips the in-process per-layer timings and the search analysis
  *   BENCH_CPU_PROF      a directory: the Engram process runs with --cpu-prof and writes its
  *                       profile there on exit (open it in Chrome DevTools or speedscope)
+ *   BENCH_PROCESSES     server processes of the many-process columns (`engram serve --processes
+ *                       N` and a node:cluster of the bare server; default: one per core)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -42,6 +46,7 @@ import {
   type MessageShape,
 } from './dataset.js';
 import type { Breakdown, MessagesLoaded, SearchAnalysis, SearchQuery, StartRequest } from './engram-server.js';
+import { startEngramGroup } from './engram-group.js';
 import { forkServer, type ChildServer } from './ipc.js';
 import { CHAT_CASE, printChat, runChatBench } from './chat.js';
 import { CONCLUSIONS_CASE, printConclusions, runConclusionsBench } from './conclusions-query.js';
@@ -72,6 +77,10 @@ const MESSAGE_SESSIONS = 1_000;
 const VOCABULARY = 20_000;
 const ZIPF = 1.1;
 const WEBHOOK_EVENTS = Math.round(numberFromEnv('BENCH_WEBHOOK_EVENTS', 1_000));
+/** Server processes of the many-process columns. */
+const PROCESSES = Math.round(numberFromEnv('BENCH_PROCESSES', availableParallelism()));
+/** The aim reported against: N processes serve at least this many times one process's req/s. */
+const AIM_SCALING = 1.6;
 /** The worker polls this often when idle (WORKER_POLL_MS; Engram's default is 250). */
 const WORKER_POLL_MS = 10;
 const BREAKDOWN_ITERATIONS = 2_000;
@@ -105,6 +114,8 @@ interface Case {
   itemsPerRequest?: number;
   /** Latencies are also grouped by this label of request k (1-connection runs only). */
   labelOf?: (k: number) => string;
+  /** Also measured with BENCH_PROCESSES server processes (Engram and, unless noBare, bare). */
+  group?: boolean;
 }
 
 /** Filled once the message dataset is loaded: the search queries picked from it. */
@@ -126,7 +137,7 @@ function casesFor(shape: DatasetShape, messageData: MessageData, texts: string[]
     path: `/v3/workspaces/${ws}/sessions/${chatSessionId((k * 37) % MESSAGE_SESSIONS)}/search`,
     body: JSON.stringify({ query: query(k).query, limit: 10 }),
   });
-  const searchCase = (name: string, next: (k: number) => { path: string; body: string }, connections?: number): Case => ({
+  const searchCase = (name: string, next: (k: number) => { path: string; body: string }, connections?: number, group?: boolean): Case => ({
     name,
     path: `/v3/workspaces/${ws}/search`,
     headers: json,
@@ -135,6 +146,7 @@ function casesFor(shape: DatasetShape, messageData: MessageData, texts: string[]
     noBare: true,
     connections,
     labelOf: (k) => query(k).queryClass,
+    group,
   });
   // batch create: 100 messages from the session's senders into chat session 389 k mod 1,000
   const batch = (k: number) => {
@@ -153,11 +165,11 @@ function casesFor(shape: DatasetShape, messageData: MessageData, texts: string[]
     body: JSON.stringify({ [peerId(1 + ((k * 7919) % (shape.peers - 1)))]: {} }),
   });
   return [
-    { name: 'peers/list v3', path: `/v3/workspaces/${ws}/peers/list?page=1&size=50` },
-    { name: 'sessions of peer v3', path: `/v3/workspaces/${ws}/peers/${BENCH_PEER}/sessions?size=50` },
-    { name: 'sessions of peer v2', path: `/v2/workspaces/${ws}/peers/${BENCH_PEER}/sessions` },
-    { name: 'message list v3', path: `/v3/workspaces/${ws}/sessions/${LIST_SESSION}/messages/list?size=50`, needsMessages: true },
-    searchCase('search workspace v3', searchWorkspace),
+    { name: 'peers/list v3', path: `/v3/workspaces/${ws}/peers/list?page=1&size=50`, group: true },
+    { name: 'sessions of peer v3', path: `/v3/workspaces/${ws}/peers/${BENCH_PEER}/sessions?size=50`, group: true },
+    { name: 'sessions of peer v2', path: `/v2/workspaces/${ws}/peers/${BENCH_PEER}/sessions`, group: true },
+    { name: 'message list v3', path: `/v3/workspaces/${ws}/sessions/${LIST_SESSION}/messages/list?size=50`, needsMessages: true, group: true },
+    searchCase('search workspace v3', searchWorkspace, undefined, true),
     searchCase('search workspace v3, 1 conn', searchWorkspace, 1),
     searchCase('search session v3', searchSession),
     searchCase('search session v3, 1 conn', searchSession, 1),
@@ -204,6 +216,8 @@ interface Measurement {
   sysUsPerRequest: number;
   /** Server CPU use during the run, in cores (1.0 = one core busy all the time). */
   cpuCores: number;
+  /** The driver's CPU use (autocannon: the load generator) during the run, in cores. */
+  driverCores: number;
   connections: number;
   /** By `Case.labelOf`: latencies of the requests with each label (1-connection runs). */
   byLabel?: Map<string, Float64Array>;
@@ -268,6 +282,7 @@ async function measure(server: ChildServer, base: string, kase: Case, counter: {
   const issued: number[] = [];
   const labelled = new Map<string, number[]>();
   const before = await server.call<NodeJS.CpuUsage>('cpu');
+  const driverBefore = process.cpuUsage();
   const wallStart = process.hrtime.bigint();
   // without a callback autocannon returns its event emitter, made thenable
   const instance = autocannon(cannonOptions(base, kase, DURATION_S, counter, labelOf && issued)) as unknown as autocannon.Instance &
@@ -284,6 +299,7 @@ async function measure(server: ChildServer, base: string, kase: Case, counter: {
   });
   const result = await instance;
   const wallUs = Number(process.hrtime.bigint() - wallStart) / 1000;
+  const driver = process.cpuUsage(driverBefore);
   const after = await server.call<NodeJS.CpuUsage>('cpu');
 
   const cpuUs = after.user - before.user + (after.system - before.system);
@@ -300,6 +316,7 @@ async function measure(server: ChildServer, base: string, kase: Case, counter: {
     cpuUsPerRequest: completed > 0 ? cpuUs / completed : NaN,
     sysUsPerRequest: completed > 0 ? (after.system - before.system) / completed : NaN,
     cpuCores: cpuUs / wallUs,
+    driverCores: (driver.user + driver.system) / wallUs,
     connections,
     byLabel: labelOf === undefined ? undefined : new Map([...labelled].map(([label, values]) => [label, Float64Array.from(values).sort()])),
   };
@@ -368,12 +385,13 @@ async function main(): Promise<void> {
   const texts = Array.from({ length: 1_000 }, () => driverCorpus.message());
   const messageData: MessageData = { queries: [] };
   const only = process.env.BENCH_ONLY;
-  const cases = casesFor(shape, messageData, texts).filter((kase) => !only || kase.name.includes(only));
-  const webhookCases = WEBHOOK_CASES.filter((kase) => !only || kase.name.includes(only));
+  const wanted = only ? only.split('|') : [];
+  const cases = casesFor(shape, messageData, texts).filter((kase) => !only || wanted.some((part) => kase.name.includes(part)));
+  const webhookCases = WEBHOOK_CASES.filter((kase) => !only || wanted.some((part) => kase.name.includes(part)));
   // the search quality evaluation (bench/search-eval.ts) runs last, in this process
-  const runsSearchEval = !only || 'search quality'.includes(only);
+  const runsSearchEval = !only || wanted.some((part) => 'search quality'.includes(part));
   // the deriver case (bench/deriver.ts) runs its own server process with the fake model server
-  const runsDeriver = !only || DERIVER_CASE.includes(only);
+  const runsDeriver = !only || wanted.some((part) => DERIVER_CASE.includes(part));
   const runDeriver = async () => {
     if (!runsDeriver) return;
     const messages = numberFromEnv('BENCH_DERIVER_MESSAGES', 3000);
@@ -383,7 +401,7 @@ async function main(): Promise<void> {
     printDeriver(result);
   };
   // conclusions/query (bench/conclusions-query.ts): its own server process, loaded store and fake embedding model
-  const runsConclusions = !only || CONCLUSIONS_CASE.includes(only);
+  const runsConclusions = !only || wanted.some((part) => CONCLUSIONS_CASE.includes(part));
   const runConclusions = async () => {
     if (!runsConclusions) return;
     const conclusions = Math.round(numberFromEnv('BENCH_CONCLUSIONS', 100_000));
@@ -401,7 +419,7 @@ async function main(): Promise<void> {
     printConclusions(result);
   };
   // peer chat (bench/chat.ts): its own server process, loaded store and fake model
-  const runsChat = !only || CHAT_CASE.includes(only);
+  const runsChat = !only || wanted.some((part) => CHAT_CASE.includes(part));
   const runChat = async () => {
     if (!runsChat) return;
     const chatOptions = {
@@ -466,6 +484,26 @@ async function main(): Promise<void> {
   const engramBase = `http://127.0.0.1:${engramInfo.port}`;
   const bareBase = `http://127.0.0.1:${bareInfo.port}`;
 
+  // the many-process columns: `engram serve --processes N` on the loaded database, and a
+  // node:cluster of the bare server, both started once the dataset is in place
+  let groups: { engram: ChildServer; engramBase: string; bare: ChildServer; bareBase: string } | undefined;
+  if (cases.some((kase) => kase.group)) {
+    const bareGroup = forkServer(`bare server x${PROCESSES}`, join(ROOT, 'bench/bare-cluster.ts'), {
+      cwd: ROOT,
+      execArgv,
+      env: { BENCH_PROCESSES: String(PROCESSES) },
+    });
+    children.push(bareGroup);
+    const port = await freePort();
+    const engramGroup = await startEngramGroup({ cwd: ROOT, databaseUrl, port, processes: PROCESSES });
+    children.push(engramGroup);
+    const bareGroupInfo = await bareGroup.call<{ port: number }>('listen');
+    groups = { engram: engramGroup, engramBase: `http://127.0.0.1:${port}`, bare: bareGroup, bareBase: `http://127.0.0.1:${bareGroupInfo.port}` };
+    const policy = process.env.NODE_CLUSTER_SCHED_POLICY === 'none' ? 'operating system (NODE_CLUSTER_SCHED_POLICY=none)' : 'round-robin (node:cluster default)';
+    console.log(`many-process columns: engram serve --processes ${PROCESSES} and a node:cluster of ${PROCESSES} bare servers; connections handed out ${policy}`);
+  }
+  let searchChecked = false;
+
   let messages: MessagesLoaded | undefined;
   const loadMessages = async () => {
     if (messages !== undefined) return;
@@ -485,6 +523,7 @@ async function main(): Promise<void> {
   };
 
   const rows: Row[] = [];
+  let searchCheck: string | undefined;
   const wantBreakdown = process.env.BENCH_BREAKDOWN !== '0';
   const broken = ['peers/list v3', 'sessions of peer v3', 'message list v3'];
   const wantLayers = wantBreakdown && cases.some((kase) => broken.includes(kase.name));
@@ -514,16 +553,32 @@ async function main(): Promise<void> {
     }
     process.stdout.write(`  ${kase.name}: engram...`);
     const engramResult = await measure(engram, engramBase, kase, counter);
+    const row: Row = { kase, engram: engramResult, captured };
+    rows.push(row);
     if (kase.noBare) {
-      console.log(` ${int(engramResult.rps)} req/s (first response ${captured.status}, ${captured.body.length} bytes)`);
-      rows.push({ kase, engram: engramResult, captured });
-      continue;
+      process.stdout.write(` ${int(engramResult.rps)} req/s (first response ${captured.status}, ${captured.body.length} bytes)`);
+    } else {
+      await bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
+      process.stdout.write(` ${int(engramResult.rps)} req/s; bare...`);
+      row.bare = await measure(bare, bareBase, kase, { k: 1 });
+      process.stdout.write(` ${int(row.bare.rps)} req/s (response ${captured.status}, ${captured.body.length} bytes)`);
     }
-    await bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
-    process.stdout.write(` ${int(engramResult.rps)} req/s; bare...`);
-    const bareResult = await measure(bare, bareBase, kase, { k: 1 });
-    console.log(` ${int(bareResult.rps)} req/s (response ${captured.status}, ${captured.body.length} bytes)`);
-    rows.push({ kase, engram: engramResult, bare: bareResult, captured });
+    if (kase.group && groups !== undefined) {
+      if (kase.name.startsWith('search') && !searchChecked) {
+        searchChecked = true;
+        searchCheck = await compareSearches(engramBase, groups.engramBase, kase, messageData.queries.length);
+      }
+      process.stdout.write(`; engram x${PROCESSES}...`);
+      row.engramGroup = await measure(groups.engram, groups.engramBase, kase, counter);
+      process.stdout.write(` ${int(row.engramGroup.rps)} req/s`);
+      if (!kase.noBare) {
+        await groups.bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
+        process.stdout.write(`; bare x${PROCESSES}...`);
+        row.bareGroup = await measure(groups.bare, groups.bareBase, kase, { k: 1 });
+        process.stdout.write(` ${int(row.bareGroup.rps)} req/s`);
+      }
+    }
+    console.log('');
   }
   await takeTimings();
 
@@ -554,6 +609,8 @@ async function main(): Promise<void> {
   if (compared.length > 0) printCompared(compared);
   const searches = rows.filter((row) => row.bare === undefined);
   if (searches.length > 0) printSearches(searches);
+  const grouped = rows.filter((row): row is Row & { engramGroup: Measurement } => row.engramGroup !== undefined);
+  if (grouped.length > 0) printGroups(grouped, searchCheck, onPostgres);
   if (webhookResults.length > 0) printWebhooks(webhookResults);
 
   const failures = rows.filter((r) => r.engram.non2xx > 0 || (r.bare?.non2xx ?? 0) > 0 || r.engram.errors > 0 || r.captured.status >= 300);
@@ -588,7 +645,101 @@ interface Row {
   kase: Case;
   engram: Measurement;
   bare?: Measurement;
+  /** The same case on BENCH_PROCESSES processes: `engram serve --processes N`, a cluster of bare servers. */
+  engramGroup?: Measurement;
+  bareGroup?: Measurement;
   captured: Captured;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/**
+ * Asks the one-process and the many-process Engram the same searches and compares the answers
+ * byte for byte: many processes must rank exactly as one does.
+ */
+async function compareSearches(oneBase: string, manyBase: string, kase: Case, queries: number): Promise<string> {
+  const count = Math.min(50, queries);
+  let same = 0;
+  const differing: string[] = [];
+  for (let k = 0; k < count; k++) {
+    const { path, body } = kase.next!(k);
+    const ask = (base: string) =>
+      fetch(base + path, { method: 'POST', headers: kase.headers, body }).then(async (response) => `${response.status} ${await response.text()}`);
+    const [one, many] = await Promise.all([ask(oneBase), ask(manyBase)]);
+    if (one === many && one.startsWith('200 ')) same++;
+    else differing.push(JSON.parse(body).query);
+  }
+  return differing.length === 0
+    ? `identical answers (status and body) from 1 and ${PROCESSES} processes for all ${count} queries checked`
+    : `DIFFERENT answers from 1 and ${PROCESSES} processes for ${differing.length} of ${count} queries (${same} identical): ${differing.slice(0, 5).join(', ')}`;
+}
+
+function printGroups(rows: (Row & { engramGroup: Measurement })[], searchCheck: string | undefined, onPostgres: boolean): void {
+  const n = PROCESSES;
+  const pair = (a: number, b: number | undefined, format: (x: number) => string) => `${format(a)} / ${b === undefined ? '-' : format(b)}`;
+  console.log('');
+  console.log(
+    `many processes: each case with 1 and with ${n} server processes (engram serve --processes ${n}; the bare server as a node:cluster ` +
+      `of ${n}); CPU is summed over the group's processes (from /proc, 10 ms ticks); driver = the load generator (autocannon) in this process:`,
+  );
+  console.log(
+    table(
+      [
+        'case',
+        `engram req/s 1 / ${n}`,
+        `x${n}/x1`,
+        `bare req/s 1 / ${n}`,
+        `engram p50/p99 ms 1 proc`,
+        `engram p50/p99 ms ${n} procs`,
+        `engram CPU µs/req 1 / ${n}`,
+        `bare CPU µs/req 1 / ${n}`,
+        `engram cores 1 / ${n}`,
+        `driver cores (engram 1 / ${n})`,
+        'non-2xx',
+      ],
+      rows.map(({ kase, engram: e, engramGroup: g, bare: b, bareGroup: bg }) => [
+        kase.name,
+        pair(e.rps, g.rps, int),
+        (g.rps / e.rps).toFixed(2),
+        b === undefined ? '-' : pair(b.rps, bg?.rps, int),
+        `${ms(e.p50)} / ${ms(e.p99)}`,
+        `${ms(g.p50)} / ${ms(g.p99)}`,
+        pair(e.cpuUsPerRequest, g.cpuUsPerRequest, int),
+        b === undefined ? '-' : pair(b.cpuUsPerRequest, bg?.cpuUsPerRequest, int),
+        pair(e.cpuCores, g.cpuCores, (x) => x.toFixed(2)),
+        pair(e.driverCores, g.driverCores, (x) => x.toFixed(2)),
+        `${e.non2xx} / ${g.non2xx}`,
+      ]),
+    ),
+  );
+  if (searchCheck !== undefined) console.log(`  search ranking: ${searchCheck}`);
+  console.log(`aim: ${n} processes serve at least ${AIM_SCALING} times one process's req/s${onPostgres ? ' (set for SQLite; informational here)' : ''}:`);
+  for (const { kase, engram: e, engramGroup: g } of rows) {
+    const ratio = g.rps / e.rps;
+    console.log(`  ${kase.name}: x${ratio.toFixed(2)} -> ${ratio >= AIM_SCALING ? 'MET' : 'NOT MET'}`);
+  }
+  const search = rows.find((r) => r.kase.name === 'search workspace v3');
+  if (search !== undefined) {
+    const verdict = search.engramGroup.p99 < SEARCH_TARGET_MS ? 'MET' : 'NOT MET';
+    console.log(`  search workspace v3 with ${search.engramGroup.connections} in flight on ${n} processes: p99 ${ms(search.engramGroup.p99)} ms -> ${verdict} (target < ${SEARCH_TARGET_MS} ms; 1 process: ${ms(search.engram.p99)} ms)`);
+  }
+  const busyDriver = rows.filter((r) => r.engramGroup.driverCores >= 0.85);
+  if (busyDriver.length > 0) {
+    console.log(
+      `note: the load generator used most of a core in ${busyDriver.map((r) => r.kase.name).join(', ')} while the ${n}-process group ran: ` +
+        `on a ${availableParallelism()}-core machine it takes a core the group would otherwise use, so the ${n}-process figures there ` +
+        'are bounded by the machine, not by Engram; compare CPU µs/req, which does not depend on that.',
+    );
+  }
 }
 
 function printCompared(rows: (Row & { bare: Measurement })[]): void {

@@ -1,0 +1,103 @@
+/**
+ * Engram as `engram serve --processes N` (the CLI from the sources: a node:cluster primary and N
+ * server processes on one port), for the many-process columns. It answers the driver's `cpu`
+ * call like the other benchmark children, from /proc: the user and system time of the primary
+ * and of every process below it, added up (Linux; 10 ms ticks, so only long runs are precise).
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { ChildServer } from './ipc.js';
+
+const TICK_US = 10_000;
+
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      if (text !== '') children.push(...text.split(/\s+/).map(Number));
+    }
+  } catch {
+    // the process is gone
+  }
+  return children;
+}
+
+/** CPU time of `pid` and all its descendants (µs), from /proc. */
+export function treeCpu(pid: number): NodeJS.CpuUsage & { processes: number } {
+  const usage = { user: 0, system: 0, processes: 0 };
+  const visit = (p: number) => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      usage.user += Number(fields[11]) * TICK_US;
+      usage.system += Number(fields[12]) * TICK_US;
+      usage.processes++;
+    } catch {
+      return;
+    }
+    for (const child of childrenOf(p)) visit(child);
+  };
+  visit(pid);
+  return usage;
+}
+
+/**
+ * Starts `engram serve --processes <processes>` on `port` over `databaseUrl` (request logs and
+ * background workers off, as in the one-process Engram of the other columns) and resolves once
+ * it answers /health and its server processes have had a moment to start.
+ */
+export async function startEngramGroup(options: {
+  cwd: string;
+  databaseUrl: string;
+  port: number;
+  processes: number;
+  env?: Record<string, string>;
+}): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--processes', String(options.processes)], {
+    cwd: options.cwd,
+    env: {
+      ...process.env,
+      DATABASE_URL: options.databaseUrl,
+      PORT: String(options.port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      RUN_WORKERS: 'false',
+      ...options.env,
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const isRunning = () => child.exitCode === null && child.signalCode === null;
+  const base = `http://127.0.0.1:${options.port}`;
+  const until = Date.now() + 60_000;
+  for (;;) {
+    if (!isRunning()) throw new Error(`engram serve --processes ${options.processes} exited during start-up`);
+    const ok = await fetch(`${base}/health`).then(
+      (response) => response.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > until) throw new Error(`engram serve --processes ${options.processes} did not answer /health within 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // the first process answers; give its siblings (started at the same time) a moment more
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  const waitExit = (ms: number) =>
+    Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
+  return {
+    name: `engram serve --processes ${options.processes}`,
+    process: child,
+    async call<T>(type: string): Promise<T> {
+      if (type !== 'cpu') throw new Error(`engram group: unknown call "${type}"`);
+      return treeCpu(child.pid!) as T;
+    },
+    async stop() {
+      if (!isRunning()) return;
+      child.kill('SIGTERM');
+      if (await waitExit(15_000)) return;
+      child.kill('SIGKILL');
+      await waitExit(2_000);
+    },
+  };
+}
