@@ -64,8 +64,12 @@ function isAlive(pid: number): boolean {
 
 async function startGroup(processes: number, env: Record<string, string> = {}): Promise<{ server: ServerProcess; pids: number[] }> {
   const server = await startServerProcess({ DATABASE_URL: databaseUrl, ...env }, ['--processes', String(processes)]);
-  await waitFor('every server process to listen', () => (logLines(server).some((l) => l.msg === 'all server processes listening') ? true : undefined));
-  return { server, pids: listeningPids(server) };
+  // the primary's line and each process's own can reach the pipe in either order
+  const pids = await waitFor('every server process to listen', () => {
+    const listening = listeningPids(server);
+    return listening.length === processes && logLines(server).some((l) => l.msg === 'all server processes listening') ? listening : undefined;
+  });
+  return { server, pids };
 }
 
 async function stopGroup(server: ServerProcess, pids: number[]): Promise<void> {
