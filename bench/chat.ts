@@ -369,7 +369,7 @@ export async function runChatBench(options: ChatOptions): Promise<ChatResult> {
 async function dropWorkspace(databaseUrl: string, workspaceId: string): Promise<void> {
   const database = await openDatabase(databaseUrl);
   try {
-    await database.store.deleteWorkspace(workspaceId);
+    await database.store.workspaces.delete(workspaceId);
   } finally {
     await database.driver.close();
   }

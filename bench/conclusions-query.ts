@@ -108,8 +108,8 @@ async function load(databaseUrl: string, workspaceId: string, options: Conclusio
   const store = database.store;
   try {
     const now = new Date();
-    await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
-    await store.ensurePeers(workspaceId, Array.from({ length: options.collections }, (_, c) => observerOf(c)), now);
+    await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    await store.peers.ensure(workspaceId, Array.from({ length: options.collections }, (_, c) => observerOf(c)), now);
     const started = performance.now();
     const batch = 1_000;
     for (let start = 0; start < options.conclusions; start += batch) {
@@ -269,7 +269,7 @@ export async function runConclusionsBench(options: ConclusionsOptions): Promise<
 async function dropWorkspace(databaseUrl: string, workspaceId: string): Promise<void> {
   const database = await openDatabase(databaseUrl);
   try {
-    await database.store.deleteWorkspace(workspaceId);
+    await database.store.workspaces.delete(workspaceId);
   } finally {
     await database.driver.close();
   }

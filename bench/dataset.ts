@@ -56,14 +56,14 @@ export function benchPeerSessionIndexes(shape: DatasetShape): number[] {
 }
 
 /** The store operations the loader needs (any Store, or the SqlStore that openDatabase returns). */
-export type BulkStore = Pick<Store, 'transaction' | 'createWorkspaceIfAbsent' | 'ensurePeers' | 'createSessionIfAbsent' | 'saveMemberships'>;
+export type BulkStore = Pick<Store, 'transaction' | 'workspaces' | 'peers' | 'sessions'>;
 
 export async function loadDataset(store: BulkStore, shape: DatasetShape): Promise<LoadStats> {
   const started = performance.now();
   // Rows get increasing created_at values, as if written over the past day.
   const base = Date.now() - 86_400_000;
   const { workspaceId } = shape;
-  await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, new Date(base));
+  await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, new Date(base));
 
   let mark = performance.now();
   for (let start = 0; start < shape.peers; start += TRANSACTION_ROWS) {
@@ -72,7 +72,7 @@ export async function loadDataset(store: BulkStore, shape: DatasetShape): Promis
       for (let chunk = start; chunk < end; chunk += INSERT_ROWS) {
         const ids: string[] = [];
         for (let i = chunk; i < Math.min(end, chunk + INSERT_ROWS); i++) ids.push(peerId(i));
-        await tx.ensurePeers(workspaceId, ids, new Date(base + chunk));
+        await tx.peers.ensure(workspaceId, ids, new Date(base + chunk));
       }
     });
   }
@@ -87,7 +87,7 @@ export async function loadDataset(store: BulkStore, shape: DatasetShape): Promis
       // transaction connection in call order, so ids and row order stay sequential.
       const created: Promise<unknown>[] = [];
       for (let i = start; i < end; i++) {
-        created.push(tx.createSessionIfAbsent(workspaceId, { id: sessionId(i), metadata: {}, configuration: {} }, new Date(sessionBase + i)));
+        created.push(tx.sessions.createIfAbsent(workspaceId, { id: sessionId(i), metadata: {}, configuration: {} }, new Date(sessionBase + i)));
       }
       await Promise.all(created);
     });
@@ -99,7 +99,7 @@ export async function loadDataset(store: BulkStore, shape: DatasetShape): Promis
   const memberOf = benchPeerSessionIndexes(shape);
   await store.transaction(async (tx) => {
     for (const index of memberOf) {
-      await tx.saveMemberships(workspaceId, sessionId(index), [{ peerId: BENCH_PEER, configuration: {}, joinedAt, leftAt: null }]);
+      await tx.sessions.saveMemberships(workspaceId, sessionId(index), [{ peerId: BENCH_PEER, configuration: {}, joinedAt, leftAt: null }]);
     }
   });
   // Other peers' memberships: session i mod S gets peer 1 + (104729 i mod (P - 1)); 104729 is
@@ -109,7 +109,7 @@ export async function loadDataset(store: BulkStore, shape: DatasetShape): Promis
     await store.transaction(async (tx) => {
       for (let i = start; i < end; i++) {
         const member = peerId(1 + ((i * 104_729) % (shape.peers - 1)));
-        await tx.saveMemberships(workspaceId, sessionId(i % shape.sessions), [{ peerId: member, configuration: {}, joinedAt, leftAt: null }]);
+        await tx.sessions.saveMemberships(workspaceId, sessionId(i % shape.sessions), [{ peerId: member, configuration: {}, joinedAt, leftAt: null }]);
       }
     });
   }
@@ -187,7 +187,7 @@ export interface MessageLoadStats {
  * Token counts come from `corpus.tokenCount` (exact, memoised per word; see corpus.ts).
  */
 export async function loadMessages(
-  store: Pick<Store, 'transaction' | 'createWorkspaceIfAbsent'>,
+  store: Pick<Store, 'transaction' | 'workspaces'>,
   shape: MessageShape,
   corpus: Corpus,
   newId: () => string,
@@ -196,20 +196,20 @@ export async function loadMessages(
   const { workspaceId, sessions } = shape;
   const span = 30 * 86_400_000;
   const base = Date.now() - span - 60_000;
-  await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, new Date(base));
+  await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, new Date(base));
   await store.transaction(async (tx) => {
     const created: Promise<unknown>[] = [];
     for (let i = 0; i < sessions; i++) {
-      created.push(tx.createSessionIfAbsent(workspaceId, { id: chatSessionId(i), metadata: {}, configuration: {} }, new Date(base)));
+      created.push(tx.sessions.createIfAbsent(workspaceId, { id: chatSessionId(i), metadata: {}, configuration: {} }, new Date(base)));
     }
     await Promise.all(created);
     const users = Array.from({ length: sessions }, (_, i) => `user-${pad(i)}`);
     for (let start = 0; start < users.length; start += INSERT_ROWS) {
-      await tx.ensurePeers(workspaceId, [...users.slice(start, start + INSERT_ROWS), 'assistant'], new Date(base));
+      await tx.peers.ensure(workspaceId, [...users.slice(start, start + INSERT_ROWS), 'assistant'], new Date(base));
     }
     for (let i = 0; i < sessions; i++) {
       const members = chatSenders(i, sessions).map((peerId) => ({ peerId, configuration: {}, joinedAt: new Date(base), leftAt: null }));
-      await tx.saveMemberships(workspaceId, chatSessionId(i), members);
+      await tx.sessions.saveMemberships(workspaceId, chatSessionId(i), members);
     }
   });
 
@@ -244,7 +244,7 @@ export async function loadMessages(
       });
     }
     generateMs += performance.now() - mark;
-    await store.transaction((tx) => tx.insertMessages(rows));
+    await store.transaction((tx) => tx.messages.insert(rows));
   }
   return {
     messages: shape.messages,

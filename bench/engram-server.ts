@@ -393,7 +393,7 @@ async function searchAnalysis({ perClass }: { perClass: number }): Promise<Searc
   const timedStore = new SqlStore(timing.executor);
   const issued = async (sessionId?: string) => {
     timing.perSql.clear();
-    await timedStore.searchCandidates(request('plan', sessionId));
+    await timedStore.messages.searchCandidates(request('plan', sessionId));
     const found = [...timing.perSql.entries()].find(([sql]) => sql.includes('ORDER BY'));
     if (found === undefined) throw new Error('searchCandidates issued no statement');
     return found;
@@ -417,16 +417,16 @@ async function searchAnalysis({ perClass }: { perClass: number }): Promise<Searc
     const rows: Record<Exclude<keyof SearchClassTiming, 'queryClass' | 'queries' | 'examples' | 'searchMax'>, number>[] = [];
     for (const { query, matches } of queries) {
       await search(query); // warm the pages this query reads
-      const candidates = await db.store.searchCandidates(request(query));
+      const candidates = await db.store.messages.searchCandidates(request(query));
       const best = rankCandidates(searchTerms(query), candidates, 10);
       rows.push({
         matches,
         searchP50: await medianMs(() => search(query)),
         sessionP50: await medianMs(() => search(query, { sessionId: session })),
         peerP50: await medianMs(() => search(query, { peerId: peer })),
-        candidates: await medianMs(() => db.store.searchCandidates(request(query))),
+        candidates: await medianMs(() => db.store.messages.searchCandidates(request(query))),
         rank: await medianMs(() => rankCandidates(searchTerms(query), candidates, 10)),
-        read: await medianMs(() => db.store.messagesByIds(ws, best.map((c) => c.id))),
+        read: await medianMs(() => db.store.messages.byIds(ws, best.map((c) => c.id))),
         ranked: candidates.length,
       });
     }
@@ -485,7 +485,7 @@ answerCalls({
         'peers/list v3',
         `/v3/workspaces/${ws}/peers/list?page=1&size=50`,
         iterations,
-        (store, query) => store.listPeers(ws, query),
+        (store, query) => store.peers.list(ws, query),
         presentPeer,
         (peer: PeerRecord) => peer.createdAt,
       ),
@@ -493,7 +493,7 @@ answerCalls({
         'sessions of peer v3',
         `/v3/workspaces/${ws}/peers/${BENCH_PEER}/sessions?size=50`,
         iterations,
-        (store, query) => store.listSessionsOfPeer(ws, BENCH_PEER, query),
+        (store, query) => store.sessions.ofPeer(ws, BENCH_PEER, query),
         presentSession,
         (session: SessionRecord) => session.createdAt,
       ),
@@ -505,7 +505,7 @@ answerCalls({
               'message list v3',
               `/v3/workspaces/${ws}/sessions/${LIST_SESSION}/messages/list?size=50`,
               iterations,
-              (store, query) => store.listMessages(ws, LIST_SESSION, query),
+              (store, query) => store.messages.list(ws, LIST_SESSION, query),
               presentMessage,
               (message: MessageRecord) => message.createdAt,
             ),
@@ -544,7 +544,7 @@ answerCalls({
     if (app !== undefined) await app.close();
     if (database !== undefined) {
       if (start?.dropWorkspaceOnClose) {
-        for (const id of [start.shape.workspaceId, ...(start.extraWorkspaces ?? [])]) await database.store.deleteWorkspace(id);
+        for (const id of [start.shape.workspaceId, ...(start.extraWorkspaces ?? [])]) await database.store.workspaces.delete(id);
       }
       await database.driver.close();
     }

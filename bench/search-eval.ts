@@ -47,7 +47,7 @@ const fullText: Ranker = async (ctx, workspaceId, sessionId, question) =>
 
 const everyWord: Ranker = async (ctx, workspaceId, sessionId, question) => {
   const terms = searchTerms(question);
-  const candidates = await ctx.store.searchCandidates({ workspaceId, sessionId, terms, filter: null, candidates: 1000 });
+  const candidates = await ctx.store.messages.searchCandidates({ workspaceId, sessionId, terms, filter: null, candidates: 1000 });
   return rankCandidates(terms, candidates, 10).map((c) => c.id);
 };
 
@@ -139,11 +139,11 @@ export async function loadConversations(store: Store, workspaceId: string, conve
   const now = new Date();
   const ids: string[][] = [];
   await store.transaction(async (tx) => {
-    await tx.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    await tx.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
     for (const [index, conversation] of conversations.entries()) {
       const sessionId = `conversation-${index}`;
-      await tx.createSessionIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now);
-      await tx.ensurePeers(workspaceId, [...new Set(conversation.turns.map((turn) => turn.speaker))], now);
+      await tx.sessions.createIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now);
+      await tx.peers.ensure(workspaceId, [...new Set(conversation.turns.map((turn) => turn.speaker))], now);
       const rows: MessageRecord[] = conversation.turns.map((turn, at) => ({
         id: `${workspaceId}-${index}-${at}`,
         workspaceId,
@@ -154,7 +154,7 @@ export async function loadConversations(store: Store, workspaceId: string, conve
         tokenCount: 0,
         createdAt: new Date(now.getTime() + at),
       }));
-      for (let at = 0; at < rows.length; at += 500) await tx.insertMessages(rows.slice(at, at + 500));
+      for (let at = 0; at < rows.length; at += 500) await tx.messages.insert(rows.slice(at, at + 500));
       ids.push(rows.map((row) => row.id));
     }
   });
@@ -245,7 +245,7 @@ export async function runSearchEval(url = process.env.BENCH_DATABASE_URL ?? ':me
     }
     return results;
   } finally {
-    if (url.startsWith('postgres')) await database.store.deleteWorkspace(workspaceId).catch(() => undefined);
+    if (url.startsWith('postgres')) await database.store.workspaces.delete(workspaceId).catch(() => undefined);
     await database.driver.close();
   }
 }

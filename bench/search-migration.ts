@@ -31,7 +31,7 @@ try {
   for (const statement of sql) await database.driver.run(statement);
   console.log(`migration 0010's work on ${messages} messages (${dialect}): ${((performance.now() - started) / 1000).toFixed(1)} s`);
 } finally {
-  if (url !== undefined) await database.store.deleteWorkspace(workspaceId).catch(() => undefined);
+  if (url !== undefined) await database.store.workspaces.delete(workspaceId).catch(() => undefined);
   await database.driver.close();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -63,9 +63,9 @@ async function main(): Promise<void> {
     await store.transaction((tx) => tx.vectors.clear());
     const workspaceId = `vectors-${Date.now()}`;
     const now = new Date();
-    await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
     const peers = Array.from({ length: COLLECTIONS }, (_, i) => `p${i}`);
-    await store.ensurePeers(workspaceId, peers, now);
+    await store.peers.ensure(workspaceId, peers, now);
 
     const next = random(42);
     const started = performance.now();
@@ -101,7 +101,7 @@ async function main(): Promise<void> {
       `  nearestConclusions: p50 ${percentile(times, 50).toFixed(2)} ms, p99 ${percentile(times, 99).toFixed(2)} ms, ` +
         `max ${times[times.length - 1].toFixed(2)} ms over ${QUERIES.toLocaleString('en')} queries (aim: p99 under 20 ms on SQLite)`,
     );
-    await store.deleteWorkspace(workspaceId);
+    await store.workspaces.delete(workspaceId);
   } finally {
     await database.driver.close();
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });

@@ -67,7 +67,7 @@ export async function emitWebhookEvents(
   now: Date,
 ): Promise<number> {
   if (events.length === 0) return 0;
-  const endpointIds = await store.webhookEndpointIds(workspaceId);
+  const endpointIds = await store.webhooks.ids(workspaceId);
   if (endpointIds.length === 0) return 0;
   const jobs: NewJob[] = [];
   for (const { type, data } of events) {

@@ -65,7 +65,7 @@ export function buildCatalog(webhooks: WebhookDeliveryConfig): JobCatalog {
     [PURGE_SESSION]: jobHandler({
       readPayload: readPurgeSessionPayload,
       async run({ sessionId }, job, store) {
-        const purged = await store.purgeInactiveSession(job.workspaceId ?? '', sessionId);
+        const purged = await store.sessions.purgeInactive(job.workspaceId ?? '', sessionId);
         return purged ? { kind: 'done' } : { kind: 'skipped', reason: 'session already gone or active' };
       },
       timeoutMs: 60_000,

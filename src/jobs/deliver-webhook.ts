@@ -15,7 +15,7 @@ export interface WebhookDeliveryConfig {
  * signature and the `Idempotency-Key` (the event id) let receivers drop duplicates.
  */
 export async function deliverWebhook(payload: DeliverWebhookPayload, store: Store, config: WebhookDeliveryConfig): Promise<JobOutcome> {
-  const endpoint = await store.findWebhookEndpoint(payload.endpointId);
+  const endpoint = await store.webhooks.find(payload.endpointId);
   if (endpoint === undefined) return { kind: 'skipped', reason: 'endpoint deleted' };
   // as the reference: without a signing secret nothing is sent
   if (config.secret === '') return { kind: 'skipped', reason: 'WEBHOOK_SECRET is not set' };

@@ -297,6 +297,11 @@ export interface FilterLimits {
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
   readonly filterLimits: FilterLimits;
+  readonly workspaces: WorkspaceStore;
+  readonly peers: PeerStore;
+  readonly sessions: SessionStore;
+  readonly messages: MessageStore;
+  readonly webhooks: WebhookStore;
   /** The work queue, bound to this store's connection or transaction. */
   readonly jobs: JobStore;
   /** The v1 generation's view of the same tables, bound to this connection or transaction. */
@@ -319,82 +324,109 @@ export interface Store {
    * StoreUnavailableError saying why when it does not.
    */
   checkAvailable(): Promise<void>;
+}
 
-  findWorkspace(id: string): Promise<WorkspaceRecord | undefined>;
-  createWorkspaceIfAbsent(row: NewRow, now: Date): Promise<Created<WorkspaceRecord>>;
-  updateWorkspace(id: string, changes: FieldChanges): Promise<WorkspaceRecord | undefined>;
-  listWorkspaces(query: ListQuery): Promise<Page<WorkspaceRecord>>;
-  deleteWorkspace(id: string): Promise<boolean>;
+/** Workspaces (the `workspaces` table). */
+export interface WorkspaceStore {
+  find(id: string): Promise<WorkspaceRecord | undefined>;
+  createIfAbsent(row: NewRow, now: Date): Promise<Created<WorkspaceRecord>>;
+  update(id: string, changes: FieldChanges): Promise<WorkspaceRecord | undefined>;
+  list(query: ListQuery): Promise<Page<WorkspaceRecord>>;
+  delete(id: string): Promise<boolean>;
   countActiveSessions(workspaceId: string): Promise<number>;
+}
 
-  findPeer(workspaceId: string, id: string): Promise<PeerRecord | undefined>;
-  createPeerIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<PeerRecord>>;
+/** Peers of a workspace. */
+export interface PeerStore {
+  find(workspaceId: string, id: string): Promise<PeerRecord | undefined>;
+  createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<PeerRecord>>;
   /** Creates the peers that do not exist yet (empty metadata and configuration). */
-  ensurePeers(workspaceId: string, ids: string[], now: Date): Promise<void>;
-  updatePeer(workspaceId: string, id: string, changes: FieldChanges): Promise<PeerRecord | undefined>;
-  listPeers(workspaceId: string, query: ListQuery): Promise<Page<PeerRecord>>;
+  ensure(workspaceId: string, ids: string[], now: Date): Promise<void>;
+  update(workspaceId: string, id: string, changes: FieldChanges): Promise<PeerRecord | undefined>;
+  list(workspaceId: string, query: ListQuery): Promise<Page<PeerRecord>>;
   /**
    * A token that changes whenever a peer of the workspace changes, and differs between a
    * deleted workspace and a new one of the same id (undefined: no such workspace).
    */
-  peersVersion(workspaceId: string): Promise<string | undefined>;
-  /** Sessions with a membership row for the peer, left and inactive ones included. */
-  listSessionsOfPeer(workspaceId: string, peerId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
+  version(workspaceId: string): Promise<string | undefined>;
+}
 
-  findSession(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
-  createSessionIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<SessionRecord>>;
-  updateSession(workspaceId: string, id: string, changes: FieldChanges): Promise<SessionRecord | undefined>;
+/** Sessions of a workspace and their members. */
+export interface SessionStore {
+  find(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
+  createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<SessionRecord>>;
+  update(workspaceId: string, id: string, changes: FieldChanges): Promise<SessionRecord | undefined>;
   /** Active sessions only. */
-  listSessions(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
-  deactivateSession(workspaceId: string, id: string): Promise<boolean>;
+  list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
+  /** Sessions with a membership row for the peer, left and inactive ones included. */
+  ofPeer(workspaceId: string, peerId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
+  deactivate(workspaceId: string, id: string): Promise<boolean>;
   /** Removes an inactive session with everything in it; false when it is gone or active again. */
-  purgeInactiveSession(workspaceId: string, id: string): Promise<boolean>;
+  purgeInactive(workspaceId: string, id: string): Promise<boolean>;
 
-  listMemberships(workspaceId: string, sessionId: string): Promise<MembershipRecord[]>;
+  memberships(workspaceId: string, sessionId: string): Promise<MembershipRecord[]>;
   findMembership(workspaceId: string, sessionId: string, peerId: string): Promise<MembershipRecord | undefined>;
   /** Inserts or overwrites membership rows (configuration, joined_at, left_at as given). */
   saveMemberships(workspaceId: string, sessionId: string, rows: MembershipRecord[]): Promise<void>;
   /** Marks active members as left; `peerIds` undefined means every active member. */
   markMembersLeft(workspaceId: string, sessionId: string, peerIds: string[] | undefined, now: Date): Promise<void>;
   /** Peers that are active members, in storage order. */
-  listActiveMemberPeers(workspaceId: string, sessionId: string, page: number, size: number): Promise<Page<PeerRecord>>;
+  activeMemberPeers(workspaceId: string, sessionId: string, page: number, size: number): Promise<Page<PeerRecord>>;
   isActiveMember(workspaceId: string, sessionId: string, peerId: string): Promise<boolean>;
-  /** Copies messages (up to and including `untilMessageId`'s position) between sessions. */
-  copyMessages(workspaceId: string, fromSessionId: string, toSessionId: string, untilMessageId: string | undefined, now: Date, newId: () => string): Promise<void>;
-  messageInSession(workspaceId: string, sessionId: string, messageId: string): Promise<boolean>;
-  /**
-   * Which of these messages lie in the scope and pass the Message `filters` and the peer's
-   * perspective (the vector ranking of a hybrid search, narrowed as the full-text one is).
-   */
-  filterMessageIds(search: Omit<MessageSearch, 'terms' | 'candidates'>, ids: readonly string[]): Promise<Set<string>>;
+}
 
-  // messages
-  insertMessages(rows: MessageRecord[]): Promise<void>;
-  /** A session's messages in insertion order; `peerPerspective` keeps those the peer could see. */
-  listMessages(workspaceId: string, sessionId: string, query: ListQuery & { peerPerspective?: string }): Promise<Page<MessageRecord>>;
-  findMessage(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined>;
-  updateMessageMetadata(workspaceId: string, sessionId: string, id: string, metadata: JsonObject): Promise<MessageRecord | undefined>;
+/** Where a count of messages looks: a workspace, or its session, or its sender, or both. */
+export interface MessageScope {
+  workspaceId: string;
+  sessionId?: string;
+  peerId?: string;
+}
+
+/** A message list: `peerPerspective` keeps the messages that peer could see. */
+export interface MessageListQuery extends ListQuery {
+  peerPerspective?: string;
+}
+
+/** Messages of sessions, and their full-text index. */
+export interface MessageStore {
+  insert(rows: MessageRecord[]): Promise<void>;
+  /** A session's messages in insertion order. */
+  list(workspaceId: string, sessionId: string, query: MessageListQuery): Promise<Page<MessageRecord>>;
+  find(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined>;
+  updateMetadata(workspaceId: string, sessionId: string, id: string, metadata: JsonObject): Promise<MessageRecord | undefined>;
+  inSession(workspaceId: string, sessionId: string, messageId: string): Promise<boolean>;
+  /** Copies messages (up to and including `untilMessageId`'s position) between sessions. */
+  copy(workspaceId: string, fromSessionId: string, toSessionId: string, untilMessageId: string | undefined, now: Date, newId: () => string): Promise<void>;
   /** Messages of the scope holding every term, newest first, at most `search.candidates`. */
   searchCandidates(search: MessageSearch): Promise<SearchCandidate[]>;
   /** The same newest matches as searchCandidates, without their text. */
   searchMatches(search: MessageSearch): Promise<SearchMatch[]>;
-  /** How many messages the workspace (or its session, or sender, or both) holds, counted up to `cap`. */
-  countMessagesInScope(scope: { workspaceId: string; sessionId?: string; peerId?: string }, cap: number): Promise<number>;
+  /** How many messages the scope holds, counted up to `cap`. */
+  countInScope(scope: MessageScope, cap: number): Promise<number>;
+  /**
+   * Which of these messages lie in the scope and pass the filter and the peer's perspective
+   * (the vector ranking of a hybrid search, narrowed as the full-text one is).
+   */
+  filterIds(search: Omit<MessageSearch, 'terms' | 'candidates'>, ids: readonly string[]): Promise<Set<string>>;
   /** The id and text of the workspace's messages with these ids, in no particular order. */
   searchContents(workspaceId: string, ids: readonly string[]): Promise<SearchCandidate[]>;
   /** The workspace's messages with these ids, in no particular order. */
-  messagesByIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]>;
-  /** The session's newest messages, newest first, `limit` at a time before `beforePk`. */
-  recentMessages(workspaceId: string, sessionId: string, limit: number, before?: number): Promise<(MessageRecord & { seq: number })[]>;
+  byIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]>;
+  /** The session's newest messages, newest first, `limit` at a time before `before` (a seq). */
+  recent(workspaceId: string, sessionId: string, limit: number, before?: number): Promise<(MessageRecord & { seq: number })[]>;
+}
 
-  countWebhookEndpoints(workspaceId: string): Promise<number>;
+/** Webhook endpoints of a workspace. */
+export interface WebhookStore {
+  count(workspaceId: string): Promise<number>;
   /** Ids of the workspace's endpoints, oldest first (the order events are queued for them). */
-  webhookEndpointIds(workspaceId: string): Promise<string[]>;
-  findWebhookEndpointByUrl(workspaceId: string, url: string): Promise<WebhookEndpointRecord | undefined>;
-  findWebhookEndpoint(id: string): Promise<WebhookEndpointRecord | undefined>;
-  insertWebhookEndpoint(record: WebhookEndpointRecord): Promise<WebhookEndpointRecord | undefined>;
-  listWebhookEndpoints(workspaceId: string, page: number, size: number): Promise<Page<WebhookEndpointRecord>>;
-  deleteWebhookEndpoint(workspaceId: string, id: string): Promise<boolean>;
+  ids(workspaceId: string): Promise<string[]>;
+  findByUrl(workspaceId: string, url: string): Promise<WebhookEndpointRecord | undefined>;
+  find(id: string): Promise<WebhookEndpointRecord | undefined>;
+  /** undefined when the workspace has an endpoint with this URL already. */
+  insert(record: WebhookEndpointRecord): Promise<WebhookEndpointRecord | undefined>;
+  list(workspaceId: string, page: number, size: number): Promise<Page<WebhookEndpointRecord>>;
+  delete(workspaceId: string, id: string): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------- v1 generation (contract-v1 §5)

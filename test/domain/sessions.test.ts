@@ -74,7 +74,7 @@ describe('adding peers to a session', () => {
     );
     // the refused request left no member and no peer behind
     expect(await memberIds(ws, 's')).toEqual(['alice', 'bob']);
-    expect(await database.store.findPeer(ws, 'dave')).toBeUndefined();
+    expect(await database.store.peers.find(ws, 'dave')).toBeUndefined();
     // once an observer leaves there is room again
     await removePeersFromSession(ctx, ws, 's', ['bob']);
     await addPeersToSession(ctx, ws, 's', peers(['carol', config(true)]));
@@ -85,8 +85,8 @@ describe('adding peers to a session', () => {
     const ws = uniqueId();
     const three = peers(['a', config(true)], ['b', config(true)], ['c', config(true)]);
     expect((await domainError(getOrCreateSession(ctx, ws, { id: 's', peers: three }))).code).toBe('limit_exceeded');
-    expect(await database.store.findWorkspace(ws)).toBeUndefined();
-    expect(await database.store.findSession(ws, 's')).toBeUndefined();
+    expect(await database.store.workspaces.find(ws)).toBeUndefined();
+    expect(await database.store.sessions.find(ws, 's')).toBeUndefined();
   });
 });
 
@@ -107,7 +107,7 @@ describe('an inactive (deleted) session', () => {
       const error = await domainError(attempt());
       expect([error.code, error.message]).toEqual(['not_found', message]);
     }
-    expect(await database.store.findPeer(ws, 'bob')).toBeUndefined();
+    expect(await database.store.peers.find(ws, 'bob')).toBeUndefined();
   });
 });
 

@@ -47,10 +47,10 @@ describe('workspaces', () => {
     const rules = { refuseWithActiveSessions: true, notFoundMessage: 'Workspace not found' };
     const error = await domainError(deleteWorkspace(ctx, id, rules));
     expect([error.code, error.message]).toEqual(['conflict', `Cannot delete workspace '${id}': active session(s) remain. Delete all sessions first.`]);
-    expect(await database.store.findWorkspace(id)).toBeDefined();
+    expect(await database.store.workspaces.find(id)).toBeDefined();
     await deleteSession(ctx, id, 's');
     expect((await deleteWorkspace(ctx, id, rules)).id).toBe(id);
-    expect(await database.store.findWorkspace(id)).toBeUndefined();
+    expect(await database.store.workspaces.find(id)).toBeUndefined();
     const gone = await domainError(deleteWorkspace(ctx, id, rules));
     expect([gone.code, gone.message]).toEqual(['not_found', 'Workspace not found']);
   });
@@ -59,7 +59,7 @@ describe('workspaces', () => {
     const id = uniqueId();
     await addPeersToSession(ctx, id, 's', new Map([['alice', { observe_me: null, observe_others: null }]]));
     await deleteWorkspace(ctx, id, { refuseWithActiveSessions: false, notFoundMessage: 'x' });
-    expect(await database.store.findSession(id, 's')).toBeUndefined();
+    expect(await database.store.sessions.find(id, 's')).toBeUndefined();
   });
 });
 

@@ -118,10 +118,10 @@ describe('webhook deliveries', () => {
     const ws = uniqueId();
     const ctx = createDomainContext(database.store, LIMITS);
     const now = new Date();
-    await database.store.createWorkspaceIfAbsent({ id: ws, metadata: {}, configuration: {} }, now);
+    await database.store.workspaces.createIfAbsent({ id: ws, metadata: {}, configuration: {} }, now);
     const endpoints = ['https://a.example/hook', 'https://b.example/hook'];
-    for (const url of endpoints) await database.store.insertWebhookEndpoint({ id: uniqueId('ep'), workspaceId: ws, url, createdAt: now });
-    const endpointIds = await database.store.webhookEndpointIds(ws);
+    for (const url of endpoints) await database.store.webhooks.insert({ id: uniqueId('ep'), workspaceId: ws, url, createdAt: now });
+    const endpointIds = await database.store.webhooks.ids(ws);
     expect(endpointIds).toHaveLength(2);
 
     const queued = await emitWebhookEvents(ctx, database.store, ws, [{ type: 'test.event', data: { n: 1 } }, { type: 'test.event', data: { n: 2 } }], now);

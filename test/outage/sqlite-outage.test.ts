@@ -101,7 +101,7 @@ describe.skipIf(!canChattr)('SQLite file that cannot be written', () => {
       driver = new SqliteDriver(path);
       const store = SqlStore.over(driver);
       await expect(store.checkAvailable()).rejects.toMatchObject({ name: 'StoreUnavailableError', reason: 'SQLITE_READONLY', message: 'The database file cannot be written (read-only); try again later' });
-      expect(await store.findWorkspace('nobody')).toBeUndefined();
+      expect(await store.workspaces.find('nobody')).toBeUndefined();
     } finally {
       await driver?.close();
       execFileSync('chattr', ['-i', ...locked()]);

@@ -14,9 +14,9 @@ async function session(count: number): Promise<{ ws: string; messages: MessageRe
   const store = database.store;
   const ws = uniqueId();
   const now = new Date('2026-01-01T00:00:00Z');
-  await store.createWorkspaceIfAbsent({ id: ws, metadata: {}, configuration: {} }, now);
-  await store.createSessionIfAbsent(ws, { id: 's', metadata: {}, configuration: {} }, now);
-  await store.ensurePeers(ws, ['alice', 'bob'], now);
+  await store.workspaces.createIfAbsent({ id: ws, metadata: {}, configuration: {} }, now);
+  await store.sessions.createIfAbsent(ws, { id: 's', metadata: {}, configuration: {} }, now);
+  await store.peers.ensure(ws, ['alice', 'bob'], now);
   const messages = Array.from({ length: count }, (_, i) => ({
     id: uniqueId('m'),
     workspaceId: ws,
@@ -27,7 +27,7 @@ async function session(count: number): Promise<{ ws: string; messages: MessageRe
     tokenCount: 10,
     createdAt: new Date(now.getTime() + i * 1000),
   }));
-  await store.insertMessages(messages);
+  await store.messages.insert(messages);
   return { ws, messages };
 }
 

@@ -29,10 +29,10 @@ describe('the search index and the ranking stem alike', () => {
       const ws = uniqueId();
       const now = new Date();
       await database.store.transaction(async (tx) => {
-        await tx.createWorkspaceIfAbsent({ id: ws, metadata: {}, configuration: {} }, now);
-        await tx.createSessionIfAbsent(ws, { id: 's', metadata: {}, configuration: {} }, now);
-        await tx.ensurePeers(ws, ['p'], now);
-        await tx.insertMessages([{ id: uniqueId('m'), workspaceId: ws, sessionId: 's', peerId: 'p', content: words.join(' '), metadata: {}, tokenCount: 0, createdAt: now }]);
+        await tx.workspaces.createIfAbsent({ id: ws, metadata: {}, configuration: {} }, now);
+        await tx.sessions.createIfAbsent(ws, { id: 's', metadata: {}, configuration: {} }, now);
+        await tx.peers.ensure(ws, ['p'], now);
+        await tx.messages.insert([{ id: uniqueId('m'), workspaceId: ws, sessionId: 's', peerId: 'p', content: words.join(' '), metadata: {}, tokenCount: 0, createdAt: now }]);
       });
       await database.driver.run(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_terms USING fts5vocab(main, messages_fts, instance)`);
       const rows = await database.driver.all<{ term: string; offset: number }>(

@@ -11,9 +11,9 @@ let counter = 0;
 async function addMessages(store: Store, workspaceId: string, sessionId: string, messages: [peer: string, content: string][]) {
   const now = new Date();
   await store.transaction(async (tx) => {
-    await tx.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
-    await tx.createSessionIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now);
-    await tx.ensurePeers(workspaceId, [...new Set(messages.map(([peer]) => peer))], now);
+    await tx.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    await tx.sessions.createIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now);
+    await tx.peers.ensure(workspaceId, [...new Set(messages.map(([peer]) => peer))], now);
     const rows: MessageRecord[] = messages.map(([peerId, content]) => ({
       id: `msg-${++counter}-${uniqueId('m')}`,
       workspaceId,
@@ -24,12 +24,12 @@ async function addMessages(store: Store, workspaceId: string, sessionId: string,
       tokenCount: 0,
       createdAt: now,
     }));
-    await tx.insertMessages(rows);
+    await tx.messages.insert(rows);
   });
 }
 
 const search = (store: Store, query: Partial<MessageSearch> & { workspaceId: string; terms: string[] }) =>
-  store.searchCandidates({ filter: null, candidates: 100, ...query });
+  store.messages.searchCandidates({ filter: null, candidates: 100, ...query });
 
 describe('full-text search candidates', () => {
   let database: Database;

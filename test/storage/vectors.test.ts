@@ -44,9 +44,9 @@ function angle(degrees: number, n = 4): number[] {
 
 async function workspace(store: Store, peers = ['alice', 'bob', 'carol'], sessions = ['s1', 's2']): Promise<string> {
   const ws = uniqueId('vec');
-  await store.createWorkspaceIfAbsent({ id: ws, metadata: {}, configuration: {} }, NOW);
-  await store.ensurePeers(ws, peers, NOW);
-  for (const s of sessions) await store.createSessionIfAbsent(ws, { id: s, metadata: {}, configuration: {} }, NOW);
+  await store.workspaces.createIfAbsent({ id: ws, metadata: {}, configuration: {} }, NOW);
+  await store.peers.ensure(ws, peers, NOW);
+  for (const s of sessions) await store.sessions.createIfAbsent(ws, { id: s, metadata: {}, configuration: {} }, NOW);
   return ws;
 }
 
@@ -159,7 +159,7 @@ describe(`vector index (${DIALECT})`, () => {
     expect(await vectorRows(store, 'conclusion_vectors')).toBe(1);
 
     // the peer's deletion cascades to its conclusions and their vectors
-    expect(await store.deleteWorkspace(ws)).toBe(true);
+    expect(await store.workspaces.delete(ws)).toBe(true);
     expect(await vectorRows(store, 'conclusion_vectors')).toBe(0);
     expect(await store.vectors.nearestConclusions({ ...base, observerId: 'carol', observedId: 'carol' })).toEqual([]);
     expect(c).toBeTruthy();
@@ -197,7 +197,7 @@ describe(`vector index (${DIALECT})`, () => {
     const store = await freshStore();
     const ws = await workspace(store);
     const first = await conclusion(store, ws, 'alice', 'bob', angle(0));
-    await store.insertMessages([{ id: uniqueId('m'), workspaceId: ws, sessionId: 's1', peerId: 'alice', content: 'hi', metadata: {}, tokenCount: 1, createdAt: NOW }]);
+    await store.messages.insert([{ id: uniqueId('m'), workspaceId: ws, sessionId: 's1', peerId: 'alice', content: 'hi', metadata: {}, tokenCount: 1, createdAt: NOW }]);
     expect(await store.vectors.dimensions()).toBe(4);
 
     await store.transaction((tx) => tx.vectors.clear());
@@ -220,7 +220,7 @@ describe(`vector index (${DIALECT})`, () => {
     const other = await workspace(store);
     const message = async (w: string, session: string, peer: string, chunks: number[][]) => {
       const id = uniqueId('m');
-      await store.insertMessages([{ id, workspaceId: w, sessionId: session, peerId: peer, content: 'text', metadata: {}, tokenCount: 1, createdAt: NOW }]);
+      await store.messages.insert([{ id, workspaceId: w, sessionId: session, peerId: peer, content: 'text', metadata: {}, tokenCount: 1, createdAt: NOW }]);
       await store.vectors.putMessageChunks(chunks.map((vector, chunk) => ({ messageId: id, chunk, workspaceId: w, sessionId: session, peerId: peer, vector })));
       return id;
     };
@@ -244,8 +244,8 @@ describe(`vector index (${DIALECT})`, () => {
     expect(await vectorRows(store, 'message_vectors')).toBe(5);
 
     // purging a session removes its messages' vectors
-    expect(await store.deactivateSession(ws, 's1')).toBe(true);
-    expect(await store.purgeInactiveSession(ws, 's1')).toBe(true);
+    expect(await store.sessions.deactivate(ws, 's1')).toBe(true);
+    expect(await store.sessions.purgeInactive(ws, 's1')).toBe(true);
     expect(await vectorRows(store, 'message_vectors')).toBe(2);
     expect((await store.vectors.nearestMessages({ workspaceId: ws, vector: angle(0), k: 10 })).map((n) => n.messageId)).toEqual([m3]);
   });

@@ -64,13 +64,13 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
     for (const input of inputs) {
       const sessionId = input.sessionId ?? null;
       if (sessionId !== null && !knownSessions.has(sessionId)) {
-        const session = await store.findSession(workspaceId, sessionId);
+        const session = await store.sessions.find(workspaceId, sessionId);
         if (session === undefined || !session.isActive) throw notFound(`Session ${sessionId} not found in workspace ${workspaceId}`);
         knownSessions.add(sessionId);
       }
       for (const peerId of [input.observerId, input.observedId]) {
         if (knownPeers.has(peerId)) continue;
-        if ((await store.findPeer(workspaceId, peerId)) === undefined) throw notFound(`Peer ${peerId} not found in workspace ${workspaceId}`);
+        if ((await store.peers.find(workspaceId, peerId)) === undefined) throw notFound(`Peer ${peerId} not found in workspace ${workspaceId}`);
         knownPeers.add(peerId);
       }
     }

@@ -6,7 +6,7 @@ import { notFound } from '../errors.js';
  * null when none was set. The observer must exist (contract §7.2).
  */
 export async function getPeerCard(ctx: DomainContext, workspaceId: string, observerId: string, targetId: string): Promise<string[] | null> {
-  const observer = await ctx.store.findPeer(workspaceId, observerId);
+  const observer = await ctx.store.peers.find(workspaceId, observerId);
   if (observer === undefined) throw notFound(`Peer ${observerId} not found in workspace ${workspaceId}`);
   return (await ctx.store.memory.findPeerCard(workspaceId, observerId, targetId)) ?? null;
 }
@@ -24,8 +24,8 @@ export function setPeerCard(
 ): Promise<string[]> {
   return ctx.store.transaction(async (store) => {
     const now = ctx.now();
-    await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
-    await store.ensurePeers(workspaceId, [observerId], now);
+    await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    await store.peers.ensure(workspaceId, [observerId], now);
     await store.memory.savePeerCard(workspaceId, observerId, targetId, card, now);
     return card;
   });

@@ -86,7 +86,7 @@ async function recentMessagesWithin(
   let used = 0;
   let before: number | undefined;
   for (;;) {
-    const batch = await ctx.store.recentMessages(workspaceId, sessionId, 200, before);
+    const batch = await ctx.store.messages.recent(workspaceId, sessionId, 200, before);
     for (const message of batch) {
       if (used + message.tokenCount > budget) return picked.reverse();
       used += message.tokenCount;

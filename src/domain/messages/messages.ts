@@ -31,18 +31,18 @@ export async function createMessages(
   const tokenCounts = await countTokensOfEach(inputs.map((input) => input.content));
   return ctx.store.transaction(async (store) => {
     const now = ctx.now();
-    let session = await store.findSession(workspaceId, sessionId);
+    let session = await store.sessions.find(workspaceId, sessionId);
     if (session === undefined) {
-      await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
-      session = (await store.createSessionIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now)).record;
+      await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+      session = (await store.sessions.createIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now)).record;
     }
     if (!session.isActive) throw notFound(`Session ${sessionId} not found in workspace ${workspaceId}`);
 
     const senders = [...new Set(inputs.map((m) => m.peerId))];
-    await store.ensurePeers(workspaceId, senders, now);
-    const members = new Map((await store.listMemberships(workspaceId, sessionId)).map((m) => [m.peerId, m]));
+    await store.peers.ensure(workspaceId, senders, now);
+    const members = new Map((await store.sessions.memberships(workspaceId, sessionId)).map((m) => [m.peerId, m]));
     const joining = senders.filter((peerId) => members.get(peerId)?.leftAt !== null);
-    await store.saveMemberships(
+    await store.sessions.saveMemberships(
       workspaceId,
       sessionId,
       joining.map((peerId) => ({ peerId, configuration: { observe_me: null, observe_others: null }, joinedAt: now, leftAt: null })),
@@ -59,7 +59,7 @@ export async function createMessages(
       createdAt: input.createdAt ?? now,
     }));
     const countBefore = ctx.reasoning === undefined ? 0 : await store.reasoning.sessionMessageCount(workspaceId, sessionId);
-    await store.insertMessages(records);
+    await store.messages.insert(records);
     await queueReasoning(
       ctx,
       store,
@@ -98,11 +98,11 @@ export async function listMessages(
     filters = rest;
   }
   const filter = messageFilter(ctx.store, filters, query.generation);
-  return ctx.store.listMessages(workspaceId, sessionId, { filter, page: query.page, size: query.size, reverse: query.reverse, peerPerspective });
+  return ctx.store.messages.list(workspaceId, sessionId, { filter, page: query.page, size: query.size, reverse: query.reverse, peerPerspective });
 }
 
 export async function getMessage(ctx: DomainContext, workspaceId: string, sessionId: string, messageId: string): Promise<MessageRecord> {
-  const message = await ctx.store.findMessage(workspaceId, sessionId, messageId);
+  const message = await ctx.store.messages.find(workspaceId, sessionId, messageId);
   if (message === undefined) throw notFound(`Message with ID ${messageId} not found`);
   return message;
 }
@@ -117,8 +117,8 @@ export async function updateMessage(
 ): Promise<MessageRecord> {
   const message =
     metadata === undefined
-      ? await ctx.store.findMessage(workspaceId, sessionId, messageId)
-      : await ctx.store.updateMessageMetadata(workspaceId, sessionId, messageId, metadata);
+      ? await ctx.store.messages.find(workspaceId, sessionId, messageId)
+      : await ctx.store.messages.updateMetadata(workspaceId, sessionId, messageId, metadata);
   if (message === undefined) throw notFound('Message not found');
   return message;
 }

@@ -85,7 +85,7 @@ export async function searchMessages(
   const fused = reciprocalRankFusion([text.map((m) => m.id), vector]).slice(0, options.limit);
   const records = new Map(text.map((m) => [m.id, m]));
   const missing = fused.filter((id) => !records.has(id));
-  for (const message of await ctx.store.messagesByIds(scope.workspaceId, missing)) records.set(message.id, message);
+  for (const message of await ctx.store.messages.byIds(scope.workspaceId, missing)) records.set(message.id, message);
   // a message deleted between the reads is left out
   return fused.flatMap((id) => records.get(id) ?? []);
 }
@@ -104,7 +104,7 @@ export async function rankMessagesByText(
   const filter = messageFilter(ctx.store, filters, options.generation);
   const matchesOf = await Promise.all(
     terms.map((term) =>
-      ctx.store.searchMatches({
+      ctx.store.messages.searchMatches({
         workspaceId: scope.workspaceId,
         sessionId: scope.sessionId,
         peerId: scope.peerId,
@@ -115,7 +115,7 @@ export async function rankMessagesByText(
       }),
     ),
   );
-  const total = await ctx.store.countMessagesInScope(scope, SCOPE_COUNT_CAP);
+  const total = await ctx.store.messages.countInScope(scope, SCOPE_COUNT_CAP);
   const ranked: RankTerm[] = terms.map((term, index) => ({ stem: term.stem, weight: inverseDocumentFrequency(matchesOf[index].length, total) }));
   const found = new Map<string, { seq: number; score: number }>();
   matchesOf.forEach((matches, index) => {
@@ -130,11 +130,11 @@ export async function rankMessagesByText(
     .slice(0, SEARCH_CANDIDATES)
     .sort(([, a], [, b]) => b.seq - a.seq)
     .map(([id]) => id);
-  const texts = new Map((await ctx.store.searchContents(scope.workspaceId, chosen)).map((c) => [c.id, c]));
+  const texts = new Map((await ctx.store.messages.searchContents(scope.workspaceId, chosen)).map((c) => [c.id, c]));
   // a message deleted between the reads is left out
   const candidates = chosen.flatMap((id) => texts.get(id) ?? []);
   if (steps !== undefined) Object.assign(steps, { terms: terms.length, matches: found.size, candidates: candidates.length });
   const best = await rankCandidatesInSlices(ranked, candidates, options.limit);
-  const records = new Map((await ctx.store.messagesByIds(scope.workspaceId, best.map((c) => c.id))).map((m) => [m.id, m]));
+  const records = new Map((await ctx.store.messages.byIds(scope.workspaceId, best.map((c) => c.id))).map((m) => [m.id, m]));
   return best.flatMap((candidate) => records.get(candidate.id) ?? []);
 }

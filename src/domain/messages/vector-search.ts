@@ -43,6 +43,6 @@ export async function rankMessagesByVector(
   const ids = neighbours.map((n) => n.messageId);
   if (filters === null && peerPerspective === undefined) return ids;
   const filter = messageFilter(ctx.store, filters, options.generation);
-  const kept = await ctx.store.filterMessageIds({ ...scope, filter, peerPerspective }, ids);
+  const kept = await ctx.store.messages.filterIds({ ...scope, filter, peerPerspective }, ids);
   return ids.filter((id) => kept.has(id));
 }

@@ -20,8 +20,8 @@ function sameJson(a: unknown, b: unknown): boolean {
 export function getOrCreatePeer(ctx: DomainContext, workspaceId: string, input: PeerInput): Promise<Created<PeerRecord>> {
   return ctx.store.transaction(async (store) => {
     const now = ctx.now();
-    await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
-    const result = await store.createPeerIfAbsent(
+    await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    const result = await store.peers.createIfAbsent(
       workspaceId,
       { id: input.id, metadata: input.metadata ?? {}, configuration: input.configuration ?? {} },
       now,
@@ -35,7 +35,7 @@ export function getOrCreatePeer(ctx: DomainContext, workspaceId: string, input: 
           : undefined,
     };
     if (changes.metadata === undefined && changes.configuration === undefined) return result;
-    const updated = await store.updatePeer(workspaceId, input.id, changes);
+    const updated = await store.peers.update(workspaceId, input.id, changes);
     return { record: updated ?? result.record, created: false };
   });
 }
@@ -49,25 +49,25 @@ export async function updatePeer(
 ): Promise<PeerRecord> {
   return ctx.store.transaction(async (store) => {
     const now = ctx.now();
-    await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
-    const { record, created } = await store.createPeerIfAbsent(
+    await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+    const { record, created } = await store.peers.createIfAbsent(
       workspaceId,
       { id: peerId, metadata: changes.metadata ?? {}, configuration: changes.configuration ?? {} },
       now,
     );
     if (created) return record;
-    return (await store.updatePeer(workspaceId, peerId, changes)) ?? record;
+    return (await store.peers.update(workspaceId, peerId, changes)) ?? record;
   });
 }
 
 /** Seed 4.4: the peers of a workspace, oldest first (reverse flips), filtered. */
 export async function listPeersOfWorkspace(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<PeerRecord>> {
-  return ctx.store.listPeers(workspaceId, listQuery(ctx.store, request, PEER_FILTER));
+  return ctx.store.peers.list(workspaceId, listQuery(ctx.store, request, PEER_FILTER));
 }
 
 /** Changes whenever a peer of the workspace changes; undefined when the workspace does not exist. */
 export function peersVersion(ctx: DomainContext, workspaceId: string): Promise<string | undefined> {
-  return ctx.store.peersVersion(workspaceId);
+  return ctx.store.peers.version(workspaceId);
 }
 
 /** Seed 4.3: every session the peer has a membership row in, left and inactive ones included. */
@@ -77,5 +77,5 @@ export async function listSessionsOfPeer(
   peerId: string,
   request: ListRequest,
 ): Promise<Page<SessionRecord>> {
-  return ctx.store.listSessionsOfPeer(workspaceId, peerId, sessionListQuery(ctx.store, request, SESSION_FILTER));
+  return ctx.store.sessions.ofPeer(workspaceId, peerId, sessionListQuery(ctx.store, request, SESSION_FILTER));
 }

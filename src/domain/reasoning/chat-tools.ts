@@ -53,7 +53,7 @@ const limitParam = (fallback: number, max: number) => ({ type: 'integer', minimu
 
 /** Every session of the workspace, up to DATE_RANGE_MAX_SESSIONS + 1 (to say more were left out). */
 async function workspaceSessions(scope: ChatScope): Promise<string[]> {
-  const page = await scope.ctx.store.listSessions(scope.workspaceId, { filter: null, page: 1, size: DATE_RANGE_MAX_SESSIONS + 1, reverse: true, order: sessionOrder('v3') });
+  const page = await scope.ctx.store.sessions.list(scope.workspaceId, { filter: null, page: 1, size: DATE_RANGE_MAX_SESSIONS + 1, reverse: true, order: sessionOrder('v3') });
   return page.items.map((s) => s.id);
 }
 
@@ -117,10 +117,10 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         const words = searchTerms(text);
         if (words.length === 0) return 'Error: the text must contain at least one word.';
         if (noSessions) return 'No messages: there are no sessions to search.';
-        const candidates = await ctx.store.searchCandidates({ workspaceId, terms: words, filter: messageFilter(ctx.store, sessionFilter, 'v3'), candidates: 1000 });
+        const candidates = await ctx.store.messages.searchCandidates({ workspaceId, terms: words, filter: messageFilter(ctx.store, sessionFilter, 'v3'), candidates: 1000 });
         const needle = text.toLowerCase();
         const ids = candidates.filter((c) => c.content.toLowerCase().includes(needle)).map((c) => c.id);
-        const found = (await ctx.store.messagesByIds(workspaceId, ids.slice(0, Number(args.limit)))).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+        const found = (await ctx.store.messages.byIds(workspaceId, ids.slice(0, Number(args.limit)))).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
         const more = ids.length > found.length ? `\n(${ids.length - found.length} more matches not shown)` : '';
         return list(found.map(renderMessage), `No message contains "${text}".`) + more;
       },
@@ -138,7 +138,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         const range = timeFilter(after, before);
         const pages = await Promise.all(
           sessions.map((sessionId) =>
-            ctx.store.listMessages(workspaceId, sessionId, { filter: messageFilter(ctx.store, range ? { created_at: range } : null, 'v3'), page: 1, size: limit, reverse: false }),
+            ctx.store.messages.list(workspaceId, sessionId, { filter: messageFilter(ctx.store, range ? { created_at: range } : null, 'v3'), page: 1, size: limit, reverse: false }),
           ),
         );
         const found = pages
@@ -176,7 +176,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         const conclusion = await conclusionInScope(scope, String(args.observation_id));
         if (DERIVED_LEVELS.includes(conclusion.level)) return `${renderConclusion(conclusion)}\nA ${conclusion.level} conclusion: its sources are conclusions; use get_reasoning_chain.`;
         const allowed = new Set(scope.sessions === 'all' ? [] : scope.sessions);
-        const sources = (await ctx.store.messagesByIds(workspaceId, (conclusion.sourceIds ?? []).slice(0, 10))).filter((m) => scope.sessions === 'all' || allowed.has(m.sessionId));
+        const sources = (await ctx.store.messages.byIds(workspaceId, (conclusion.sourceIds ?? []).slice(0, 10))).filter((m) => scope.sessions === 'all' || allowed.has(m.sessionId));
         if (sources.length === 0) return `${renderConclusion(conclusion)}\nNo source messages are recorded (or visible) for it.`;
         const blocks = await Promise.all(sources.map(async (m) => (await ctx.store.reasoning.messagesUpTo(workspaceId, m.sessionId, m.id, 3)).map(renderMessage).join('\n')));
         return `${renderConclusion(conclusion)}\nSources:\n${blocks.join('\n---\n')}`;

@@ -103,7 +103,7 @@ async function prefetchMessages(scope: ChatScope, query: string, limit: number):
 async function observerSessions(ctx: DomainContext, workspaceId: string, observerId: string): Promise<string[]> {
   const ids: string[] = [];
   for (let page = 1; ids.length < MAX_OBSERVER_SESSIONS; page++) {
-    const result = await ctx.store.listSessionsOfPeer(workspaceId, observerId, { filter: null, page, size: 100, reverse: false, order: sessionOrder('v3') });
+    const result = await ctx.store.sessions.ofPeer(workspaceId, observerId, { filter: null, page, size: 100, reverse: false, order: sessionOrder('v3') });
     ids.push(...result.items.map((s) => s.id));
     if (result.items.length < 100 || page * 100 >= result.total) break;
   }
@@ -112,7 +112,7 @@ async function observerSessions(ctx: DomainContext, workspaceId: string, observe
 
 /** The newest messages of the session, oldest first, within `maxTokens`. */
 async function sessionHistory(ctx: DomainContext, workspaceId: string, sessionId: string, maxTokens: number): Promise<string[]> {
-  const newest = await ctx.store.recentMessages(workspaceId, sessionId, 100);
+  const newest = await ctx.store.messages.recent(workspaceId, sessionId, 100);
   const lines: string[] = [];
   let used = 0;
   for (const message of newest) {
@@ -174,14 +174,14 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
   if (model === undefined) {
     throw unavailable(`Chat needs a dialectic model and none is configured for level ${request.level} (set LLM_OPENAI_API_KEY or LLM_OPENAI_BASE_URL, or DIALECTIC_LEVELS__${request.level}__MODEL_CONFIG__*)`);
   }
-  const workspace = await store.findWorkspace(workspaceId);
+  const workspace = await store.workspaces.find(workspaceId);
   if (workspace === undefined) throw notFound(`Workspace ${workspaceId} not found`);
   const observerId = request.observerId;
   const targetId = request.targetId ?? observerId;
   // the asking peer is created when missing, as the reference does
-  if (observerId !== undefined && (await store.findPeer(workspaceId, observerId)) === undefined) await store.ensurePeers(workspaceId, [observerId], ctx.now());
-  if (targetId !== undefined && targetId !== observerId && (await store.findPeer(workspaceId, targetId)) === undefined) throw notFound(`Peer ${targetId} not found in workspace ${workspaceId}`);
-  const session = request.sessionId !== undefined ? await store.findSession(workspaceId, request.sessionId) : undefined;
+  if (observerId !== undefined && (await store.peers.find(workspaceId, observerId)) === undefined) await store.peers.ensure(workspaceId, [observerId], ctx.now());
+  if (targetId !== undefined && targetId !== observerId && (await store.peers.find(workspaceId, targetId)) === undefined) throw notFound(`Peer ${targetId} not found in workspace ${workspaceId}`);
+  const session = request.sessionId !== undefined ? await store.sessions.find(workspaceId, request.sessionId) : undefined;
   if (request.sessionId !== undefined && session === undefined) throw notFound(`Session ${request.sessionId} not found in workspace ${workspaceId}`);
 
   const limits = (ctx.reasoning?.settings.dialectic ?? DEFAULT_REASONING_SETTINGS.dialectic!)[request.level];

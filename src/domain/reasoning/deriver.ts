@@ -96,10 +96,10 @@ export async function queueReasoning(
   const canSummarize = reasoning.models.chat('summary') !== undefined;
   if (!canDerive && !canSummarize) return;
   const { workspaceId, id: sessionId } = session;
-  const workspace = await store.findWorkspace(workspaceId);
-  const members = (await store.listMemberships(workspaceId, sessionId)).filter((m) => m.leftAt === null);
+  const workspace = await store.workspaces.find(workspaceId);
+  const members = (await store.sessions.memberships(workspaceId, sessionId)).filter((m) => m.leftAt === null);
   const peerConfigurations = new Map<string, JsonObject>();
-  for (const member of members) peerConfigurations.set(member.peerId, (await store.findPeer(workspaceId, member.peerId))?.configuration ?? {});
+  for (const member of members) peerConfigurations.set(member.peerId, (await store.peers.find(workspaceId, member.peerId))?.configuration ?? {});
 
   const items: NewRepresentationItem[] = [];
   const summaries: SummarizePayload[] = [];
@@ -175,12 +175,12 @@ export async function deriveStoredMessages(ctx: DomainContext, scope: { workspac
     }
     for (const messages of bySession.values()) {
       queued += await ctx.store.transaction(async (store) => {
-        const session = await store.findSession(messages[0].workspaceId, messages[0].sessionId);
+        const session = await store.sessions.find(messages[0].workspaceId, messages[0].sessionId);
         if (session === undefined || !session.isActive) return 0;
-        const workspace = await store.findWorkspace(session.workspaceId);
-        const members = (await store.listMemberships(session.workspaceId, session.id)).filter((m) => m.leftAt === null);
+        const workspace = await store.workspaces.find(session.workspaceId);
+        const members = (await store.sessions.memberships(session.workspaceId, session.id)).filter((m) => m.leftAt === null);
         const peers = new Map<string, JsonObject>();
-        for (const member of members) peers.set(member.peerId, (await store.findPeer(session.workspaceId, member.peerId))?.configuration ?? {});
+        for (const member of members) peers.set(member.peerId, (await store.peers.find(session.workspaceId, member.peerId))?.configuration ?? {});
         const items: NewRepresentationItem[] = [];
         for (const record of messages) {
           const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration });

@@ -85,8 +85,8 @@ export async function scheduleDream(ctx: DomainContext, request: DreamRequest): 
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || !dreamsAvailable(ctx)) throw notConfigured('Dreams are not enabled in the system configuration');
   return ctx.store.transaction(async (store) => {
-    const workspace = await store.findWorkspace(request.workspaceId);
-    const session = request.sessionId === null ? undefined : await store.findSession(request.workspaceId, request.sessionId);
+    const workspace = await store.workspaces.find(request.workspaceId);
+    const session = request.sessionId === null ? undefined : await store.sessions.find(request.workspaceId, request.sessionId);
     const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session?.configuration ?? {} });
     if (!config.dreamEnabled) throw notConfigured('Dreams are disabled in the configuration of this workspace or session');
     const now = ctx.now();
@@ -144,8 +144,8 @@ export async function considerAutomaticDreams(
     const explicit = await store.memory.countConclusions(collection, 'explicit');
     const last = await store.memory.dreamState(collection.workspaceId, collection.observerId, collection.observedId);
     if (!dreamIsDue(reasoning.settings.dream, last, explicit, now)) continue;
-    const workspace = await store.findWorkspace(collection.workspaceId);
-    const session = await store.findSession(collection.workspaceId, collection.sessionId);
+    const workspace = await store.workspaces.find(collection.workspaceId);
+    const session = await store.sessions.find(collection.workspaceId, collection.sessionId);
     const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session?.configuration ?? {} });
     if (!config.dreamEnabled) continue;
     const payload: DreamPayload = { workspaceId: collection.workspaceId, observerId: collection.observerId, observedId: collection.observedId, dreamType: 'omni', sessionId: null, rebuild: false };

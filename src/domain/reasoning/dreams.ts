@@ -124,7 +124,7 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
       async execute(args) {
         const terms = words(String(args.query));
         if (terms.length === 0) return 'no words to search for';
-        const found = await store.searchCandidates({
+        const found = await store.messages.searchCandidates({
           workspaceId: payload.workspaceId,
           peerId: payload.observedId,
           terms,
@@ -240,7 +240,7 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
         if (update.card === undefined) return ['no valid entry: the card is kept as it was', ...refused].join('\n');
         const card = update.card;
         const saved = await store.transaction(async (tx) => {
-          if ((await tx.findPeer(payload.workspaceId, payload.observerId)) === undefined) return false;
+          if ((await tx.peers.find(payload.workspaceId, payload.observerId)) === undefined) return false;
           await tx.memory.savePeerCard(payload.workspaceId, payload.observerId, payload.observedId, card, ctx.now());
           return true;
         });
@@ -279,9 +279,9 @@ export async function runDream(ctx: DomainContext, payload: DreamPayload, option
   const induction = reasoning.models.chat('dream_induction') ?? deduction;
   const { store } = ctx;
   // schedule_dream checks nothing exists (as the reference): a dream about nobody has nothing to do
-  if ((await store.findPeer(payload.workspaceId, payload.observerId)) === undefined) return { kind: 'done', created: 0, deleted: 0, cardUpdated: false };
-  const workspace = await store.findWorkspace(payload.workspaceId);
-  const session = payload.sessionId === null ? undefined : await store.findSession(payload.workspaceId, payload.sessionId);
+  if ((await store.peers.find(payload.workspaceId, payload.observerId)) === undefined) return { kind: 'done', created: 0, deleted: 0, cardUpdated: false };
+  const workspace = await store.workspaces.find(payload.workspaceId);
+  const session = payload.sessionId === null ? undefined : await store.sessions.find(payload.workspaceId, payload.sessionId);
   const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session?.configuration ?? {} });
   const cardAllowed = config.peerCardCreate;
   const card = payload.rebuild ? undefined : await store.memory.findPeerCard(payload.workspaceId, payload.observerId, payload.observedId);
@@ -313,7 +313,7 @@ export async function runDream(ctx: DomainContext, payload: DreamPayload, option
       await emitQueueEmpty(ctx, tx, { queueType: 'dream', workspaceId: payload.workspaceId, sessionId: payload.sessionId, observedId: payload.observedId, observerId: payload.observerId }, ctx.now());
     }
     // only the omni dream consolidates the collection; card_refresh leaves the automatic schedule alone
-    if (payload.dreamType !== 'omni' || (await tx.findPeer(payload.workspaceId, payload.observerId)) === undefined) return;
+    if (payload.dreamType !== 'omni' || (await tx.peers.find(payload.workspaceId, payload.observerId)) === undefined) return;
     const explicit = await tx.memory.countConclusions({ workspaceId: payload.workspaceId, observerId: payload.observerId, observedId: payload.observedId }, 'explicit');
     await tx.memory.saveDreamState(payload.workspaceId, payload.observerId, payload.observedId, { lastDreamAt: ctx.now(), explicitAtLastDream: explicit });
   });

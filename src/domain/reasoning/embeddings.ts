@@ -145,7 +145,7 @@ export async function embedStoredMessages(ctx: DomainContext, payload: EmbedMess
   const embedder = embedderOf(ctx);
   if (embedder === undefined) return { kind: 'failed', error: 'no embedding model is configured', retryable: false };
   const maxTokens = ctx.reasoning!.settings.embeddingMaxInputTokens;
-  const byId = new Map((await ctx.store.messagesByIds(payload.workspaceId, payload.messageIds)).map((m) => [m.id, m]));
+  const byId = new Map((await ctx.store.messages.byIds(payload.workspaceId, payload.messageIds)).map((m) => [m.id, m]));
   const messages = payload.messageIds.flatMap((id) => byId.get(id) ?? []);
   const pieces: { message: MessageRecord; chunk: number; text: string }[] = [];
   for (const message of messages) {

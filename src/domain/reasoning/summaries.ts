@@ -64,9 +64,9 @@ async function summarize(ctx: DomainContext, payload: SummarizePayload, options:
   const reasoning = ctx.reasoning;
   const model = reasoning?.models.chat('summary');
   if (reasoning === undefined || model === undefined) return { kind: 'failed', error: 'no summary model is configured', retryable: false };
-  const session = await ctx.store.findSession(payload.workspaceId, payload.sessionId);
+  const session = await ctx.store.sessions.find(payload.workspaceId, payload.sessionId);
   if (session === undefined || !session.isActive) return { kind: 'skipped', reason: 'session gone' };
-  const workspace = await ctx.store.findWorkspace(payload.workspaceId);
+  const workspace = await ctx.store.workspaces.find(payload.workspaceId);
   const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration });
   const stored = new Map((await ctx.store.reasoning.summaries(payload.workspaceId, payload.sessionId)).map((summary) => [summary.type, summary]));
   const written: SummaryType[] = [];

@@ -64,8 +64,8 @@ async function joinPeers(
   now: Date,
 ): Promise<void> {
   if (peers.size === 0) return;
-  await store.ensurePeers(workspaceId, [...peers.keys()], now);
-  const existing = new Map((await store.listMemberships(workspaceId, sessionId)).map((m) => [m.peerId, m]));
+  await store.peers.ensure(workspaceId, [...peers.keys()], now);
+  const existing = new Map((await store.sessions.memberships(workspaceId, sessionId)).map((m) => [m.peerId, m]));
   const bodyObservers = countObservers(peers);
   if (bodyObservers > 0) {
     let others = 0;
@@ -87,7 +87,7 @@ async function joinPeers(
       leftAt: null,
     });
   }
-  await store.saveMemberships(workspaceId, sessionId, rows);
+  await store.sessions.saveMemberships(workspaceId, sessionId, rows);
 }
 
 /** Finds an active session or creates it (with its workspace); an inactive one is a 404. */
@@ -99,7 +99,7 @@ async function getOrCreateActiveSession(
   newPeers: PeerConfigMap | undefined,
   now: Date,
 ): Promise<Created<SessionRecord>> {
-  const found = await store.findSession(workspaceId, input.id);
+  const found = await store.sessions.find(workspaceId, input.id);
   if (found !== undefined) {
     if (!found.isActive) throw sessionNotFound(workspaceId, input.id);
     return { record: found, created: false };
@@ -108,8 +108,8 @@ async function getOrCreateActiveSession(
     const observers = countObservers(newPeers);
     if (observers > ctx.limits.sessionObservers) throw observerError(input.id, observers, ctx.limits.sessionObservers);
   }
-  await store.createWorkspaceIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
-  const result = await store.createSessionIfAbsent(
+  await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+  const result = await store.sessions.createIfAbsent(
     workspaceId,
     { id: input.id, metadata: input.metadata ?? {}, configuration: input.configuration ?? {} },
     now,
@@ -129,7 +129,7 @@ export function getOrCreateSession(ctx: DomainContext, workspaceId: string, inpu
     let record = result.record;
     if (!result.created && (input.metadata !== undefined || input.configuration !== undefined)) {
       record =
-        (await store.updateSession(workspaceId, input.id, {
+        (await store.sessions.update(workspaceId, input.id, {
           metadata: input.metadata,
           configuration: mergeConfiguration(record.configuration, input.configuration),
         })) ?? record;
@@ -165,13 +165,13 @@ export function setSessionPeers(
     const now = ctx.now();
     const observers = countObservers(peers);
     if (observers > ctx.limits.sessionObservers) throw observerError(sessionId, observers, ctx.limits.sessionObservers);
-    const session = await store.findSession(workspaceId, sessionId);
+    const session = await store.sessions.find(workspaceId, sessionId);
     // The reference commits the change on an inactive session and then answers 404; Engram
     // refuses before changing anything (docs/compatibility.md).
     if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
-    await store.markMembersLeft(workspaceId, sessionId, undefined, now);
-    await store.ensurePeers(workspaceId, [...peers.keys()], now);
-    await store.saveMemberships(
+    await store.sessions.markMembersLeft(workspaceId, sessionId, undefined, now);
+    await store.peers.ensure(workspaceId, [...peers.keys()], now);
+    await store.sessions.saveMemberships(
       workspaceId,
       sessionId,
       [...peers].map(([peerId, config]) => ({ peerId, configuration: { ...config }, joinedAt: now, leftAt: null })),
@@ -188,9 +188,9 @@ export function removePeersFromSession(
   peerIds: string[],
 ): Promise<SessionRecord> {
   return ctx.store.transaction(async (store) => {
-    const session = await store.findSession(workspaceId, sessionId);
+    const session = await store.sessions.find(workspaceId, sessionId);
     if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
-    await store.markMembersLeft(workspaceId, sessionId, [...new Set(peerIds)], ctx.now());
+    await store.sessions.markMembersLeft(workspaceId, sessionId, [...new Set(peerIds)], ctx.now());
     return session;
   });
 }
@@ -203,7 +203,7 @@ export function listSessionPeers(
   page: number,
   size: number,
 ): Promise<Page<PeerRecord>> {
-  return ctx.store.listActiveMemberPeers(workspaceId, sessionId, page, size);
+  return ctx.store.sessions.activeMemberPeers(workspaceId, sessionId, page, size);
 }
 
 export async function getSessionPeerConfig(
@@ -212,7 +212,7 @@ export async function getSessionPeerConfig(
   sessionId: string,
   peerId: string,
 ): Promise<SessionPeerConfig> {
-  const member = await ctx.store.findMembership(workspaceId, sessionId, peerId);
+  const member = await ctx.store.sessions.findMembership(workspaceId, sessionId, peerId);
   if (member === undefined) throw notFound(`Session peer ${peerId} not found in session ${sessionId} in workspace ${workspaceId}`);
   const config = member.configuration;
   return {
@@ -231,11 +231,11 @@ export function setSessionPeerConfig(
 ): Promise<void> {
   return ctx.store.transaction(async (store) => {
     const now = ctx.now();
-    const session = await store.findSession(workspaceId, sessionId);
+    const session = await store.sessions.find(workspaceId, sessionId);
     if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
-    const peer = await store.findPeer(workspaceId, peerId);
+    const peer = await store.peers.find(workspaceId, peerId);
     if (peer === undefined) throw notFound(`Peer ${peerId} not found in workspace ${workspaceId}`);
-    const members = await store.listMemberships(workspaceId, sessionId);
+    const members = await store.sessions.memberships(workspaceId, sessionId);
     const member = members.find((m) => m.peerId === peerId);
     const configuration: JsonObject = { observe_me: null, observe_others: null, ...member?.configuration };
     for (const [key, value] of Object.entries(changes)) if (value !== null && value !== undefined) configuration[key] = value;
@@ -243,7 +243,7 @@ export function setSessionPeerConfig(
       const others = members.filter((m) => m.peerId !== peerId && m.leftAt === null && isObserver(m.configuration)).length;
       if (others + 1 > ctx.limits.sessionObservers) throw observerError(sessionId, others + 1, ctx.limits.sessionObservers);
     }
-    await store.saveMemberships(workspaceId, sessionId, [
+    await store.sessions.saveMemberships(workspaceId, sessionId, [
       {
         peerId,
         configuration,
@@ -255,7 +255,7 @@ export function setSessionPeerConfig(
 }
 
 export async function listSessions(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<SessionRecord>> {
-  return ctx.store.listSessions(workspaceId, sessionListQuery(ctx.store, request, SESSION_FILTER));
+  return ctx.store.sessions.list(workspaceId, sessionListQuery(ctx.store, request, SESSION_FILTER));
 }
 
 /** Updates a session, creating it (and its workspace) when missing; inactive is a 404. */
@@ -270,7 +270,7 @@ export function updateSession(
     const { record, created } = await getOrCreateActiveSession(ctx, store, workspaceId, { id: sessionId, ...changes }, undefined, now);
     if (created) return record;
     return (
-      (await store.updateSession(workspaceId, sessionId, {
+      (await store.sessions.update(workspaceId, sessionId, {
         metadata: changes.metadata,
         configuration: mergeConfiguration(record.configuration, changes.configuration),
       })) ?? record
@@ -281,7 +281,7 @@ export function updateSession(
 /** Marks the session inactive; it stays visible to member reads until purged. */
 export function deleteSession(ctx: DomainContext, workspaceId: string, sessionId: string): Promise<void> {
   return ctx.store.transaction(async (store) => {
-    const changed = await store.deactivateSession(workspaceId, sessionId);
+    const changed = await store.sessions.deactivate(workspaceId, sessionId);
     if (!changed) throw sessionNotFound(workspaceId, sessionId);
     await schedulePurgeSession(ctx, store, workspaceId, sessionId, ctx.now());
   });
@@ -289,7 +289,7 @@ export function deleteSession(ctx: DomainContext, workspaceId: string, sessionId
 
 /** Runs a queued purge: the session's rows are removed unless it became active again. */
 export async function purgeSession(ctx: DomainContext, workspaceId: string, sessionId: string): Promise<boolean> {
-  return ctx.store.purgeInactiveSession(workspaceId, sessionId);
+  return ctx.store.sessions.purgeInactive(workspaceId, sessionId);
 }
 
 /** Copies a session: metadata, configuration, messages (up to `messageId`) and memberships. */
@@ -301,19 +301,19 @@ export function cloneSession(
 ): Promise<SessionRecord> {
   return ctx.store.transaction(async (store) => {
     const now = ctx.now();
-    const original = await store.findSession(workspaceId, sessionId);
+    const original = await store.sessions.find(workspaceId, sessionId);
     if (original === undefined || !original.isActive) throw notFound('Original session not found');
-    if (messageId !== undefined && !(await store.messageInSession(workspaceId, sessionId, messageId))) {
+    if (messageId !== undefined && !(await store.messages.inSession(workspaceId, sessionId, messageId))) {
       throw notFound('Session not found');
     }
-    const { record } = await store.createSessionIfAbsent(
+    const { record } = await store.sessions.createIfAbsent(
       workspaceId,
       { id: ctx.newId(), metadata: original.metadata, configuration: original.configuration },
       now,
     );
-    await store.copyMessages(workspaceId, sessionId, record.id, messageId, now, ctx.newId);
-    const members = await store.listMemberships(workspaceId, sessionId);
-    await store.saveMemberships(
+    await store.messages.copy(workspaceId, sessionId, record.id, messageId, now, ctx.newId);
+    const members = await store.sessions.memberships(workspaceId, sessionId);
+    await store.sessions.saveMemberships(
       workspaceId,
       record.id,
       members.map((m) => ({ peerId: m.peerId, configuration: m.configuration, joinedAt: now, leftAt: null })),
@@ -328,5 +328,5 @@ export async function isActiveSessionMember(
   sessionId: string,
   peerId: string,
 ): Promise<boolean> {
-  return ctx.store.isActiveMember(workspaceId, sessionId, peerId);
+  return ctx.store.sessions.isActiveMember(workspaceId, sessionId, peerId);
 }

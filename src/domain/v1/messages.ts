@@ -53,9 +53,9 @@ export async function createMessages(
 
     // Senders become active members, as a v3 write would make them (active members keep their config).
     const senders = [...new Set(inputs.map((input) => (input.isUser ? user.name : V1_ASSISTANT_PEER_ID)))];
-    await store.ensurePeers(session.workspaceId, senders, now);
-    const members = new Map((await store.listMemberships(session.workspaceId, session.id)).map((m) => [m.peerId, m]));
-    await store.saveMemberships(
+    await store.peers.ensure(session.workspaceId, senders, now);
+    const members = new Map((await store.sessions.memberships(session.workspaceId, session.id)).map((m) => [m.peerId, m]));
+    await store.sessions.saveMemberships(
       session.workspaceId,
       session.id,
       senders
@@ -75,9 +75,9 @@ export async function createMessages(
       createdAt: now,
     }));
     const countBefore = ctx.reasoning === undefined ? 0 : await store.reasoning.sessionMessageCount(session.workspaceId, session.id);
-    await store.insertMessages(records);
+    await store.messages.insert(records);
     // memory forms from v1 messages as from v2/v3 ones
-    const sessionRecord = await store.findSession(session.workspaceId, session.id);
+    const sessionRecord = await store.sessions.find(session.workspaceId, session.id);
     if (sessionRecord !== undefined) await queueReasoning(ctx, store, sessionRecord, records.map((record) => ({ record })), countBefore, now);
     // the same `message.created` events as a v2/v3 write: webhook endpoints see every message
     await emitWebhookEvents(
@@ -131,7 +131,7 @@ export async function updateMessage(
   metadata: JsonObject,
 ): Promise<V1MessageView> {
   const scope = cannotName(messageId) ? undefined : await findSessionOfUser(ctx.store, appId, userId, sessionId);
-  const message = scope && (await ctx.store.updateMessageMetadata(scope.session.workspaceId, scope.session.id, messageId, metadata));
+  const message = scope && (await ctx.store.messages.updateMetadata(scope.session.workspaceId, scope.session.id, messageId, metadata));
   if (scope === undefined || message === undefined) throw notFound('Message not found');
   return view(scope, message);
 }

@@ -23,7 +23,7 @@ export function createSession(ctx: DomainContext, appId: string, userId: string,
     if (user === undefined) throw notFound(`User with ID '${userId}' not found`);
     const now = ctx.now();
     const session = await store.v1.insertSession(user.workspaceId, ctx.newId(), metadata, {}, now);
-    await store.saveMemberships(user.workspaceId, session.id, [
+    await store.sessions.saveMemberships(user.workspaceId, session.id, [
       { peerId: user.name, configuration: NEW_MEMBER_CONFIG, joinedAt: now, leftAt: null },
     ]);
     return { user, session };
@@ -64,7 +64,7 @@ export function updateSession(
 export async function deleteSession(ctx: DomainContext, appId: string, userId: string, sessionId: string): Promise<void> {
   const scope = await findSessionOfUser(ctx.store, appId, userId, sessionId);
   if (scope === undefined) throw notFound(SESSION_NOT_FOUND);
-  await ctx.store.deactivateSession(scope.session.workspaceId, scope.session.id);
+  await ctx.store.sessions.deactivate(scope.session.workspaceId, scope.session.id);
 }
 
 /**
@@ -91,7 +91,7 @@ export function cloneSession(
       throw notFound('Session not found');
     }
     const now = ctx.now();
-    const original = await store.findSession(workspaceId, session.id);
+    const original = await store.sessions.find(workspaceId, session.id);
     const clone: V1SessionRecord = await store.v1.insertSession(
       workspaceId,
       ctx.newId(),
@@ -100,9 +100,9 @@ export function cloneSession(
       now,
     );
 
-    const members = (await store.listMemberships(workspaceId, session.id)).filter((m) => m.leftAt === null);
+    const members = (await store.sessions.memberships(workspaceId, session.id)).filter((m) => m.leftAt === null);
     if (!members.some((m) => m.peerId === user.name)) members.push({ peerId: user.name, configuration: NEW_MEMBER_CONFIG, joinedAt: now, leftAt: null });
-    await store.saveMemberships(
+    await store.sessions.saveMemberships(
       workspaceId,
       clone.id,
       members.map((m) => ({ peerId: m.peerId, configuration: m.configuration, joinedAt: now, leftAt: null })),
@@ -114,7 +114,7 @@ export function cloneSession(
       copiedIds.set(m.id, id);
       return { ...m, id, sessionId: clone.id, createdAt: now };
     });
-    await store.insertMessages(copies);
+    await store.messages.insert(copies);
 
     if (options.deepCopy) {
       for (const meta of await store.v1.metamessagesOfSession(workspaceId, user.name, session.id)) {

@@ -13,18 +13,18 @@ export function getOrCreateWebhookEndpoint(
   url: string,
 ): Promise<Created<WebhookEndpointRecord>> {
   return ctx.store.transaction(async (store) => {
-    if ((await store.findWorkspace(workspaceId)) === undefined) throw notFound(`Workspace ${workspaceId} not found`);
-    const existing = await store.findWebhookEndpointByUrl(workspaceId, url);
+    if ((await store.workspaces.find(workspaceId)) === undefined) throw notFound(`Workspace ${workspaceId} not found`);
+    const existing = await store.webhooks.findByUrl(workspaceId, url);
     if (existing !== undefined) return { record: existing, created: false };
     const limit = ctx.limits.webhookEndpoints;
-    if ((await store.countWebhookEndpoints(workspaceId)) >= limit) {
+    if ((await store.webhooks.count(workspaceId)) >= limit) {
       throw conflict(`Maximum number of webhook endpoints (${limit}) reached for this workspace.`);
     }
     const record = { id: ctx.newId(), workspaceId, url, createdAt: ctx.now() };
-    const inserted = await store.insertWebhookEndpoint(record);
+    const inserted = await store.webhooks.insert(record);
     if (inserted !== undefined) return { record: inserted, created: true };
     // A concurrent request registered the same URL first.
-    const raced = await store.findWebhookEndpointByUrl(workspaceId, url);
+    const raced = await store.webhooks.findByUrl(workspaceId, url);
     if (raced === undefined) throw conflict(`Unable to create webhook endpoint for ${url}`);
     return { record: raced, created: false };
   });
@@ -36,12 +36,12 @@ export function listWebhookEndpoints(
   page: number,
   size: number,
 ): Promise<Page<WebhookEndpointRecord>> {
-  return ctx.store.listWebhookEndpoints(workspaceId, page, size);
+  return ctx.store.webhooks.list(workspaceId, page, size);
 }
 
 /** Seed 4.5: deletes the endpoint; unknown or another workspace's id is a 404. */
 export async function deleteWebhookEndpoint(ctx: DomainContext, workspaceId: string, endpointId: string): Promise<void> {
-  if (!(await ctx.store.deleteWebhookEndpoint(workspaceId, endpointId))) {
+  if (!(await ctx.store.webhooks.delete(workspaceId, endpointId))) {
     throw notFound(`Webhook endpoint ${endpointId} not found for workspace ${workspaceId}`);
   }
 }

@@ -12,11 +12,11 @@ export interface WorkspaceInput {
 
 /** Existing workspaces are returned unchanged: the body only seeds a new one (contract §7.1). */
 export function getOrCreateWorkspace(ctx: DomainContext, input: WorkspaceInput): Promise<Created<WorkspaceRecord>> {
-  return ctx.store.createWorkspaceIfAbsent(input, ctx.now());
+  return ctx.store.workspaces.createIfAbsent(input, ctx.now());
 }
 
 export async function listWorkspaces(ctx: DomainContext, request: ListRequest): Promise<Page<WorkspaceRecord>> {
-  return ctx.store.listWorkspaces(listQuery(ctx.store, request, WORKSPACE_FILTER));
+  return ctx.store.workspaces.list(listQuery(ctx.store, request, WORKSPACE_FILTER));
 }
 
 /** Top-level configuration keys replace stored ones; other stored keys stay. */
@@ -31,12 +31,12 @@ export function updateWorkspace(
   changes: { metadata?: JsonObject; configuration?: JsonObject },
 ): Promise<WorkspaceRecord> {
   return ctx.store.transaction(async (store) => {
-    const { record, created } = await store.createWorkspaceIfAbsent(
+    const { record, created } = await store.workspaces.createIfAbsent(
       { id, metadata: changes.metadata ?? {}, configuration: changes.configuration ?? {} },
       ctx.now(),
     );
     if (created) return record;
-    const updated = await store.updateWorkspace(id, {
+    const updated = await store.workspaces.update(id, {
       metadata: changes.metadata,
       configuration: mergeConfiguration(record.configuration, changes.configuration),
     });
@@ -53,12 +53,12 @@ export interface DeleteWorkspaceRules {
 /** Deletes the workspace and everything in it; returns the deleted record. */
 export function deleteWorkspace(ctx: DomainContext, id: string, rules: DeleteWorkspaceRules): Promise<WorkspaceRecord> {
   return ctx.store.transaction(async (store) => {
-    const workspace = await store.findWorkspace(id);
+    const workspace = await store.workspaces.find(id);
     if (workspace === undefined) throw notFound(rules.notFoundMessage);
-    if (rules.refuseWithActiveSessions && (await store.countActiveSessions(id)) > 0) {
+    if (rules.refuseWithActiveSessions && (await store.workspaces.countActiveSessions(id)) > 0) {
       throw conflict(`Cannot delete workspace '${id}': active session(s) remain. Delete all sessions first.`);
     }
-    await store.deleteWorkspace(id);
+    await store.workspaces.delete(id);
     return workspace;
   });
 }

@@ -125,7 +125,7 @@ export async function authenticate(deps: HttpDeps, generation: Generation, scope
   if (generation === 'v1') {
     authorizeV1(claims, scope, { appId: pick('app_id'), userId: pick('user_id'), sessionId: pick('session_id') });
   } else if (generation === 'v3') {
-    await authorizeV3(claims, scope, ids, (w, s, p) => deps.ctx.store.isActiveMember(w, s, p));
+    await authorizeV3(claims, scope, ids, (w, s, p) => deps.ctx.store.sessions.isActiveMember(w, s, p));
   } else {
     authorizeV2(claims, scope, ids);
   }

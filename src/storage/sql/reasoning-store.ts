@@ -12,7 +12,7 @@ import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
-import { messageFromRow, type MessageRow as BaseMessageRow } from './message-row.js';
+import { MESSAGE_COLUMNS as ROW_COLUMNS, messageFromRow, type MessageRow as BaseMessageRow } from './rows.js';
 
 interface ItemRow {
   pk: number | string;
@@ -40,7 +40,7 @@ interface SummaryRow {
   created_at: unknown;
 }
 
-const MESSAGE_COLUMNS = 'm.pk, m.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at';
+const MESSAGE_COLUMNS = `m.pk, ${ROW_COLUMNS}`;
 
 /** The deriver's work items and the session summaries (migrations/0011). */
 export class SqlReasoningStore implements ReasoningStore {

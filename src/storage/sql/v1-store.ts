@@ -1,5 +1,4 @@
 import type {
-  FilterNode,
   JsonObject,
   MessageRecord,
   Page,
@@ -13,9 +12,9 @@ import type {
 } from '../store.js';
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
-import { filterCondition } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
-import { pageOffset } from './page-offset.js';
+import { listPage } from './list-page.js';
+import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
 
 /*
  * The v1 generation's queries over the workspace tables (contract-v1 §5): apps are workspaces
@@ -37,16 +36,6 @@ interface UserRow extends AppRow {
 interface SessionRow extends AppRow {
   workspace_id: string;
   is_active: unknown;
-}
-interface MessageRow {
-  id: string;
-  workspace_id: string;
-  session_id: string;
-  peer_id: string;
-  content: string;
-  metadata: unknown;
-  token_count: number;
-  created_at: unknown;
 }
 interface MetamessageRow {
   id: string;
@@ -70,7 +59,6 @@ const SESSION_COLUMNS = 's.v1_id, s.id, s.workspace_id, s.is_active, s.metadata,
 /** A session the peer (the extra `?`) has a membership row in, left or not. */
 const MEMBER_OF_SESSION = `EXISTS (SELECT 1 FROM session_peers sp
   WHERE sp.workspace_id = s.workspace_id AND sp.session_id = s.id AND sp.peer_id = ?)`;
-const MESSAGE_COLUMNS = 'm.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at';
 const METAMESSAGE_FROM = `metamessages mm
   JOIN workspaces w ON w.id = mm.workspace_id
   JOIN peers p ON p.workspace_id = mm.workspace_id AND p.id = mm.peer_id
@@ -114,16 +102,7 @@ export class SqlV1Store implements V1Store {
   }
 
   private message(row: MessageRow): MessageRecord {
-    return {
-      id: row.id,
-      workspaceId: row.workspace_id,
-      sessionId: row.session_id,
-      peerId: row.peer_id,
-      content: row.content,
-      metadata: this.codec.readJson(row.metadata),
-      tokenCount: Number(row.token_count),
-      createdAt: this.codec.readTime(row.created_at),
-    };
+    return messageFromRow(this.codec, row);
   }
 
   private metamessage(row: MetamessageRow): V1MetamessageRecord {
@@ -145,31 +124,23 @@ export class SqlV1Store implements V1Store {
 
   // ------------------------------------------------------------ shared pieces
 
-  /** `filter` (metadata containment, §0.4) on the table whose metadata column is `metadataSql`. */
-  private containment(filter: FilterNode | null, metadataSql: string, params: unknown[]): string | null {
-    return filterCondition(filter, { columns: {}, metadata: metadataSql }, this.codec, params);
-  }
-
-  private async page<R, T>(
+  /** A v1 list page in insertion order (`order`); the filter is metadata containment (§0.4) on `metadata`. */
+  private page<R, T>(
     base: { from: string; where: string; params: unknown[]; order: string; metadata: string },
     select: string,
     query: V1ListQuery,
     map: (row: R) => T,
   ): Promise<Page<T>> {
-    const params = [...base.params];
-    const filterSql = this.containment(query.filter, base.metadata, params);
-    const where = filterSql === null ? base.where : `${base.where} AND (${filterSql})`;
-    const offset = pageOffset(query.page, query.size);
-    const rows = await this.db.all<R>(
-      `SELECT ${select} FROM ${base.from} WHERE ${where} ORDER BY ${base.order} ${query.reverse ? 'DESC' : 'ASC'} LIMIT ? OFFSET ?`,
-      [...params, query.size, offset],
-    );
-    let total = rows.length;
-    if (offset > 0 || rows.length === query.size) {
-      const counted = await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${base.from} WHERE ${where}`, params);
-      total = Number(counted?.n ?? 0);
-    }
-    return { items: rows.map(map), total };
+    return listPage<R, T>(this.db, this.codec, {
+      ...query,
+      from: base.from,
+      where: base.where,
+      params: base.params,
+      select,
+      order: [base.order],
+      filterColumns: { columns: {}, metadata: base.metadata },
+      map,
+    });
   }
 
   // ------------------------------------------------------------ apps

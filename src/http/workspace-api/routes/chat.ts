@@ -48,7 +48,7 @@ export function mountChatRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
         allowlist = sessionAllowlist(body.filters as JsonObject | null | undefined, body.session_id ?? undefined);
         // contract §2.5: a peer key must be an active member of the session and of every allowed one
         const named = [...(body.session_id ? [body.session_id] : []), ...(allowlist ?? [])];
-        await checkChatSessions(claims, params.workspace_id, named, (w, s, p) => ctx.store.isActiveMember(w, s, p));
+        await checkChatSessions(claims, params.workspace_id, named, (w, s, p) => ctx.store.sessions.isActiveMember(w, s, p));
       }
       return answerChat(
         ctx,

@@ -1,0 +1,215 @@
+import type { MessageRecord, MessageScope, MessageSearch, MessageStore, Page, SearchCandidate, SearchMatch, MessageListQuery } from '../store.js';
+import type { FilterColumns } from './compile-filter.js';
+import { filterCondition } from './compile-filter.js';
+import type { Dialect } from './dialect.js';
+import type { SqlExecutor } from './driver.js';
+import { jsonText } from './json-text.js';
+import { listPage } from './list-page.js';
+import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
+
+const MESSAGE_FILTER: FilterColumns = {
+  columns: { workspace_id: 'm.workspace_id', session_id: 'm.session_id', peer_id: 'm.peer_id', token_count: 'm.token_count', created_at: 'm.created_at' },
+  metadata: 'm.metadata',
+};
+
+/** Message `m` was sent while the peer (the `?`) was a member of its session: what that peer could see. */
+const SEEN_BY_PEER = `EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_id = m.workspace_id
+  AND sp.session_id = m.session_id AND sp.peer_id = ? AND m.created_at >= sp.joined_at
+  AND (sp.left_at IS NULL OR m.created_at <= sp.left_at))`;
+
+/** The `messages` table and its full-text index. */
+export class SqlMessageStore implements MessageStore {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly d: Dialect,
+  ) {}
+
+  async insert(rows: MessageRecord[]): Promise<void> {
+    const d = this.d;
+    // Multi-row inserts keep a 100-message batch to a few statements; pk order = request order.
+    for (let start = 0; start < rows.length; start += 50) {
+      const chunk = rows.slice(start, start + 50);
+      await this.db.run(
+        `INSERT INTO messages (id, workspace_id, session_id, peer_id, content, metadata, token_count, created_at)
+         VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        chunk.flatMap((m) => [m.id, m.workspaceId, m.sessionId, m.peerId, m.content, d.json(m.metadata), m.tokenCount, d.time(m.createdAt)]),
+      );
+    }
+  }
+
+  list(workspaceId: string, sessionId: string, query: MessageListQuery): Promise<Page<MessageRecord>> {
+    let where = 'm.workspace_id = ? AND m.session_id = ?';
+    const params: unknown[] = [workspaceId, sessionId];
+    if (query.peerPerspective !== undefined) {
+      where += ` AND ${SEEN_BY_PEER}`;
+      params.push(query.peerPerspective);
+    }
+    return listPage<MessageRow, MessageRecord>(this.db, this.d, {
+      filter: query.filter,
+      page: query.page,
+      size: query.size,
+      reverse: query.reverse,
+      from: 'messages m',
+      where,
+      params,
+      select: MESSAGE_COLUMNS,
+      order: ['m.pk'],
+      filterColumns: MESSAGE_FILTER,
+      map: (row) => messageFromRow(this.d, row),
+      knownTotal:
+        query.peerPerspective === undefined
+          ? async () => {
+              const row = await this.db.get<{ n: number }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [workspaceId, sessionId]);
+              return Number(row?.n ?? 0);
+            }
+          : undefined,
+    });
+  }
+
+  async find(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined> {
+    const row = await this.db.get<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.workspace_id = ? AND m.session_id = ? AND m.id = ?`, [
+      workspaceId,
+      sessionId,
+      id,
+    ]);
+    return row && messageFromRow(this.d, row);
+  }
+
+  async updateMetadata(workspaceId: string, sessionId: string, id: string, metadata: Record<string, unknown>): Promise<MessageRecord | undefined> {
+    const row = await this.db.get<MessageRow>(
+      `UPDATE messages SET metadata = ? WHERE workspace_id = ? AND session_id = ? AND id = ?
+       RETURNING id, workspace_id, session_id, peer_id, content, metadata, token_count, created_at`,
+      [this.d.json(metadata), workspaceId, sessionId, id],
+    );
+    return row && messageFromRow(this.d, row);
+  }
+
+  async inSession(workspaceId: string, sessionId: string, messageId: string): Promise<boolean> {
+    const row = await this.db.get('SELECT 1 AS one FROM messages WHERE workspace_id = ? AND session_id = ? AND id = ?', [workspaceId, sessionId, messageId]);
+    return row !== undefined;
+  }
+
+  async copy(workspaceId: string, fromSessionId: string, toSessionId: string, untilMessageId: string | undefined, now: Date, newId: () => string): Promise<void> {
+    const params: unknown[] = [workspaceId, fromSessionId];
+    let until = '';
+    if (untilMessageId !== undefined) {
+      until = ' AND pk <= (SELECT pk FROM messages WHERE id = ?)';
+      params.push(untilMessageId);
+    }
+    const rows = await this.db.all<{ peer_id: string; content: string; metadata: unknown; token_count: number }>(
+      `SELECT peer_id, content, metadata, token_count FROM messages WHERE workspace_id = ? AND session_id = ?${until} ORDER BY pk`,
+      params,
+    );
+    const d = this.d;
+    for (const row of rows) {
+      await this.db.run(
+        `INSERT INTO messages (id, workspace_id, session_id, peer_id, content, metadata, token_count, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [newId(), workspaceId, toSessionId, row.peer_id, row.content, d.json(d.readJson(row.metadata)), row.token_count, d.time(now)],
+      );
+    }
+  }
+
+  async searchCandidates(search: MessageSearch): Promise<SearchCandidate[]> {
+    if (search.terms.length === 0) return [];
+    const { sql, params } = this.searchQuery(search, 'm.id, m.content');
+    return this.db.all<SearchCandidate>(sql, params);
+  }
+
+  async searchMatches(search: MessageSearch): Promise<SearchMatch[]> {
+    if (search.terms.length === 0) return [];
+    const { sql, params } = this.searchQuery(search, 'm.id, m.pk AS seq');
+    const rows = await this.db.all<{ id: string; seq: number | string }>(sql, params);
+    return rows.map((row) => ({ id: row.id, seq: Number(row.seq) }));
+  }
+
+  async countInScope(scope: MessageScope, cap: number): Promise<number> {
+    const where = ['workspace_id = ?'];
+    const params: unknown[] = [scope.workspaceId];
+    if (scope.sessionId !== undefined) {
+      where.push('session_id = ?');
+      params.push(scope.sessionId);
+    }
+    if (scope.peerId !== undefined) {
+      where.push('peer_id = ?');
+      params.push(scope.peerId);
+    }
+    params.push(cap);
+    const row = await this.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM (SELECT 1 FROM messages WHERE ${where.join(' AND ')} LIMIT ?) s`, params);
+    return Number(row?.n ?? 0);
+  }
+
+  async filterIds(search: Omit<MessageSearch, 'terms' | 'candidates'>, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const params: unknown[] = [jsonText([...ids]), search.workspaceId];
+    const where = [this.d.inJsonArray('m.id'), 'm.workspace_id = ?'];
+    const filterSql = this.scope(search, where, params);
+    if (filterSql !== null) where.push(`(${filterSql})`);
+    const rows = await this.db.all<{ id: string }>(`SELECT m.id FROM messages m WHERE ${where.join(' AND ')}`, params);
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /**
+   * Adds a message search's session, sender and `peer_perspective` conditions (messages `m`) to
+   * `where`, compiles its filter, and returns its SQL (null: none).
+   */
+  private scope(search: Omit<MessageSearch, 'terms' | 'candidates'>, where: string[], params: unknown[]): string | null {
+    if (search.sessionId !== undefined) {
+      where.push('m.session_id = ?');
+      params.push(search.sessionId);
+    }
+    if (search.peerId !== undefined) {
+      where.push('m.peer_id = ?');
+      params.push(search.peerId);
+    }
+    if (search.peerPerspective !== undefined) {
+      where.push(SEEN_BY_PEER);
+      params.push(search.peerPerspective);
+    }
+    return filterCondition(search.filter, MESSAGE_FILTER, this.d, params);
+  }
+
+  /** The newest messages of the scope holding every word of the search, filtered, newest first. */
+  private searchQuery(search: MessageSearch, columns: string): { sql: string; params: unknown[] } {
+    const match = this.d.messageSearch(search);
+    const params: unknown[] = [...match.where.values, search.workspaceId];
+    const where: string[] = [match.where.text, 'm.workspace_id = ?'];
+    const filterSql = this.scope(search, where, params);
+    if (filterSql !== null) where.push(`(${filterSql})`);
+    params.push(search.candidates);
+    return { sql: `SELECT ${columns} FROM ${match.from} WHERE ${where.join(' AND ')} ORDER BY ${match.newestFirst} LIMIT ?`, params };
+  }
+
+  async searchContents(workspaceId: string, ids: readonly string[]): Promise<SearchCandidate[]> {
+    if (ids.length === 0) return [];
+    // by id alone, as byIds: the unique index on id
+    const rows = await this.db.all<SearchCandidate & { workspace_id: string }>(
+      `SELECT m.id, m.content, m.workspace_id FROM messages m WHERE m.id IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+    );
+    return rows.filter((row) => row.workspace_id === workspaceId).map((row) => ({ id: row.id, content: row.content }));
+  }
+
+  async byIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]> {
+    if (ids.length === 0) return [];
+    // by id alone, so the unique index on id is used (ids are unique across workspaces); with the
+    // workspace in the WHERE clause SQLite reads the workspace's whole index range instead
+    const rows = await this.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id IN (${ids.map(() => '?').join(', ')})`, ids);
+    return rows.filter((row) => row.workspace_id === workspaceId).map((row) => messageFromRow(this.d, row));
+  }
+
+  async recent(workspaceId: string, sessionId: string, limit: number, before?: number): Promise<(MessageRecord & { seq: number })[]> {
+    const params: unknown[] = [workspaceId, sessionId];
+    let older = '';
+    if (before !== undefined) {
+      older = ' AND m.pk < ?';
+      params.push(before);
+    }
+    const rows = await this.db.all<MessageRow & { pk: number }>(
+      `SELECT ${MESSAGE_COLUMNS}, m.pk FROM messages m WHERE m.workspace_id = ? AND m.session_id = ?${older}
+       ORDER BY m.pk DESC LIMIT ?`,
+      [...params, limit],
+    );
+    return rows.map((row) => ({ ...messageFromRow(this.d, row), seq: Number(row.pk) }));
+  }
+}

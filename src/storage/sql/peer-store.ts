@@ -1,0 +1,85 @@
+import type { Created, FieldChanges, ListQuery, NewRow, Page, PeerRecord, PeerStore } from '../store.js';
+import type { FilterColumns } from './compile-filter.js';
+import type { Dialect } from './dialect.js';
+import type { SqlExecutor } from './driver.js';
+import { fieldChanges } from './field-changes.js';
+import { listPage } from './list-page.js';
+import { PEER_COLUMNS, peerFromRow, type PeerRow } from './rows.js';
+
+const PEER_FILTER: FilterColumns = { columns: { id: 'p.id', created_at: 'p.created_at', workspace_id: 'p.workspace_id' }, metadata: 'p.metadata' };
+
+/** The `peers` table. */
+export class SqlPeerStore implements PeerStore {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly d: Dialect,
+  ) {}
+
+  async find(workspaceId: string, id: string): Promise<PeerRecord | undefined> {
+    const row = await this.db.get<PeerRow>(`SELECT ${PEER_COLUMNS} FROM peers p WHERE p.workspace_id = ? AND p.id = ?`, [workspaceId, id]);
+    return row && peerFromRow(this.d, row);
+  }
+
+  async createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<PeerRecord>> {
+    const d = this.d;
+    const inserted = await this.db.get<PeerRow>(
+      `INSERT INTO peers (workspace_id, id, metadata, configuration, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (workspace_id, id) DO NOTHING RETURNING id, workspace_id, metadata, configuration, created_at`,
+      [workspaceId, row.id, d.json(row.metadata), d.json(row.configuration), d.time(now)],
+    );
+    if (inserted !== undefined) return { record: peerFromRow(d, inserted), created: true };
+    const existing = await this.find(workspaceId, row.id);
+    if (existing === undefined) throw new Error(`peer ${row.id} vanished during get-or-create`);
+    return { record: existing, created: false };
+  }
+
+  async ensure(workspaceId: string, ids: string[], now: Date): Promise<void> {
+    if (ids.length === 0) return;
+    // Sorted, so concurrent transactions lock rows in one order and cannot deadlock.
+    const sorted = [...new Set(ids)].sort();
+    const time = this.d.time(now);
+    const values = sorted.map(() => "(?, ?, '{}', '{}', ?)").join(', ');
+    const params = sorted.flatMap((id) => [workspaceId, id, time]);
+    await this.db.run(
+      `INSERT INTO peers (workspace_id, id, metadata, configuration, created_at) VALUES ${values}
+       ON CONFLICT (workspace_id, id) DO NOTHING`,
+      params,
+    );
+  }
+
+  async update(workspaceId: string, id: string, changes: FieldChanges): Promise<PeerRecord | undefined> {
+    const { sets, params } = fieldChanges(this.d, changes);
+    if (sets.length === 0) return this.find(workspaceId, id);
+    const row = await this.db.get<PeerRow>(
+      `UPDATE peers SET ${sets.join(', ')} WHERE workspace_id = ? AND id = ?
+       RETURNING id, workspace_id, metadata, configuration, created_at`,
+      [...params, workspaceId, id],
+    );
+    return row && peerFromRow(this.d, row);
+  }
+
+  list(workspaceId: string, query: ListQuery): Promise<Page<PeerRecord>> {
+    return listPage<PeerRow, PeerRecord>(this.db, this.d, {
+      ...query,
+      from: 'peers p',
+      where: 'p.workspace_id = ?',
+      params: [workspaceId],
+      select: PEER_COLUMNS,
+      order: ['p.created_at', 'p.pk'],
+      filterColumns: PEER_FILTER,
+      map: (row) => peerFromRow(this.d, row),
+      knownTotal: async () => {
+        const row = await this.db.get<{ n: number }>('SELECT peer_count AS n FROM workspaces WHERE id = ?', [workspaceId]);
+        return Number(row?.n ?? 0);
+      },
+    });
+  }
+
+  async version(workspaceId: string): Promise<string | undefined> {
+    // v1_id is random per workspace row: a recreated workspace never matches an old token
+    const row = await this.db.get<{ incarnation: string; v: number }>('SELECT v1_id AS incarnation, peers_version AS v FROM workspaces WHERE id = ?', [
+      workspaceId,
+    ]);
+    return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
+  }
+}

@@ -1,0 +1,106 @@
+import type { MembershipRecord, MessageRecord, PeerRecord, SessionRecord, WebhookEndpointRecord, WorkspaceRecord } from '../store.js';
+import type { Dialect } from './dialect.js';
+
+/*
+ * The rows of the workspace tables as the stores select them, their column lists, and the one
+ * mapper of each to its record. Every store that reads a table selects these columns and maps
+ * with these functions.
+ */
+
+export interface WorkspaceRow {
+  id: string;
+  metadata: unknown;
+  configuration: unknown;
+  created_at: unknown;
+}
+
+export interface PeerRow extends WorkspaceRow {
+  workspace_id: string;
+}
+
+export interface SessionRow extends PeerRow {
+  is_active: unknown;
+}
+
+export interface MembershipRow {
+  peer_id: string;
+  configuration: unknown;
+  joined_at: unknown;
+  left_at: unknown;
+}
+
+export interface MessageRow {
+  id: string;
+  workspace_id: string;
+  session_id: string;
+  peer_id: string;
+  content: string;
+  metadata: unknown;
+  token_count: number;
+  created_at: unknown;
+}
+
+export interface WebhookRow {
+  id: string;
+  workspace_id: string;
+  url: string;
+  created_at: unknown;
+}
+
+export const WORKSPACE_COLUMNS = 'w.id, w.metadata, w.configuration, w.created_at';
+export const PEER_COLUMNS = 'p.id, p.workspace_id, p.metadata, p.configuration, p.created_at';
+export const SESSION_COLUMNS = 's.id, s.workspace_id, s.is_active, s.metadata, s.configuration, s.created_at';
+export const MEMBERSHIP_COLUMNS = 'peer_id, configuration, joined_at, left_at';
+export const MESSAGE_COLUMNS = 'm.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at';
+export const WEBHOOK_COLUMNS = 'id, workspace_id, url, created_at';
+
+export function workspaceFromRow(d: Dialect, row: WorkspaceRow): WorkspaceRecord {
+  return { id: row.id, metadata: d.readJson(row.metadata), configuration: d.readJson(row.configuration), createdAt: d.readTime(row.created_at) };
+}
+
+export function peerFromRow(d: Dialect, row: PeerRow): PeerRecord {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    metadata: d.readJson(row.metadata),
+    configuration: d.readJson(row.configuration),
+    createdAt: d.readTime(row.created_at),
+  };
+}
+
+export function sessionFromRow(d: Dialect, row: SessionRow): SessionRecord {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    isActive: d.readBool(row.is_active),
+    metadata: d.readJson(row.metadata),
+    configuration: d.readJson(row.configuration),
+    createdAt: d.readTime(row.created_at),
+  };
+}
+
+export function membershipFromRow(d: Dialect, row: MembershipRow): MembershipRecord {
+  return {
+    peerId: row.peer_id,
+    configuration: d.readJson(row.configuration),
+    joinedAt: d.readTime(row.joined_at),
+    leftAt: row.left_at === null ? null : d.readTime(row.left_at),
+  };
+}
+
+export function messageFromRow(d: Dialect, row: MessageRow): MessageRecord {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    sessionId: row.session_id,
+    peerId: row.peer_id,
+    content: row.content,
+    metadata: d.readJson(row.metadata),
+    tokenCount: Number(row.token_count),
+    createdAt: d.readTime(row.created_at),
+  };
+}
+
+export function webhookFromRow(d: Dialect, row: WebhookRow): WebhookEndpointRecord {
+  return { id: row.id, workspaceId: row.workspace_id, url: row.url, createdAt: d.readTime(row.created_at) };
+}

@@ -1,0 +1,179 @@
+import type {
+  Created,
+  FieldChanges,
+  MembershipRecord,
+  NewRow,
+  Page,
+  PeerRecord,
+  SessionListQuery,
+  SessionOrder,
+  SessionRecord,
+  SessionStore,
+} from '../store.js';
+import type { FilterColumns } from './compile-filter.js';
+import type { Dialect } from './dialect.js';
+import type { SqlExecutor } from './driver.js';
+import { fieldChanges } from './field-changes.js';
+import { listPage } from './list-page.js';
+import { pageOffset } from './page-offset.js';
+import { countActiveSessions } from './workspace-store.js';
+import { MEMBERSHIP_COLUMNS, membershipFromRow, PEER_COLUMNS, peerFromRow, SESSION_COLUMNS, sessionFromRow, type MembershipRow, type PeerRow, type SessionRow } from './rows.js';
+
+const SESSION_FILTER: FilterColumns = {
+  columns: { id: 's.id', created_at: 's.created_at', is_active: 's.is_active', workspace_id: 's.workspace_id' },
+  metadata: 's.metadata',
+};
+
+const SESSION_ORDER: Record<SessionOrder, string[]> = {
+  created: ['s.created_at'],
+  'created-then-insertion': ['s.created_at', 's.pk'],
+};
+
+/** The `sessions` table and its members (`session_peers`). */
+export class SqlSessionStore implements SessionStore {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly d: Dialect,
+  ) {}
+
+  async find(workspaceId: string, id: string): Promise<SessionRecord | undefined> {
+    const row = await this.db.get<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.workspace_id = ? AND s.id = ?`, [workspaceId, id]);
+    return row && sessionFromRow(this.d, row);
+  }
+
+  async createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<SessionRecord>> {
+    const d = this.d;
+    const inserted = await this.db.get<SessionRow>(
+      `INSERT INTO sessions (workspace_id, id, is_active, metadata, configuration, created_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (workspace_id, id) DO NOTHING
+       RETURNING id, workspace_id, is_active, metadata, configuration, created_at`,
+      [workspaceId, row.id, d.bool(true), d.json(row.metadata), d.json(row.configuration), d.time(now)],
+    );
+    if (inserted !== undefined) return { record: sessionFromRow(d, inserted), created: true };
+    const existing = await this.find(workspaceId, row.id);
+    if (existing === undefined) throw new Error(`session ${row.id} vanished during get-or-create`);
+    return { record: existing, created: false };
+  }
+
+  async update(workspaceId: string, id: string, changes: FieldChanges): Promise<SessionRecord | undefined> {
+    const { sets, params } = fieldChanges(this.d, changes);
+    if (sets.length === 0) return this.find(workspaceId, id);
+    const row = await this.db.get<SessionRow>(
+      `UPDATE sessions SET ${sets.join(', ')} WHERE workspace_id = ? AND id = ?
+       RETURNING id, workspace_id, is_active, metadata, configuration, created_at`,
+      [...params, workspaceId, id],
+    );
+    return row && sessionFromRow(this.d, row);
+  }
+
+  list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
+    return listPage<SessionRow, SessionRecord>(this.db, this.d, {
+      ...query,
+      from: 'sessions s',
+      where: 's.workspace_id = ? AND s.is_active = ?',
+      params: [workspaceId, this.d.bool(true)],
+      select: SESSION_COLUMNS,
+      order: SESSION_ORDER[query.order],
+      filterColumns: SESSION_FILTER,
+      map: (row) => sessionFromRow(this.d, row),
+      knownTotal: () => countActiveSessions(this.db, workspaceId),
+    });
+  }
+
+  ofPeer(workspaceId: string, peerId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
+    return listPage<SessionRow, SessionRecord>(this.db, this.d, {
+      ...query,
+      from: 'session_peers m JOIN sessions s ON s.workspace_id = m.workspace_id AND s.id = m.session_id',
+      where: 'm.workspace_id = ? AND m.peer_id = ?',
+      params: [workspaceId, peerId],
+      select: SESSION_COLUMNS,
+      order: SESSION_ORDER[query.order],
+      filterColumns: SESSION_FILTER,
+      map: (row) => sessionFromRow(this.d, row),
+    });
+  }
+
+  async deactivate(workspaceId: string, id: string): Promise<boolean> {
+    const d = this.d;
+    const changed = await this.db.run('UPDATE sessions SET is_active = ? WHERE workspace_id = ? AND id = ? AND is_active = ?', [
+      d.bool(false),
+      workspaceId,
+      id,
+      d.bool(true),
+    ]);
+    return changed > 0;
+  }
+
+  async purgeInactive(workspaceId: string, id: string): Promise<boolean> {
+    // messages, memberships, conclusions and metamessages go with the row (ON DELETE CASCADE)
+    const deleted = await this.db.run('DELETE FROM sessions WHERE workspace_id = ? AND id = ? AND is_active = ?', [workspaceId, id, this.d.bool(false)]);
+    return deleted > 0;
+  }
+
+  // ------------------------------------------------------------ members
+
+  async memberships(workspaceId: string, sessionId: string): Promise<MembershipRecord[]> {
+    const rows = await this.db.all<MembershipRow>(`SELECT ${MEMBERSHIP_COLUMNS} FROM session_peers WHERE workspace_id = ? AND session_id = ?`, [
+      workspaceId,
+      sessionId,
+    ]);
+    return rows.map((row) => membershipFromRow(this.d, row));
+  }
+
+  async findMembership(workspaceId: string, sessionId: string, peerId: string): Promise<MembershipRecord | undefined> {
+    const row = await this.db.get<MembershipRow>(
+      `SELECT ${MEMBERSHIP_COLUMNS} FROM session_peers WHERE workspace_id = ? AND session_id = ? AND peer_id = ?`,
+      [workspaceId, sessionId, peerId],
+    );
+    return row && membershipFromRow(this.d, row);
+  }
+
+  async saveMemberships(workspaceId: string, sessionId: string, rows: MembershipRecord[]): Promise<void> {
+    if (rows.length === 0) return;
+    const d = this.d;
+    const sorted = [...rows].sort((a, b) => (a.peerId < b.peerId ? -1 : a.peerId > b.peerId ? 1 : 0));
+    const values = sorted.map(() => '(?, ?, ?, ?, ?, ?)').join(', ');
+    const params = sorted.flatMap((row) => [
+      workspaceId,
+      sessionId,
+      row.peerId,
+      d.json(row.configuration),
+      d.time(row.joinedAt),
+      row.leftAt === null ? null : d.time(row.leftAt),
+    ]);
+    await this.db.run(
+      `INSERT INTO session_peers (workspace_id, session_id, peer_id, configuration, joined_at, left_at) VALUES ${values}
+       ON CONFLICT (workspace_id, session_id, peer_id) DO UPDATE SET
+         configuration = excluded.configuration, joined_at = excluded.joined_at, left_at = excluded.left_at`,
+      params,
+    );
+  }
+
+  async markMembersLeft(workspaceId: string, sessionId: string, peerIds: string[] | undefined, now: Date): Promise<void> {
+    const params: unknown[] = [this.d.time(now), workspaceId, sessionId];
+    let only = '';
+    if (peerIds !== undefined) {
+      if (peerIds.length === 0) return;
+      only = ` AND peer_id IN (${peerIds.map(() => '?').join(', ')})`;
+      params.push(...peerIds);
+    }
+    await this.db.run(`UPDATE session_peers SET left_at = ? WHERE workspace_id = ? AND session_id = ? AND left_at IS NULL${only}`, params);
+  }
+
+  async activeMemberPeers(workspaceId: string, sessionId: string, page: number, size: number): Promise<Page<PeerRecord>> {
+    const from = `session_peers m JOIN peers p ON p.workspace_id = m.workspace_id AND p.id = m.peer_id
+      WHERE m.workspace_id = ? AND m.session_id = ? AND m.left_at IS NULL`;
+    const rows = await this.db.all<PeerRow>(`SELECT ${PEER_COLUMNS} FROM ${from} LIMIT ? OFFSET ?`, [workspaceId, sessionId, size, pageOffset(page, size)]);
+    const counted = await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${from}`, [workspaceId, sessionId]);
+    return { items: rows.map((row) => peerFromRow(this.d, row)), total: Number(counted?.n ?? 0) };
+  }
+
+  async isActiveMember(workspaceId: string, sessionId: string, peerId: string): Promise<boolean> {
+    const row = await this.db.get(`SELECT 1 AS one FROM session_peers WHERE workspace_id = ? AND session_id = ? AND peer_id = ? AND left_at IS NULL`, [
+      workspaceId,
+      sessionId,
+      peerId,
+    ]);
+    return row !== undefined;
+  }
+}

@@ -1,0 +1,75 @@
+import type { Created, FieldChanges, ListQuery, NewRow, Page, WorkspaceRecord, WorkspaceStore } from '../store.js';
+import type { FilterColumns } from './compile-filter.js';
+import type { Dialect } from './dialect.js';
+import type { SqlExecutor } from './driver.js';
+import { listPage } from './list-page.js';
+import { WORKSPACE_COLUMNS, workspaceFromRow, type WorkspaceRow } from './rows.js';
+import { fieldChanges } from './field-changes.js';
+
+const WORKSPACE_FILTER: FilterColumns = { columns: { id: 'w.id', created_at: 'w.created_at' }, metadata: 'w.metadata' };
+
+/** The `workspaces` table. */
+export class SqlWorkspaceStore implements WorkspaceStore {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly d: Dialect,
+  ) {}
+
+  async find(id: string): Promise<WorkspaceRecord | undefined> {
+    const row = await this.db.get<WorkspaceRow>(`SELECT ${WORKSPACE_COLUMNS} FROM workspaces w WHERE w.id = ?`, [id]);
+    return row && workspaceFromRow(this.d, row);
+  }
+
+  async createIfAbsent(row: NewRow, now: Date): Promise<Created<WorkspaceRecord>> {
+    const d = this.d;
+    const inserted = await this.db.get<WorkspaceRow>(
+      `INSERT INTO workspaces (id, metadata, configuration, created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (id) DO NOTHING RETURNING id, metadata, configuration, created_at`,
+      [row.id, d.json(row.metadata), d.json(row.configuration), d.time(now)],
+    );
+    if (inserted !== undefined) return { record: workspaceFromRow(d, inserted), created: true };
+    const existing = await this.find(row.id);
+    if (existing === undefined) throw new Error(`workspace ${row.id} vanished during get-or-create`);
+    return { record: existing, created: false };
+  }
+
+  async update(id: string, changes: FieldChanges): Promise<WorkspaceRecord | undefined> {
+    const { sets, params } = fieldChanges(this.d, changes);
+    if (sets.length === 0) return this.find(id);
+    const row = await this.db.get<WorkspaceRow>(
+      `UPDATE workspaces SET ${sets.join(', ')} WHERE id = ? RETURNING id, metadata, configuration, created_at`,
+      [...params, id],
+    );
+    return row && workspaceFromRow(this.d, row);
+  }
+
+  list(query: ListQuery): Promise<Page<WorkspaceRecord>> {
+    return listPage<WorkspaceRow, WorkspaceRecord>(this.db, this.d, {
+      ...query,
+      from: 'workspaces w',
+      where: '1 = 1',
+      params: [],
+      select: WORKSPACE_COLUMNS,
+      order: ['w.created_at', 'w.pk'],
+      filterColumns: WORKSPACE_FILTER,
+      map: (row) => workspaceFromRow(this.d, row),
+    });
+  }
+
+  async delete(id: string): Promise<boolean> {
+    // Children first so the counters' triggers find the workspace row still present.
+    await this.db.run('DELETE FROM messages WHERE workspace_id = ?', [id]);
+    await this.db.run('DELETE FROM session_peers WHERE workspace_id = ?', [id]);
+    return (await this.db.run('DELETE FROM workspaces WHERE id = ?', [id])) > 0;
+  }
+
+  countActiveSessions(workspaceId: string): Promise<number> {
+    return countActiveSessions(this.db, workspaceId);
+  }
+}
+
+/** The workspace's trigger-maintained count of active sessions (0: no such workspace). */
+export async function countActiveSessions(db: SqlExecutor, workspaceId: string): Promise<number> {
+  const row = await db.get<{ n: number }>('SELECT active_session_count AS n FROM workspaces WHERE id = ?', [workspaceId]);
+  return Number(row?.n ?? 0);
+}
