@@ -14,8 +14,37 @@ import type {
  * Field order follows the reference (contract §1.5).
  */
 
-/** ISO 8601 UTC with `Z`; six fractional digits unless the sub-second part is zero (§1.5). */
+const MS_PER_DAY = 86_400_000;
+/** Two-digit and three-digit zero-padded numbers, so formatting a time is a few lookups. */
+const TWO_DIGITS = Array.from({ length: 60 }, (_, n) => String(n).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, n) => String(n).padStart(3, '0'));
+/** `YYYY-MM-DDT` of the last day formatted: a page's times mostly fall on a few days. */
+let cachedDay = NaN;
+let cachedDayPrefix = '';
+
+/**
+ * ISO 8601 UTC with `Z`; six fractional digits unless the sub-second part is zero (§1.5).
+ * Every list item carries a time, so this builds the text from the day's cached prefix and the
+ * time of day instead of calling `toISOString()` (equal output, tested against it).
+ */
 export function isoTime(date: Date): string {
+  const ms = date.getTime();
+  const day = Math.floor(ms / MS_PER_DAY);
+  if (day !== cachedDay) {
+    // years outside 0000-9999 (and invalid dates, which throw) take the general path
+    if (!(ms >= -62_167_219_200_000 && ms < 253_402_300_800_000)) return isoTimeOf(date);
+    cachedDayPrefix = date.toISOString().slice(0, 11);
+    cachedDay = day;
+  }
+  const inDay = ms - day * MS_PER_DAY;
+  const millis = inDay % 1000;
+  const seconds = Math.floor(inDay / 1000);
+  const clock = `${cachedDayPrefix}${TWO_DIGITS[Math.floor(seconds / 3600)]}:${TWO_DIGITS[Math.floor(seconds / 60) % 60]}:${TWO_DIGITS[seconds % 60]}`;
+  return millis === 0 ? `${clock}Z` : `${clock}.${THREE_DIGITS[millis]}000Z`;
+}
+
+/** The general formatter `isoTime` must equal (exported for its test). */
+export function isoTimeOf(date: Date): string {
   const text = date.toISOString();
   return date.getUTCMilliseconds() === 0 ? `${text.slice(0, 19)}Z` : `${text.slice(0, 23)}000Z`;
 }

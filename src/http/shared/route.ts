@@ -204,12 +204,27 @@ export function defineRoute<F extends QueryFields, B = undefined>(
       }
       if (errors.length > 0) return send(reply, { status: 422, body: validationBody(errors, generation) });
 
-      // 4. the handler
-      const closed = new AbortController();
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) closed.abort(new Error('the client closed the connection'));
+      // 4. the handler; the abort signal is made only for handlers that read it (chat): an
+      // AbortController and a 'close' listener on every request cost more than some whole routes
+      let closed: AbortController | undefined;
+      const input = { params, query: query as QueryOutput<F>, body: body as B, claims } as RouteInput<QueryOutput<F>, B>;
+      Object.defineProperty(input, 'signal', {
+        enumerable: true,
+        get() {
+          if (closed === undefined) {
+            const controller = new AbortController();
+            closed = controller;
+            const onClose = () => {
+              if (!reply.raw.writableFinished) controller.abort(new Error('the client closed the connection'));
+            };
+            // read after the connection already closed: abort at once, as the listener would have
+            if (reply.raw.destroyed) onClose();
+            else reply.raw.once('close', onClose);
+          }
+          return closed.signal;
+        },
       });
-      const result = await spec.handler({ params, query: query as QueryOutput<F>, body: body as B, claims, signal: closed.signal });
+      const result = await spec.handler(input);
       return send(reply, result);
     } catch (error) {
       const known = errorReply(error, mapDomain);

@@ -83,7 +83,8 @@ export const sqliteDialect: Dialect = {
   time: (value: Date) => value.getTime() * 1000,
   readTime: (value: unknown) => new Date(Math.floor(Number(value) / 1000)),
   json: (value: JsonObject) => jsonText(value),
-  readJson: (value: unknown) => (typeof value === 'string' ? (JSON.parse(value) as JsonObject) : {}),
+  // most stored objects are empty: skip the parser for them (every list row has one or two)
+  readJson: (value: unknown) => (value === '{}' || typeof value !== 'string' ? {} : (JSON.parse(value) as JsonObject)),
   bool: (value: boolean) => (value ? 1 : 0),
   readBool: (value: unknown) => value === 1,
   jsonParam: '?',
