@@ -11,7 +11,7 @@
  * - `startWorker` / `stopWorker`: the background worker `engram serve` runs (`createWorker`),
  *   started only for the webhook cases so it does not poll during the others.
  */
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import BetterSqlite3 from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
@@ -103,6 +103,15 @@ export interface SearchAnalysis {
   sessionPlan: string[];
   candidateLimit: number;
   classes: SearchClassTiming[];
+}
+
+/** Resident memory of the Engram process, bytes (`memory` call; the /proc fields are Linux only, NaN elsewhere). */
+export interface ServerMemory {
+  rss: number;
+  rssAnon: number;
+  rssFile: number;
+  /** Peak RSS of the process's life. */
+  maxRss: number;
 }
 
 export interface LayerTiming {
@@ -474,6 +483,13 @@ answerCalls({
     ({ app } = await buildApp({ config, database, logger: false }));
     await app.listen({ host: '127.0.0.1', port: 0 });
     return { port: (app.server.address() as AddressInfo).port, load, dialect: database.driver.dialect };
+  },
+  memory(): ServerMemory {
+    // RssFile counts pages of the memory-mapped database file (SQLite mmap_size) that were read:
+    // shared page cache the kernel can drop, unlike RssAnon (the heap, SQLite's own page cache)
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { rss: process.memoryUsage().rss, rssAnon: kb('RssAnon') * 1024, rssFile: kb('RssFile') * 1024, maxRss: process.resourceUsage().maxRSS * 1024 };
   },
   cpu() {
     return process.cpuUsage();

@@ -20,6 +20,7 @@
  *   BENCH_CHAT_MESSAGES, BENCH_CHAT_CONCLUSIONS, BENCH_CHAT_SESSIONS, BENCH_CHAT_DIMENSIONS
  *                       the peer chat case's size (default 100000, 10000, 100, 1536);
  *                       BENCH_CHAT_TOOL=0 skips its variant whose first model turn calls a tool
+ *   BENCH_FLAT_ROWS     the large store of the "flat with size" case (default 1000000)
  *   BENCH_BREAKDOWN     0 skips the in-process per-layer timings and the search analysis
  *   BENCH_CPU_PROF      a directory: the Engram process runs with --cpu-prof and writes its
  *                       profile there on exit (open it in Chrome DevTools or speedscope)
@@ -51,6 +52,7 @@ import { forkServer, type ChildServer } from './ipc.js';
 import { CHAT_CASE, printChat, runChatBench } from './chat.js';
 import { CONCLUSIONS_CASE, printConclusions, runConclusionsBench } from './conclusions-query.js';
 import { DERIVER_CASE, printDeriver, runDeriverBench } from './deriver.js';
+import { FLAT_CASE, printFlat, runFlatBench } from './flat-with-size.js';
 import { runSearchEval } from './search-eval.js';
 import { measureWebhooks, WEBHOOK_CASES, type WebhookResult } from './webhooks.js';
 
@@ -438,12 +440,29 @@ async function main(): Promise<void> {
     console.log(' done');
     printChat(result);
   };
+  // flat with size (bench/flat-with-size.ts): its own stores at two sizes, SQLite only
+  const runsFlat = !only || FLAT_CASE.includes(only);
+  const runFlat = async () => {
+    if (!runsFlat) return;
+    if (onPostgres) {
+      console.log(`\n${FLAT_CASE}: SQLite only (it loads two stores of its own), skipped on PostgreSQL`);
+      return;
+    }
+    process.stdout.write(`  ${FLAT_CASE}: two stores, each loaded, then served by a fresh process`);
+    const result = await runFlatBench(
+      { small: 1_000, large: Math.round(numberFromEnv('BENCH_FLAT_ROWS', 1_000_000)), connections: CONNECTIONS, warmupS: WARMUP_S, durationS: DURATION_S },
+      children,
+    );
+    console.log(' done');
+    printFlat(result);
+  };
   if (cases.length === 0 && webhookCases.length === 0 && !runsSearchEval) {
-    if (!runsDeriver && !runsConclusions && !runsChat) throw new Error(`BENCH_ONLY="${only}" matches no case`);
+    if (!runsDeriver && !runsConclusions && !runsChat && !runsFlat) throw new Error(`BENCH_ONLY="${only}" matches no case`);
     // nothing else selected: no dataset to load
     await runConclusions();
     await runChat();
     await runDeriver();
+    await runFlat();
     console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
     return;
   }
@@ -637,6 +656,7 @@ async function main(): Promise<void> {
   await runConclusions();
   await runChat();
   await runDeriver();
+  await runFlat();
   console.log('');
   console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
