@@ -112,6 +112,9 @@ export interface ServerMemory {
   rssFile: number;
   /** Peak RSS of the process's life. */
   maxRss: number;
+  /** The V8 heap: reserved, and in use by live and not yet collected objects. */
+  heapTotal: number;
+  heapUsed: number;
 }
 
 export interface LayerTiming {
@@ -489,7 +492,15 @@ answerCalls({
     // shared page cache the kernel can drop, unlike RssAnon (the heap, SQLite's own page cache)
     const status = readFileSync('/proc/self/status', 'utf8');
     const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { rss: process.memoryUsage().rss, rssAnon: kb('RssAnon') * 1024, rssFile: kb('RssFile') * 1024, maxRss: process.resourceUsage().maxRSS * 1024 };
+    const usage = process.memoryUsage();
+    return {
+      rss: usage.rss,
+      rssAnon: kb('RssAnon') * 1024,
+      rssFile: kb('RssFile') * 1024,
+      maxRss: process.resourceUsage().maxRSS * 1024,
+      heapTotal: usage.heapTotal,
+      heapUsed: usage.heapUsed,
+    };
   },
   cpu() {
     return process.cpuUsage();

@@ -200,7 +200,8 @@ export function printFlat({ options, sizes }: FlatResult): void {
   const m = large.memory;
   console.log(
     `  serving process memory after the runs at ${n(large.rows)} rows: RSS ${mb(m.rss)} (anonymous ${mb(m.rssAnon)}, ` +
-      `mapped database file ${mb(m.rssFile)}), peak ${mb(m.maxRss)} -> ${m.rss < AIM_RSS_BYTES ? 'MET' : 'NOT MET'} (aim: under ${mb(AIM_RSS_BYTES)}); ` +
-      `at ${n(small.rows)} rows: RSS ${mb(small.memory.rss)}`,
+      `mapped database file ${mb(m.rssFile)}; V8 heap ${mb(m.heapTotal)}, ${mb(m.heapUsed)} of it in use), peak ${mb(m.maxRss)} -> ` +
+      `${m.rss < AIM_RSS_BYTES ? 'MET' : 'NOT MET'} (aim: under ${mb(AIM_RSS_BYTES)}); at ${n(small.rows)} rows: RSS ${mb(small.memory.rss)} ` +
+      `(V8 heap ${mb(small.memory.heapTotal)})`,
   );
 }

@@ -76,6 +76,38 @@ export interface RouteSpec<F extends QueryFields, B> {
   handler(input: RouteInput<QueryOutput<F>, B>): Promise<Reply>;
 }
 
+/**
+ * What a handler receives. The abort signal is made when a handler first reads it (the chat
+ * routes): an AbortController and a 'close' listener on every request cost more than some
+ * whole routes.
+ */
+class HandlerInput<Q, B> implements RouteInput<Q, B> {
+  private closed: AbortController | undefined;
+
+  constructor(
+    readonly params: Record<string, string>,
+    readonly query: Q,
+    readonly body: B,
+    readonly claims: Claims,
+    private readonly reply: FastifyReply,
+  ) {}
+
+  get signal(): AbortSignal {
+    if (this.closed === undefined) {
+      const controller = new AbortController();
+      this.closed = controller;
+      const raw = this.reply.raw;
+      const onClose = () => {
+        if (!raw.writableFinished) controller.abort(new Error('the client closed the connection'));
+      };
+      // read after the connection already closed: abort at once, as the listener would have
+      if (raw.destroyed) onClose();
+      else raw.once('close', onClose);
+    }
+    return this.closed.signal;
+  }
+}
+
 const ADMIN: Claims = { isAdmin: true };
 const NO_BODY = Symbol('no body');
 
@@ -204,26 +236,8 @@ export function defineRoute<F extends QueryFields, B = undefined>(
       }
       if (errors.length > 0) return send(reply, { status: 422, body: validationBody(errors, generation) });
 
-      // 4. the handler; the abort signal is made only for handlers that read it (chat): an
-      // AbortController and a 'close' listener on every request cost more than some whole routes
-      let closed: AbortController | undefined;
-      const input = { params, query: query as QueryOutput<F>, body: body as B, claims } as RouteInput<QueryOutput<F>, B>;
-      Object.defineProperty(input, 'signal', {
-        enumerable: true,
-        get() {
-          if (closed === undefined) {
-            const controller = new AbortController();
-            closed = controller;
-            const onClose = () => {
-              if (!reply.raw.writableFinished) controller.abort(new Error('the client closed the connection'));
-            };
-            // read after the connection already closed: abort at once, as the listener would have
-            if (reply.raw.destroyed) onClose();
-            else reply.raw.once('close', onClose);
-          }
-          return closed.signal;
-        },
-      });
+      // 4. the handler
+      const input = new HandlerInput(params, query as QueryOutput<F>, body as B, claims, reply);
       const result = await spec.handler(input);
       return send(reply, result);
     } catch (error) {
