@@ -68,27 +68,11 @@ export interface AppDeps {
   models?: Models;
 }
 
-/** How long a log line may wait in the buffer before it is written. */
-const LOG_FLUSH_MS = 250;
-
-/**
- * Log lines go to stdout in batches of at least 4 KiB (or every LOG_FLUSH_MS), not one write
- * per line: one `write` per request cost more CPU than some whole routes. pino flushes what is
- * left when the process exits, and the app when it closes.
- */
-function bufferedStdout(): { stream: pino.DestinationStream & { flush(): void; flushSync(): void }; stop(): void } {
-  const stream = pino.destination({ dest: process.stdout.fd ?? 1, sync: false, minLength: 4096 });
-  const timer = setInterval(() => stream.flush(), LOG_FLUSH_MS);
-  timer.unref();
-  return { stream, stop: () => clearInterval(timer) };
-}
-
 /** Builds the HTTP app with /v2 and /v3 mounted, without listening (tests use inject). */
 export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models }> {
   const { config } = deps;
-  const stdout = deps.logger === undefined ? bufferedStdout() : undefined;
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel, stream: stdout!.stream },
+    logger: deps.logger ?? { level: config.logLevel },
     bodyLimit: BODY_LIMIT,
     // ids are client-chosen strings; the router must not reject long ones
     routerOptions: { maxParamLength: 2048 },
@@ -112,18 +96,6 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   limitConnections(app.server, config);
   const modelCalls = new ModelCallMetrics();
   const models = deps.models ?? buildModels(config.models, observeModelCalls([modelCalls, logFailedModelCalls(app.log)]));
-
-  if (stdout !== undefined) {
-    app.addHook('onClose', (_app, done) => {
-      stdout.stop();
-      try {
-        stdout.stream.flushSync();
-      } catch {
-        // stdout gone (closed pipe): nothing left to write to
-      }
-      done();
-    });
-  }
 
   const routes = new RouteIndex();
   app.addHook('onRoute', (route) => routes.add(route.url, route.method));
