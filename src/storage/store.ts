@@ -360,6 +360,12 @@ export interface SessionStore {
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
   /** Sessions with a membership row for the peer, left and inactive ones included. */
   ofPeer(workspaceId: string, peerId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
+  /**
+   * A token that changes whenever `ofPeer` could answer differently for any peer of the
+   * workspace (a membership added or removed, a session changed or removed), and differs
+   * between a deleted workspace and a new one of the same id (undefined: no such workspace).
+   */
+  ofPeerVersion(workspaceId: string): Promise<string | undefined>;
   deactivate(workspaceId: string, id: string): Promise<boolean>;
   /** Removes an inactive session with everything in it; false when it is gone or active again. */
   purgeInactive(workspaceId: string, id: string): Promise<boolean>;
@@ -392,6 +398,11 @@ export interface MessageStore {
   insert(rows: MessageRecord[]): Promise<void>;
   /** A session's messages in insertion order. */
   list(workspaceId: string, sessionId: string, query: MessageListQuery): Promise<Page<MessageRecord>>;
+  /**
+   * A token that changes whenever a message of the session is added, changed or removed, and
+   * differs between a deleted session and a new one of the same id (undefined: no such session).
+   */
+  version(workspaceId: string, sessionId: string): Promise<string | undefined>;
   find(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined>;
   updateMetadata(workspaceId: string, sessionId: string, id: string, metadata: JsonObject): Promise<MessageRecord | undefined>;
   inSession(workspaceId: string, sessionId: string, messageId: string): Promise<boolean>;

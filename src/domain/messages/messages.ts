@@ -82,6 +82,11 @@ export async function createMessages(
   });
 }
 
+/** Changes whenever a message of the session does; undefined when the session does not exist. */
+export function messagesVersion(ctx: DomainContext, workspaceId: string, sessionId: string): Promise<string | undefined> {
+  return ctx.store.messages.version(workspaceId, sessionId);
+}
+
 /** A session's messages in insertion order (no session check: unknown is an empty page). */
 export async function listMessages(
   ctx: DomainContext,

@@ -70,6 +70,11 @@ export function peersVersion(ctx: DomainContext, workspaceId: string): Promise<s
   return ctx.store.peers.version(workspaceId);
 }
 
+/** Changes whenever any peer's list of sessions could; undefined when the workspace does not exist. */
+export function sessionsOfPeerVersion(ctx: DomainContext, workspaceId: string): Promise<string | undefined> {
+  return ctx.store.sessions.ofPeerVersion(workspaceId);
+}
+
 /** Seed 4.3: every session the peer has a membership row in, left and inactive ones included. */
 export async function listSessionsOfPeer(
   ctx: DomainContext,

@@ -4,6 +4,9 @@
  * shares the database stays correct; the cache only saves rebuilding identical bytes. The
  * least recently used pages go first once `maxBytes` is reached.
  */
+/** Budget of the caches of sessions-of-a-peer and message pages (peers/list keeps the default). */
+export const LIST_CACHE_BYTES = 8 * 1024 * 1024;
+
 export class PageCache {
   private readonly entries = new Map<string, { version: string; body: string }>();
   private bytes = 0;

@@ -66,6 +66,15 @@ export class SqlMessageStore implements MessageStore {
     });
   }
 
+  async version(workspaceId: string, sessionId: string): Promise<string | undefined> {
+    // v1_id is random per session row (unique), so a recreated session never matches an old token
+    const row = await this.db.get<{ incarnation: string; v: number }>(
+      'SELECT v1_id AS incarnation, messages_version AS v FROM sessions WHERE workspace_id = ? AND id = ?',
+      [workspaceId, sessionId],
+    );
+    return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
+  }
+
   async find(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined> {
     const row = await this.db.get<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.workspace_id = ? AND m.session_id = ? AND m.id = ?`, [
       workspaceId,

@@ -93,6 +93,14 @@ export class SqlSessionStore implements SessionStore {
     });
   }
 
+  async ofPeerVersion(workspaceId: string): Promise<string | undefined> {
+    // v1_id is random per workspace row: a recreated workspace never matches an old token
+    const row = await this.db.get<{ incarnation: string; v: number }>('SELECT v1_id AS incarnation, sessions_version AS v FROM workspaces WHERE id = ?', [
+      workspaceId,
+    ]);
+    return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
+  }
+
   async deactivate(workspaceId: string, id: string): Promise<boolean> {
     const d = this.d;
     const changed = await this.db.run('UPDATE sessions SET is_active = ? WHERE workspace_id = ? AND id = ? AND is_active = ?', [

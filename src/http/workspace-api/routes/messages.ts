@@ -1,6 +1,7 @@
 import { createMessagesFromFile } from '../../../domain/messages/file-upload.js';
-import { createMessages, getMessage, listMessages, updateMessage } from '../../../domain/messages/messages.js';
+import { createMessages, getMessage, listMessages, messagesVersion, updateMessage } from '../../../domain/messages/messages.js';
 import { filtersBody, pagedReversible } from '../../shared/fields.js';
+import { LIST_CACHE_BYTES, PageCache, isNoFilter } from '../../shared/page-cache.js';
 import { presentMessage, presentPage } from '../../shared/present.js';
 import { listQuery } from '../../shared/route.js';
 import type { WorkspaceApi } from '../define-route.js';
@@ -9,6 +10,7 @@ const MESSAGES = '/workspaces/:workspace_id/sessions/:session_id/messages';
 
 export function mountMessageRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   const tags = ['messages'];
+  const pages = new PageCache(LIST_CACHE_BYTES);
 
   for (const { suffix, isHidden } of g.messageCreatePaths) {
     route({
@@ -38,8 +40,15 @@ export function mountMessageRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     query: pagedReversible,
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
+      // unfiltered pages are served from cache while no message of the session changed
+      const version = isNoFilter(body?.filters) ? await messagesVersion(ctx, params.workspace_id, params.session_id) : undefined;
+      const key = `${params.workspace_id}\u0000${params.session_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
+      const cached = version === undefined ? undefined : pages.get(key, version);
+      if (cached !== undefined) return { status: 200, json: cached };
       const page = await listMessages(ctx, params.workspace_id, params.session_id, listQuery(query, body, g.name));
-      return { status: 200, body: presentPage(page, query.page, query.size, presentMessage) };
+      const json = JSON.stringify(presentPage(page, query.page, query.size, presentMessage));
+      if (version !== undefined) pages.set(key, version, json);
+      return { status: 200, json };
     },
   });
 

@@ -1,7 +1,7 @@
-import { getOrCreatePeer, listPeersOfWorkspace, listSessionsOfPeer, peersVersion, updatePeer } from '../../../domain/peers/peers.js';
+import { getOrCreatePeer, listPeersOfWorkspace, listSessionsOfPeer, peersVersion, sessionsOfPeerVersion, updatePeer } from '../../../domain/peers/peers.js';
 import { checkCreatePeer } from '../../shared/auth.js';
 import { filtersBody } from '../../shared/fields.js';
-import { PageCache, isNoFilter } from '../../shared/page-cache.js';
+import { LIST_CACHE_BYTES, PageCache, isNoFilter } from '../../shared/page-cache.js';
 import { presentPage, presentPeer, presentSession } from '../../shared/present.js';
 import { listQuery } from '../../shared/route.js';
 import type { WorkspaceApi } from '../define-route.js';
@@ -9,6 +9,7 @@ import type { WorkspaceApi } from '../define-route.js';
 export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   const tags = ['peers'];
   const pages = new PageCache();
+  const sessionPages = new PageCache(LIST_CACHE_BYTES);
 
   route({
     method: 'POST',
@@ -71,8 +72,15 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
     query: g.listPaging,
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
+      // unfiltered pages are served from cache while no session or membership of the workspace changed
+      const version = isNoFilter(body?.filters) ? await sessionsOfPeerVersion(ctx, params.workspace_id) : undefined;
+      const key = `${params.workspace_id}\u0000${params.peer_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
+      const cached = version === undefined ? undefined : sessionPages.get(key, version);
+      if (cached !== undefined) return { status: 200, json: cached };
       const page = await listSessionsOfPeer(ctx, params.workspace_id, params.peer_id, listQuery(query, body, g.name));
-      return { status: 200, body: presentPage(page, query.page, query.size, presentSession) };
+      const json = JSON.stringify(presentPage(page, query.page, query.size, presentSession));
+      if (version !== undefined) sessionPages.set(key, version, json);
+      return { status: 200, json };
     },
   });
 }

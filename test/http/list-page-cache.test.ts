@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+
+/*
+ * Unfiltered pages of a peer's sessions and of a session's messages are served from a cache
+ * while a version kept by the database's triggers is unchanged. These check that every kind of
+ * change shows on the next read, including changes written past this process (another process
+ * on the same database), which only the database's version can tell.
+ */
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await buildTestApp();
+});
+afterAll(() => api.close());
+
+const sessionsOf = async (ws: string, peer: string, version: 'v2' | 'v3' = 'v3') => {
+  const response = await api.post(`/${version}/workspaces/${ws}/peers/${peer}/sessions?size=50`);
+  expect(response.status).toBe(200);
+  return response.body;
+};
+const messagesOf = async (ws: string, session: string, version: 'v2' | 'v3' = 'v3') => {
+  const response = await api.post(`/${version}/workspaces/${ws}/sessions/${session}/messages/list?size=50`);
+  expect(response.status).toBe(200);
+  return response.body;
+};
+/** Runs SQL on the test database directly, as another process sharing it would. */
+const outside = (sql: string, params: unknown[]) => api.database.driver.run(sql, params);
+
+describe('cached pages of a peer\'s sessions', () => {
+  it('show sessions joined, changed, deactivated and deleted, through the API and past it', async () => {
+    const ws = uniqueId();
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {} } });
+    for (const version of ['v2', 'v3'] as const) expect((await sessionsOf(ws, 'alice', version)).items.map((s: any) => s.id)).toEqual(['s1']);
+
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's2', peers: { alice: {} } });
+    for (const version of ['v2', 'v3'] as const) {
+      const page = await sessionsOf(ws, 'alice', version);
+      expect(page.items.map((s: any) => s.id)).toEqual(['s1', 's2']);
+      expect(page.total).toBe(2);
+    }
+
+    await api.put(`/v3/workspaces/${ws}/sessions/s1`, { metadata: { topic: 'x' } });
+    expect((await sessionsOf(ws, 'alice')).items[0].metadata).toEqual({ topic: 'x' });
+
+    await api.delete(`/v3/workspaces/${ws}/sessions/s1`);
+    expect((await sessionsOf(ws, 'alice')).items.find((s: any) => s.id === 's1').is_active).toBe(false);
+
+    // past the API: a session's metadata, a membership added and one removed
+    await outside(`UPDATE sessions SET metadata = '{"by":"other"}' WHERE workspace_id = ? AND id = ?`, [ws, 's2']);
+    expect((await sessionsOf(ws, 'alice')).items.find((s: any) => s.id === 's2').metadata).toEqual({ by: 'other' });
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's3', peers: { bob: {} } });
+    expect((await sessionsOf(ws, 'alice')).total).toBe(2);
+    await outside('INSERT INTO session_peers (workspace_id, session_id, peer_id, joined_at) SELECT workspace_id, session_id, ?, joined_at FROM session_peers WHERE workspace_id = ? AND session_id = ? AND peer_id = ?', ['alice', ws, 's3', 'bob']);
+    expect((await sessionsOf(ws, 'alice')).items.map((s: any) => s.id)).toEqual(['s1', 's2', 's3']);
+    await outside('DELETE FROM session_peers WHERE workspace_id = ? AND session_id = ? AND peer_id = ?', [ws, 's2', 'alice']);
+    expect((await sessionsOf(ws, 'alice')).items.map((s: any) => s.id)).toEqual(['s1', 's3']);
+  });
+
+  it('do not carry over to a new workspace of the same id', async () => {
+    const ws = uniqueId();
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 'old', peers: { alice: {} } });
+    expect((await sessionsOf(ws, 'alice')).items.map((s: any) => s.id)).toEqual(['old']);
+    await outside('DELETE FROM workspaces WHERE id = ?', [ws]);
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 'new', peers: { alice: {} } });
+    expect((await sessionsOf(ws, 'alice')).items.map((s: any) => s.id)).toEqual(['new']);
+  });
+});
+
+describe('cached pages of a session\'s messages', () => {
+  const create = (ws: string, session: string, contents: string[]) =>
+    api.post(`/v3/workspaces/${ws}/sessions/${session}/messages`, { messages: contents.map((content) => ({ peer_id: 'alice', content })) });
+
+  it('show messages added and changed, through the API and past it', async () => {
+    const ws = uniqueId();
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's', peers: { alice: {} } });
+    expect((await create(ws, 's', ['one'])).status).toBe(201);
+    for (const version of ['v2', 'v3'] as const) expect((await messagesOf(ws, 's', version)).items.map((m: any) => m.content)).toEqual(['one']);
+
+    await create(ws, 's', ['two']);
+    for (const version of ['v2', 'v3'] as const) {
+      const page = await messagesOf(ws, 's', version);
+      expect(page.items.map((m: any) => m.content)).toEqual(['one', 'two']);
+      expect(page.total).toBe(2);
+    }
+
+    const first = (await messagesOf(ws, 's')).items[0];
+    await api.put(`/v3/workspaces/${ws}/sessions/s/messages/${first.id}`, { metadata: { seen: true } });
+    expect((await messagesOf(ws, 's')).items[0].metadata).toEqual({ seen: true });
+
+    // past the API: a change, a deletion and an insertion that leaves the count as it was
+    await outside(`UPDATE messages SET metadata = '{"by":"other"}' WHERE id = ?`, [first.id]);
+    expect((await messagesOf(ws, 's')).items[0].metadata).toEqual({ by: 'other' });
+    await outside('DELETE FROM messages WHERE id = ?', [first.id]);
+    await outside(
+      'INSERT INTO messages (id, workspace_id, session_id, peer_id, content, metadata, token_count, created_at) SELECT ?, workspace_id, session_id, peer_id, ?, metadata, token_count, created_at FROM messages WHERE workspace_id = ? AND session_id = ?',
+      [uniqueId('m'), 'three', ws, 's'],
+    );
+    const page = await messagesOf(ws, 's');
+    expect(page.items.map((m: any) => m.content)).toEqual(['two', 'three']);
+    expect(page.total).toBe(2);
+  });
+
+  it('do not carry over to a new session of the same id', async () => {
+    const ws = uniqueId();
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's', peers: { alice: {} } });
+    await create(ws, 's', ['before']);
+    expect((await messagesOf(ws, 's')).items.map((m: any) => m.content)).toEqual(['before']);
+    await outside('DELETE FROM sessions WHERE workspace_id = ? AND id = ?', [ws, 's']);
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's', peers: { alice: {} } });
+    await create(ws, 's', ['after']);
+    expect((await messagesOf(ws, 's')).items.map((m: any) => m.content)).toEqual(['after']);
+  });
+
+  it('are not used for filtered lists', async () => {
+    const ws = uniqueId();
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's', peers: { alice: {} } });
+    await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, {
+      messages: [
+        { peer_id: 'alice', content: 'one', metadata: { n: 1 } },
+        { peer_id: 'alice', content: 'two', metadata: { n: 2 } },
+      ],
+    });
+    expect((await messagesOf(ws, 's')).total).toBe(2);
+    const filtered = await api.post(`/v3/workspaces/${ws}/sessions/s/messages/list`, { filters: { metadata: { n: 2 } } });
+    expect(filtered.status).toBe(200);
+    expect(filtered.body.items.map((m: any) => m.content)).toEqual(['two']);
+    expect((await messagesOf(ws, 's')).total).toBe(2);
+  });
+});
