@@ -44,3 +44,12 @@ export function createDomainContext(
 export function within(ctx: DomainContext, store: Store): DomainContext {
   return { ...ctx, store };
 }
+
+/**
+ * Runs `fn` in one transaction with the context bound to it. Verbs name the parameter `ctx`
+ * again (`inTransaction(ctx, async (ctx) => ...)`), so nothing inside can reach the store
+ * outside the transaction: every helper they call gets the transaction through its context.
+ */
+export function inTransaction<T>(ctx: DomainContext, fn: (ctx: DomainContext) => Promise<T>): Promise<T> {
+  return ctx.store.transaction((store) => fn(within(ctx, store)));
+}

@@ -1,4 +1,4 @@
-import type { JsonObject, NewJob, Store } from '../storage/store.js';
+import type { JsonObject, NewJob } from '../storage/store.js';
 import type { DomainContext } from './context.js';
 
 /*
@@ -14,7 +14,8 @@ export interface PurgeSessionPayload extends JsonObject {
 }
 
 /** Queues the removal of a session just marked inactive (contract §7.3: purged asynchronously). */
-export async function schedulePurgeSession(ctx: DomainContext, store: Store, workspaceId: string, sessionId: string, now: Date): Promise<void> {
+export async function schedulePurgeSession(ctx: DomainContext, workspaceId: string, sessionId: string, now: Date): Promise<void> {
+  const { store } = ctx;
   await store.jobs.enqueue(
     [
       {
@@ -61,11 +62,11 @@ export function eventTimestamp(date: Date): string {
  */
 export async function emitWebhookEvents(
   ctx: DomainContext,
-  store: Store,
   workspaceId: string,
   events: { type: WebhookEventType; data: JsonObject }[],
   now: Date,
 ): Promise<number> {
+  const { store } = ctx;
   if (events.length === 0) return 0;
   const endpointIds = await store.webhooks.ids(workspaceId);
   if (endpointIds.length === 0) return 0;

@@ -124,7 +124,7 @@ describe('webhook deliveries', () => {
     const endpointIds = await database.store.webhooks.ids(ws);
     expect(endpointIds).toHaveLength(2);
 
-    const queued = await emitWebhookEvents(ctx, database.store, ws, [{ type: 'test.event', data: { n: 1 } }, { type: 'test.event', data: { n: 2 } }], now);
+    const queued = await emitWebhookEvents(ctx, ws, [{ type: 'test.event', data: { n: 1 } }, { type: 'test.event', data: { n: 2 } }], now);
     expect(queued).toBe(4);
     const rows = await database.driver.all<{ id: string; queue_key: string; payload: unknown }>(
       'SELECT id, queue_key, payload FROM jobs WHERE workspace_id = ? ORDER BY pk',
@@ -144,7 +144,7 @@ describe('webhook deliveries', () => {
   it('queue nothing for a workspace without endpoints', async () => {
     const ctx = createDomainContext(database.store, LIMITS);
     const ws = uniqueId();
-    expect(await emitWebhookEvents(ctx, database.store, ws, [{ type: 'test.event', data: {} }], new Date())).toBe(0);
+    expect(await emitWebhookEvents(ctx, ws, [{ type: 'test.event', data: {} }], new Date())).toBe(0);
     expect(await database.driver.get('SELECT id FROM jobs WHERE workspace_id = ?', [ws])).toBeUndefined();
   });
 });

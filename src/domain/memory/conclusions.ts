@@ -1,7 +1,7 @@
 import { MAX_NEIGHBOURS, type ConclusionRecord, type ConclusionScope, type JsonObject, type Page } from '../../storage/store.js';
 import { DOCUMENT_FILTER } from '../filters/filter-schemas.js';
 import { documentFilter, listQuery, type ListRequest } from '../filters/filters.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { invalidInput, notFound } from '../errors.js';
 import { MAX_QUERY_TOKENS, searchTerms } from '../messages/search.js';
 import { countTokensOf, tokenCount } from '../messages/token-count.js';
@@ -57,7 +57,8 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
     inputs.map((input) => input.content),
     'no conclusion was stored',
   );
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const now = ctx.now();
     const knownSessions = new Set<string>();
     const knownPeers = new Set<string>();

@@ -1,4 +1,4 @@
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 
 /**
@@ -22,7 +22,8 @@ export function setPeerCard(
   targetId: string,
   card: string[],
 ): Promise<string[]> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const now = ctx.now();
     await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
     await store.peers.ensure(workspaceId, [observerId], now);

@@ -1,6 +1,6 @@
 import type { JsonObject, MessageRecord, Page } from '../../storage/store.js';
 import { messageFilter, type ListRequest } from '../filters/filters.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
 import { queueReasoning } from '../reasoning/deriver.js';
@@ -29,7 +29,8 @@ export async function createMessages(
 ): Promise<MessageRecord[]> {
   // counted before the transaction opens, a slice at a time (token-count.ts)
   const tokenCounts = await countTokensOfEach(inputs.map((input) => input.content));
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const now = ctx.now();
     let session = await store.sessions.find(workspaceId, sessionId);
     if (session === undefined) {
@@ -62,7 +63,6 @@ export async function createMessages(
     await store.messages.insert(records);
     await queueReasoning(
       ctx,
-      store,
       session,
       records.map((record, index) => ({ record, configuration: inputs[index].configuration ?? undefined })),
       countBefore,
@@ -70,7 +70,6 @@ export async function createMessages(
     );
     await emitWebhookEvents(
       ctx,
-      store,
       workspaceId,
       records.map((m) => ({
         type: 'message.created' as const,

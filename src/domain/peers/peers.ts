@@ -1,7 +1,7 @@
 import type { Created, JsonObject, Page, PeerRecord, SessionRecord } from '../../storage/store.js';
 import { PEER_FILTER, SESSION_FILTER } from '../filters/filter-schemas.js';
 import { listQuery, sessionListQuery, type ListRequest } from '../filters/filters.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 
 export interface PeerInput {
   id: string;
@@ -18,7 +18,8 @@ function sameJson(a: unknown, b: unknown): boolean {
  * configuration replace the stored values (contract §7.2).
  */
 export function getOrCreatePeer(ctx: DomainContext, workspaceId: string, input: PeerInput): Promise<Created<PeerRecord>> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const now = ctx.now();
     await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
     const result = await store.peers.createIfAbsent(
@@ -47,7 +48,8 @@ export async function updatePeer(
   peerId: string,
   changes: { metadata?: JsonObject; configuration?: JsonObject },
 ): Promise<PeerRecord> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const now = ctx.now();
     await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
     const { record, created } = await store.peers.createIfAbsent(

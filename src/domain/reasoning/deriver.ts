@@ -1,6 +1,6 @@
 import { ModelError } from '../../llm/provider.js';
-import type { JsonObject, MessageRecord, NewJob, NewRepresentationItem, OpenRepresentationItem, SessionRecord, Store } from '../../storage/store.js';
-import type { DomainContext, ReasoningRuntime } from '../context.js';
+import type { JsonObject, MessageRecord, NewJob, NewRepresentationItem, OpenRepresentationItem, SessionRecord } from '../../storage/store.js';
+import { inTransaction, type DomainContext, type ReasoningRuntime } from '../context.js';
 import { effectiveConfiguration } from './configuration.js';
 import { saveConclusions } from './deduplicate.js';
 import { considerAutomaticDreams, postponeAutomaticDreams } from './dream-schedule.js';
@@ -61,7 +61,8 @@ export function unitDue(settings: ReasoningSettings, totals: { tokens: number; o
 }
 
 /** Schedules the unit's job for its open items; returns how many are open (0: the unit has drained). */
-async function scheduleUnit(ctx: DomainContext, store: Store, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<number> {
+async function scheduleUnit(ctx: DomainContext, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<number> {
+  const { store } = ctx;
   const totals = await store.reasoning.openUnitTotals(unit.workspaceId, unit.sessionId, unit.observedId);
   if (totals.items === 0) return 0;
   const job: NewJob = { id: ctx.newId(), kind: REPRESENT, workspaceId: unit.workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts };
@@ -70,9 +71,9 @@ async function scheduleUnit(ctx: DomainContext, store: Store, settings: Reasonin
 }
 
 /** After a unit's batch is closed: its next job, or `queue.empty` when nothing is left (same transaction). */
-async function afterBatch(ctx: DomainContext, store: Store, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<void> {
-  if ((await scheduleUnit(ctx, store, settings, unit, now)) > 0) return;
-  await emitQueueEmpty(ctx, store, { queueType: 'representation', workspaceId: unit.workspaceId, sessionId: unit.sessionId, observedId: unit.observedId }, now);
+async function afterBatch(ctx: DomainContext, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<void> {
+  if ((await scheduleUnit(ctx, settings, unit, now)) > 0) return;
+  await emitQueueEmpty(ctx, { queueType: 'representation', workspaceId: unit.workspaceId, sessionId: unit.sessionId, observedId: unit.observedId }, now);
 }
 
 /**
@@ -83,15 +84,15 @@ async function afterBatch(ctx: DomainContext, store: Store, settings: ReasoningS
  */
 export async function queueReasoning(
   ctx: DomainContext,
-  store: Store,
   session: SessionRecord,
   messages: readonly DerivableMessage[],
   countBefore: number,
   now: Date,
 ): Promise<void> {
+  const { store } = ctx;
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || messages.length === 0) return;
-  await queueMessageEmbeddings(ctx, store, messages.map((m) => m.record), now);
+  await queueMessageEmbeddings(ctx, messages.map((m) => m.record), now);
   const canDerive = reasoning.models.chat('deriver') !== undefined;
   const canSummarize = reasoning.models.chat('summary') !== undefined;
   if (!canDerive && !canSummarize) return;
@@ -127,9 +128,9 @@ export async function queueReasoning(
       if (kinds.length > 0) summaries.push({ workspaceId, sessionId, messageId: record.id, messageSeq: seq, kinds });
     }
   });
-  await queueItems(ctx, store, reasoning, items, now);
+  await queueItems(ctx, reasoning, items, now);
   // new messages are activity in their collections: a waiting automatic dream waits longer
-  await postponeAutomaticDreams(ctx, store, items.flatMap((item) => item.observers.map((observerId) => ({ workspaceId, observerId, observedId: item.observedId }))), now);
+  await postponeAutomaticDreams(ctx, items.flatMap((item) => item.observers.map((observerId) => ({ workspaceId, observerId, observedId: item.observedId }))), now);
   if (summaries.length > 0) {
     await store.jobs.enqueue(
       summaries.map((payload) => ({
@@ -145,12 +146,13 @@ export async function queueReasoning(
   }
 }
 
-async function queueItems(ctx: DomainContext, store: Store, reasoning: ReasoningRuntime, items: NewRepresentationItem[], now: Date): Promise<number> {
+async function queueItems(ctx: DomainContext, reasoning: ReasoningRuntime, items: NewRepresentationItem[], now: Date): Promise<number> {
+  const { store } = ctx;
   if (items.length === 0) return 0;
   const added = await store.reasoning.addRepresentationItems(items, now);
   const units = new Map<string, RepresentPayload>();
   for (const item of items) units.set(unitKey(item), { workspaceId: item.workspaceId, sessionId: item.sessionId, observedId: item.observedId });
-  for (const unit of units.values()) await scheduleUnit(ctx, store, reasoning.settings, unit, now);
+  for (const unit of units.values()) await scheduleUnit(ctx, reasoning.settings, unit, now);
   return added;
 }
 
@@ -174,7 +176,8 @@ export async function deriveStoredMessages(ctx: DomainContext, scope: { workspac
       bySession.set(key, [...(bySession.get(key) ?? []), message]);
     }
     for (const messages of bySession.values()) {
-      queued += await ctx.store.transaction(async (store) => {
+      queued += await inTransaction(ctx, async (ctx) => {
+        const { store } = ctx;
         const session = await store.sessions.find(messages[0].workspaceId, messages[0].sessionId);
         if (session === undefined || !session.isActive) return 0;
         const workspace = await store.workspaces.find(session.workspaceId);
@@ -197,7 +200,7 @@ export async function deriveStoredMessages(ctx: DomainContext, scope: { workspac
             customInstructions: config.customInstructions ?? null,
           });
         }
-        return queueItems(ctx, store, reasoning, items, ctx.now());
+        return queueItems(ctx, reasoning, items, ctx.now());
       });
     }
   }
@@ -238,9 +241,7 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
   const totals = { tokens: open.reduce((sum, item) => sum + item.tokens, 0), oldest: open.reduce<Date>((min, item) => (item.queuedAt < min ? item.queuedAt : min), open[0].queuedAt) };
   if (unitDue(settings, totals, now) > now) {
     // woken before its time (an earlier schedule): wait for the gates
-    await store.transaction(async (tx) => {
-      await scheduleUnit(ctx, tx, settings, unit, now);
-    });
+    await inTransaction(ctx, (ctx) => scheduleUnit(ctx, settings, unit, now));
     return { kind: 'skipped', reason: 'unit below the token gate and younger than the age gate' };
   }
 
@@ -272,27 +273,29 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
     if (!(error instanceof ModelOutputError || error instanceof ModelError)) throw error;
     const retryable = error instanceof ModelOutputError || error.retryable;
     if (retryable && !options.isLastAttempt) return { kind: 'failed', error: error.message, retryable: true };
-    await store.transaction(async (tx) => {
+    await inTransaction(ctx, async (ctx) => {
+      const tx = ctx.store;
       await tx.reasoning.markItems([batch[0].pk], ctx.now(), error.message.slice(0, 2000));
-      await afterBatch(ctx, tx, settings, unit, ctx.now());
+      await afterBatch(ctx, settings, unit, ctx.now());
     });
     return { kind: 'failed', error: error.message, retryable: false };
   }
 
   const observers = [...new Set(batch.flatMap((item) => item.observers))];
   const sourceIds = batch.filter((item) => item.peerId === unit.observedId).map((item) => item.messageId);
-  const written = await store.transaction(async (tx) => {
-    const result = await storeExplicitConclusions(ctx, tx, { ...unit, observers, sourceIds, facts, vectors, now: ctx.now() });
+  const written = await inTransaction(ctx, async (ctx) => {
+    const tx = ctx.store;
+    const result = await storeExplicitConclusions(ctx, { ...unit, observers, sourceIds, facts, vectors, now: ctx.now() });
     // new conclusions: a dream may now be due, or a waiting one postponed (dream-schedule.ts)
     if (facts.length > 0) {
-      await considerAutomaticDreams(ctx, tx, observers.map((observerId) => ({ workspaceId: unit.workspaceId, sessionId: unit.sessionId, observerId, observedId: unit.observedId })), ctx.now());
+      await considerAutomaticDreams(ctx, observers.map((observerId) => ({ workspaceId: unit.workspaceId, sessionId: unit.sessionId, observerId, observedId: unit.observedId })), ctx.now());
     }
     await tx.reasoning.markItems(
       batch.map((item) => item.pk),
       ctx.now(),
       null,
     );
-    await afterBatch(ctx, tx, settings, unit, ctx.now());
+    await afterBatch(ctx, settings, unit, ctx.now());
     return result;
   });
   return { kind: 'done', conclusions: written.created, reinforced: written.reinforced, items: batch.length };
@@ -305,9 +308,9 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
  */
 export async function storeExplicitConclusions(
   ctx: DomainContext,
-  store: Store,
   batch: { workspaceId: string; sessionId: string; observedId: string; observers: string[]; sourceIds: string[]; facts: string[]; vectors?: number[][]; now: Date },
 ): Promise<{ created: number; reinforced: number }> {
+  const { store } = ctx;
   const drafts = batch.observers.flatMap((observerId) =>
     batch.facts.map((content, index) => ({
       record: {

@@ -1,5 +1,5 @@
-import type { DreamState, JsonObject, Store } from '../../storage/store.js';
-import type { DomainContext } from '../context.js';
+import type { DreamState, JsonObject } from '../../storage/store.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { notConfigured } from '../errors.js';
 import { effectiveConfiguration } from './configuration.js';
 import type { ReasoningSettings } from './settings.js';
@@ -84,7 +84,8 @@ export interface DreamRequest {
 export async function scheduleDream(ctx: DomainContext, request: DreamRequest): Promise<'queued' | 'skipped'> {
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || !dreamsAvailable(ctx)) throw notConfigured('Dreams are not enabled in the system configuration');
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const workspace = await store.workspaces.find(request.workspaceId);
     const session = request.sessionId === null ? undefined : await store.sessions.find(request.workspaceId, request.sessionId);
     const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session?.configuration ?? {} });
@@ -107,10 +108,10 @@ export async function scheduleDream(ctx: DomainContext, request: DreamRequest): 
  */
 export async function postponeAutomaticDreams(
   ctx: DomainContext,
-  store: Store,
   collections: readonly { workspaceId: string; observerId: string; observedId: string }[],
   now: Date,
 ): Promise<void> {
+  const { store } = ctx;
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || !dreamsAvailable(ctx)) return;
   const keys = new Set(collections.map(dreamQueueKey));
@@ -125,10 +126,10 @@ export async function postponeAutomaticDreams(
  */
 export async function considerAutomaticDreams(
   ctx: DomainContext,
-  store: Store,
   collections: readonly { workspaceId: string; observerId: string; observedId: string; sessionId: string }[],
   now: Date,
 ): Promise<number> {
+  const { store } = ctx;
   const reasoning = ctx.reasoning;
   // automatic dreams are omni dreams: DREAM_ENABLED_TYPES without omni turns them off
   if (reasoning === undefined || !dreamsAvailable(ctx) || !reasoning.settings.dream.enabledTypes.includes('omni')) return 0;

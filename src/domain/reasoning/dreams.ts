@@ -1,6 +1,6 @@
 import { ModelError, type ChatModel, type ModelModule } from '../../llm/provider.js';
 import type { ConclusionRecord, ConclusionScope } from '../../storage/store.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { effectiveConfiguration } from './configuration.js';
 import { saveConclusions, type ConclusionDraft } from './deduplicate.js';
 import { dreamQueueKey, type DreamPayload } from './dream-schedule.js';
@@ -239,7 +239,8 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
         const refused = update.rejected.map((r) => `refused "${r.entry.slice(0, 80)}": ${r.reason}`);
         if (update.card === undefined) return ['no valid entry: the card is kept as it was', ...refused].join('\n');
         const card = update.card;
-        const saved = await store.transaction(async (tx) => {
+        const saved = await inTransaction(ctx, async (ctx) => {
+          const tx = ctx.store;
           if ((await tx.peers.find(payload.workspaceId, payload.observerId)) === undefined) return false;
           await tx.memory.savePeerCard(payload.workspaceId, payload.observerId, payload.observedId, card, ctx.now());
           return true;
@@ -306,11 +307,12 @@ export async function runDream(ctx: DomainContext, payload: DreamPayload, option
     if (!(error instanceof ModelError)) throw error;
     return { kind: 'failed', error: error.message, retryable: error.retryable };
   }
-  await store.transaction(async (tx) => {
+  await inTransaction(ctx, async (ctx) => {
+    const tx = ctx.store;
     // the collection's dream work drained: queue.empty (queue_type dream), in the same transaction
     const others = (await tx.jobs.openJobs(dreamQueueKey(payload))).filter((job) => job.id !== options.jobId);
     if (others.length === 0) {
-      await emitQueueEmpty(ctx, tx, { queueType: 'dream', workspaceId: payload.workspaceId, sessionId: payload.sessionId, observedId: payload.observedId, observerId: payload.observerId }, ctx.now());
+      await emitQueueEmpty(ctx, { queueType: 'dream', workspaceId: payload.workspaceId, sessionId: payload.sessionId, observedId: payload.observedId, observerId: payload.observerId }, ctx.now());
     }
     // only the omni dream consolidates the collection; card_refresh leaves the automatic schedule alone
     if (payload.dreamType !== 'omni' || (await tx.peers.find(payload.workspaceId, payload.observerId)) === undefined) return;

@@ -1,5 +1,5 @@
 import { ModelError, type Embedder } from '../../llm/provider.js';
-import type { ConclusionRecord, JsonObject, MessageChunkVector, MessageRecord, Store } from '../../storage/store.js';
+import type { ConclusionRecord, JsonObject, MessageChunkVector, MessageRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { unavailable } from '../errors.js';
 import { tokenCount } from '../messages/token-count.js';
@@ -122,7 +122,8 @@ export async function embedForRequest(ctx: DomainContext, texts: string[], what:
  * MESSAGES_PER_EMBED_JOB messages of the session, when an embedding model is configured and
  * EMBED_MESSAGES is on.
  */
-export async function queueMessageEmbeddings(ctx: DomainContext, store: Store, messages: readonly MessageRecord[], now: Date): Promise<void> {
+export async function queueMessageEmbeddings(ctx: DomainContext, messages: readonly MessageRecord[], now: Date): Promise<void> {
+  const { store } = ctx;
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || reasoning.models.embedder === undefined || !reasoning.settings.embedMessages || messages.length === 0) return;
   const { workspaceId, sessionId } = messages[0];
@@ -248,7 +249,7 @@ export async function queueReembedding(ctx: DomainContext): Promise<{ conclusion
       const key = `${message.workspaceId}\u0000${message.sessionId}`;
       bySession.set(key, [...(bySession.get(key) ?? []), message]);
     }
-    for (const group of bySession.values()) await queueMessageEmbeddings(ctx, ctx.store, group, now);
+    for (const group of bySession.values()) await queueMessageEmbeddings(ctx, group, now);
     messages += page.length;
   }
   return { conclusions, messages };

@@ -1,4 +1,3 @@
-import type { Store } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { emitWebhookEvents } from '../follow-ups.js';
 
@@ -9,13 +8,11 @@ import { emitWebhookEvents } from '../follow-ups.js';
  */
 export async function emitQueueEmpty(
   ctx: DomainContext,
-  store: Store,
   unit: { queueType: 'representation' | 'summary' | 'dream'; workspaceId: string; sessionId: string | null; observedId: string | null; observerId?: string | null },
   now: Date,
 ): Promise<number> {
   return emitWebhookEvents(
     ctx,
-    store,
     unit.workspaceId,
     [
       {

@@ -1,6 +1,6 @@
 import { ModelError } from '../../llm/provider.js';
 import type { MessageRecord, SessionSummaryRecord, SummaryType } from '../../storage/store.js';
-import { within, type DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { tokenCount } from '../messages/token-count.js';
 import { effectiveConfiguration } from './configuration.js';
 import { summaryQueueKey, type SummarizePayload } from './deriver.js';
@@ -49,7 +49,7 @@ export async function processSummary(ctx: DomainContext, payload: SummarizePaylo
   // workspace's webhooks (contract §7.6); a failure that will be retried has not ended it
   const ended = outcome.kind !== 'failed' || !outcome.retryable || options.isLastAttempt === true;
   if (ended && outcome.kind !== 'done') {
-    await ctx.store.transaction((tx) => emitIfDrained(within(ctx, tx), payload));
+    await inTransaction(ctx, (ctx) => emitIfDrained(ctx, payload));
   }
   return outcome;
 }
@@ -57,7 +57,7 @@ export async function processSummary(ctx: DomainContext, payload: SummarizePaylo
 /** `queue.empty` for the session's summary unit when the running job (this one) is its only open job. */
 async function emitIfDrained(ctx: DomainContext, payload: SummarizePayload): Promise<void> {
   if ((await ctx.store.jobs.openInQueue(summaryQueueKey(payload))) > 1) return;
-  await emitQueueEmpty(ctx, ctx.store, { queueType: 'summary', workspaceId: payload.workspaceId, sessionId: payload.sessionId, observedId: null }, ctx.now());
+  await emitQueueEmpty(ctx, { queueType: 'summary', workspaceId: payload.workspaceId, sessionId: payload.sessionId, observedId: null }, ctx.now());
 }
 
 async function summarize(ctx: DomainContext, payload: SummarizePayload, options: { signal?: AbortSignal }): Promise<SummaryOutcome> {
@@ -92,14 +92,14 @@ async function summarize(ctx: DomainContext, payload: SummarizePayload, options:
     }
     if (text === '') return { kind: 'failed', error: `${model.name} returned an empty ${type} summary`, retryable: true };
     const summary: SessionSummaryRecord = { type, content: text, messageId: payload.messageId, messageSeq: payload.messageSeq, tokenCount: tokenCount(text), createdAt: ctx.now() };
-    await ctx.store.transaction(async (tx) => {
-      await tx.reasoning.saveSummary(payload.workspaceId, payload.sessionId, summary);
-      if (isLast) await emitIfDrained(within(ctx, tx), payload);
+    await inTransaction(ctx, async (ctx) => {
+      await ctx.store.reasoning.saveSummary(payload.workspaceId, payload.sessionId, summary);
+      if (isLast) await emitIfDrained(ctx, payload);
     });
     written.push(type);
   }
   if (written.length === 0) return { kind: 'skipped', reason: 'already summarised' };
   // the last kind was already covered: the drain is told apart from the final write
-  if (written.at(-1) !== payload.kinds.at(-1)) await ctx.store.transaction((tx) => emitIfDrained(within(ctx, tx), payload));
+  if (written.at(-1) !== payload.kinds.at(-1)) await inTransaction(ctx, (ctx) => emitIfDrained(ctx, payload));
   return { kind: 'done', written };
 }

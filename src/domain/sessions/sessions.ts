@@ -5,11 +5,11 @@ import type {
   Page,
   PeerRecord,
   SessionRecord,
-  Store,
+  
 } from '../../storage/store.js';
 import { SESSION_FILTER } from '../filters/filter-schemas.js';
 import { sessionListQuery, type ListRequest } from '../filters/filters.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { limitExceeded, notFound } from '../errors.js';
 import { schedulePurgeSession } from '../follow-ups.js';
 import { mergeConfiguration } from '../workspaces/workspaces.js';
@@ -57,12 +57,12 @@ function isObserver(config: JsonObject): boolean {
  */
 async function joinPeers(
   ctx: DomainContext,
-  store: Store,
   workspaceId: string,
   sessionId: string,
   peers: PeerConfigMap,
   now: Date,
 ): Promise<void> {
+  const { store } = ctx;
   if (peers.size === 0) return;
   await store.peers.ensure(workspaceId, [...peers.keys()], now);
   const existing = new Map((await store.sessions.memberships(workspaceId, sessionId)).map((m) => [m.peerId, m]));
@@ -93,12 +93,12 @@ async function joinPeers(
 /** Finds an active session or creates it (with its workspace); an inactive one is a 404. */
 async function getOrCreateActiveSession(
   ctx: DomainContext,
-  store: Store,
   workspaceId: string,
   input: { id: string; metadata?: JsonObject; configuration?: JsonObject },
   newPeers: PeerConfigMap | undefined,
   now: Date,
 ): Promise<Created<SessionRecord>> {
+  const { store } = ctx;
   const found = await store.sessions.find(workspaceId, input.id);
   if (found !== undefined) {
     if (!found.isActive) throw sessionNotFound(workspaceId, input.id);
@@ -123,9 +123,10 @@ async function getOrCreateActiveSession(
  * configuration merged, and the listed peers added as in §3.1.
  */
 export function getOrCreateSession(ctx: DomainContext, workspaceId: string, input: SessionInput): Promise<Created<SessionRecord>> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const now = ctx.now();
-    const result = await getOrCreateActiveSession(ctx, store, workspaceId, input, input.peers, now);
+    const result = await getOrCreateActiveSession(ctx, workspaceId, input, input.peers, now);
     let record = result.record;
     if (!result.created && (input.metadata !== undefined || input.configuration !== undefined)) {
       record =
@@ -134,7 +135,7 @@ export function getOrCreateSession(ctx: DomainContext, workspaceId: string, inpu
           configuration: mergeConfiguration(record.configuration, input.configuration),
         })) ?? record;
     }
-    if (input.peers !== undefined) await joinPeers(ctx, store, workspaceId, input.id, input.peers, now);
+    if (input.peers !== undefined) await joinPeers(ctx, workspaceId, input.id, input.peers, now);
     return { record, created: result.created };
   });
 }
@@ -146,10 +147,10 @@ export function addPeersToSession(
   sessionId: string,
   peers: PeerConfigMap,
 ): Promise<SessionRecord> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
     const now = ctx.now();
-    const { record } = await getOrCreateActiveSession(ctx, store, workspaceId, { id: sessionId }, peers, now);
-    await joinPeers(ctx, store, workspaceId, sessionId, peers, now);
+    const { record } = await getOrCreateActiveSession(ctx, workspaceId, { id: sessionId }, peers, now);
+    await joinPeers(ctx, workspaceId, sessionId, peers, now);
     return record;
   });
 }
@@ -161,7 +162,8 @@ export function setSessionPeers(
   sessionId: string,
   peers: PeerConfigMap,
 ): Promise<SessionRecord> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const now = ctx.now();
     const observers = countObservers(peers);
     if (observers > ctx.limits.sessionObservers) throw observerError(sessionId, observers, ctx.limits.sessionObservers);
@@ -187,7 +189,8 @@ export function removePeersFromSession(
   sessionId: string,
   peerIds: string[],
 ): Promise<SessionRecord> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const session = await store.sessions.find(workspaceId, sessionId);
     if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
     await store.sessions.markMembersLeft(workspaceId, sessionId, [...new Set(peerIds)], ctx.now());
@@ -229,7 +232,8 @@ export function setSessionPeerConfig(
   peerId: string,
   changes: Partial<SessionPeerConfig>,
 ): Promise<void> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const now = ctx.now();
     const session = await store.sessions.find(workspaceId, sessionId);
     if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
@@ -265,9 +269,10 @@ export function updateSession(
   sessionId: string,
   changes: { metadata?: JsonObject; configuration?: JsonObject },
 ): Promise<SessionRecord> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const now = ctx.now();
-    const { record, created } = await getOrCreateActiveSession(ctx, store, workspaceId, { id: sessionId, ...changes }, undefined, now);
+    const { record, created } = await getOrCreateActiveSession(ctx, workspaceId, { id: sessionId, ...changes }, undefined, now);
     if (created) return record;
     return (
       (await store.sessions.update(workspaceId, sessionId, {
@@ -280,10 +285,11 @@ export function updateSession(
 
 /** Marks the session inactive; it stays visible to member reads until purged. */
 export function deleteSession(ctx: DomainContext, workspaceId: string, sessionId: string): Promise<void> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const changed = await store.sessions.deactivate(workspaceId, sessionId);
     if (!changed) throw sessionNotFound(workspaceId, sessionId);
-    await schedulePurgeSession(ctx, store, workspaceId, sessionId, ctx.now());
+    await schedulePurgeSession(ctx, workspaceId, sessionId, ctx.now());
   });
 }
 
@@ -299,7 +305,8 @@ export function cloneSession(
   sessionId: string,
   messageId: string | undefined,
 ): Promise<SessionRecord> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const now = ctx.now();
     const original = await store.sessions.find(workspaceId, sessionId);
     if (original === undefined || !original.isActive) throw notFound('Original session not found');

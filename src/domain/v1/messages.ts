@@ -1,6 +1,6 @@
 import type { JsonObject, MessageRecord, Page } from '../../storage/store.js';
 import { v1ListQuery, type V1ListRequest } from '../filters/filters.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
 import { countTokensOfEach } from '../messages/token-count.js';
@@ -45,7 +45,8 @@ export async function createMessages(
 ): Promise<V1MessageView[]> {
   // counted before the transaction opens, a slice at a time (token-count.ts)
   const tokenCounts = await countTokensOfEach(inputs.map((input) => input.content));
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const scope = await findSessionOfUser(store, appId, userId, sessionId);
     if (scope === undefined) throw notFound(SESSION_NOT_FOUND);
     const { user, session } = scope;
@@ -78,11 +79,10 @@ export async function createMessages(
     await store.messages.insert(records);
     // memory forms from v1 messages as from v2/v3 ones
     const sessionRecord = await store.sessions.find(session.workspaceId, session.id);
-    if (sessionRecord !== undefined) await queueReasoning(ctx, store, sessionRecord, records.map((record) => ({ record })), countBefore, now);
+    if (sessionRecord !== undefined) await queueReasoning(ctx, sessionRecord, records.map((record) => ({ record })), countBefore, now);
     // the same `message.created` events as a v2/v3 write: webhook endpoints see every message
     await emitWebhookEvents(
       ctx,
-      store,
       session.workspaceId,
       records.map((m) => ({
         type: 'message.created' as const,

@@ -1,6 +1,6 @@
 import type { JsonObject, Page, Store, V1MetamessageChanges, V1MetamessageRecord } from '../../storage/store.js';
 import { v1ListQuery, type V1ListRequest } from '../filters/filters.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { invalidInput, notFound } from '../errors.js';
 import { cannotName, emptyPage, findUserOfApp } from './scope.js';
 
@@ -51,7 +51,8 @@ export function createMetamessage(
   userId: string,
   input: MetamessageInput,
 ): Promise<V1MetamessageRecord> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const user = await findUserOfApp(store, appId, userId);
     if (user === undefined) throw notFound(`User with ID '${userId}' not found`);
     let sessionId: string | null = null;
@@ -115,7 +116,8 @@ export function updateMetamessage(
   id: string,
   update: MetamessageUpdate,
 ): Promise<V1MetamessageRecord> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const user = await findUserOfApp(store, appId, userId);
     const current = user && !cannotName(id) ? await store.v1.findMetamessage(user.workspaceId, user.name, id) : undefined;
     if (user === undefined || current === undefined) throw metamessageNotFound(id);

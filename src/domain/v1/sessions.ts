@@ -1,6 +1,6 @@
 import type { JsonObject, MessageRecord, Page, V1SessionRecord } from '../../storage/store.js';
 import { v1ListQuery, type V1ListRequest } from '../filters/filters.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { NEW_MEMBER_CONFIG, cannotName, emptyPage, findSessionOfUser, findUserOfApp, type V1SessionScope } from './scope.js';
 
@@ -18,7 +18,8 @@ export async function getSession(ctx: DomainContext, appId: string, userId: stri
 }
 
 export function createSession(ctx: DomainContext, appId: string, userId: string, metadata: JsonObject): Promise<V1SessionScope> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const user = await findUserOfApp(store, appId, userId);
     if (user === undefined) throw notFound(`User with ID '${userId}' not found`);
     const now = ctx.now();
@@ -52,7 +53,8 @@ export function updateSession(
   sessionId: string,
   metadata: JsonObject,
 ): Promise<V1SessionScope> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const scope = await findSessionOfUser(store, appId, userId, sessionId);
     if (scope === undefined) throw notFound(SESSION_NOT_FOUND);
     await store.v1.updateSessionMetadata(scope.session.workspaceId, scope.session.id, metadata);
@@ -81,7 +83,8 @@ export function cloneSession(
   sessionId: string,
   options: { messageId?: string; deepCopy: boolean },
 ): Promise<V1SessionScope> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const scope = await findSessionOfUser(store, appId, userId, sessionId);
     if (scope === undefined) throw notFound('Session not found');
     const { user, session } = scope;

@@ -1,5 +1,5 @@
 import type { Created, Page, WebhookEndpointRecord } from '../../storage/store.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
 
@@ -12,7 +12,8 @@ export function getOrCreateWebhookEndpoint(
   workspaceId: string,
   url: string,
 ): Promise<Created<WebhookEndpointRecord>> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     if ((await store.workspaces.find(workspaceId)) === undefined) throw notFound(`Workspace ${workspaceId} not found`);
     const existing = await store.webhooks.findByUrl(workspaceId, url);
     if (existing !== undefined) return { record: existing, created: false };
@@ -48,7 +49,7 @@ export async function deleteWebhookEndpoint(ctx: DomainContext, workspaceId: str
 
 /** Queues a `test.event` for every endpoint of the workspace (contract §7.6). */
 export async function emitTestWebhookEvent(ctx: DomainContext, workspaceId: string): Promise<void> {
-  await ctx.store.transaction((store) =>
-    emitWebhookEvents(ctx, store, workspaceId, [{ type: 'test.event', data: { workspace_id: workspaceId } }], ctx.now()),
+  await inTransaction(ctx, (ctx) =>
+    emitWebhookEvents(ctx, workspaceId, [{ type: 'test.event', data: { workspace_id: workspaceId } }], ctx.now()),
   );
 }

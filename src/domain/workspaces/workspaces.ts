@@ -1,7 +1,7 @@
 import type { Created, JsonObject, Page, WorkspaceRecord } from '../../storage/store.js';
 import { WORKSPACE_FILTER } from '../filters/filter-schemas.js';
 import { listQuery, type ListRequest } from '../filters/filters.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 
 export interface WorkspaceInput {
@@ -30,7 +30,8 @@ export function updateWorkspace(
   id: string,
   changes: { metadata?: JsonObject; configuration?: JsonObject },
 ): Promise<WorkspaceRecord> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const { record, created } = await store.workspaces.createIfAbsent(
       { id, metadata: changes.metadata ?? {}, configuration: changes.configuration ?? {} },
       ctx.now(),
@@ -52,7 +53,8 @@ export interface DeleteWorkspaceRules {
 
 /** Deletes the workspace and everything in it; returns the deleted record. */
 export function deleteWorkspace(ctx: DomainContext, id: string, rules: DeleteWorkspaceRules): Promise<WorkspaceRecord> {
-  return ctx.store.transaction(async (store) => {
+  return inTransaction(ctx, async (ctx) => {
+    const { store } = ctx;
     const workspace = await store.workspaces.find(id);
     if (workspace === undefined) throw notFound(rules.notFoundMessage);
     if (rules.refuseWithActiveSessions && (await store.workspaces.countActiveSessions(id)) > 0) {
