@@ -27,6 +27,7 @@
  *   BENCH_PROCESSES     server processes of the many-process columns (`engram serve --processes
  *                       N` and a node:cluster of the bare server; default: one per core)
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -441,7 +442,7 @@ async function main(): Promise<void> {
     printChat(result);
   };
   // flat with size (bench/flat-with-size.ts): its own stores at two sizes, SQLite only
-  const runsFlat = !only || FLAT_CASE.includes(only);
+  const runsFlat = !only || wanted.some((part) => FLAT_CASE.includes(part));
   const runFlat = async () => {
     if (!runsFlat) return;
     if (onPostgres) {
@@ -522,6 +523,8 @@ async function main(): Promise<void> {
     console.log(`many-process columns: engram serve --processes ${PROCESSES} and a node:cluster of ${PROCESSES} bare servers; connections handed out ${policy}`);
   }
   let searchChecked = false;
+  /** Cores free for PROCESSES busy processes, before the first and after the last group run. */
+  let freeBefore: number | undefined;
 
   let messages: MessagesLoaded | undefined;
   const loadMessages = async () => {
@@ -583,6 +586,7 @@ async function main(): Promise<void> {
       process.stdout.write(` ${int(row.bare.rps)} req/s (response ${captured.status}, ${captured.body.length} bytes)`);
     }
     if (kase.group && groups !== undefined) {
+      if (freeBefore === undefined) freeBefore = await freeCores(PROCESSES);
       if (kase.name.startsWith('search') && !searchChecked) {
         searchChecked = true;
         searchCheck = await compareSearches(engramBase, groups.engramBase, kase, messageData.queries.length);
@@ -629,7 +633,7 @@ async function main(): Promise<void> {
   const searches = rows.filter((row) => row.bare === undefined);
   if (searches.length > 0) printSearches(searches);
   const grouped = rows.filter((row): row is Row & { engramGroup: Measurement } => row.engramGroup !== undefined);
-  if (grouped.length > 0) printGroups(grouped, searchCheck, onPostgres);
+  if (grouped.length > 0) printGroups(grouped, searchCheck, onPostgres, [freeBefore ?? NaN, await freeCores(PROCESSES)]);
   if (webhookResults.length > 0) printWebhooks(webhookResults);
 
   const failures = rows.filter((r) => r.engram.non2xx > 0 || (r.bare?.non2xx ?? 0) > 0 || r.engram.errors > 0 || r.captured.status >= 300);
@@ -671,6 +675,31 @@ interface Row {
   captured: Captured;
 }
 
+const SPIN = `const t0 = Date.now(); const c0 = process.cpuUsage(); let x = 0;
+while (Date.now() - t0 < 1000) for (let i = 0; i < 1e5; i++) x += Math.sqrt(i);
+const c = process.cpuUsage(c0); process.stdout.write(String((c.user + c.system) / 1e6 + x * 0));`;
+
+/**
+ * How many cores the machine gives `count` busy processes right now: each spins for one second
+ * and reports its CPU time. On an idle machine with at least `count` cores the sum is about
+ * `count`; other work running on the machine takes its share first, and the N-process figures
+ * can be no better than this.
+ */
+async function freeCores(count: number): Promise<number> {
+  const shares = await Promise.all(
+    Array.from({ length: count }, () =>
+      new Promise<number>((resolve, reject) => {
+        const child = spawn(process.execPath, ['-e', SPIN], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+        child.on('error', reject);
+        child.on('exit', () => resolve(Number(out)));
+      }),
+    ),
+  );
+  return shares.reduce((sum, share) => sum + share, 0);
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -703,7 +732,7 @@ async function compareSearches(oneBase: string, manyBase: string, kase: Case, qu
     : `DIFFERENT answers from 1 and ${PROCESSES} processes for ${differing.length} of ${count} queries (${same} identical): ${differing.slice(0, 5).join(', ')}`;
 }
 
-function printGroups(rows: (Row & { engramGroup: Measurement })[], searchCheck: string | undefined, onPostgres: boolean): void {
+function printGroups(rows: (Row & { engramGroup: Measurement })[], searchCheck: string | undefined, onPostgres: boolean, free: number[]): void {
   const n = PROCESSES;
   const pair = (a: number, b: number | undefined, format: (x: number) => string) => `${format(a)} / ${b === undefined ? '-' : format(b)}`;
   console.log('');
@@ -742,6 +771,10 @@ function printGroups(rows: (Row & { engramGroup: Measurement })[], searchCheck: 
     ),
   );
   if (searchCheck !== undefined) console.log(`  search ranking: ${searchCheck}`);
+  console.log(
+    `  machine: ${n} processes spinning for 1 s got ${free.map((x) => x.toFixed(2)).join(' cores before the first of these runs and ')} cores after the last` +
+      (Math.min(...free) < 0.85 * n ? ` (other work is running: the ${n}-process figures measure what was left of the machine, not what Engram can do)` : ''),
+  );
   console.log(`aim: ${n} processes serve at least ${AIM_SCALING} times one process's req/s${onPostgres ? ' (set for SQLite; informational here)' : ''}:`);
   for (const { kase, engram: e, engramGroup: g } of rows) {
     const ratio = g.rps / e.rps;
