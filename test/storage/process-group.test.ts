@@ -270,6 +270,27 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       // and the other way round
       expect((await call(b, 'POST', `/v3/workspaces/${ws}/peers`, { id: 'from-b' })).status).toBe(201);
       expect(await listed(a, 'v3')).toContain('from-b:{}');
+
+      // a peer's sessions and a session's messages, cached by b, written through a
+      const sessionsOf = async (server: ServerProcess) => {
+        const { status, body } = await call(server, 'POST', `/v3/workspaces/${ws}/peers/first/sessions?size=50`, {});
+        expect(status).toBe(200);
+        return body.items.map((s: { id: string }) => s.id).sort();
+      };
+      const messagesOf = async (server: ServerProcess) => {
+        const { status, body } = await call(server, 'POST', `/v3/workspaces/${ws}/sessions/s0/messages/list?size=50`, {});
+        expect(status).toBe(200);
+        return body.items.map((m: { content: string }) => m.content);
+      };
+      expect((await call(a, 'POST', `/v3/workspaces/${ws}/sessions/s0/messages`, { messages: [{ peer_id: 'first', content: 'one' }] })).status).toBe(201);
+      for (let round = 1; round <= 3; round++) {
+        expect(await sessionsOf(b)).toEqual(await sessionsOf(b));
+        expect(await messagesOf(b)).toEqual(await messagesOf(b));
+        expect((await call(a, 'POST', `/v3/workspaces/${ws}/sessions/s${round}/peers`, { first: {} })).status).toBe(200);
+        expect(await sessionsOf(b)).toEqual(Array.from({ length: round + 1 }, (_, i) => `s${i}`));
+        expect((await call(a, 'POST', `/v3/workspaces/${ws}/sessions/s0/messages`, { messages: [{ peer_id: 'first', content: `m${round}` }] })).status).toBe(201);
+        expect(await messagesOf(b)).toEqual(['one', ...Array.from({ length: round }, (_, i) => `m${i + 1}`)]);
+      }
     } finally {
       a.child.kill('SIGKILL');
       b.child.kill('SIGKILL');
