@@ -1,5 +1,6 @@
 import type { JsonObject, NewJob } from '../storage/store.js';
 import type { DomainContext } from './context.js';
+import { isoSeconds } from './iso-seconds.js';
 
 /*
  * Background work a change can cause. Each is written as a job row in the same transaction as
@@ -52,10 +53,6 @@ export interface DeliverWebhookPayload extends JsonObject {
   event: WebhookEvent & JsonObject;
 }
 
-export function eventTimestamp(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
-}
-
 /**
  * Queues each event for every webhook endpoint of the workspace, in order; returns how many
  * deliveries were queued. A workspace without endpoints costs one indexed lookup.
@@ -73,7 +70,7 @@ export async function emitWebhookEvents(
   const jobs: NewJob[] = [];
   for (const { type, data } of events) {
     const eventId = ctx.newId();
-    const event = { type, data, timestamp: eventTimestamp(now) };
+    const event = { type, data, timestamp: isoSeconds(now) };
     for (const endpointId of endpointIds) {
       const payload: DeliverWebhookPayload = { endpointId, eventId, event };
       jobs.push({ id: `${eventId}:${endpointId}`, kind: DELIVER_WEBHOOK, workspaceId, queueKey: `webhook:${endpointId}`, payload, maxAttempts: ctx.limits.jobMaxAttempts });

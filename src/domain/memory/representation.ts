@@ -2,6 +2,7 @@ import type { ConclusionLevel, ConclusionRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { nearestConclusions, rankedTerms } from './conclusions.js';
 import { getPeerCard } from './peer-cards.js';
+import { isoSeconds } from '../iso-seconds.js';
 
 /*
  * A peer's representation without a language model: the stored conclusions themselves, chosen
@@ -83,10 +84,6 @@ export async function selectConclusions(
   });
 }
 
-function timestamp(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
-}
-
 /**
  * Markdown with one `## ` heading per level that has conclusions (explicit, deductive,
  * inductive, contradictions), each conclusion a `- [time] content` item in the given order;
@@ -97,7 +94,7 @@ export function renderRepresentation(conclusions: ConclusionRecord[]): string {
   for (const level of LEVEL_ORDER) {
     const items = conclusions.filter((c) => c.level === level);
     if (items.length === 0) continue;
-    const lines = items.map((c) => `- [${timestamp(c.createdAt)}] ${c.content.replace(/\r?\n/g, '\n  ')}`);
+    const lines = items.map((c) => `- [${isoSeconds(c.createdAt)}] ${c.content.replace(/\r?\n/g, '\n  ')}`);
     sections.push(`## ${LEVEL_HEADINGS[level]}\n\n${lines.join('\n')}`);
   }
   return sections.join('\n\n');

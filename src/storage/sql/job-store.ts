@@ -18,14 +18,14 @@ const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_a
 
 /** The work queue's queries (see migrations/0005_jobs.sql for the states). */
 export class SqlJobStore implements JobStore {
-  private readonly codec: Dialect;
+  private readonly dialect: Dialect;
 
   /** `onQueued` is called after every enqueue that wrote a job. */
   constructor(
     private readonly db: SqlExecutor,
     private readonly onQueued: () => void = () => undefined,
   ) {
-    this.codec = DIALECTS[db.dialect];
+    this.dialect = DIALECTS[db.dialect];
   }
 
   private job(row: JobRow): JobRecord {
@@ -34,16 +34,16 @@ export class SqlJobStore implements JobStore {
       kind: row.kind,
       workspaceId: row.workspace_id,
       queueKey: row.queue_key,
-      payload: this.codec.readJson(row.payload),
+      payload: this.dialect.readJson(row.payload),
       attempts: Number(row.attempts),
       maxAttempts: Number(row.max_attempts),
-      createdAt: this.codec.readTime(row.created_at),
+      createdAt: this.dialect.readTime(row.created_at),
     };
   }
 
   async enqueue(jobs: NewJob[], now: Date): Promise<void> {
     if (jobs.length === 0) return;
-    const c = this.codec;
+    const c = this.dialect;
     await this.db.run(
       `INSERT INTO jobs (id, kind, workspace_id, queue_key, payload, max_attempts, run_after, created_at)
        VALUES ${jobs.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
@@ -53,7 +53,7 @@ export class SqlJobStore implements JobStore {
   }
 
   async schedule(job: NewJob, runAfter: Date, now: Date): Promise<void> {
-    const c = this.codec;
+    const c = this.dialect;
     const due = c.time(runAfter);
     const moved = await this.db.run(
       `UPDATE jobs SET run_after = CASE WHEN run_after > ? THEN ? ELSE run_after END WHERE queue_key = ? AND status = 'pending'`,
@@ -71,7 +71,7 @@ export class SqlJobStore implements JobStore {
   }
 
   async claim(limit: number, now: Date, leaseUntil: Date, kinds?: { only: string[] } | { except: string[] }): Promise<JobRecord[]> {
-    const c = this.codec;
+    const c = this.dialect;
     // Only the head of each queue (its first open job) can run, so the statement walks the
     // queues that have open jobs, one index probe each (the recursive part: a loose scan of
     // jobs_open), and takes the heads that are due: its cost follows the number of queues, not
@@ -110,12 +110,12 @@ export class SqlJobStore implements JobStore {
       `SELECT id, kind, status, run_after, payload FROM jobs WHERE queue_key = ? AND status IN ('pending', 'running') ORDER BY pk`,
       [queueKey],
     );
-    return rows.map((row) => ({ id: row.id, kind: row.kind, status: row.status, runAfter: this.codec.readTime(row.run_after), payload: this.codec.readJson(row.payload) }));
+    return rows.map((row) => ({ id: row.id, kind: row.kind, status: row.status, runAfter: this.dialect.readTime(row.run_after), payload: this.dialect.readJson(row.payload) }));
   }
 
   async reschedulePending(queueKey: string, kind: string, runAfter: Date, newKind?: string): Promise<number> {
     const moved = await this.db.run(`UPDATE jobs SET run_after = ?, kind = ? WHERE queue_key = ? AND kind = ? AND status = 'pending'`, [
-      this.codec.time(runAfter),
+      this.dialect.time(runAfter),
       newKind ?? kind,
       queueKey,
       kind,
@@ -125,16 +125,16 @@ export class SqlJobStore implements JobStore {
   }
 
   async extendLease(id: string, until: Date): Promise<void> {
-    await this.db.run(`UPDATE jobs SET locked_until = ? WHERE id = ? AND status = 'running'`, [this.codec.time(until), id]);
+    await this.db.run(`UPDATE jobs SET locked_until = ? WHERE id = ? AND status = 'running'`, [this.dialect.time(until), id]);
   }
 
   async complete(id: string, now: Date): Promise<void> {
-    await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ?`, [this.codec.time(now), id]);
+    await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ?`, [this.dialect.time(now), id]);
   }
 
   async retry(id: string, runAfter: Date, error: string): Promise<void> {
     await this.db.run(`UPDATE jobs SET status = 'pending', locked_until = NULL, run_after = ?, last_error = ? WHERE id = ?`, [
-      this.codec.time(runAfter),
+      this.dialect.time(runAfter),
       error,
       id,
     ]);
@@ -142,7 +142,7 @@ export class SqlJobStore implements JobStore {
 
   async deadLetter(id: string, now: Date, error: string): Promise<void> {
     await this.db.run(`UPDATE jobs SET status = 'dead', locked_until = NULL, finished_at = ?, last_error = ? WHERE id = ?`, [
-      this.codec.time(now),
+      this.dialect.time(now),
       error,
       id,
     ]);
@@ -154,11 +154,11 @@ export class SqlJobStore implements JobStore {
   }
 
   async purgeFinished(before: Date): Promise<number> {
-    return this.db.run(`DELETE FROM jobs WHERE status = 'done' AND finished_at < ?`, [this.codec.time(before)]);
+    return this.db.run(`DELETE FROM jobs WHERE status = 'done' AND finished_at < ?`, [this.dialect.time(before)]);
   }
 
   async counts(workspaceId: string, kinds: string[], now: Date): Promise<QueueCounts> {
-    const c = this.codec;
+    const c = this.dialect;
     const row = await this.db.get<Record<string, number>>(
       `SELECT
          COUNT(*) AS total,
@@ -174,7 +174,7 @@ export class SqlJobStore implements JobStore {
   }
 
   async countsByQueue(workspaceId: string, kind: string, now: Date, options: { dueOnly?: boolean } = {}): Promise<(WorkCounts & { queueKey: string })[]> {
-    const c = this.codec;
+    const c = this.dialect;
     const pendingJob = options.dueOnly ? "(status = 'pending' AND run_after <= ?)" : "status = 'pending'";
     const rows = await this.db.all<Record<string, number | string>>(
       `SELECT queue_key,

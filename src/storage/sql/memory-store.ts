@@ -13,7 +13,7 @@ import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import { filterCondition, type FilterColumns } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
-import { pageOffset } from './page-offset.js';
+import { listPage } from './list-page.js';
 import { jsonText } from './json-text.js';
 
 /*
@@ -62,14 +62,14 @@ const DOCUMENT_FILTER: FilterColumns = {
 };
 
 export class SqlMemoryStore implements MemoryStore {
-  private readonly codec: Dialect;
+  private readonly dialect: Dialect;
 
   /** `inTransaction` runs its function in a transaction (joining the one `db` is bound to, if any). */
   constructor(
     private readonly db: SqlExecutor,
     private readonly inTransaction: <T>(fn: (db: SqlExecutor) => Promise<T>) => Promise<T> = (fn) => fn(db),
   ) {
-    this.codec = DIALECTS[db.dialect];
+    this.dialect = DIALECTS[db.dialect];
   }
 
   private conclusion(row: ConclusionRow): ConclusionRecord {
@@ -84,7 +84,7 @@ export class SqlMemoryStore implements MemoryStore {
       sourceIds: readIds(row.source_ids),
       sourceSessionIds: readIds(row.source_session_ids) ?? undefined,
       timesDerived: Number(row.times_derived),
-      createdAt: this.codec.readTime(row.created_at),
+      createdAt: this.dialect.readTime(row.created_at),
     };
   }
 
@@ -94,17 +94,17 @@ export class SqlMemoryStore implements MemoryStore {
     const params: unknown[] = [scope.workspaceId, scope.observerId, scope.observedId];
     if (scope.sessionIds !== undefined) {
       // one JSON array parameter, whatever the length of the allowlist
-      where.push(this.codec.inJsonArray('c.session_id'));
+      where.push(this.dialect.inJsonArray('c.session_id'));
       params.push(jsonText(scope.sessionIds));
       // a derived conclusion is seen only when every session its sources came from is allowed
-      where.push(`NOT EXISTS (SELECT 1 FROM ${this.codec.jsonArrayElements('c.source_session_ids', 's')} WHERE NOT (${this.codec.inJsonArray('s.value')}))`);
+      where.push(`NOT EXISTS (SELECT 1 FROM ${this.dialect.jsonArrayElements('c.source_session_ids', 's')} WHERE NOT (${this.dialect.inJsonArray('s.value')}))`);
       params.push(jsonText(scope.sessionIds));
     }
     return { where, params };
   }
 
   async insertConclusions(rows: ConclusionRecord[]): Promise<void> {
-    const c = this.codec;
+    const c = this.dialect;
     const json = c.jsonParam;
     // pk order = request order, so ties on created_at keep it
     for (let start = 0; start < rows.length; start += 100) {
@@ -130,34 +130,33 @@ export class SqlMemoryStore implements MemoryStore {
     }
   }
 
-  async listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
-    const params: unknown[] = [workspaceId];
-    const filterSql = filterCondition(query.filter, DOCUMENT_FILTER, this.codec, params);
-    const where = `c.workspace_id = ? AND c.deleted_at IS NULL${filterSql === null ? '' : ` AND (${filterSql})`}`;
-    const order = query.reverse ? 'c.created_at ASC, c.pk ASC' : NEWEST_FIRST;
-    const offset = pageOffset(query.page, query.size);
-    const rows = await this.db.all<ConclusionRow>(
-      `SELECT ${COLUMNS} FROM conclusions c WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`,
-      [...params, query.size, offset],
-    );
-    let total = rows.length;
-    if (offset > 0 || rows.length === query.size) {
-      const counted = await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM conclusions c WHERE ${where}`, params);
-      total = Number(counted?.n ?? 0);
-    }
-    return { items: rows.map((row) => this.conclusion(row)), total };
+  listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
+    return listPage<ConclusionRow, ConclusionRecord>(this.db, this.dialect, {
+      filter: query.filter,
+      page: query.page,
+      size: query.size,
+      // newest first unless reversed
+      reverse: !query.reverse,
+      from: 'conclusions c',
+      where: 'c.workspace_id = ? AND c.deleted_at IS NULL',
+      params: [workspaceId],
+      select: COLUMNS,
+      order: ['c.created_at', 'c.pk'],
+      filterColumns: DOCUMENT_FILTER,
+      map: (row) => this.conclusion(row),
+    });
   }
 
   async searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]> {
     if (search.terms.length === 0) return [];
     const { where, params } = this.scope(search);
-    const match = this.codec.conclusionSearch(search.terms);
+    const match = this.dialect.conclusionSearch(search.terms);
     const from = match.from;
     where.unshift(match.where.text);
     params.unshift(...match.where.values);
     const order = `${match.bestFirst.text}, ${NEWEST_FIRST}`;
     const orderParams = match.bestFirst.values;
-    const filterSql = filterCondition(search.filter, DOCUMENT_FILTER, this.codec, params);
+    const filterSql = filterCondition(search.filter, DOCUMENT_FILTER, this.dialect, params);
     if (filterSql !== null) where.push(`(${filterSql})`);
     const ranked = `FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`;
     const sql = search.newestFirst
@@ -179,9 +178,9 @@ export class SqlMemoryStore implements MemoryStore {
   async conclusionsByIds(scope: ConclusionScope, ids: readonly string[], filter: FilterNode | null): Promise<ConclusionRecord[]> {
     if (ids.length === 0) return [];
     const { where, params } = this.scope(scope);
-    where.push(this.codec.inJsonArray('c.id'));
+    where.push(this.dialect.inJsonArray('c.id'));
     params.push(jsonText([...ids]));
-    const filterSql = filterCondition(filter, DOCUMENT_FILTER, this.codec, params);
+    const filterSql = filterCondition(filter, DOCUMENT_FILTER, this.dialect, params);
     if (filterSql !== null) where.push(`(${filterSql})`);
     const rows = await this.db.all<ConclusionRow>(`SELECT ${COLUMNS} FROM conclusions c WHERE ${where.join(' AND ')}`, params);
     const byId = new Map(rows.map((row) => [row.id, this.conclusion(row)]));
@@ -191,7 +190,7 @@ export class SqlMemoryStore implements MemoryStore {
   async mostDerivedConclusions(scope: ConclusionScope, limit: number, excludeIds: readonly string[]): Promise<ConclusionRecord[]> {
     const { where, params } = this.scope(scope);
     if (excludeIds.length > 0) {
-      where.push(`NOT (${this.codec.inJsonArray('c.id')})`);
+      where.push(`NOT (${this.dialect.inJsonArray('c.id')})`);
       params.push(jsonText([...excludeIds]));
     }
     const rows = await this.db.all<ConclusionRow>(
@@ -220,7 +219,7 @@ export class SqlMemoryStore implements MemoryStore {
   async softDeleteConclusion(workspaceId: string, id: string, now: Date): Promise<boolean> {
     const changed = await this.db.run(
       'UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL',
-      [this.codec.time(now), workspaceId, id],
+      [this.dialect.time(now), workspaceId, id],
     );
     return changed > 0;
   }
@@ -237,7 +236,7 @@ export class SqlMemoryStore implements MemoryStore {
     return this.inTransaction(async (db) => {
       const old = await db.get<{ times_derived: number }>(
         'UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL RETURNING times_derived',
-        [this.codec.time(now), workspaceId, oldId],
+        [this.dialect.time(now), workspaceId, oldId],
       );
       if (old === undefined) return undefined;
       const stored = { ...record, timesDerived: Number(old.times_derived) + 1 };
@@ -260,7 +259,7 @@ export class SqlMemoryStore implements MemoryStore {
     await this.db.run(
       `INSERT INTO peer_cards (workspace_id, observer_id, target_id, card, updated_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (workspace_id, observer_id, target_id) DO UPDATE SET card = excluded.card, updated_at = excluded.updated_at`,
-      [workspaceId, observerId, targetId, jsonText(card), this.codec.time(now)],
+      [workspaceId, observerId, targetId, jsonText(card), this.dialect.time(now)],
     );
   }
   async countConclusions(scope: ConclusionScope, level: ConclusionLevel): Promise<number> {
@@ -274,14 +273,14 @@ export class SqlMemoryStore implements MemoryStore {
       'SELECT last_dream_at, explicit_at_last_dream FROM collection_dreams WHERE workspace_id = ? AND observer_id = ? AND observed_id = ?',
       [workspaceId, observerId, observedId],
     );
-    return row === undefined ? undefined : { lastDreamAt: this.codec.readTime(row.last_dream_at), explicitAtLastDream: Number(row.explicit_at_last_dream) };
+    return row === undefined ? undefined : { lastDreamAt: this.dialect.readTime(row.last_dream_at), explicitAtLastDream: Number(row.explicit_at_last_dream) };
   }
 
   async saveDreamState(workspaceId: string, observerId: string, observedId: string, state: DreamState): Promise<void> {
     await this.db.run(
       `INSERT INTO collection_dreams (workspace_id, observer_id, observed_id, last_dream_at, explicit_at_last_dream) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (workspace_id, observer_id, observed_id) DO UPDATE SET last_dream_at = excluded.last_dream_at, explicit_at_last_dream = excluded.explicit_at_last_dream`,
-      [workspaceId, observerId, observedId, this.codec.time(state.lastDreamAt), state.explicitAtLastDream],
+      [workspaceId, observerId, observedId, this.dialect.time(state.lastDreamAt), state.explicitAtLastDream],
     );
   }
 

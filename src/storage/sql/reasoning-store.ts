@@ -44,10 +44,10 @@ const MESSAGE_COLUMNS = `m.pk, ${ROW_COLUMNS}`;
 
 /** The deriver's work items and the session summaries (migrations/0011). */
 export class SqlReasoningStore implements ReasoningStore {
-  private readonly codec: Dialect;
+  private readonly dialect: Dialect;
 
   constructor(private readonly db: SqlExecutor) {
-    this.codec = DIALECTS[db.dialect];
+    this.dialect = DIALECTS[db.dialect];
   }
 
   private readList(value: unknown): string[] {
@@ -56,11 +56,11 @@ export class SqlReasoningStore implements ReasoningStore {
   }
 
   private message(row: MessageRow): MessageRecord & { pk: number } {
-    return { pk: Number(row.pk), ...messageFromRow(this.codec, row) };
+    return { pk: Number(row.pk), ...messageFromRow(this.dialect, row) };
   }
 
   async addRepresentationItems(items: NewRepresentationItem[], now: Date): Promise<number> {
-    const c = this.codec;
+    const c = this.dialect;
     let added = 0;
     for (let start = 0; start < items.length; start += 50) {
       const chunk = items.slice(start, start + 50);
@@ -101,11 +101,11 @@ export class SqlReasoningStore implements ReasoningStore {
       [workspaceId, sessionId, observedId],
     );
     const items = Number(row?.items ?? 0);
-    return { items, tokens: Number(row?.tokens ?? 0), oldest: items === 0 || row?.oldest == null ? undefined : this.codec.readTime(row.oldest) };
+    return { items, tokens: Number(row?.tokens ?? 0), oldest: items === 0 || row?.oldest == null ? undefined : this.dialect.readTime(row.oldest) };
   }
 
   async openItems(workspaceId: string, sessionId: string, observedId: string, limit: number): Promise<OpenRepresentationItem[]> {
-    const c = this.codec;
+    const c = this.dialect;
     const rows = await this.db.all<ItemRow>(
       `SELECT i.pk, i.message_id, i.message_pk, m.peer_id, m.content, m.created_at AS message_created_at, i.tokens, i.observers,
               i.custom_instructions, i.created_at
@@ -146,7 +146,7 @@ export class SqlReasoningStore implements ReasoningStore {
       pks,
     );
     await this.db.run(`UPDATE representation_items SET processed_at = ?, error = ? WHERE pk IN (${list}) AND processed_at IS NULL`, [
-      this.codec.time(now),
+      this.dialect.time(now),
       error,
       ...pks,
     ]);
@@ -170,7 +170,7 @@ export class SqlReasoningStore implements ReasoningStore {
   }
 
   async representationCounts(workspaceId: string, sessionId: string | undefined, now: Date): Promise<RepresentationCounts[]> {
-    const c = this.codec;
+    const c = this.dialect;
     // a unit is in progress while its job runs under a live lease (a dead worker's job is pending again)
     // processed items from the units' counters, open ones through the index of open items
     const session = sessionId === undefined ? '' : ' AND session_id = ?';
@@ -275,12 +275,12 @@ export class SqlReasoningStore implements ReasoningStore {
       messageId: row.message_id,
       messageSeq: Number(row.message_seq),
       tokenCount: Number(row.token_count),
-      createdAt: this.codec.readTime(row.created_at),
+      createdAt: this.dialect.readTime(row.created_at),
     }));
   }
 
   async saveSummary(workspaceId: string, sessionId: string, summary: SessionSummaryRecord): Promise<void> {
-    const c = this.codec;
+    const c = this.dialect;
     // a summary never replaces one that covers a later message (a retried or late job)
     await this.db.run(
       `INSERT INTO session_summaries (workspace_id, session_id, summary_type, content, message_id, message_seq, token_count, created_at)

@@ -67,16 +67,16 @@ const METAMESSAGE_COLUMNS = `mm.id, mm.workspace_id, mm.peer_id, w.v1_id AS app_
   mm.content, mm.session_id, s.v1_id AS session_v1_id, mm.message_id, mm.metadata, mm.created_at`;
 
 export class SqlV1Store implements V1Store {
-  private readonly codec: Dialect;
+  private readonly dialect: Dialect;
 
   constructor(private readonly db: SqlExecutor) {
-    this.codec = DIALECTS[db.dialect];
+    this.dialect = DIALECTS[db.dialect];
   }
 
   // ------------------------------------------------------------ mapping
 
   private app(row: AppRow): V1AppRecord {
-    return { v1Id: row.v1_id, name: row.id, metadata: this.codec.readJson(row.metadata), createdAt: this.codec.readTime(row.created_at) };
+    return { v1Id: row.v1_id, name: row.id, metadata: this.dialect.readJson(row.metadata), createdAt: this.dialect.readTime(row.created_at) };
   }
 
   private user(row: UserRow): V1UserRecord {
@@ -85,8 +85,8 @@ export class SqlV1Store implements V1Store {
       name: row.id,
       appV1Id: row.app_v1_id,
       workspaceId: row.workspace_id,
-      metadata: this.codec.readJson(row.metadata),
-      createdAt: this.codec.readTime(row.created_at),
+      metadata: this.dialect.readJson(row.metadata),
+      createdAt: this.dialect.readTime(row.created_at),
     };
   }
 
@@ -95,14 +95,14 @@ export class SqlV1Store implements V1Store {
       v1Id: row.v1_id,
       id: row.id,
       workspaceId: row.workspace_id,
-      isActive: this.codec.readBool(row.is_active),
-      metadata: this.codec.readJson(row.metadata),
-      createdAt: this.codec.readTime(row.created_at),
+      isActive: this.dialect.readBool(row.is_active),
+      metadata: this.dialect.readJson(row.metadata),
+      createdAt: this.dialect.readTime(row.created_at),
     };
   }
 
   private message(row: MessageRow): MessageRecord {
-    return messageFromRow(this.codec, row);
+    return messageFromRow(this.dialect, row);
   }
 
   private metamessage(row: MetamessageRow): V1MetamessageRecord {
@@ -117,8 +117,8 @@ export class SqlV1Store implements V1Store {
       sessionId: row.session_id,
       sessionV1Id: row.session_v1_id,
       messageId: row.message_id,
-      metadata: this.codec.readJson(row.metadata),
-      createdAt: this.codec.readTime(row.created_at),
+      metadata: this.dialect.readJson(row.metadata),
+      createdAt: this.dialect.readTime(row.created_at),
     };
   }
 
@@ -131,7 +131,7 @@ export class SqlV1Store implements V1Store {
     query: V1ListQuery,
     map: (row: R) => T,
   ): Promise<Page<T>> {
-    return listPage<R, T>(this.db, this.codec, {
+    return listPage<R, T>(this.db, this.dialect, {
       ...query,
       from: base.from,
       where: base.where,
@@ -159,13 +159,13 @@ export class SqlV1Store implements V1Store {
     const row = await this.db.get<AppRow>(
       `INSERT INTO workspaces (id, v1_id, metadata, configuration, created_at) VALUES (?, ?, ?, '{}', ?)
        ON CONFLICT (id) DO NOTHING RETURNING v1_id, id, metadata, created_at`,
-      [name, v1Id, this.codec.json(metadata), this.codec.time(now)],
+      [name, v1Id, this.dialect.json(metadata), this.dialect.time(now)],
     );
     return row && this.app(row);
   }
 
   async updateAppMetadata(name: string, metadata: JsonObject): Promise<void> {
-    await this.db.run('UPDATE workspaces SET metadata = ? WHERE id = ?', [this.codec.json(metadata), name]);
+    await this.db.run('UPDATE workspaces SET metadata = ? WHERE id = ?', [this.dialect.json(metadata), name]);
   }
 
   listApps(query: V1ListQuery): Promise<Page<V1AppRecord>> {
@@ -205,13 +205,13 @@ export class SqlV1Store implements V1Store {
     const inserted = await this.db.get<{ v1_id: string }>(
       `INSERT INTO peers (workspace_id, id, v1_id, metadata, configuration, created_at) VALUES (?, ?, ?, ?, '{}', ?)
        ON CONFLICT (workspace_id, id) DO NOTHING RETURNING v1_id`,
-      [workspaceId, name, v1Id, this.codec.json(metadata), this.codec.time(now)],
+      [workspaceId, name, v1Id, this.dialect.json(metadata), this.dialect.time(now)],
     );
     return inserted && this.findUserByName(workspaceId, name);
   }
 
   async updateUserMetadata(workspaceId: string, name: string, metadata: JsonObject): Promise<void> {
-    await this.db.run('UPDATE peers SET metadata = ? WHERE workspace_id = ? AND id = ?', [this.codec.json(metadata), workspaceId, name]);
+    await this.db.run('UPDATE peers SET metadata = ? WHERE workspace_id = ? AND id = ?', [this.dialect.json(metadata), workspaceId, name]);
   }
 
   listUsers(workspaceId: string, hiddenPeerIds: string[], query: V1ListQuery): Promise<Page<V1UserRecord>> {
@@ -247,7 +247,7 @@ export class SqlV1Store implements V1Store {
     configuration: JsonObject,
     now: Date,
   ): Promise<V1SessionRecord> {
-    const c = this.codec;
+    const c = this.dialect;
     const row = await this.db.get<SessionRow>(
       `INSERT INTO sessions (workspace_id, id, v1_id, is_active, metadata, configuration, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)
        RETURNING v1_id, id, workspace_id, is_active, metadata, created_at`,
@@ -262,7 +262,7 @@ export class SqlV1Store implements V1Store {
     let where = `s.workspace_id = ? AND ${MEMBER_OF_SESSION}`;
     if (activeOnly) {
       where += ' AND s.is_active = ?';
-      params.push(this.codec.bool(true));
+      params.push(this.dialect.bool(true));
     }
     return this.page<SessionRow, V1SessionRecord>(
       { from: 'sessions s', where, params, order: 's.pk', metadata: 's.metadata' },
@@ -274,7 +274,7 @@ export class SqlV1Store implements V1Store {
 
   async updateSessionMetadata(workspaceId: string, sessionId: string, metadata: JsonObject): Promise<void> {
     await this.db.run('UPDATE sessions SET metadata = ? WHERE workspace_id = ? AND id = ?', [
-      this.codec.json(metadata),
+      this.dialect.json(metadata),
       workspaceId,
       sessionId,
     ]);
@@ -322,7 +322,7 @@ export class SqlV1Store implements V1Store {
   // ------------------------------------------------------------ metamessages
 
   async insertMetamessage(record: V1MetamessageRecord): Promise<void> {
-    const c = this.codec;
+    const c = this.dialect;
     await this.db.run(
       `INSERT INTO metamessages (id, workspace_id, peer_id, session_id, message_id, label, content, metadata, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -358,7 +358,7 @@ export class SqlV1Store implements V1Store {
     if (changes.sessionId !== undefined) set('session_id', changes.sessionId);
     if (changes.messageId !== undefined) set('message_id', changes.messageId);
     if (changes.label !== undefined) set('label', changes.label);
-    if (changes.metadata !== undefined) set('metadata', this.codec.json(changes.metadata));
+    if (changes.metadata !== undefined) set('metadata', this.dialect.json(changes.metadata));
     if (sets.length === 0) return;
     await this.db.run(`UPDATE metamessages SET ${sets.join(', ')} WHERE id = ?`, [...params, id]);
   }
