@@ -613,7 +613,7 @@ export interface MemoryStore {
   searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]>;
   /** The scope's newest conclusions, newest first. */
   recentConclusions(scope: ConclusionScope, limit: number): Promise<ConclusionRecord[]>;
-  /** The scope's live conclusions with these ids that pass the Document `filters`, in the order of `ids`. */
+  /** The scope's live conclusions with these ids that pass the Document `filter`, in the order of `ids`. */
   conclusionsByIds(scope: ConclusionScope, ids: readonly string[], filter: FilterNode | null): Promise<ConclusionRecord[]>;
   /** The scope's most reinforced conclusions (`timesDerived` descending, then newest), leaving out `excludeIds`. */
   mostDerivedConclusions(scope: ConclusionScope, limit: number, excludeIds: readonly string[]): Promise<ConclusionRecord[]>;

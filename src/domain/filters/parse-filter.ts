@@ -64,7 +64,7 @@
  * - The Message special key `peer_perspective` (§7.4) is not handled here: callers remove it first.
  */
 import { invalidInput } from '../errors.js';
-import type { FilterComparison, FilterInstant, FilterNode, FilterNumber, FilterTarget, FilterValue } from '../../storage/store.js';
+import type { FilterComparison, FilterInstant, FilterLimits, FilterNode, FilterNumber, FilterTarget, FilterValue } from '../../storage/store.js';
 import { parseDateTime } from './filter-datetime.js';
 import { isObject, numberOperand, parsePyNumber, pyFloat, pyStr, pyTypeName } from './python-format.js';
 
@@ -95,12 +95,6 @@ export interface FilterRules {
 
 export const V3_FILTER_RULES: FilterRules = { maxDepth: 5, listSugar: true, wildcards: false };
 export const V2_FILTER_RULES: FilterRules = { maxDepth: 64, listSugar: false, wildcards: true };
-
-/** What the store can take (Store.filterLimits). */
-export interface FilterLimits {
-  /** Longest LIKE pattern in UTF-8 bytes (SQLite: 50000). */
-  likePatternBytes: number;
-}
 
 const OPERATORS = new Set(['gte', 'lte', 'gt', 'lt', 'ne', 'in', 'contains', 'icontains']);
 const COMPARISONS: Record<string, FilterComparison> = { gte: '>=', lte: '<=', gt: '>', lt: '<', ne: '<>' };
