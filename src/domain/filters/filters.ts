@@ -51,7 +51,8 @@ export function sessionOrder(generation: Generation): SessionOrder {
 }
 
 export function sessionListQuery(store: Store, request: ListRequest, schema: FilterSchema): SessionListQuery {
-  return { ...listQuery(store, request, schema), order: sessionOrder(request.generation) };
+  const filter = parseFilters(store, request.filters, schema, request.generation);
+  return { filter, page: request.page, size: request.size, reverse: request.reverse, order: sessionOrder(request.generation) };
 }
 
 export function v1ListQuery(store: Store, request: V1ListRequest): V1ListQuery {

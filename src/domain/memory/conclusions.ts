@@ -96,7 +96,7 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
 }
 
 /** The workspace's live conclusions, newest first (`reverse`: oldest first), filtered (§5.1 Document). */
-export async function listConclusions(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<ConclusionRecord>> {
+export function listConclusions(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<ConclusionRecord>> {
   return ctx.store.memory.listConclusions(workspaceId, listQuery(ctx.store, request, DOCUMENT_FILTER));
 }
 

@@ -87,7 +87,7 @@ export function messagesVersion(ctx: DomainContext, workspaceId: string, session
 }
 
 /** A session's messages in insertion order (no session check: unknown is an empty page). */
-export async function listMessages(
+export function listMessages(
   ctx: DomainContext,
   workspaceId: string,
   sessionId: string,

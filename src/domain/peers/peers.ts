@@ -63,7 +63,7 @@ export async function updatePeer(
 }
 
 /** Seed 4.4: the peers of a workspace, oldest first (reverse flips), filtered. */
-export async function listPeersOfWorkspace(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<PeerRecord>> {
+export function listPeersOfWorkspace(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<PeerRecord>> {
   return ctx.store.peers.list(workspaceId, listQuery(ctx.store, request, PEER_FILTER));
 }
 
@@ -78,7 +78,7 @@ export function sessionsOfPeerVersion(ctx: DomainContext, workspaceId: string): 
 }
 
 /** Seed 4.3: every session the peer has a membership row in, left and inactive ones included. */
-export async function listSessionsOfPeer(
+export function listSessionsOfPeer(
   ctx: DomainContext,
   workspaceId: string,
   peerId: string,

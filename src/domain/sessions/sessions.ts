@@ -258,7 +258,7 @@ export function setSessionPeerConfig(
   });
 }
 
-export async function listSessions(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<SessionRecord>> {
+export function listSessions(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<SessionRecord>> {
   return ctx.store.sessions.list(workspaceId, sessionListQuery(ctx.store, request, SESSION_FILTER));
 }
 

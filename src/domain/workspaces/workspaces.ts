@@ -15,7 +15,7 @@ export function getOrCreateWorkspace(ctx: DomainContext, input: WorkspaceInput):
   return ctx.store.workspaces.createIfAbsent(input, ctx.now());
 }
 
-export async function listWorkspaces(ctx: DomainContext, request: ListRequest): Promise<Page<WorkspaceRecord>> {
+export function listWorkspaces(ctx: DomainContext, request: ListRequest): Promise<Page<WorkspaceRecord>> {
   return ctx.store.workspaces.list(listQuery(ctx.store, request, WORKSPACE_FILTER));
 }
 

@@ -131,20 +131,14 @@ export class SqlMemoryStore implements MemoryStore {
   }
 
   listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
-    return listPage<ConclusionRow, ConclusionRecord>(this.db, this.dialect, {
-      filter: query.filter,
-      page: query.page,
-      size: query.size,
+    return listPage<ConclusionRow, ConclusionRecord>(
+      this.db,
+      this.dialect,
+      { from: 'conclusions c', where: 'c.workspace_id = ? AND c.deleted_at IS NULL', params: [workspaceId], select: COLUMNS, order: ['c.created_at', 'c.pk'], filterColumns: DOCUMENT_FILTER },
       // newest first unless reversed
-      reverse: !query.reverse,
-      from: 'conclusions c',
-      where: 'c.workspace_id = ? AND c.deleted_at IS NULL',
-      params: [workspaceId],
-      select: COLUMNS,
-      order: ['c.created_at', 'c.pk'],
-      filterColumns: DOCUMENT_FILTER,
-      map: (row) => this.conclusion(row),
-    });
+      { filter: query.filter, page: query.page, size: query.size, reverse: !query.reverse },
+      (row) => this.conclusion(row),
+    );
   }
 
   async searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]> {

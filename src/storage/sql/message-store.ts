@@ -12,6 +12,8 @@ const MESSAGE_FILTER: FilterColumns = {
   metadata: 'm.metadata',
 };
 
+const INSERTION_ORDER = ['m.pk'];
+
 /** Message `m` was sent while the peer (the `?`) was a member of its session: what that peer could see. */
 const SEEN_BY_PEER = `EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_id = m.workspace_id
   AND sp.session_id = m.session_id AND sp.peer_id = ? AND m.created_at >= sp.joined_at
@@ -44,26 +46,19 @@ export class SqlMessageStore implements MessageStore {
       where += ` AND ${SEEN_BY_PEER}`;
       params.push(query.peerPerspective);
     }
-    return listPage<MessageRow, MessageRecord>(this.db, this.d, {
-      filter: query.filter,
-      page: query.page,
-      size: query.size,
-      reverse: query.reverse,
-      from: 'messages m',
-      where,
-      params,
-      select: MESSAGE_COLUMNS,
-      order: ['m.pk'],
-      filterColumns: MESSAGE_FILTER,
-      map: (row) => messageFromRow(this.d, row),
-      knownTotal:
-        query.peerPerspective === undefined
-          ? async () => {
-              const row = await this.db.get<{ n: number }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [workspaceId, sessionId]);
-              return Number(row?.n ?? 0);
-            }
-          : undefined,
-    });
+    return listPage<MessageRow, MessageRecord>(
+      this.db,
+      this.d,
+      { from: 'messages m', where, params, select: MESSAGE_COLUMNS, order: INSERTION_ORDER, filterColumns: MESSAGE_FILTER },
+      query,
+      (row) => messageFromRow(this.d, row),
+      query.peerPerspective === undefined
+        ? async () => {
+            const row = await this.db.get<{ n: number }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [workspaceId, sessionId]);
+            return Number(row?.n ?? 0);
+          }
+        : undefined,
+    );
   }
 
   async version(workspaceId: string, sessionId: string): Promise<string | undefined> {

@@ -6,6 +6,7 @@ import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
 import { PEER_COLUMNS, peerFromRow, type PeerRow } from './rows.js';
 
+const PEER_ORDER = ['p.created_at', 'p.pk'];
 const PEER_FILTER: FilterColumns = { columns: { id: 'p.id', created_at: 'p.created_at', workspace_id: 'p.workspace_id' }, metadata: 'p.metadata' };
 
 /** The `peers` table. */
@@ -59,20 +60,17 @@ export class SqlPeerStore implements PeerStore {
   }
 
   list(workspaceId: string, query: ListQuery): Promise<Page<PeerRecord>> {
-    return listPage<PeerRow, PeerRecord>(this.db, this.d, {
-      ...query,
-      from: 'peers p',
-      where: 'p.workspace_id = ?',
-      params: [workspaceId],
-      select: PEER_COLUMNS,
-      order: ['p.created_at', 'p.pk'],
-      filterColumns: PEER_FILTER,
-      map: (row) => peerFromRow(this.d, row),
-      knownTotal: async () => {
+    return listPage<PeerRow, PeerRecord>(
+      this.db,
+      this.d,
+      { from: 'peers p', where: 'p.workspace_id = ?', params: [workspaceId], select: PEER_COLUMNS, order: PEER_ORDER, filterColumns: PEER_FILTER },
+      query,
+      (row) => peerFromRow(this.d, row),
+      async () => {
         const row = await this.db.get<{ n: number }>('SELECT peer_count AS n FROM workspaces WHERE id = ?', [workspaceId]);
         return Number(row?.n ?? 0);
       },
-    });
+    );
   }
 
   async version(workspaceId: string): Promise<string | undefined> {

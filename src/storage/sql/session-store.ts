@@ -67,30 +67,38 @@ export class SqlSessionStore implements SessionStore {
   }
 
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
-    return listPage<SessionRow, SessionRecord>(this.db, this.d, {
-      ...query,
-      from: 'sessions s',
-      where: 's.workspace_id = ? AND s.is_active = ?',
-      params: [workspaceId, this.d.bool(true)],
-      select: SESSION_COLUMNS,
-      order: SESSION_ORDER[query.order],
-      filterColumns: SESSION_FILTER,
-      map: (row) => sessionFromRow(this.d, row),
-      knownTotal: () => countActiveSessions(this.db, workspaceId),
-    });
+    return listPage<SessionRow, SessionRecord>(
+      this.db,
+      this.d,
+      {
+        from: 'sessions s',
+        where: 's.workspace_id = ? AND s.is_active = ?',
+        params: [workspaceId, this.d.bool(true)],
+        select: SESSION_COLUMNS,
+        order: SESSION_ORDER[query.order],
+        filterColumns: SESSION_FILTER,
+      },
+      query,
+      (row) => sessionFromRow(this.d, row),
+      () => countActiveSessions(this.db, workspaceId),
+    );
   }
 
   ofPeer(workspaceId: string, peerId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
-    return listPage<SessionRow, SessionRecord>(this.db, this.d, {
-      ...query,
-      from: 'session_peers m JOIN sessions s ON s.workspace_id = m.workspace_id AND s.id = m.session_id',
-      where: 'm.workspace_id = ? AND m.peer_id = ?',
-      params: [workspaceId, peerId],
-      select: SESSION_COLUMNS,
-      order: SESSION_ORDER[query.order],
-      filterColumns: SESSION_FILTER,
-      map: (row) => sessionFromRow(this.d, row),
-    });
+    return listPage<SessionRow, SessionRecord>(
+      this.db,
+      this.d,
+      {
+        from: 'session_peers m JOIN sessions s ON s.workspace_id = m.workspace_id AND s.id = m.session_id',
+        where: 'm.workspace_id = ? AND m.peer_id = ?',
+        params: [workspaceId, peerId],
+        select: SESSION_COLUMNS,
+        order: SESSION_ORDER[query.order],
+        filterColumns: SESSION_FILTER,
+      },
+      query,
+      (row) => sessionFromRow(this.d, row),
+    );
   }
 
   async ofPeerVersion(workspaceId: string): Promise<string | undefined> {

@@ -131,16 +131,13 @@ export class SqlV1Store implements V1Store {
     query: V1ListQuery,
     map: (row: R) => T,
   ): Promise<Page<T>> {
-    return listPage<R, T>(this.db, this.dialect, {
-      ...query,
-      from: base.from,
-      where: base.where,
-      params: base.params,
-      select,
-      order: [base.order],
-      filterColumns: { columns: {}, metadata: base.metadata },
+    return listPage<R, T>(
+      this.db,
+      this.dialect,
+      { from: base.from, where: base.where, params: base.params, select, order: [base.order], filterColumns: { columns: {}, metadata: base.metadata } },
+      query,
       map,
-    });
+    );
   }
 
   // ------------------------------------------------------------ apps

@@ -2,11 +2,20 @@ import type { Created, FieldChanges, ListQuery, NewRow, Page, WorkspaceRecord, W
 import type { FilterColumns } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
 import type { SqlExecutor } from './driver.js';
-import { listPage } from './list-page.js';
+import { listPage, type PageBase } from './list-page.js';
 import { WORKSPACE_COLUMNS, workspaceFromRow, type WorkspaceRow } from './rows.js';
 import { fieldChanges } from './field-changes.js';
 
 const WORKSPACE_FILTER: FilterColumns = { columns: { id: 'w.id', created_at: 'w.created_at' }, metadata: 'w.metadata' };
+
+const WORKSPACE_LIST: PageBase = {
+  from: 'workspaces w',
+  where: '1 = 1',
+  params: [],
+  select: WORKSPACE_COLUMNS,
+  order: ['w.created_at', 'w.pk'],
+  filterColumns: WORKSPACE_FILTER,
+};
 
 /** The `workspaces` table. */
 export class SqlWorkspaceStore implements WorkspaceStore {
@@ -44,16 +53,7 @@ export class SqlWorkspaceStore implements WorkspaceStore {
   }
 
   list(query: ListQuery): Promise<Page<WorkspaceRecord>> {
-    return listPage<WorkspaceRow, WorkspaceRecord>(this.db, this.d, {
-      ...query,
-      from: 'workspaces w',
-      where: '1 = 1',
-      params: [],
-      select: WORKSPACE_COLUMNS,
-      order: ['w.created_at', 'w.pk'],
-      filterColumns: WORKSPACE_FILTER,
-      map: (row) => workspaceFromRow(this.d, row),
-    });
+    return listPage<WorkspaceRow, WorkspaceRecord>(this.db, this.d, WORKSPACE_LIST, query, (row) => workspaceFromRow(this.d, row));
   }
 
   async delete(id: string): Promise<boolean> {
