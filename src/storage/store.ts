@@ -419,8 +419,11 @@ export interface MessageStore {
    * (the vector ranking of a hybrid search, narrowed as the full-text one is).
    */
   filterIds(search: Omit<MessageSearch, 'terms' | 'candidates'>, ids: readonly string[]): Promise<Set<string>>;
-  /** The id and text of the workspace's messages with these ids, in no particular order. */
-  searchContents(workspaceId: string, ids: readonly string[]): Promise<SearchCandidate[]>;
+  /**
+   * The id and text of the workspace's messages at these places in write order (SearchMatch
+   * `seq`), in no particular order: read by row, not through the id index.
+   */
+  searchContents(workspaceId: string, seqs: readonly number[]): Promise<SearchCandidate[]>;
   /** The workspace's messages with these ids, in no particular order. */
   byIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]>;
   /** The session's newest messages, newest first, `limit` at a time before `before` (a seq). */

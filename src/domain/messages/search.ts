@@ -128,11 +128,10 @@ export async function rankMessagesByText(
   const chosen = [...found.entries()]
     .sort(([, a], [, b]) => b.score - a.score || b.seq - a.seq)
     .slice(0, SEARCH_CANDIDATES)
-    .sort(([, a], [, b]) => b.seq - a.seq)
-    .map(([id]) => id);
-  const texts = new Map((await ctx.store.messages.searchContents(scope.workspaceId, chosen)).map((c) => [c.id, c]));
+    .sort(([, a], [, b]) => b.seq - a.seq);
+  const texts = new Map((await ctx.store.messages.searchContents(scope.workspaceId, chosen.map(([, entry]) => entry.seq))).map((c) => [c.id, c]));
   // a message deleted between the reads is left out
-  const candidates = chosen.flatMap((id) => texts.get(id) ?? []);
+  const candidates = chosen.flatMap(([id]) => texts.get(id) ?? []);
   if (steps !== undefined) Object.assign(steps, { terms: terms.length, matches: found.size, candidates: candidates.length });
   const best = await rankCandidatesInSlices(ranked, candidates, options.limit);
   const records = new Map((await ctx.store.messages.byIds(scope.workspaceId, best.map((c) => c.id))).map((m) => [m.id, m]));

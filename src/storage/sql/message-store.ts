@@ -184,12 +184,14 @@ export class SqlMessageStore implements MessageStore {
     return { sql: `SELECT ${columns} FROM ${match.from} WHERE ${where.join(' AND ')} ORDER BY ${match.newestFirst} LIMIT ?`, params };
   }
 
-  async searchContents(workspaceId: string, ids: readonly string[]): Promise<SearchCandidate[]> {
-    if (ids.length === 0) return [];
-    // by id alone, as byIds: the unique index on id
+  async searchContents(workspaceId: string, seqs: readonly number[]): Promise<SearchCandidate[]> {
+    if (seqs.length === 0) return [];
+    // by row (the primary key) through one statement whatever the count: about half the time of
+    // 1,000 look-ups through the id index. The workspace is checked on the rows read: named in
+    // the statement, it would lead SQLite to walk the workspace's index instead.
     const rows = await this.db.all<SearchCandidate & { workspace_id: string }>(
-      `SELECT m.id, m.content, m.workspace_id FROM messages m WHERE m.id IN (${ids.map(() => '?').join(', ')})`,
-      ids,
+      `SELECT m.id, m.content, m.workspace_id FROM messages m WHERE m.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.d.jsonArrayElements('?', 'j')})`,
+      [JSON.stringify(seqs)],
     );
     return rows.filter((row) => row.workspace_id === workspaceId).map((row) => ({ id: row.id, content: row.content }));
   }
