@@ -8,6 +8,7 @@ import { migrate } from '../../src/storage/migrate.js';
 import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import type { SqlDriver } from '../../src/storage/sql/driver.js';
 import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
+import { openFreshDatabase } from '../support/fresh-database.js';
 import { DIALECT, ownPostgresDatabase, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
@@ -90,10 +91,14 @@ describe('the worker, on a payload that does not fit its kind', () => {
   });
 
   it('dead-letters a webhook delivery or a purge whose payload is damaged', async () => {
+    // a database of its own: this worker claims every delivery and purge it finds
+    const own = await openFreshDatabase();
+    const jobRow = (id: string) =>
+      own.driver.get<{ status: string; last_error: string | null }>('SELECT status, last_error FROM jobs WHERE id = ?', [id]);
     const catalog = buildCatalog({ secret: 's', timeoutMs: 1_000, allowPrivate: true });
-    const worker = new Worker(database.store, catalog, { concurrency: 2, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: { info() {}, warn() {}, error() {} } });
+    const worker = new Worker(own.store, catalog, { concurrency: 2, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: { info() {}, warn() {}, error() {} } });
     const ids = [uniqueId('job'), uniqueId('job')];
-    await database.store.jobs.enqueue(
+    await own.store.jobs.enqueue(
       [
         { id: ids[0], kind: DELIVER_WEBHOOK, workspaceId: null, queueKey: `webhook:${uniqueId()}`, payload: { eventId: 'e', event: {} }, maxAttempts: 3 },
         { id: ids[1], kind: PURGE_SESSION, workspaceId: null, queueKey: `purge:${uniqueId()}`, payload: { session: 's' }, maxAttempts: 3 },
@@ -107,6 +112,7 @@ describe('the worker, on a payload that does not fit its kind', () => {
       await worker.stop(1_000);
     }
     const rows = await Promise.all(ids.map(jobRow));
+    await own.close();
     expect(rows.map((row) => row?.status)).toEqual(['dead', 'dead']);
     expect(rows[0]?.last_error).toMatch(/^invalid webhook\.deliver payload: /);
     expect(rows[1]?.last_error).toBe('invalid session.purge payload: {"session":"s"}');
@@ -139,6 +145,8 @@ describe('webhook deliveries', () => {
     expect(payloads[0].eventId).not.toBe(payloads[2].eventId);
     expect(rows[0].id).toBe(`${payloads[0].eventId}:${endpointIds[0]}`);
     expect(payloads.every((p) => readDeliverWebhookPayload(p) !== undefined)).toBe(true);
+    // not left for other files' workers on a shared database (the endpoints never answer)
+    await database.driver.run('DELETE FROM jobs WHERE workspace_id = ?', [ws]);
   });
 
   it('queue nothing for a workspace without endpoints', async () => {

@@ -3,16 +3,26 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { DIALECT, ownPostgresDatabase, uniqueId } from '../support/test-app.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'engram-group-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const databaseUrl = DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'engram.db');
+// PostgreSQL: a database of this file's own, so the processes' workers meet only this file's
+// jobs (other files queue deliveries to endpoints that never answer on the shared one)
+let databaseUrl = join(dir, 'engram.db');
+let dropDatabase = async () => undefined as void;
+beforeAll(async () => {
+  if (DIALECT !== 'postgres') return;
+  const own = await ownPostgresDatabase();
+  databaseUrl = own.url;
+  dropDatabase = own.drop;
+});
+afterAll(() => dropDatabase());
 
 async function call(server: ServerProcess, method: string, path: string, body?: unknown) {
   const response = await fetch(server.baseUrl + path, {
