@@ -270,14 +270,18 @@ describe('the omni dream', () => {
     const dreamRequests = async (env: Record<string, string>) => {
       const s = await setup({ DREAM_MAX_TOOL_ITERATIONS: '2', ...env });
       const { api, ws } = s;
-      await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
-      await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1' });
+      const peer = await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+      expect(peer.status, peer.text).toBe(201);
+      const session = await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1' });
+      expect(session.status, session.text).toBe(201);
       for (let i = 0; i < 3; i++) await addConclusion(s, `alice fact ${i} ${'detail '.repeat(60)}`, 's1');
       // a model that never stops calling tools while it has them
       fake.script.defaultChat((request) => (toolNames(request).length > 0 ? { toolCalls: [{ name: 'get_recent_observations', arguments: {} }] } : { text: 'done' }));
       expect((await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'omni' })).status).toBe(204);
       await drainDreams(s, 'alice');
       const found = fake.requests('chat').filter((r) => String(r.body.messages[0]?.content ?? '').includes('You consolidate the memory'));
+      // the dream ran and ended done (a failed or skipped one would say so here)
+      expect(await api.database.driver.get<{ status: string; last_error: string | null }>('SELECT status, last_error FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, DREAM])).toEqual({ status: 'done', last_error: null });
       await close(s);
       fake.reset();
       return found;
