@@ -29,6 +29,8 @@ async function call(server: ServerProcess, method: string, path: string, body?: 
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
+    // a request caught by a killed process may never be answered: it fails instead of hanging the test
+    signal: AbortSignal.timeout(15_000),
   });
   return { status: response.status, body: await response.json() };
 }
