@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
 import { createDomainContext, type DomainContext } from '../../src/domain/context.js';
-import { DomainError } from '../../src/domain/errors.js';
 import {
   addPeersToSession,
   deleteSession,
@@ -14,6 +13,7 @@ import {
   type PeerConfigMap,
   type SessionPeerConfig,
 } from '../../src/domain/sessions/sessions.js';
+import { domainError } from '../support/domain-error.js';
 import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
@@ -33,15 +33,6 @@ afterAll(() => database.driver.close());
 const config = (observe_others: boolean | null = null, observe_me: boolean | null = null): SessionPeerConfig => ({ observe_me, observe_others });
 const peers = (...entries: [string, SessionPeerConfig][]): PeerConfigMap => new Map(entries);
 const memberIds = async (ws: string, session: string) => (await listSessionPeers(ctx, ws, session, 1, 100)).items.map((peer) => peer.id).sort();
-
-async function domainError(promise: Promise<unknown>): Promise<DomainError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(DomainError);
-  return error as DomainError;
-}
 
 describe('adding peers to a session', () => {
   it('creates the workspace, the session and unknown peers, with the given configs', async () => {

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
 import { createDomainContext, type DomainContext } from '../../src/domain/context.js';
-import { DomainError } from '../../src/domain/errors.js';
 import { getOrCreatePeer, updatePeer } from '../../src/domain/peers/peers.js';
 import { addPeersToSession, deleteSession } from '../../src/domain/sessions/sessions.js';
 import { deleteWebhookEndpoint, emitTestWebhookEvent, getOrCreateWebhookEndpoint, listWebhookEndpoints } from '../../src/domain/webhooks/webhooks.js';
 import { deleteWorkspace, getOrCreateWorkspace, updateWorkspace } from '../../src/domain/workspaces/workspaces.js';
+import { domainError } from '../support/domain-error.js';
 import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
@@ -20,15 +20,6 @@ beforeAll(async () => {
   ctx = createDomainContext(database.store, { sessionObservers: 10, webhookEndpoints: 2, jobMaxAttempts: 3 });
 });
 afterAll(() => database.driver.close());
-
-async function domainError(promise: Promise<unknown>): Promise<DomainError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(DomainError);
-  return error as DomainError;
-}
 
 describe('workspaces', () => {
   it('get-or-create leaves an existing workspace as it is; update merges configuration keys and replaces metadata', async () => {

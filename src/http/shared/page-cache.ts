@@ -22,6 +22,19 @@ export class PageCache {
     return entry.body;
   }
 
+  /**
+   * The page's JSON: the cached bytes while `version` still matches, else `build()`'s, kept for
+   * the next request. An undefined version (a filtered page) is built every time, never kept.
+   */
+  async serve(key: string, version: string | undefined, build: () => Promise<string>): Promise<string> {
+    if (version === undefined) return build();
+    const cached = this.get(key, version);
+    if (cached !== undefined) return cached;
+    const body = await build();
+    this.set(key, version, body);
+    return body;
+  }
+
   set(key: string, version: string, body: string): void {
     if (body.length > this.maxBytes / 4) return;
     const previous = this.entries.get(key);

@@ -43,11 +43,10 @@ export function mountMessageRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
       // unfiltered pages are served from cache while no message of the session changed
       const version = isNoFilter(body?.filters) ? await messagesVersion(ctx, params.workspace_id, params.session_id) : undefined;
       const key = `${params.workspace_id}\u0000${params.session_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
-      const cached = version === undefined ? undefined : pages.get(key, version);
-      if (cached !== undefined) return { status: 200, json: cached };
-      const page = await listMessages(ctx, params.workspace_id, params.session_id, listQuery(query, body, g.name));
-      const json = JSON.stringify(presentPage(page, query.page, query.size, presentMessage));
-      if (version !== undefined) pages.set(key, version, json);
+      const json = await pages.serve(key, version, async () => {
+        const page = await listMessages(ctx, params.workspace_id, params.session_id, listQuery(query, body, g.name));
+        return JSON.stringify(presentPage(page, query.page, query.size, presentMessage));
+      });
       return { status: 200, json };
     },
   });

@@ -39,11 +39,10 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
       // unfiltered pages are served from cache while the workspace's peers are unchanged
       const version = isNoFilter(body?.filters) ? await peersVersion(ctx, params.workspace_id) : undefined;
       const key = `${params.workspace_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
-      const cached = version === undefined ? undefined : pages.get(key, version);
-      if (cached !== undefined) return { status: 200, json: cached };
-      const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, g.name));
-      const json = JSON.stringify(presentPage(page, query.page, query.size, presentPeer));
-      if (version !== undefined) pages.set(key, version, json);
+      const json = await pages.serve(key, version, async () => {
+        const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, g.name));
+        return JSON.stringify(presentPage(page, query.page, query.size, presentPeer));
+      });
       return { status: 200, json };
     },
   });
@@ -75,11 +74,10 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
       // unfiltered pages are served from cache while no session or membership of the workspace changed
       const version = isNoFilter(body?.filters) ? await sessionsOfPeerVersion(ctx, params.workspace_id) : undefined;
       const key = `${params.workspace_id}\u0000${params.peer_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
-      const cached = version === undefined ? undefined : sessionPages.get(key, version);
-      if (cached !== undefined) return { status: 200, json: cached };
-      const page = await listSessionsOfPeer(ctx, params.workspace_id, params.peer_id, listQuery(query, body, g.name));
-      const json = JSON.stringify(presentPage(page, query.page, query.size, presentSession));
-      if (version !== undefined) sessionPages.set(key, version, json);
+      const json = await sessionPages.serve(key, version, async () => {
+        const page = await listSessionsOfPeer(ctx, params.workspace_id, params.peer_id, listQuery(query, body, g.name));
+        return JSON.stringify(presentPage(page, query.page, query.size, presentSession));
+      });
       return { status: 200, json };
     },
   });
