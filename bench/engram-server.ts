@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import BetterSqlite3 from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { nanoid } from 'nanoid';
-import { buildApp, openDatabase, type Database } from '../src/app.js';
+import { buildApp, databaseOptions, openDatabase, type Database } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { createDomainContext } from '../src/domain/context.js';
 import { rankCandidates } from '../src/domain/messages/rank.js';
@@ -481,7 +481,7 @@ answerCalls({
       },
       '/nonexistent/.env',
     );
-    database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous });
+    database = await openDatabase(config.databaseUrl, databaseOptions(config));
     const load = await loadDataset(database.store, request.shape);
     ({ app } = await buildApp({ config, database, logger: false }));
     await app.listen({ host: '127.0.0.1', port: 0 });

@@ -56,6 +56,7 @@ import { DERIVER_CASE, printDeriver, runDeriverBench } from './deriver.js';
 import { FLAT_CASE, printFlat, runFlatBench } from './flat-with-size.js';
 import { runSearchEval } from './search-eval.js';
 import { measureWebhooks, WEBHOOK_CASES, type WebhookResult } from './webhooks.js';
+import { runWrk, wrkAvailable } from './wrk.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -219,7 +220,7 @@ interface Measurement {
   sysUsPerRequest: number;
   /** Server CPU use during the run, in cores (1.0 = one core busy all the time). */
   cpuCores: number;
-  /** The driver's CPU use (autocannon: the load generator) during the run, in cores. */
+  /** The load generator's CPU use (wrk, or autocannon in this process) during the run, in cores. */
   driverCores: number;
   connections: number;
   /** By `Case.labelOf`: latencies of the requests with each label (1-connection runs). */
@@ -274,7 +275,47 @@ function cannonOptions(
   return options;
 }
 
+/** The load generator: wrk when it is installed (bench/wrk.ts), else autocannon in this process. */
+const USE_WRK = wrkAvailable();
+export const LOAD_GENERATOR = USE_WRK ? 'wrk' : 'autocannon';
+/** Distinct requests written into wrk's script for a case whose requests differ (search). */
+const WRK_DISTINCT = 4_000;
+
+async function measureWithWrk(server: ChildServer, base: string, kase: Case, counter: { k: number }): Promise<Measurement> {
+  const connections = kase.connections ?? CONNECTIONS;
+  const method = kase.method ?? 'POST';
+  const requests =
+    kase.next === undefined
+      ? [{ method, path: kase.path, headers: kase.headers, body: kase.body }]
+      : Array.from({ length: WRK_DISTINCT }, () => ({ method, headers: kase.headers, ...kase.next!(counter.k++) }));
+  await runWrk({ base, requests, connections, durationS: WARMUP_S });
+  const before = await server.call<NodeJS.CpuUsage>('cpu');
+  const wallStart = process.hrtime.bigint();
+  const result = await runWrk({ base, requests, connections, durationS: DURATION_S });
+  const wallUs = Number(process.hrtime.bigint() - wallStart) / 1000;
+  const after = await server.call<NodeJS.CpuUsage>('cpu');
+  const cpuUs = after.user - before.user + (after.system - before.system);
+  const completed = result.requests;
+  return {
+    rps: completed / result.durationS,
+    requests: completed,
+    p50: result.p50Ms,
+    p99: result.p99Ms,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    cpuUsPerRequest: completed > 0 ? cpuUs / completed : NaN,
+    sysUsPerRequest: completed > 0 ? (after.system - before.system) / completed : NaN,
+    cpuCores: cpuUs / wallUs,
+    driverCores: result.cpuUs / wallUs,
+    connections,
+  };
+}
+
 async function measure(server: ChildServer, base: string, kase: Case, counter: { k: number }): Promise<Measurement> {
+  // 1-connection runs labelled per request need autocannon's per-response events
+  const byLabel = (kase.connections ?? CONNECTIONS) === 1 && kase.next !== undefined && kase.labelOf !== undefined;
+  if (USE_WRK && !byLabel) return measureWithWrk(server, base, kase, counter);
   await autocannon(cannonOptions(base, kase, WARMUP_S, counter));
 
   // autocannon's own histogram has 1 ms resolution; record exact latencies instead
@@ -484,7 +525,7 @@ async function main(): Promise<void> {
 
   const where = onPostgres ? `PostgreSQL (${new URL(pgUrl!).host})` : `SQLite (${databaseUrl})`;
   console.log(`Engram benchmark on ${where}; node ${process.version}; ${CONNECTIONS} connections, ` +
-    `${WARMUP_S} s warm-up + ${DURATION_S} s per case and server`);
+    `${WARMUP_S} s warm-up + ${DURATION_S} s per case and server; load from ${LOAD_GENERATOR}`);
   const webhookSecret = randomBytes(16).toString('hex');
   const webhookWorkspace = (endpoints: number) => `${shape.workspaceId}-hooks-${endpoints}`;
   const startRequest: StartRequest = {
@@ -738,7 +779,7 @@ function printGroups(rows: (Row & { engramGroup: Measurement })[], searchCheck: 
   console.log('');
   console.log(
     `many processes: each case with 1 and with ${n} server processes (engram serve --processes ${n}; the bare server as a node:cluster ` +
-      `of ${n}); CPU is summed over the group's processes (from /proc, 10 ms ticks); driver = the load generator (autocannon) in this process:`,
+      `of ${n}); CPU is summed over the group's processes (from /proc, 10 ms ticks); driver = the load generator (${LOAD_GENERATOR}):`,
   );
   console.log(
     table(

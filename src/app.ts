@@ -21,6 +21,7 @@ import { PostgresDriver } from './storage/postgres/postgres-driver.js';
 import type { SqlDriver } from './storage/sql/driver.js';
 import { SqlStore } from './storage/sql/sql-store.js';
 import { SqliteDriver } from './storage/sqlite/sqlite-driver.js';
+import type { SqliteOptions } from './storage/sqlite/sqlite-settings.js';
 import { StoreUnavailableError } from './storage/unavailable.js';
 
 /** Message batches of 100 x 25,000 characters must fit (contract §7.4). */
@@ -32,14 +33,27 @@ export interface Database {
   migrations: MigrationStep[];
 }
 
+export interface DatabaseOptions {
+  sqlite?: SqliteOptions;
+  connectTimeoutMs?: number;
+}
+
+/** The connection settings of `config`, for openDatabase. */
+export function databaseOptions(config: Config): DatabaseOptions {
+  return {
+    sqlite: { synchronous: config.sqliteSynchronous, cacheMb: config.sqliteCacheMb, mmapMb: config.sqliteMmapMb },
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  };
+}
+
 /** Opens SQLite or PostgreSQL as `DATABASE_URL` says and brings its schema up to date. */
 export async function openDatabase(
   databaseUrl: string,
-  options: { sqliteSynchronous?: 'NORMAL' | 'FULL'; connectTimeoutMs?: number } = {},
+  options: DatabaseOptions = {},
 ): Promise<Database> {
   const driver: SqlDriver = isPostgresUrl(databaseUrl)
     ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs })
-    : new SqliteDriver(databaseUrl, options.sqliteSynchronous);
+    : new SqliteDriver(databaseUrl, options.sqlite);
   try {
     const migrations = await migrate(driver);
     return { driver, store: SqlStore.over(driver), migrations };

@@ -3,6 +3,7 @@ import { parse as parseDotenv } from 'dotenv';
 import { parseReasoningConfig } from './config-reasoning.js';
 import type { ReasoningSettings } from './domain/reasoning/settings.js';
 import type { ModelSettings } from './llm/settings.js';
+import { SQLITE_DEFAULTS } from './storage/sqlite/sqlite-settings.js';
 
 /** Every setting Engram reads, parsed once at start-up. */
 export interface Config {
@@ -52,6 +53,10 @@ export interface Config {
   metricsEnabled: boolean;
   /** SQLite commit durability: NORMAL survives process crashes, FULL also power loss. */
   sqliteSynchronous: 'NORMAL' | 'FULL';
+  /** SQLite's page cache per process, MiB (SQLITE_CACHE_MB). */
+  sqliteCacheMb: number;
+  /** How much of the SQLite file is read through a memory map, MiB; 0 turns it off (SQLITE_MMAP_MB). */
+  sqliteMmapMb: number;
   /** Milliseconds a client may take to send a request's headers (answered 408 after). */
   headersTimeoutMs: number;
   /** Milliseconds a client may take to send a whole request, body included (answered 408 after). */
@@ -155,6 +160,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     processes: read('WEB_CONCURRENCY') === undefined ? undefined : integer('WEB_CONCURRENCY', 1, 1, 1024),
     metricsEnabled: boolean('METRICS_ENABLED', false),
     sqliteSynchronous: sqliteSynchronous(),
+    sqliteCacheMb: integer('SQLITE_CACHE_MB', SQLITE_DEFAULTS.cacheMb, 1, 1_048_576),
+    sqliteMmapMb: integer('SQLITE_MMAP_MB', SQLITE_DEFAULTS.mmapMb, 0, 1_048_576),
     headersTimeoutMs: integer('HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
     requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
     keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),

@@ -1,4 +1,4 @@
-import { buildApp, openDatabase, reasoningRuntime, type Database } from './app.js';
+import { buildApp, databaseOptions, openDatabase, reasoningRuntime, type Database } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildCatalog } from './jobs/catalog.js';
 import { Worker, type WorkerLogger } from './jobs/worker.js';
@@ -56,7 +56,7 @@ export async function checkVectorDimensions(config: Config, database: Database):
 
 /** Starts the server: read config, open and migrate the store, listen, stop cleanly on signals. */
 export async function serve(config: Config): Promise<void> {
-  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+  const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   await checkVectorDimensions(config, database);
   // the workers are made below (they log through the app); /ready asks them only once listening
   const { app, models } = await buildApp({ config, database, workers: () => worker?.status() });

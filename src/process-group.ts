@@ -1,7 +1,7 @@
 import cluster, { type Worker as ClusterWorker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import pino, { type Logger } from 'pino';
-import { openDatabase } from './app.js';
+import { databaseOptions, openDatabase } from './app.js';
 import { isPostgresUrl, type Config } from './config.js';
 import { checkVectorDimensions } from './main.js';
 
@@ -49,7 +49,7 @@ const MIN_RESTART_DELAY_MS = 50;
  */
 export async function serveProcessGroup(config: Config, count: number, logger: Logger = pino({ level: config.logLevel })): Promise<void> {
   // migrations and the vector size check run here, once, before any server process opens the file
-  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+  const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   await checkVectorDimensions(config, database);
   for (const step of database.migrations.filter((s) => s.applied)) logger.info({ migration: step.name }, 'migration applied');
   await database.driver.close();

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { openDatabase, reasoningRuntime } from '../app.js';
+import { databaseOptions, openDatabase, reasoningRuntime } from '../app.js';
 import { createDomainContext } from '../domain/context.js';
 import { deriveStoredMessages } from '../domain/reasoning/deriver.js';
 import { mintToken } from '../http/shared/auth.js';
@@ -14,7 +14,7 @@ import { ProcessCountError, processCount, serveProcessGroup } from '../process-g
 /** `engram worker`: the queue's workers alone, stopped cleanly on SIGTERM/SIGINT. */
 async function runWorker(config: Config): Promise<void> {
   const logger = pino({ level: config.logLevel });
-  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+  const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   await checkVectorDimensions(config, database);
   const worker = createWorker(config, database, logger);
   const stop = async (signal: string) => {
@@ -41,7 +41,7 @@ async function runDerive(config: Config, scope: { workspaceId?: string; sessionI
     console.error(`engram: derive needs a deriver model; ${describeReasoning(config.models)}`);
     return 2;
   }
-  const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+  const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   try {
     const ctx = createDomainContext(
       database.store,
@@ -119,7 +119,7 @@ async function run(args: string[]): Promise<number> {
     }
     case 'migrate': {
       const config = configOrExit();
-      const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+      const database = await openDatabase(config.databaseUrl, databaseOptions(config));
       for (const step of database.migrations) console.log(`${step.applied ? 'applied' : 'already applied'}  ${step.name}`);
       await database.driver.close();
       return 0;
@@ -136,7 +136,7 @@ async function run(args: string[]): Promise<number> {
     }
     case 'reembed': {
       const config = configOrExit();
-      const database = await openDatabase(config.databaseUrl, { sqliteSynchronous: config.sqliteSynchronous, connectTimeoutMs: config.databaseConnectTimeoutMs });
+      const database = await openDatabase(config.databaseUrl, databaseOptions(config));
       try {
         for (const line of await reembed(config, database)) console.log(line);
       } finally {

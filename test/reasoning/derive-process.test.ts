@@ -167,7 +167,7 @@ describe('a SIGKILL in the middle of a batch', { timeout: 120_000 }, () => {
     }
 
     // the killed worker's lease would run out after the job's timeout (minutes): let that time pass
-    const database: Database = await openDatabase(databaseUrl, { sqliteSynchronous: 'FULL', connectTimeoutMs: 5_000 });
+    const database: Database = await openDatabase(databaseUrl, { sqlite: { synchronous: 'FULL' }, connectTimeoutMs: 5_000 });
     try {
       const held = await database.driver.all<{ status: string }>("SELECT status FROM jobs WHERE workspace_id = ? AND kind = 'reasoning.represent'", [ws]);
       expect(held.map((job) => job.status)).toEqual(['running']);

@@ -4,7 +4,7 @@ import { documentFilter, listQuery, type ListRequest } from '../filters/filters.
 import { inTransaction, type DomainContext } from '../context.js';
 import { invalidInput, notFound } from '../errors.js';
 import { MAX_QUERY_TOKENS, searchTerms } from '../messages/search.js';
-import { countTokensOf, tokenCount } from '../messages/token-count.js';
+import { exceedsTokensOf, tokenCount } from '../messages/token-count.js';
 import { saveConclusions } from '../reasoning/deduplicate.js';
 import { embedderOf, embedForRequest } from '../reasoning/embeddings.js';
 
@@ -174,7 +174,7 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
     // the reference compares the column with whatever was sent and fails in the database
     throw invalidInput('observer and observed must each be a single peer id (a string) for semantic search');
   }
-  if ((await countTokensOf(options.query, MAX_QUERY_TOKENS)) > MAX_QUERY_TOKENS) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
+  if (await exceedsTokensOf(options.query, MAX_QUERY_TOKENS)) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
   const scope = { workspaceId, observerId: observer, observedId: observed };
   const semantic = await nearestConclusions(ctx, scope, options.query, {
     topK: options.topK,

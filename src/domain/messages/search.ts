@@ -6,7 +6,7 @@ import { reciprocalRankFusion } from './fuse.js';
 import { narrowSearchFilters } from './search-filters.js';
 import { queryTerms } from './query-terms.js';
 import { rankCandidatesInSlices, type RankTerm } from './rank.js';
-import { countTokensOf } from './token-count.js';
+import { exceedsTokensOf } from './token-count.js';
 import { rankMessagesByVector } from './vector-search.js';
 
 /** Longest search query in tokens (contract §7.1). */
@@ -97,7 +97,7 @@ export async function rankMessagesByText(
   options: { query: string; filters: JsonObject | null | undefined; limit: number; generation: 'v2' | 'v3' },
   steps?: SearchSteps,
 ): Promise<MessageRecord[]> {
-  if ((await countTokensOf(options.query, MAX_QUERY_TOKENS)) > MAX_QUERY_TOKENS) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
+  if (await exceedsTokensOf(options.query, MAX_QUERY_TOKENS)) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
   const { filters, peerPerspective } = narrowSearchFilters(scope, options.filters);
   const terms = queryTerms(options.query);
   if (terms.length === 0) return [];

@@ -1,4 +1,4 @@
-import { countTokens, setMergeCacheSize } from 'gpt-tokenizer/encoding/o200k_base';
+import { createRequire } from 'node:module';
 import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants';
 
 /*
@@ -23,12 +23,42 @@ const SEGMENT = 4096;
 /** How long counting may run before it lets other work in (async counting only). */
 const SLICE_MS = 4;
 
-// The encoder keeps the pieces it merged, to reuse them; 10,000 of them keep ordinary text as
-// fast as the default 100,000 do, and bound what distinct long pieces can hold in memory.
-setMergeCacheSize(10_000);
+type Encoder = typeof import('gpt-tokenizer/encoding/o200k_base');
+
+/**
+ * The o200k_base encoder, loaded on the first count: its tables take some 59 MB of memory and
+ * 130 ms to load, which a process that only reads (or a search whose query is short enough,
+ * see exceedsTokens) never pays. Loaded with require so that synchronous counts can load it.
+ */
+let encoder: Encoder | undefined;
+
+function loadEncoder(): Encoder {
+  const loaded = createRequire(import.meta.url)('gpt-tokenizer/encoding/o200k_base') as Encoder;
+  // The encoder keeps the pieces it merged, to reuse them; 10,000 of them keep ordinary text as
+  // fast as the default 100,000 do, and bound what distinct long pieces can hold in memory.
+  loaded.setMergeCacheSize(10_000);
+  return loaded;
+}
 
 // special-token texts such as `<|endoftext|>` count as the ordinary text they are
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
+
+function countTokens(text: string, options: typeof AS_TEXT): number {
+  return (encoder ??= loadEncoder()).countTokens(text, options);
+}
+
+/** Whether the encoder is loaded (tests of the lazy load). */
+export function encoderLoaded(): boolean {
+  return encoder !== undefined;
+}
+
+/**
+ * A bound on the tokens of `text` without counting them: every token encodes at least one byte
+ * of UTF-8, so a text has at most as many tokens as bytes.
+ */
+function atMostTokens(text: string): number {
+  return text.length <= LONG_PIECE / 4 ? text.length * 3 : Buffer.byteLength(text, 'utf8');
+}
 
 /**
  * Counts `text` in steps, each bounded by SEGMENT or LONG_PIECE characters: yields the tokens of
@@ -95,6 +125,7 @@ export function tokenCount(text: string, limit = Number.POSITIVE_INFINITY): numb
  * over, so the cost is bounded by the limit (and the text's length), whatever the text.
  */
 export function exceedsTokens(text: string, limit: number): boolean {
+  if (atMostTokens(text) <= limit) return false;
   return tokenCount(text, limit) > limit;
 }
 
@@ -154,6 +185,12 @@ export function countTokensOf(text: string, limit = Number.POSITIVE_INFINITY): P
   const turn = queue.then(() => countInSlices(text, limit));
   queue = turn.catch(() => undefined);
   return turn;
+}
+
+/** exceedsTokens, counting long text in slices (countTokensOf). */
+export async function exceedsTokensOf(text: string, limit: number): Promise<boolean> {
+  if (atMostTokens(text) <= limit) return false;
+  return (await countTokensOf(text, limit)) > limit;
 }
 
 /** Tokens of each text, in order (see countTokensOf). */

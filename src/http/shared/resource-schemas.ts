@@ -45,7 +45,7 @@ export const MAX_CUSTOM_INSTRUCTIONS_TOKENS = 2000;
 /** `reasoning.custom_instructions`: a string of at most 2000 tokens, or null. */
 const customInstructions = optional(
   refine(nullable(str()), (text) =>
-    text !== null && Buffer.byteLength(text) > MAX_CUSTOM_INSTRUCTIONS_TOKENS && exceedsTokens(text, MAX_CUSTOM_INSTRUCTIONS_TOKENS)
+    text !== null && exceedsTokens(text, MAX_CUSTOM_INSTRUCTIONS_TOKENS)
       ? `custom_instructions exceeds DERIVER.MAX_CUSTOM_INSTRUCTIONS_TOKENS (${MAX_CUSTOM_INSTRUCTIONS_TOKENS} tokens)`
       : undefined,
   ),

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
 import { StoreUnavailableError } from '../unavailable.js';
+import { SQLITE_DEFAULTS, type SqliteOptions } from './sqlite-settings.js';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -41,6 +42,7 @@ function guarded<T>(run: () => T): T {
   }
 }
 
+
 /**
  * better-sqlite3 is synchronous, so plain queries run at once on cached prepared statements.
  * A transaction spans awaits, though, and other requests must not slip their statements into
@@ -52,26 +54,19 @@ export class SqliteDriver implements SqlDriver {
   private readonly statements = new Map<string, Statement>();
   private openTransaction: Promise<void> | undefined;
 
-  /**
-   * `synchronous`: NORMAL (the default) makes each commit survive a crash of the process, since
-   * WAL pages are in the operating system before the response is sent; FULL also survives a
-   * power loss, at the cost of an fsync per commit.
-   */
   /** The folder of the database file, whose free space the probe checks (none in memory). */
   private readonly folder: string | undefined;
 
-  constructor(path: string, synchronous: 'NORMAL' | 'FULL' = 'NORMAL') {
+  constructor(path: string, options: SqliteOptions = {}) {
     this.folder = path !== ':memory:' && !path.startsWith('file:') ? dirname(path) : undefined;
     if (this.folder !== undefined) mkdirSync(this.folder, { recursive: true });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
-    this.db.pragma(`synchronous = ${synchronous}`);
+    this.db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
-    // A 64 MiB page cache and memory-mapped reads: full-text search over a large file otherwise
-    // spends half its time in read() system calls (bench/README.md, search analysis).
-    this.db.pragma('cache_size = -65536');
-    this.db.pragma('mmap_size = 268435456');
+    this.db.pragma(`cache_size = -${Math.round((options.cacheMb ?? SQLITE_DEFAULTS.cacheMb) * 1024)}`);
+    this.db.pragma(`mmap_size = ${Math.round((options.mmapMb ?? SQLITE_DEFAULTS.mmapMb) * 1024 * 1024)}`);
     // vec0 tables for conclusion and message vectors (sqlite-vector-index.ts)
     sqliteVec.load(this.db);
   }

@@ -1,0 +1,18 @@
+/**
+ * How the connection is opened.
+ * - `synchronous`: NORMAL (the default) makes each commit survive a crash of the process, since
+ *   WAL pages are in the operating system before the response is sent; FULL also survives a
+ *   power loss, at the cost of an fsync per commit.
+ * - `cacheMb`: SQLite's own page cache (private memory of each process).
+ * - `mmapMb`: how much of the file is read through a memory map: full-text search over a large
+ *   file otherwise spends half its time in read() system calls (bench/README.md, search
+ *   analysis). Mapped pages are the kernel's page cache, shared by every process on the file.
+ */
+export interface SqliteOptions {
+  synchronous?: 'NORMAL' | 'FULL';
+  cacheMb?: number;
+  mmapMb?: number;
+}
+
+/** SQLITE_CACHE_MB and SQLITE_MMAP_MB when unset (docs/decisions.md, "Memory per process"). */
+export const SQLITE_DEFAULTS = { cacheMb: 16, mmapMb: 256 } as const;
