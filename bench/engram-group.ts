@@ -10,7 +10,7 @@ import type { ChildServer } from './ipc.js';
 
 const TICK_US = 10_000;
 
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   const children: number[] = [];
   try {
     for (const task of readdirSync(`/proc/${pid}/task`)) {
@@ -53,8 +53,11 @@ export async function startEngramGroup(options: {
   port: number;
   processes: number;
   env?: Record<string, string>;
+  /** Run the built server (`dist/`, as `npm start` does) instead of the sources through tsx. */
+  compiled?: boolean;
 }): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--processes', String(options.processes)], {
+  const entry = options.compiled === true ? ['dist/cli/main.js'] : ['--import', 'tsx', 'src/cli/main.ts'];
+  const child = spawn(process.execPath, [...entry, 'serve', '--processes', String(options.processes)], {
     cwd: options.cwd,
     env: {
       ...process.env,
@@ -100,4 +103,21 @@ export async function startEngramGroup(options: {
       await waitExit(2_000);
     },
   };
+}
+
+/** Resident memory of one process, from /proc (bytes). */
+export interface ProcessMemory {
+  rss: number;
+  /** Anonymous pages: the heap, SQLite's page cache, everything private to the process. */
+  rssAnon: number;
+  /** Pages of mapped files: the memory-mapped database file (shared with other processes). */
+  rssFile: number;
+  /** Peak RSS of the process's life. */
+  maxRss: number;
+}
+
+export function processMemory(pid: number): ProcessMemory {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: kb('VmRSS'), rssAnon: kb('RssAnon'), rssFile: kb('RssFile'), maxRss: kb('VmHWM') };
 }

@@ -6,8 +6,9 @@
  * For each size N (1,000 and BENCH_FLAT_ROWS, default 1,000,000) a fresh SQLite file gets N peers,
  * N sessions (bench-peer a member of 60 of them) and N messages (corpus.ts; the listed session,
  * chat-000000, gets 100 of 1,000 and 4,000 of 1,000,000), loaded by one Engram process that then
- * exits. A second, fresh Engram process serves the file, so its memory is what serving costs,
- * not what loading did. Each route runs with 16 connections (BENCH_CONNECTIONS), warm-up then
+ * exits. The built server (`node dist/cli/main.js serve --processes 1`, as `npm start` runs it;
+ * the case runs `npm run build` first) then serves the file from a fresh process, so its memory
+ * is what serving costs, not what loading or a TypeScript loader did. Each route runs with 16 connections (BENCH_CONNECTIONS), warm-up then
  * BENCH_DURATION seconds; the table gives p50/p99 per size and the ratio of the p99s (aim: at
  * most 1.5), and the serving process's resident memory at the large size (aim: under 200 MB).
  *
@@ -20,8 +21,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { BENCH_PEER, LIST_SESSION, type DatasetShape, type MessageShape } from './dataset.js';
-import type { MessagesLoaded, ServerMemory, StartRequest } from './engram-server.js';
+import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { MessagesLoaded, StartRequest } from './engram-server.js';
+import { childrenOf, processMemory, startEngramGroup, type ProcessMemory } from './engram-group.js';
 import { forkServer, type ChildServer } from './ipc.js';
+import { runWrk, wrkAvailable } from './wrk.js';
 
 export const FLAT_CASE = 'flat with size';
 
@@ -53,7 +58,7 @@ interface SizeResult {
   loadS: number;
   listSessionMessages: number;
   routes: Map<string, RouteRun>;
-  memory: ServerMemory;
+  memory: ProcessMemory;
 }
 
 export interface FlatResult {
@@ -88,6 +93,7 @@ function percentile(sorted: Float64Array, p: number): number {
 }
 
 async function measure(server: ChildServer, base: string, route: Route, options: FlatOptions): Promise<RouteRun> {
+  if (wrkAvailable()) return measureWithWrk(server, base, route, options);
   let k = 0;
   const cannon = (duration: number): autocannon.Options => ({
     url: base + route.path,
@@ -122,6 +128,39 @@ async function measure(server: ChildServer, base: string, route: Route, options:
   };
 }
 
+/** measure, with load from wrk (bench/wrk.ts). */
+async function measureWithWrk(server: ChildServer, base: string, route: Route, options: FlatOptions): Promise<RouteRun> {
+  const json = { 'content-type': 'application/json' };
+  const requests =
+    route.next === undefined
+      ? [{ method: 'POST', path: route.path }]
+      : Array.from({ length: 1_000 }, (_, k) => ({ method: 'POST', headers: json, ...route.next!(k) }));
+  await runWrk({ base, requests, connections: options.connections, durationS: options.warmupS });
+  const before = await server.call<NodeJS.CpuUsage>('cpu');
+  const result = await runWrk({ base, requests, connections: options.connections, durationS: options.durationS });
+  const after = await server.call<NodeJS.CpuUsage>('cpu');
+  const completed = result.requests;
+  return {
+    p50: result.p50Ms,
+    p99: result.p99Ms,
+    rps: completed / result.durationS,
+    cpuUsPerRequest: completed > 0 ? (after.user - before.user + after.system - before.system) / completed : NaN,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 async function runSize(rows: number, options: FlatOptions, children: ChildServer[]): Promise<SizeResult> {
   const dir = mkdtempSync(join(tmpdir(), 'engram-flat-'));
   try {
@@ -139,17 +178,19 @@ async function runSize(rows: number, options: FlatOptions, children: ChildServer
     await loader.stop();
     const loadS = (performance.now() - started) / 1000;
 
-    // 2. serve the file from a fresh process
-    const server = forkServer('engram server', join(ROOT, 'bench/engram-server.ts'), { cwd: ROOT, execArgv });
+    // 2. serve the file from a fresh process, the built server as `npm start` runs it
+    const port = await freePort();
+    const server = await startEngramGroup({ cwd: ROOT, databaseUrl, port, processes: 1, compiled: true });
     children.push(server);
-    const { port } = await server.call<{ port: number }>('start', request({ workspaceId: WORKSPACE, peers: 0, sessions: 0, benchPeerSessions: 0, extraMemberships: 0 }));
     const base = `http://127.0.0.1:${port}`;
     const routes = new Map<string, RouteRun>();
     for (const route of routesFor(loaded.queries.map((q) => q.query))) {
       process.stdout.write(` ${route.name}...`);
       routes.set(route.name, await measure(server, base, route, options));
     }
-    const memory = await server.call<ServerMemory>('memory');
+    // the server process is the primary's one child
+    const [serving] = childrenOf(server.process!.pid!);
+    const memory = processMemory(serving);
     await server.stop();
     return { rows, loadS, listSessionMessages: loaded.listSessionMessages, routes, memory };
   } finally {
@@ -159,6 +200,9 @@ async function runSize(rows: number, options: FlatOptions, children: ChildServer
 
 /** Runs both sizes; `children` collects the processes so the caller can stop them on failure. */
 export async function runFlatBench(options: FlatOptions, children: ChildServer[]): Promise<FlatResult> {
+  process.stdout.write('\n    building the server (npm run build)...');
+  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr || build.stdout}`);
   const sizes: SizeResult[] = [];
   for (const rows of [options.small, options.large]) {
     process.stdout.write(`\n    ${rows.toLocaleString('en-US')} rows:`);
@@ -200,8 +244,8 @@ export function printFlat({ options, sizes }: FlatResult): void {
   const m = large.memory;
   console.log(
     `  serving process memory after the runs at ${n(large.rows)} rows: RSS ${mb(m.rss)} (anonymous ${mb(m.rssAnon)}, ` +
-      `mapped database file ${mb(m.rssFile)}; V8 heap ${mb(m.heapTotal)}, ${mb(m.heapUsed)} of it in use), peak ${mb(m.maxRss)} -> ` +
+      `mapped database file ${mb(m.rssFile)}), peak ${mb(m.maxRss)} -> ` +
       `${m.rss < AIM_RSS_BYTES ? 'MET' : 'NOT MET'} (aim: under ${mb(AIM_RSS_BYTES)}); at ${n(small.rows)} rows: RSS ${mb(small.memory.rss)} ` +
-      `(V8 heap ${mb(small.memory.heapTotal)})`,
+      `(anonymous ${mb(small.memory.rssAnon)}); load from ${wrkAvailable() ? 'wrk' : 'autocannon'}, server built (node dist/cli/main.js serve --processes 1)`,
   );
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fold, stem, TOKEN } from './query-terms.js';
 import { queryTokens, rankCandidates, rankCandidatesInSlices } from './rank.js';
 
 const docs = (...contents: string[]) => contents.map((content, index) => ({ id: `m${index}`, content }));
@@ -35,6 +36,36 @@ describe('rankCandidates', () => {
   it('counts words in any case, and in text that is not ASCII after an ASCII start', () => {
     const ranked = rankCandidates(['plan'], docs('plan one two three', 'PLAN Plan plan', 'plan plan — café'));
     expect(order(ranked)).toEqual(['m1', 'm2', 'm0']);
+  });
+
+  it('ranks as BM25 computed over the folded tokens of each whole text, on mixed random text', () => {
+    // the reference: every text folded and split as the index does, every token stemmed
+    const reference = (terms: string[], input: { id: string; content: string }[]) => {
+      const stems = [...new Set(terms.flatMap((term) => (fold(term).match(TOKEN) ?? []).map(stem)))];
+      const tokenLists = input.map((doc) => (fold(doc.content).match(TOKEN) ?? []).map(stem));
+      const average = tokenLists.reduce((sum, tokens) => sum + tokens.length, 0) / input.length || 1;
+      const scores = tokenLists.map((tokens) => {
+        const norm = 1.2 * (1 - 0.75 + (0.75 * tokens.length) / average);
+        let score = 0;
+        for (const s of stems) {
+          const tf = tokens.filter((token) => token === s).length;
+          score += (1 * (tf * 2.2)) / (tf + norm);
+        }
+        return score;
+      });
+      return input.map((_, row) => row).sort((a, b) => scores[b] - scores[a] || a - b).map((row) => input[row].id);
+    };
+    let seed = 11;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const vocabulary = ['Plan', 'plans', 'planning', 'garden', 'GARDENS', 'café', 'naïve', 'tea', 'x2', '42', 'the', 'Größe', 'run', 'running'];
+    const separators = [' ', ', ', '. ', ' — ', '\n', '-', '_'];
+    const text = () =>
+      Array.from({ length: 1 + Math.floor(random() * 12) }, () => vocabulary[Math.floor(random() * vocabulary.length)] + separators[Math.floor(random() * separators.length)]).join('');
+    for (let round = 0; round < 50; round++) {
+      const input = docs(...Array.from({ length: 40 }, text));
+      const terms = Array.from({ length: 1 + Math.floor(random() * 3) }, () => vocabulary[Math.floor(random() * vocabulary.length)]);
+      expect(order(rankCandidates(terms, input)), `${terms.join(' ')}`).toEqual(reference(terms, input));
+    }
   });
 
   it('returns only the best `limit`, in the same order as the full ranking', () => {

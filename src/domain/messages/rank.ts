@@ -45,16 +45,34 @@ function toRankTerms(terms: readonly (string | RankTerm)[]): RankTerm[] {
   return [...byStem.values()];
 }
 
-const ASCII_TOKEN = /[a-z0-9]+/g;
-const ASCII = /^[\x00-\x7f]*$/;
+/** The tokens of ASCII text, in any case; a character beyond ASCII matches on its own. */
+const ASCII_TOKEN_OR_OTHER = /[A-Za-z0-9]+|[^\x00-\x7f]/g;
 
 /**
  * Counts the tokens of `text` and, into `counts`, the occurrences of each wanted stem. Only
  * tokens that start with a wanted stem's first letter are stemmed (Porter keeps a word's
  * first letter), and stems are remembered, so a text costs about one regular-expression pass.
+ * ASCII text (most of it) is split as it is, and only the tokens that are stemmed are put in
+ * lower case; text beyond ASCII is folded and split as the index does.
  */
 function countStems(text: string, wanted: Map<string, number>, initials: Set<number>, counts: Float64Array): number {
-  const tokens = ASCII.test(text) ? (text.toLowerCase().match(ASCII_TOKEN) ?? []) : (fold(text).match(TOKEN) ?? []);
+  const tokens = text.match(ASCII_TOKEN_OR_OTHER);
+  if (tokens === null) return 0;
+  for (const token of tokens) {
+    const code = token.charCodeAt(0);
+    if (code >= 128) return countStemsFolded(text, wanted, initials, counts);
+    // upper-case ASCII letters fold to lower case by setting one bit
+    if (!initials.has(code >= 65 && code <= 90 ? code | 32 : code)) continue;
+    const column = wanted.get(stem(token.toLowerCase()));
+    if (column !== undefined) counts[column]++;
+  }
+  return tokens.length;
+}
+
+/** countStems for text beyond ASCII: folded (lower case, no diacritics) and split by TOKEN. */
+function countStemsFolded(text: string, wanted: Map<string, number>, initials: Set<number>, counts: Float64Array): number {
+  counts.fill(0); // the ASCII scan may have counted tokens before it met this text's first non-ASCII character
+  const tokens = fold(text).match(TOKEN) ?? [];
   for (const token of tokens) {
     if (!initials.has(token.charCodeAt(0))) continue;
     const column = wanted.get(stem(token));

@@ -1,10 +1,10 @@
-import type { JsonObject, MessageRecord } from '../../storage/store.js';
+import type { JsonObject, MessageRecord, SearchCandidate } from '../../storage/store.js';
 import { messageFilter } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput } from '../errors.js';
 import { reciprocalRankFusion } from './fuse.js';
 import { narrowSearchFilters } from './search-filters.js';
-import { queryTerms } from './query-terms.js';
+import { queryTerms, type QueryTerm } from './query-terms.js';
 import { rankCandidatesInSlices, type RankTerm } from './rank.js';
 import { exceedsTokensOf } from './token-count.js';
 import { rankMessagesByVector } from './vector-search.js';
@@ -102,6 +102,54 @@ export async function rankMessagesByText(
   const terms = queryTerms(options.query);
   if (terms.length === 0) return [];
   const filter = messageFilter(ctx.store, filters, options.generation);
+  const { ranked, candidates, matches } =
+    terms.length === 1
+      ? await oneTermCandidates(ctx, scope, terms[0], filter, peerPerspective)
+      : await manyTermCandidates(ctx, scope, terms, filter, peerPerspective);
+  if (steps !== undefined) Object.assign(steps, { terms: terms.length, matches, candidates: candidates.length });
+  const best = await rankCandidatesInSlices(ranked, candidates, options.limit);
+  const records = new Map((await ctx.store.messages.byIds(scope.workspaceId, best.map((c) => c.id))).map((m) => [m.id, m]));
+  return best.flatMap((candidate) => records.get(candidate.id) ?? []);
+}
+
+type MessageFilter = ReturnType<typeof messageFilter>;
+
+interface Candidates {
+  ranked: RankTerm[];
+  candidates: SearchCandidate[];
+  /** Distinct messages found by the terms. */
+  matches: number;
+}
+
+/**
+ * One term: its newest matches are the candidates, read with their text in one statement. Its
+ * weight scales every score alike, so the order does not depend on it and the scope is not
+ * counted.
+ */
+async function oneTermCandidates(ctx: DomainContext, scope: SearchScope, term: QueryTerm, filter: MessageFilter, peerPerspective: string | undefined): Promise<Candidates> {
+  const candidates = await ctx.store.messages.searchCandidates({
+    workspaceId: scope.workspaceId,
+    sessionId: scope.sessionId,
+    peerId: scope.peerId,
+    terms: [term.word],
+    filter,
+    peerPerspective,
+    candidates: Math.min(TERM_MATCHES, SEARCH_CANDIDATES),
+  });
+  return { ranked: [{ stem: term.stem, weight: 1 }], candidates, matches: candidates.length };
+}
+
+/**
+ * Several terms: the newest matches of each, weighted by inverse document frequency; the
+ * SEARCH_CANDIDATES best-weighted messages (newest first between equals) are read with their text.
+ */
+async function manyTermCandidates(
+  ctx: DomainContext,
+  scope: SearchScope,
+  terms: readonly QueryTerm[],
+  filter: MessageFilter,
+  peerPerspective: string | undefined,
+): Promise<Candidates> {
   const matchesOf = await Promise.all(
     terms.map((term) =>
       ctx.store.messages.searchMatches({
@@ -132,8 +180,5 @@ export async function rankMessagesByText(
   const texts = new Map((await ctx.store.messages.searchContents(scope.workspaceId, chosen.map(([, entry]) => entry.seq))).map((c) => [c.id, c]));
   // a message deleted between the reads is left out
   const candidates = chosen.flatMap(([id]) => texts.get(id) ?? []);
-  if (steps !== undefined) Object.assign(steps, { terms: terms.length, matches: found.size, candidates: candidates.length });
-  const best = await rankCandidatesInSlices(ranked, candidates, options.limit);
-  const records = new Map((await ctx.store.messages.byIds(scope.workspaceId, best.map((c) => c.id))).map((m) => [m.id, m]));
-  return best.flatMap((candidate) => records.get(candidate.id) ?? []);
+  return { ranked, candidates, matches: found.size };
 }
