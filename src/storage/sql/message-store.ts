@@ -20,6 +20,9 @@ const SEEN_BY_PEER = `EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_
   AND (sp.left_at IS NULL OR m.created_at <= sp.left_at))`;
 
 /** The `messages` table and its full-text index. */
+/** Sessions whose message counts are summed for a workspace's count before counting messages. */
+const SESSIONS_SUMMED = 64;
+
 export class SqlMessageStore implements MessageStore {
   constructor(
     private readonly db: SqlExecutor,
@@ -128,6 +131,24 @@ export class SqlMessageStore implements MessageStore {
   }
 
   async countInScope(scope: MessageScope, cap: number): Promise<number> {
+    if (scope.peerId === undefined) {
+      // sessions keep their messages' count (a trigger, in the insert's transaction): a session's
+      // count is one row, a workspace's the sum over its first sessions when that reaches the cap
+      // or they are all of them
+      if (scope.sessionId !== undefined) {
+        const row = await this.db.get<{ n: number | string }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [
+          scope.workspaceId,
+          scope.sessionId,
+        ]);
+        return Math.min(cap, Number(row?.n ?? 0));
+      }
+      const rows = await this.db.all<{ n: number | string }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? LIMIT ?', [
+        scope.workspaceId,
+        SESSIONS_SUMMED,
+      ]);
+      const sum = rows.reduce((total, row) => total + Number(row.n), 0);
+      if (sum >= cap || rows.length < SESSIONS_SUMMED) return Math.min(cap, sum);
+    }
     const where = ['workspace_id = ?'];
     const params: unknown[] = [scope.workspaceId];
     if (scope.sessionId !== undefined) {
