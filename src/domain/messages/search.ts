@@ -64,7 +64,8 @@ export interface SearchSteps {
  * of the scope (after the filters) are read, which also counts the term's matches; each
  * message found gets the summed inverse document frequencies of the terms it was found by,
  * the SEARCH_CANDIDATES best of them (newest first between equals) are read and ranked by
- * BM25 (rank.ts), and the best `limit` are returned. Filters narrow the result; scope keys in
+ * BM25 (rank.ts), and the best `limit` are returned. A query of one term reads its newest
+ * matches with their text at once (oneTermCandidates). Filters narrow the result; scope keys in
  * them are replaced by the scope itself (contract §5.1). When message vectors exist, this
  * ranking (2 x `limit`) and the vector ranking (vector-search.ts) are merged by reciprocal rank
  * fusion (fuse.ts), so a message found by meaning alone is found too.
