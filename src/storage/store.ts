@@ -361,11 +361,11 @@ export interface SessionStore {
   /** Sessions with a membership row for the peer, left and inactive ones included. */
   ofPeer(workspaceId: string, peerId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
   /**
-   * A token that changes whenever `ofPeer` could answer differently for any peer of the
-   * workspace (a membership added or removed, a session changed or removed), and differs
-   * between a deleted workspace and a new one of the same id (undefined: no such workspace).
+   * A token that changes whenever `ofPeer` could answer differently for this peer (one of its
+   * memberships added or removed, one of its sessions changed or removed), and differs between
+   * a deleted peer or workspace and a new one of the same id (undefined: no such peer).
    */
-  ofPeerVersion(workspaceId: string): Promise<string | undefined>;
+  ofPeerVersion(workspaceId: string, peerId: string): Promise<string | undefined>;
   deactivate(workspaceId: string, id: string): Promise<boolean>;
   /** Removes an inactive session with everything in it; false when it is gone or active again. */
   purgeInactive(workspaceId: string, id: string): Promise<boolean>;

@@ -57,6 +57,50 @@ describe('cached pages of a peer\'s sessions', () => {
     expect((await sessionsOf(ws, 'alice')).items.map((s: any) => s.id)).toEqual(['s1', 's3']);
   });
 
+  it('are kept per peer: a change to one peer\'s sessions leaves another peer\'s page valid', async () => {
+    const ws = uniqueId();
+    /** The version a peer's cached page is checked against; equal means the page is served from cache. */
+    const versionOf = async (peer: string) =>
+      (await api.database.driver.get<{ v: number }>('SELECT sessions_version AS v FROM peers WHERE workspace_id = ? AND id = ?', [ws, peer]))!.v;
+    const ids = async (peer: string) => (await sessionsOf(ws, peer)).items.map((s: any) => s.id);
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {}, bob: {} } });
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 'b-only', peers: { bob: {} } });
+    expect(await ids('alice')).toEqual(['s1']);
+    expect(await ids('bob')).toEqual(['s1', 'b-only']);
+    let alice = await versionOf('alice');
+    let bob = await versionOf('bob');
+
+    // alice joins a session: her page is rebuilt, bob's stays valid
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/s2/peers`, { alice: {} })).status).toBe(200);
+    expect(await versionOf('alice')).not.toBe(alice);
+    expect(await versionOf('bob')).toBe(bob);
+    expect(await ids('alice')).toEqual(['s1', 's2']);
+    expect(await ids('bob')).toEqual(['s1', 'b-only']);
+    alice = await versionOf('alice');
+
+    // past the API: her membership removed
+    await outside('DELETE FROM session_peers WHERE workspace_id = ? AND session_id = ? AND peer_id = ?', [ws, 's2', 'alice']);
+    expect(await versionOf('alice')).not.toBe(alice);
+    expect(await versionOf('bob')).toBe(bob);
+    expect(await ids('alice')).toEqual(['s1']);
+    alice = await versionOf('alice');
+
+    // a session they share changes for both
+    await outside(`UPDATE sessions SET metadata = '{"shared":true}' WHERE workspace_id = ? AND id = ?`, [ws, 's1']);
+    expect(await versionOf('alice')).not.toBe(alice);
+    expect(await versionOf('bob')).not.toBe(bob);
+    for (const peer of ['alice', 'bob']) expect((await sessionsOf(ws, peer)).items.find((s: any) => s.id === 's1').metadata).toEqual({ shared: true });
+    alice = await versionOf('alice');
+    bob = await versionOf('bob');
+
+    // bob's own session deleted past the API (its memberships go with it): only bob's page changes
+    await outside('DELETE FROM sessions WHERE workspace_id = ? AND id = ?', [ws, 'b-only']);
+    expect(await versionOf('bob')).not.toBe(bob);
+    expect(await versionOf('alice')).toBe(alice);
+    expect(await ids('bob')).toEqual(['s1']);
+    expect(await ids('alice')).toEqual(['s1']);
+  });
+
   it('do not carry over to a new workspace of the same id', async () => {
     const ws = uniqueId();
     await api.post(`/v3/workspaces/${ws}/sessions`, { id: 'old', peers: { alice: {} } });

@@ -72,9 +72,9 @@ export function peersVersion(ctx: DomainContext, workspaceId: string): Promise<s
   return ctx.store.peers.version(workspaceId);
 }
 
-/** Changes whenever any peer's list of sessions could; undefined when the workspace does not exist. */
-export function sessionsOfPeerVersion(ctx: DomainContext, workspaceId: string): Promise<string | undefined> {
-  return ctx.store.sessions.ofPeerVersion(workspaceId);
+/** Changes whenever the peer's list of sessions could; undefined when the peer does not exist. */
+export function sessionsOfPeerVersion(ctx: DomainContext, workspaceId: string, peerId: string): Promise<string | undefined> {
+  return ctx.store.sessions.ofPeerVersion(workspaceId, peerId);
 }
 
 /** Seed 4.3: every session the peer has a membership row in, left and inactive ones included. */

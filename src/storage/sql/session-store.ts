@@ -101,11 +101,12 @@ export class SqlSessionStore implements SessionStore {
     );
   }
 
-  async ofPeerVersion(workspaceId: string): Promise<string | undefined> {
-    // v1_id is random per workspace row: a recreated workspace never matches an old token
-    const row = await this.db.get<{ incarnation: string; v: number }>('SELECT v1_id AS incarnation, sessions_version AS v FROM workspaces WHERE id = ?', [
-      workspaceId,
-    ]);
+  async ofPeerVersion(workspaceId: string, peerId: string): Promise<string | undefined> {
+    // v1_id is random per peer row: a recreated peer (or workspace) never matches an old token
+    const row = await this.db.get<{ incarnation: string; v: number }>(
+      'SELECT v1_id AS incarnation, sessions_version AS v FROM peers WHERE workspace_id = ? AND id = ?',
+      [workspaceId, peerId],
+    );
     return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
   }
 

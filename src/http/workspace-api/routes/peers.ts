@@ -71,8 +71,8 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
     query: g.listPaging,
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
-      // unfiltered pages are served from cache while no session or membership of the workspace changed
-      const version = isNoFilter(body?.filters) ? await sessionsOfPeerVersion(ctx, params.workspace_id) : undefined;
+      // unfiltered pages are served from cache while none of the peer's sessions or memberships changed
+      const version = isNoFilter(body?.filters) ? await sessionsOfPeerVersion(ctx, params.workspace_id, params.peer_id) : undefined;
       const key = `${params.workspace_id}\u0000${params.peer_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
       const json = await sessionPages.serve(key, version, async () => {
         const page = await listSessionsOfPeer(ctx, params.workspace_id, params.peer_id, listQuery(query, body, g.name));
