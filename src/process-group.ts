@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import cluster, { type Worker as ClusterWorker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import pino, { type Logger } from 'pino';
@@ -33,6 +34,44 @@ export function processCount(config: Config, flag: number | undefined): { count:
   return { count: explicit ?? availableParallelism() };
 }
 
+/** What node:cluster's round-robin primary sends a server process with each connection, and gets back. */
+interface ClusterMessage {
+  cmd?: unknown;
+  act?: unknown;
+  seq?: unknown;
+  ack?: unknown;
+}
+
+/**
+ * node:cluster's round-robin primary accepts each connection and hands it to a server process,
+ * keeping its own copy open until the process confirms it took it. A process killed between the
+ * two never confirms, and Node (20) then holds that connection open for good: its client waits
+ * forever for an answer no process will give. So the primary notes each hand-off ("newconn")
+ * until its confirmation ("ack", accepted or not: a refused one is handed to another process),
+ * and when the process exits closes the ones still unconfirmed, so their clients see the
+ * connection close at once, as do those of the connections the process had taken. Returns the
+ * function to call on exit. Relies on the message shapes of Node's cluster protocol, which
+ * carries them on the documented `internalMessage` channel of the child process.
+ */
+export function trackHandOffs(child: ChildProcess): () => void {
+  const unconfirmed = new Map<number, { close(): void }>();
+  const send = child.send.bind(child) as (...args: unknown[]) => boolean;
+  (child as { send: (...args: unknown[]) => boolean }).send = (...args: unknown[]) => {
+    const [message, handle] = args as [ClusterMessage | undefined, { close?: unknown } | undefined];
+    if (message?.cmd === 'NODE_CLUSTER' && message.act === 'newconn' && typeof message.seq === 'number' && typeof handle?.close === 'function') {
+      unconfirmed.set(message.seq, handle as { close(): void });
+    }
+    return send(...args);
+  };
+  child.on('internalMessage', (message: ClusterMessage | undefined) => {
+    if (message?.cmd === 'NODE_CLUSTER' && typeof message.ack === 'number') unconfirmed.delete(message.ack);
+  });
+  return () => {
+    for (const handle of unconfirmed.values()) handle.close();
+    unconfirmed.clear();
+  };
+}
+
 /** Restarts of one slot closer together than this count as a crash loop and are slowed down. */
 const QUICK_CRASH_MS = 10_000;
 const MAX_RESTART_DELAY_MS = 5_000;
@@ -62,6 +101,7 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
 
   const fork = (slot: number) => {
     const worker = cluster.fork();
+    const closeUnconfirmed = cluster.schedulingPolicy === cluster.SCHED_RR ? trackHandOffs(worker.process) : () => undefined;
     logger.info({ slot, workerPid: worker.process.pid }, 'server process started');
     worker.on('listening', (address) => {
       listening.add(worker);
@@ -71,6 +111,7 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
       }
     });
     worker.on('exit', (code, signal) => {
+      closeUnconfirmed();
       const wasListening = listening.delete(worker);
       if (stopping) {
         if (code !== 0) failed = true;
