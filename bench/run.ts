@@ -26,6 +26,8 @@
  *                       profile there on exit (open it in Chrome DevTools or speedscope)
  *   BENCH_PROCESSES     server processes of the many-process columns (`engram serve --processes
  *                       N` and a node:cluster of the bare server; default: one per core)
+ *   BENCH_LOAD          autocannon: load from autocannon in this process even when wrk is
+ *                       installed (default: wrk when on the PATH, see bench/wrk.ts)
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
