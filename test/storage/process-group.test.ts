@@ -133,10 +133,7 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
     }
   });
 
-  // SQLite only for now: on PostgreSQL, in the full suite, this test and the next timed out in 2
-  // of 4 CI runs (a stall not yet explained; each passes alone). PostgreSQL's multi-process
-  // claims are covered by test/jobs/delivery-process.test.ts and the lease test below.
-  it.runIf(DIALECT === 'sqlite')('replaces a server process killed under write load, and loses no acknowledged write', async () => {
+  it('replaces a server process killed under write load, and loses no acknowledged write', async () => {
     const ws = uniqueId();
     const { server, pids } = await startGroup(2);
     let current = pids;
@@ -238,7 +235,7 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
     }
   });
 
-  it.runIf(DIALECT === 'sqlite')('never runs one job twice at once across the processes', async () => {
+  it('never runs one job twice at once across the processes', async () => {
     const ws = uniqueId();
     const sink = await startWebhookSink();
     sink.delayMs = 30;
