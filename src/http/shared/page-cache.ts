@@ -1,21 +1,19 @@
 /**
  * Serialised list pages, each stored with the data version it was built from. A page is only
  * served while the version read from the database is still the same, so every process that
- * shares the database stays correct; the cache only saves rebuilding identical bytes. Pages
- * are kept as UTF-8 bytes, so a hit is sent without encoding the text again (a few µs of a
- * 5 KB page, a sixth of a cached request). The least recently used pages go first once
- * `maxBytes` is reached.
+ * shares the database stays correct; the cache only saves rebuilding identical bytes. The
+ * least recently used pages go first once `maxBytes` is reached.
  */
 /** Budget of the caches of sessions-of-a-peer and message pages (peers/list keeps the default). */
 export const LIST_CACHE_BYTES = 8 * 1024 * 1024;
 
 export class PageCache {
-  private readonly entries = new Map<string, { version: string; body: Buffer }>();
+  private readonly entries = new Map<string, { version: string; body: string }>();
   private bytes = 0;
 
   constructor(private readonly maxBytes = 32 * 1024 * 1024) {}
 
-  get(key: string, version: string): Buffer | undefined {
+  get(key: string, version: string): string | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined || entry.version !== version) return undefined;
     // refresh recency: Map iteration order is insertion order
@@ -28,16 +26,16 @@ export class PageCache {
    * The page's JSON: the cached bytes while `version` still matches, else `build()`'s, kept for
    * the next request. An undefined version (a filtered page) is built every time, never kept.
    */
-  async serve(key: string, version: string | undefined, build: () => Promise<string>): Promise<string | Buffer> {
+  async serve(key: string, version: string | undefined, build: () => Promise<string>): Promise<string> {
     if (version === undefined) return build();
     const cached = this.get(key, version);
     if (cached !== undefined) return cached;
-    const body = Buffer.from(await build());
+    const body = await build();
     this.set(key, version, body);
     return body;
   }
 
-  set(key: string, version: string, body: Buffer): void {
+  set(key: string, version: string, body: string): void {
     if (body.length > this.maxBytes / 4) return;
     const previous = this.entries.get(key);
     if (previous !== undefined) {

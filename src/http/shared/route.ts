@@ -32,8 +32,8 @@ export interface Reply {
   status: number;
   /** undefined sends an empty body (204). */
   body?: unknown;
-  /** An already serialised JSON body, sent as is (cached pages: their UTF-8 bytes). */
-  json?: string | Buffer;
+  /** An already serialised JSON body, sent as is (cached pages). */
+  json?: string;
   headers?: Readonly<Record<string, string>>;
   /** A streamed body (`text/event-stream`): each piece is written as it comes. */
   stream?: AsyncIterable<string>;
@@ -130,8 +130,7 @@ export function send(reply: FastifyReply, result: Reply): FastifyReply {
   reply.code(result.status);
   if (result.headers !== undefined) reply.headers(result.headers);
   if (result.stream !== undefined) return reply.header('content-type', 'text/event-stream').header('cache-control', 'no-cache').send(Readable.from(result.stream, { objectMode: false }));
-  // the charset Fastify adds to a JSON text, named here too for bytes (cached pages)
-  if (result.json !== undefined) return reply.header('content-type', 'application/json; charset=utf-8').send(result.json);
+  if (result.json !== undefined) return reply.header('content-type', 'application/json').send(result.json);
   if (result.body === undefined) return reply.send();
   return reply.header('content-type', 'application/json').send(JSON.stringify(result.body));
 }
