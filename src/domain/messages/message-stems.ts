@@ -6,12 +6,8 @@
  * another process does.
  *
  * Each text is kept as the stem numbers of its tokens, in a dictionary of stems shared by all
- * texts. Texts are kept in two generations of at most half of MAX_TOKENS tokens each: once the
- * newer is full it becomes the older and the older is dropped, and a text found in the older is
- * moved to the newer. (Dropping the oldest entries of one Map one by one was tried: after many
- * deletions, finding the oldest live entry walks the deleted ones first, and an insert came to
- * cost 50 µs.) The dictionary is emptied, with the texts, once it holds MAX_STEMS stems (only
- * between two rankings).
+ * texts. The texts are dropped oldest first once they hold MAX_TOKENS tokens; the dictionary
+ * is emptied, with the texts, once it holds MAX_STEMS stems (only between two rankings).
  */
 import { fold, stem, TOKEN } from './query-terms.js';
 
@@ -24,10 +20,8 @@ const ASCII_TOKEN_OR_OTHER = /[A-Za-z0-9]+|[^\x00-\x7f]/g;
 
 export class MessageStems {
   private readonly numbers = new Map<string, number>();
-  private newer = new Map<string, Int32Array>();
-  private older = new Map<string, Int32Array>();
-  private newerTokens = 0;
-  private olderTokens = 0;
+  private readonly texts = new Map<string, Int32Array>();
+  private tokens = 0;
 
   constructor(
     private readonly maxTokens = MAX_TOKENS,
@@ -38,9 +32,8 @@ export class MessageStems {
   startRanking(): void {
     if (this.numbers.size < this.maxStems) return;
     this.numbers.clear();
-    this.newer = new Map();
-    this.older = new Map();
-    this.newerTokens = this.olderTokens = 0;
+    this.texts.clear();
+    this.tokens = 0;
   }
 
   /** The number of a stem, given one if it has none yet. */
@@ -55,30 +48,24 @@ export class MessageStems {
 
   /** The stem numbers of the message's tokens, in order: from the cache, or from its text. */
   of(id: string, text: string): Int32Array {
-    const known = this.newer.get(id);
+    const known = this.texts.get(id);
     if (known !== undefined) return known;
-    let stems = this.older.get(id);
-    if (stems !== undefined) {
-      this.older.delete(id);
-      this.olderTokens -= stems.length;
-    } else {
-      stems = this.split(text);
-      if (stems.length > MAX_TEXT_TOKENS) return stems;
+    const stems = this.split(text);
+    if (stems.length <= MAX_TEXT_TOKENS) {
+      this.texts.set(id, stems);
+      this.tokens += stems.length;
+      for (const [oldest, dropped] of this.texts) {
+        if (this.tokens <= this.maxTokens) break;
+        this.texts.delete(oldest);
+        this.tokens -= dropped.length;
+      }
     }
-    if (this.newerTokens + stems.length > this.maxTokens / 2) {
-      this.older = this.newer;
-      this.olderTokens = this.newerTokens;
-      this.newer = new Map();
-      this.newerTokens = 0;
-    }
-    this.newer.set(id, stems);
-    this.newerTokens += stems.length;
     return stems;
   }
 
-  /** Kept texts and their tokens (for tests). */
-  get size(): { texts: number; tokens: number } {
-    return { texts: this.newer.size + this.older.size, tokens: this.newerTokens + this.olderTokens };
+  /** Kept texts (for tests). */
+  get size(): number {
+    return this.texts.size;
   }
 
   /** The text's tokens, folded as the index folds them and stemmed, as stem numbers. */
