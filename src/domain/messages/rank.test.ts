@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { fold, stem, TOKEN } from './query-terms.js';
-import { MessageStems } from './message-stems.js';
 import { queryTokens, rankCandidates, rankCandidatesInSlices } from './rank.js';
 
 const docs = (...contents: string[]) => contents.map((content, index) => ({ id: `m${index}`, content }));
@@ -62,32 +61,11 @@ describe('rankCandidates', () => {
     const separators = [' ', ', ', '. ', ' — ', '\n', '-', '_'];
     const text = () =>
       Array.from({ length: 1 + Math.floor(random() * 12) }, () => vocabulary[Math.floor(random() * vocabulary.length)] + separators[Math.floor(random() * separators.length)]).join('');
-    const stems = new MessageStems();
     for (let round = 0; round < 50; round++) {
-      // ids unique over the rounds, as message ids are
-      const input = Array.from({ length: 40 }, (_, i) => ({ id: `r${round}m${i}`, content: text() }));
+      const input = docs(...Array.from({ length: 40 }, text));
       const terms = Array.from({ length: 1 + Math.floor(random() * 3) }, () => vocabulary[Math.floor(random() * vocabulary.length)]);
       expect(order(rankCandidates(terms, input)), `${terms.join(' ')}`).toEqual(reference(terms, input));
-      // through the cache of message stems: split on the first ranking, kept for the second
-      expect(order(rankCandidates(terms, input, input.length, stems)), `cached ${terms.join(' ')}`).toEqual(reference(terms, input));
-      expect(order(rankCandidates(terms, input, input.length, stems)), `cached again ${terms.join(' ')}`).toEqual(reference(terms, input));
     }
-    expect(stems.size).toBe(50 * 40);
-  });
-
-  it('keeps at most its budget of tokens, dropping the oldest texts, and starts afresh once its dictionary is full', () => {
-    const small = new MessageStems(100, 50);
-    const input = docs(...Array.from({ length: 30 }, (_, i) => `plan number w${i} and one more word`));
-    // 7 tokens a text: 14 texts fit in 100 tokens
-    expect(order(rankCandidates(['plan', 'w29'], input, 3, small))).toEqual(['m29', 'm0', 'm1']);
-    expect(small.size).toBe(14);
-    // 36 stems so far; 40 texts of 2 new tokens: 80 tokens more, so 2 of the 14 older texts stay
-    const more = Array.from({ length: 40 }, (_, i) => ({ id: `n${i}`, content: `x${i} y${i}` }));
-    expect(order(rankCandidates(['x1'], more, 1, small))).toEqual(['n1']);
-    expect(small.size).toBe(42);
-    // the dictionary now holds 116 stems, past 50: the next ranking starts from nothing
-    expect(order(rankCandidates(['x1'], more, 1, small))).toEqual(['n1']);
-    expect(small.size).toBe(40);
   });
 
   it('returns only the best `limit`, in the same order as the full ranking', () => {

@@ -10,7 +10,6 @@
  * A vector-similarity ranking can produce its own ordered candidates and be fused with this
  * one before the messages are read.
  */
-import type { MessageStems } from './message-stems.js';
 import { fold, stem, TOKEN } from './query-terms.js';
 
 /** BM25's usual constants: term-frequency saturation and length normalisation. */
@@ -83,13 +82,8 @@ function countStemsFolded(text: string, wanted: Map<string, number>, initials: S
 }
 
 /** The best `limit` of `candidates`, best first (a new array; the input is not changed). */
-export function rankCandidates<T extends { id: string; content: string }>(
-  terms: readonly (string | RankTerm)[],
-  candidates: readonly T[],
-  limit = candidates.length,
-  stems?: MessageStems,
-): T[] {
-  const ranking = rankSteps(terms, candidates, limit, stems);
+export function rankCandidates<T extends { content: string }>(terms: readonly (string | RankTerm)[], candidates: readonly T[], limit = candidates.length): T[] {
+  const ranking = rankSteps(terms, candidates, limit);
   for (let step = ranking.next(); ; step = ranking.next()) if (step.done === true) return step.value;
 }
 
@@ -100,13 +94,9 @@ const SLICE_MS = 4;
  * rankCandidates, a slice of at most a few milliseconds at a time: 1,000 candidates of 25,000
  * characters take some 100 to 300 ms to read, which must not hold the event loop.
  */
-export async function rankCandidatesInSlices<T extends { id: string; content: string }>(
-  terms: readonly (string | RankTerm)[],
-  candidates: readonly T[],
-  limit = candidates.length,
-  stems?: MessageStems,
-): Promise<T[]> {
-  const ranking = rankSteps(terms, candidates, limit, stems);
+export async function rankCandidatesInSlices<T extends { content: string }>(
+  terms: readonly (string | RankTerm)[], candidates: readonly T[], limit = candidates.length): Promise<T[]> {
+  const ranking = rankSteps(terms, candidates, limit);
   let sliceStart = performance.now();
   for (let step = ranking.next(); ; step = ranking.next()) {
     if (step.done === true) return step.value;
@@ -117,45 +107,20 @@ export async function rankCandidatesInSlices<T extends { id: string; content: st
   }
 }
 
-/**
- * The ranking, yielding after each candidate it reads. With `stems` (stored messages, whose ids
- * name texts that never change) each text's stems are taken from that cache, or split once and
- * kept there; the counts are the same either way.
- */
-function* rankSteps<T extends { id: string; content: string }>(
-  terms: readonly (string | RankTerm)[],
-  candidates: readonly T[],
-  limit: number,
-  stems?: MessageStems,
-): Generator<void, T[]> {
+/** The ranking, yielding after each candidate it reads. */
+function* rankSteps<T extends { content: string }>(terms: readonly (string | RankTerm)[], candidates: readonly T[], limit: number): Generator<void, T[]> {
   const ranked = toRankTerms(terms);
   if (candidates.length < 2 || ranked.length === 0) return candidates.slice(0, limit);
+  const wanted = new Map(ranked.map((term, index) => [term.stem, index]));
+  const initials = new Set(ranked.map((term) => term.stem.charCodeAt(0)));
   const lengths = new Float64Array(candidates.length);
   const frequencies = new Float64Array(candidates.length * ranked.length);
   let totalLength = 0;
-  if (stems === undefined) {
-    const wanted = new Map(ranked.map((term, index) => [term.stem, index]));
-    const initials = new Set(ranked.map((term) => term.stem.charCodeAt(0)));
-    for (let row = 0; row < candidates.length; row++) {
-      const counts = frequencies.subarray(row * ranked.length, (row + 1) * ranked.length);
-      lengths[row] = countStems(candidates[row].content, wanted, initials, counts);
-      totalLength += lengths[row];
-      yield;
-    }
-  } else {
-    stems.startRanking();
-    const columns = new Map(ranked.map((term, index) => [stems.numberOf(term.stem), index]));
-    for (let row = 0; row < candidates.length; row++) {
-      const numbers = stems.of(candidates[row].id, candidates[row].content);
-      const at = row * ranked.length;
-      for (let i = 0; i < numbers.length; i++) {
-        const column = columns.get(numbers[i]);
-        if (column !== undefined) frequencies[at + column]++;
-      }
-      lengths[row] = numbers.length;
-      totalLength += numbers.length;
-      yield;
-    }
+  for (let row = 0; row < candidates.length; row++) {
+    const counts = frequencies.subarray(row * ranked.length, (row + 1) * ranked.length);
+    lengths[row] = countStems(candidates[row].content, wanted, initials, counts);
+    totalLength += lengths[row];
+    yield;
   }
   const averageLength = totalLength / candidates.length || 1;
   const scores = candidates.map((_, row) => {

@@ -5,7 +5,6 @@ import { invalidInput } from '../errors.js';
 import { reciprocalRankFusion } from './fuse.js';
 import { narrowSearchFilters } from './search-filters.js';
 import { queryTerms, type QueryTerm } from './query-terms.js';
-import { MessageStems } from './message-stems.js';
 import { rankCandidatesInSlices, type RankTerm } from './rank.js';
 import { exceedsTokensOf } from './token-count.js';
 import { rankMessagesByVector } from './vector-search.js';
@@ -31,9 +30,6 @@ export const TERM_MATCHES = 1000;
  * its own count more than on the scope's.
  */
 export const SCOPE_COUNT_CAP = 10_000;
-
-/** Stems of the messages ranked lately, by id (message-stems.ts): one per process. */
-const messageStems = new MessageStems();
 
 export interface SearchScope {
   workspaceId: string;
@@ -112,7 +108,7 @@ export async function rankMessagesByText(
       ? await oneTermCandidates(ctx, scope, terms[0], filter, peerPerspective)
       : await manyTermCandidates(ctx, scope, terms, filter, peerPerspective);
   if (steps !== undefined) Object.assign(steps, { terms: terms.length, matches, candidates: candidates.length });
-  const best = await rankCandidatesInSlices(ranked, candidates, options.limit, messageStems);
+  const best = await rankCandidatesInSlices(ranked, candidates, options.limit);
   const records = new Map((await ctx.store.messages.byIds(scope.workspaceId, best.map((c) => c.id))).map((m) => [m.id, m]));
   return best.flatMap((candidate) => records.get(candidate.id) ?? []);
 }
