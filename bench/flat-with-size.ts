@@ -59,6 +59,8 @@ interface SizeResult {
   listSessionMessages: number;
   routes: Map<string, RouteRun>;
   memory: ProcessMemory;
+  /** The same process once it has stored a message (which loads the tokenizer's tables). */
+  memoryAfterWrite: ProcessMemory;
 }
 
 export interface FlatResult {
@@ -188,11 +190,20 @@ async function runSize(rows: number, options: FlatOptions, children: ChildServer
       process.stdout.write(` ${route.name}...`);
       routes.set(route.name, await measure(server, base, route, options));
     }
-    // the server process is the primary's one child
-    const [serving] = childrenOf(server.process!.pid!);
+    // one process serves alone (`--processes 1` forks none); were it a group, its one child
+    const pid = server.process!.pid!;
+    const serving = childrenOf(pid)[0] ?? pid;
     const memory = processMemory(serving);
+    // a process that also writes: storing a message counts its tokens, loading the tokenizer
+    const stored = await fetch(`${base}/v3/workspaces/${WORKSPACE}/sessions/${LIST_SESSION}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ peer_id: BENCH_PEER, content: 'one message stored after the runs' }] }),
+    });
+    if (stored.status !== 201) throw new Error(`storing a message answered ${stored.status}`);
+    const memoryAfterWrite = processMemory(serving);
     await server.stop();
-    return { rows, loadS, listSessionMessages: loaded.listSessionMessages, routes, memory };
+    return { rows, loadS, listSessionMessages: loaded.listSessionMessages, routes, memory, memoryAfterWrite };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -242,10 +253,15 @@ export function printFlat({ options, sizes }: FlatResult): void {
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ')} |`;
   console.log([line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n'));
   const m = large.memory;
+  const w = large.memoryAfterWrite;
   console.log(
     `  serving process memory after the runs at ${n(large.rows)} rows: RSS ${mb(m.rss)} (anonymous ${mb(m.rssAnon)}, ` +
       `mapped database file ${mb(m.rssFile)}), peak ${mb(m.maxRss)} -> ` +
       `${m.rss < AIM_RSS_BYTES ? 'MET' : 'NOT MET'} (aim: under ${mb(AIM_RSS_BYTES)}); at ${n(small.rows)} rows: RSS ${mb(small.memory.rss)} ` +
       `(anonymous ${mb(small.memory.rssAnon)}); load from ${wrkAvailable() ? 'wrk' : 'autocannon'}, server built (node dist/cli/main.js serve --processes 1)`,
+  );
+  console.log(
+    `  the same process once it has stored a message (its tokens counted: the tokenizer's tables loaded): RSS ${mb(w.rss)} ` +
+      `(anonymous ${mb(w.rssAnon)}, mapped database file ${mb(w.rssFile)}) -> ${w.rss < AIM_RSS_BYTES ? 'MET' : 'NOT MET'}`,
   );
 }
