@@ -16,7 +16,7 @@ export const MAX_QUERY_TOKENS = 8192;
  * How many messages are ranked in full (their text read and scored). It bounds a search's
  * cost whatever the number of matches (docs/decisions.md, "Search").
  */
-export const SEARCH_CANDIDATES = 1000;
+export const SEARCH_CANDIDATES = 500;
 
 /**
  * How many of the newest matches of each term are read. Below this a term's count of matches
