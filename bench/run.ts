@@ -296,22 +296,10 @@ async function measureWithWrk(server: ChildServer, base: string, kase: Case, cou
   const result = await runWrk({ base, requests, connections, durationS: DURATION_S });
   const wallUs = Number(process.hrtime.bigint() - wallStart) / 1000;
   const after = await server.call<NodeJS.CpuUsage>('cpu');
-  const cpuUs = after.user - before.user + (after.system - before.system);
-  const completed = result.requests;
-  return {
-    rps: completed / result.durationS,
-    requests: completed,
-    p50: result.p50Ms,
-    p99: result.p99Ms,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    cpuUsPerRequest: completed > 0 ? cpuUs / completed : NaN,
-    sysUsPerRequest: completed > 0 ? (after.system - before.system) / completed : NaN,
-    cpuCores: cpuUs / wallUs,
-    driverCores: result.cpuUs / wallUs,
-    connections,
-  };
+  return measurement(
+    { completed: result.requests, durationS: result.durationS, p50: result.p50Ms, p99: result.p99Ms, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts },
+    { before, after, driverUs: result.cpuUs, wallUs, connections },
+  );
 }
 
 async function measure(server: ChildServer, base: string, kase: Case, counter: { k: number }): Promise<Measurement> {
@@ -348,23 +336,34 @@ async function measure(server: ChildServer, base: string, kase: Case, counter: {
   const driver = process.cpuUsage(driverBefore);
   const after = await server.call<NodeJS.CpuUsage>('cpu');
 
-  const cpuUs = after.user - before.user + (after.system - before.system);
   const sorted = Float64Array.from(latencies).sort();
-  const completed = result.requests.total;
+  const run = { completed: result.requests.total, durationS: result.duration, p50: percentile(sorted, 50), p99: percentile(sorted, 99), non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts };
   return {
-    rps: completed / result.duration,
-    requests: completed,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    cpuUsPerRequest: completed > 0 ? cpuUs / completed : NaN,
-    sysUsPerRequest: completed > 0 ? (after.system - before.system) / completed : NaN,
-    cpuCores: cpuUs / wallUs,
-    driverCores: (driver.user + driver.system) / wallUs,
-    connections,
+    ...measurement(run, { before, after, driverUs: driver.user + driver.system, wallUs, connections }),
     byLabel: labelOf === undefined ? undefined : new Map([...labelled].map(([label, values]) => [label, Float64Array.from(values).sort()])),
+  };
+}
+
+/** A Measurement from a load generator's counts and the server's and driver's CPU around the run. */
+function measurement(
+  run: { completed: number; durationS: number; p50: number; p99: number; non2xx: number; errors: number; timeouts: number },
+  cpu: { before: NodeJS.CpuUsage; after: NodeJS.CpuUsage; driverUs: number; wallUs: number; connections: number },
+): Measurement {
+  const cpuUs = cpu.after.user - cpu.before.user + (cpu.after.system - cpu.before.system);
+  const completed = run.completed;
+  return {
+    rps: completed / run.durationS,
+    requests: completed,
+    p50: run.p50,
+    p99: run.p99,
+    non2xx: run.non2xx,
+    errors: run.errors,
+    timeouts: run.timeouts,
+    cpuUsPerRequest: completed > 0 ? cpuUs / completed : NaN,
+    sysUsPerRequest: completed > 0 ? (cpu.after.system - cpu.before.system) / completed : NaN,
+    cpuCores: cpuUs / cpu.wallUs,
+    driverCores: cpu.driverUs / cpu.wallUs,
+    connections: cpu.connections,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { JsonObject, MessageRecord, SearchCandidate } from '../../storage/store.js';
+import type { JsonObject, MessageRecord, MessageSearch, SearchCandidate } from '../../storage/store.js';
 import { messageFilter } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput } from '../errors.js';
@@ -122,21 +122,18 @@ interface Candidates {
   matches: number;
 }
 
+/** The store's search for the newest `candidates` matches of one term in the scope. */
+function termSearch(scope: SearchScope, term: QueryTerm, filter: MessageFilter, peerPerspective: string | undefined, candidates: number): MessageSearch {
+  return { workspaceId: scope.workspaceId, sessionId: scope.sessionId, peerId: scope.peerId, terms: [term.word], filter, peerPerspective, candidates };
+}
+
 /**
  * One term: its newest matches are the candidates, read with their text in one statement. Its
  * weight scales every score alike, so the order does not depend on it and the scope is not
  * counted.
  */
 async function oneTermCandidates(ctx: DomainContext, scope: SearchScope, term: QueryTerm, filter: MessageFilter, peerPerspective: string | undefined): Promise<Candidates> {
-  const candidates = await ctx.store.messages.searchCandidates({
-    workspaceId: scope.workspaceId,
-    sessionId: scope.sessionId,
-    peerId: scope.peerId,
-    terms: [term.word],
-    filter,
-    peerPerspective,
-    candidates: Math.min(TERM_MATCHES, SEARCH_CANDIDATES),
-  });
+  const candidates = await ctx.store.messages.searchCandidates(termSearch(scope, term, filter, peerPerspective, Math.min(TERM_MATCHES, SEARCH_CANDIDATES)));
   return { ranked: [{ stem: term.stem, weight: 1 }], candidates, matches: candidates.length };
 }
 
@@ -151,19 +148,7 @@ async function manyTermCandidates(
   filter: MessageFilter,
   peerPerspective: string | undefined,
 ): Promise<Candidates> {
-  const matchesOf = await Promise.all(
-    terms.map((term) =>
-      ctx.store.messages.searchMatches({
-        workspaceId: scope.workspaceId,
-        sessionId: scope.sessionId,
-        peerId: scope.peerId,
-        terms: [term.word],
-        filter,
-        peerPerspective,
-        candidates: TERM_MATCHES,
-      }),
-    ),
-  );
+  const matchesOf = await Promise.all(terms.map((term) => ctx.store.messages.searchMatches(termSearch(scope, term, filter, peerPerspective, TERM_MATCHES))));
   const total = await ctx.store.messages.countInScope(scope, SCOPE_COUNT_CAP);
   const ranked: RankTerm[] = terms.map((term, index) => ({ stem: term.stem, weight: inverseDocumentFrequency(matchesOf[index].length, total) }));
   const found = new Map<string, { seq: number; score: number }>();
