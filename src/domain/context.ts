@@ -53,3 +53,11 @@ export function within(ctx: DomainContext, store: Store): DomainContext {
 export function inTransaction<T>(ctx: DomainContext, fn: (ctx: DomainContext) => Promise<T>): Promise<T> {
   return ctx.store.transaction((store) => fn(within(ctx, store)));
 }
+
+/**
+ * The store's change token (Store.changeToken): the same while nothing has committed to the
+ * database since; undefined when the store cannot tell.
+ */
+export function changeToken(ctx: DomainContext): string | undefined {
+  return ctx.store.changeToken();
+}

@@ -324,6 +324,12 @@ export interface Store {
    * StoreUnavailableError saying why when it does not.
    */
   checkAvailable(): Promise<void>;
+  /**
+   * Stays the same while nothing commits to the database, from any process; read without a
+   * query. undefined when it cannot tell (PostgreSQL, an in-memory database, a commit under
+   * way): then a cached result must be checked with a query.
+   */
+  changeToken(): string | undefined;
 }
 
 /** Workspaces (the `workspaces` table). */

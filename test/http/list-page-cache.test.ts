@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { buildTestApp, DIALECT, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
  * Unfiltered pages of a peer's sessions and of a session's messages are served from a cache
@@ -9,10 +13,28 @@ import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
  */
 
 let api: TestApi;
+/**
+ * On SQLite: a database file, so that the store's change token (the wal-index header, which
+ * lets a cached page skip its version query while nothing commits) is in play, and a second
+ * connection to it that writes as another process would.
+ */
+let other: Database.Database | undefined;
+const dir = mkdtempSync(join(tmpdir(), 'engram-page-cache-'));
 beforeAll(async () => {
-  api = await buildTestApp();
+  if (DIALECT === 'sqlite') {
+    api = await buildTestApp({ DATABASE_URL: join(dir, 'engram.db') });
+    expect(api.database.store.changeToken()).toBeDefined();
+    other = new Database(join(dir, 'engram.db'));
+    other.pragma('busy_timeout = 5000');
+  } else {
+    api = await buildTestApp();
+  }
 });
-afterAll(() => api.close());
+afterAll(async () => {
+  other?.close();
+  await api.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 const sessionsOf = async (ws: string, peer: string, version: 'v2' | 'v3' = 'v3') => {
   const response = await api.post(`/${version}/workspaces/${ws}/peers/${peer}/sessions?size=50`);
@@ -25,7 +47,7 @@ const messagesOf = async (ws: string, session: string, version: 'v2' | 'v3' = 'v
   return response.body;
 };
 /** Runs SQL on the test database directly, as another process sharing it would. */
-const outside = (sql: string, params: unknown[]) => api.database.driver.run(sql, params);
+const outside = async (sql: string, params: unknown[]) => (other === undefined ? api.database.driver.run(sql, params) : other.prepare(sql).run(...params).changes);
 
 describe('cached pages of a peer\'s sessions', () => {
   it('show sessions joined, changed, deactivated and deleted, through the API and past it', async () => {

@@ -2,47 +2,64 @@
  * Serialised list pages, each stored with the data version it was built from. A page is only
  * served while the version read from the database is still the same, so every process that
  * shares the database stays correct; the cache only saves rebuilding identical bytes. The
+ * version query itself is skipped while the store's change token (read before it) is the one
+ * seen when the page was last checked: nothing has committed since, from any process. The
  * least recently used pages go first once `maxBytes` is reached.
  */
 /** Budget of the caches of sessions-of-a-peer and message pages (peers/list keeps the default). */
 export const LIST_CACHE_BYTES = 8 * 1024 * 1024;
 
 export class PageCache {
-  private readonly entries = new Map<string, { version: string; body: string }>();
+  private readonly entries = new Map<string, { version: string; body: string; token: string | undefined }>();
   private bytes = 0;
 
   constructor(private readonly maxBytes = 32 * 1024 * 1024) {}
 
-  get(key: string, version: string): string | undefined {
+  /** The entry, made the most recently used. */
+  private take(key: string): { version: string; body: string; token: string | undefined } | undefined {
     const entry = this.entries.get(key);
-    if (entry === undefined || entry.version !== version) return undefined;
+    if (entry === undefined) return undefined;
     // refresh recency: Map iteration order is insertion order
     this.entries.delete(key);
     this.entries.set(key, entry);
-    return entry.body;
+    return entry;
   }
 
   /**
-   * The page's JSON: the cached bytes while `version` still matches, else `build()`'s, kept for
-   * the next request. An undefined version (a filtered page) is built every time, never kept.
+   * The page's JSON: the cached bytes while the data has not changed, else `build()`'s, kept for
+   * the next request. `check` is undefined for a page that is never kept (a filtered one);
+   * otherwise `token` is the store's change token, read before anything else of the request,
+   * and `version()` reads the page's data version (undefined: nothing to cache, such as a
+   * workspace that does not exist). The version is read only when the token differs from the
+   * one seen at the page's last check (or the store cannot tell).
    */
-  async serve(key: string, version: string | undefined, build: () => Promise<string>): Promise<string> {
+  async serve(
+    key: string,
+    check: { token: string | undefined; version: () => Promise<string | undefined> } | undefined,
+    build: () => Promise<string>,
+  ): Promise<string> {
+    if (check === undefined) return build();
+    const entry = this.take(key);
+    if (entry !== undefined && check.token !== undefined && entry.token === check.token) return entry.body;
+    const version = await check.version();
     if (version === undefined) return build();
-    const cached = this.get(key, version);
-    if (cached !== undefined) return cached;
+    if (entry !== undefined && entry.version === version) {
+      entry.token = check.token;
+      return entry.body;
+    }
     const body = await build();
-    this.set(key, version, body);
+    this.set(key, version, body, check.token);
     return body;
   }
 
-  set(key: string, version: string, body: string): void {
+  private set(key: string, version: string, body: string, token: string | undefined): void {
     if (body.length > this.maxBytes / 4) return;
     const previous = this.entries.get(key);
     if (previous !== undefined) {
       this.bytes -= previous.body.length;
       this.entries.delete(key);
     }
-    this.entries.set(key, { version, body });
+    this.entries.set(key, { version, body, token });
     this.bytes += body.length;
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;

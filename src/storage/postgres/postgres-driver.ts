@@ -195,6 +195,11 @@ export class PostgresDriver implements SqlDriver {
     if (row?.recovering === true) throw new StoreUnavailableError('The database is read-only (a standby in recovery)', 'in recovery');
   }
 
+  /** PostgreSQL has no shared header to read: every check queries. */
+  changeToken(): undefined {
+    return undefined;
+  }
+
   async close(): Promise<void> {
     await this.pool.end();
   }

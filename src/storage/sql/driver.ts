@@ -19,5 +19,11 @@ export interface SqlDriver extends SqlExecutor {
   probe(): Promise<void>;
   /** Runs a multi-statement script (migrations). */
   exec(script: string): Promise<void>;
+  /**
+   * A value that stays the same for as long as no transaction commits to the database, from
+   * any connection of any process, read without a query; undefined when the driver cannot
+   * tell (then every check must query). See SqliteDriver.changeToken.
+   */
+  changeToken(): string | undefined;
   close(): Promise<void>;
 }

@@ -140,6 +140,11 @@ export class SqlStore implements Store {
     return result;
   }
 
+  changeToken(): string | undefined {
+    // inside a transaction its own uncommitted writes would not show
+    return this.driver?.changeToken();
+  }
+
   async checkAvailable(): Promise<void> {
     // inside a transaction the database has already answered
     if (this.driver !== undefined) await this.driver.probe();

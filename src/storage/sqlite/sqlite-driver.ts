@@ -1,4 +1,4 @@
-import { mkdirSync, statfsSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
@@ -48,6 +48,9 @@ function guarded<T>(run: () => T): T {
  * A transaction spans awaits, though, and other requests must not slip their statements into
  * it: while one is open, queries from outside it wait for it to finish.
  */
+/** Size of one copy of SQLite's wal-index header (WalIndexHdr), which the `-shm` file begins with, twice. */
+const WAL_INDEX_HEADER_BYTES = 48;
+
 export class SqliteDriver implements SqlDriver {
   readonly dialect = 'sqlite' as const;
   private readonly db: Database.Database;
@@ -56,9 +59,14 @@ export class SqliteDriver implements SqlDriver {
 
   /** The folder of the database file, whose free space the probe checks (none in memory). */
   private readonly folder: string | undefined;
+  /** The wal-index file (`-shm`) of a database file, read by changeToken; undefined in memory. */
+  private walIndexPath: string | undefined;
+  private walIndex: number | undefined;
+  private readonly walIndexHeader = Buffer.alloc(2 * WAL_INDEX_HEADER_BYTES);
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.folder = path !== ':memory:' && !path.startsWith('file:') ? dirname(path) : undefined;
+    this.walIndexPath = this.folder === undefined ? undefined : `${path}-shm`;
     if (this.folder !== undefined) mkdirSync(this.folder, { recursive: true });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
@@ -180,8 +188,37 @@ export class SqliteDriver implements SqlDriver {
     }
   }
 
+  /**
+   * The wal-index header of the database, as text: SQLite keeps it in the `-shm` file that every
+   * connection to a WAL database maps, and rewrites it on every commit (its `iChange` counter,
+   * the WAL's last frame, salts and checksums; https://www.sqlite.org/walformat.html). One
+   * `pread` of it tells whether anything committed since it was last read, where a query costs
+   * a read transaction: two `fcntl` locks, an `fstat` and the B-tree walk, some 8 µs in a busy
+   * server. SQLite writes the header twice, the second copy first; the two copies differ while a
+   * commit is writing them, and then, or if the file is not there yet, this answers undefined.
+   * Our own connection keeps the file in place (SQLite removes it only when the last connection
+   * closes), so the descriptor always reads the live header.
+   */
+  changeToken(): string | undefined {
+    if (this.walIndexPath === undefined) return undefined;
+    if (this.walIndex === undefined) {
+      try {
+        this.walIndex = openSync(this.walIndexPath, 'r');
+      } catch {
+        return undefined;
+      }
+    }
+    const header = this.walIndexHeader;
+    if (readSync(this.walIndex, header, 0, header.length, 0) !== header.length) return undefined;
+    // isInit (byte 12) is 1 once a connection has built the index
+    if (header[12] !== 1 || header.compare(header, WAL_INDEX_HEADER_BYTES, 2 * WAL_INDEX_HEADER_BYTES, 0, WAL_INDEX_HEADER_BYTES) !== 0) return undefined;
+    return header.toString('latin1', 0, WAL_INDEX_HEADER_BYTES);
+  }
+
   async close(): Promise<void> {
     while (this.openTransaction !== undefined) await this.openTransaction;
+    if (this.walIndex !== undefined) closeSync(this.walIndex);
+    this.walIndex = this.walIndexPath = undefined;
     this.db.close();
   }
 }

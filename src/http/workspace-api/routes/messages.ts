@@ -1,3 +1,4 @@
+import { changeToken } from '../../../domain/context.js';
 import { createMessagesFromFile } from '../../../domain/messages/file-upload.js';
 import { createMessages, getMessage, listMessages, messagesVersion, updateMessage } from '../../../domain/messages/messages.js';
 import { filtersBody, pagedReversible } from '../../shared/fields.js';
@@ -41,9 +42,11 @@ export function mountMessageRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
       // unfiltered pages are served from cache while no message of the session changed
-      const version = isNoFilter(body?.filters) ? await messagesVersion(ctx, params.workspace_id, params.session_id) : undefined;
+      const check = isNoFilter(body?.filters)
+        ? { token: changeToken(ctx), version: () => messagesVersion(ctx, params.workspace_id, params.session_id) }
+        : undefined;
       const key = `${params.workspace_id}\u0000${params.session_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
-      const json = await pages.serve(key, version, async () => {
+      const json = await pages.serve(key, check, async () => {
         const page = await listMessages(ctx, params.workspace_id, params.session_id, listQuery(query, body, g.name));
         return JSON.stringify(presentPage(page, query.page, query.size, presentMessage));
       });

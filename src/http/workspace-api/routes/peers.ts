@@ -1,3 +1,4 @@
+import { changeToken } from '../../../domain/context.js';
 import { getOrCreatePeer, listPeersOfWorkspace, listSessionsOfPeer, peersVersion, sessionsOfPeerVersion, updatePeer } from '../../../domain/peers/peers.js';
 import { checkCreatePeer } from '../../shared/auth.js';
 import { filtersBody } from '../../shared/fields.js';
@@ -37,9 +38,9 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
       // unfiltered pages are served from cache while the workspace's peers are unchanged
-      const version = isNoFilter(body?.filters) ? await peersVersion(ctx, params.workspace_id) : undefined;
+      const check = isNoFilter(body?.filters) ? { token: changeToken(ctx), version: () => peersVersion(ctx, params.workspace_id) } : undefined;
       const key = `${params.workspace_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
-      const json = await pages.serve(key, version, async () => {
+      const json = await pages.serve(key, check, async () => {
         const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, g.name));
         return JSON.stringify(presentPage(page, query.page, query.size, presentPeer));
       });
@@ -72,9 +73,11 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
       // unfiltered pages are served from cache while none of the peer's sessions or memberships changed
-      const version = isNoFilter(body?.filters) ? await sessionsOfPeerVersion(ctx, params.workspace_id, params.peer_id) : undefined;
+      const check = isNoFilter(body?.filters)
+        ? { token: changeToken(ctx), version: () => sessionsOfPeerVersion(ctx, params.workspace_id, params.peer_id) }
+        : undefined;
       const key = `${params.workspace_id}\u0000${params.peer_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
-      const json = await sessionPages.serve(key, version, async () => {
+      const json = await sessionPages.serve(key, check, async () => {
         const page = await listSessionsOfPeer(ctx, params.workspace_id, params.peer_id, listQuery(query, body, g.name));
         return JSON.stringify(presentPage(page, query.page, query.size, presentSession));
       });
