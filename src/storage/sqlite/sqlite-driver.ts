@@ -59,14 +59,12 @@ export class SqliteDriver implements SqlDriver {
 
   /** The folder of the database file, whose free space the probe checks (none in memory). */
   private readonly folder: string | undefined;
-  /** The wal-index file (`-shm`) of a database file, read by changeToken; undefined in memory. */
-  private walIndexPath: string | undefined;
+  /** The wal-index file (`-shm`) of a database file, open for changeToken; undefined in memory. */
   private walIndex: number | undefined;
   private readonly walIndexHeader = Buffer.alloc(2 * WAL_INDEX_HEADER_BYTES);
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.folder = path !== ':memory:' && !path.startsWith('file:') ? dirname(path) : undefined;
-    this.walIndexPath = this.folder === undefined ? undefined : `${path}-shm`;
     if (this.folder !== undefined) mkdirSync(this.folder, { recursive: true });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
@@ -77,6 +75,16 @@ export class SqliteDriver implements SqlDriver {
     this.db.pragma(`mmap_size = ${Math.round((options.mmapMb ?? SQLITE_DEFAULTS.mmapMb) * 1024 * 1024)}`);
     // vec0 tables for conclusion and message vectors (sqlite-vector-index.ts)
     sqliteVec.load(this.db);
+    // a first read transaction makes sure the wal-index exists (a new file gets it lazily);
+    // without it changeToken cannot tell
+    if (this.folder !== undefined) {
+      try {
+        this.db.prepare('SELECT COUNT(*) FROM sqlite_master').get();
+        this.walIndex = openSync(`${path}-shm`, 'r');
+      } catch {
+        this.walIndex = undefined;
+      }
+    }
   }
 
   private statement(sql: string): Statement {
@@ -200,16 +208,13 @@ export class SqliteDriver implements SqlDriver {
    * closes), so the descriptor always reads the live header.
    */
   changeToken(): string | undefined {
-    if (this.walIndexPath === undefined) return undefined;
-    if (this.walIndex === undefined) {
-      try {
-        this.walIndex = openSync(this.walIndexPath, 'r');
-      } catch {
-        return undefined;
-      }
-    }
+    if (this.walIndex === undefined) return undefined;
     const header = this.walIndexHeader;
-    if (readSync(this.walIndex, header, 0, header.length, 0) !== header.length) return undefined;
+    try {
+      if (readSync(this.walIndex, header, 0, header.length, 0) !== header.length) return undefined;
+    } catch {
+      return undefined;
+    }
     // isInit (byte 12) is 1 once a connection has built the index
     if (header[12] !== 1 || header.compare(header, WAL_INDEX_HEADER_BYTES, 2 * WAL_INDEX_HEADER_BYTES, 0, WAL_INDEX_HEADER_BYTES) !== 0) return undefined;
     return header.toString('latin1', 0, WAL_INDEX_HEADER_BYTES);
@@ -218,7 +223,7 @@ export class SqliteDriver implements SqlDriver {
   async close(): Promise<void> {
     while (this.openTransaction !== undefined) await this.openTransaction;
     if (this.walIndex !== undefined) closeSync(this.walIndex);
-    this.walIndex = this.walIndexPath = undefined;
+    this.walIndex = undefined;
     this.db.close();
   }
 }
