@@ -22,9 +22,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { BENCH_PEER, LIST_SESSION, type DatasetShape, type MessageShape } from './dataset.js';
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import type { MessagesLoaded, StartRequest } from './engram-server.js';
-import { childrenOf, processMemory, startEngramGroup, type ProcessMemory } from './engram-group.js';
+import { childrenOf, freePort, processMemory, startEngramGroup, type ProcessMemory } from './engram-group.js';
 import { forkServer, type ChildServer } from './ipc.js';
 import { runWrk, wrkAvailable } from './wrk.js';
 
@@ -150,17 +149,6 @@ async function measureWithWrk(server: ChildServer, base: string, route: Route, o
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function runSize(rows: number, options: FlatOptions, children: ChildServer[]): Promise<SizeResult> {

@@ -32,7 +32,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,7 +49,7 @@ import {
   type MessageShape,
 } from './dataset.js';
 import type { Breakdown, MessagesLoaded, SearchAnalysis, SearchQuery, StartRequest } from './engram-server.js';
-import { startEngramGroup } from './engram-group.js';
+import { freePort, startEngramGroup } from './engram-group.js';
 import { forkServer, type ChildServer } from './ipc.js';
 import { CHAT_CASE, printChat, runChatBench } from './chat.js';
 import { CONCLUSIONS_CASE, printConclusions, runConclusionsBench } from './conclusions-query.js';
@@ -740,17 +739,6 @@ async function freeCores(count: number): Promise<number> {
     ),
   );
   return shares.reduce((sum, share) => sum + share, 0);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 /**

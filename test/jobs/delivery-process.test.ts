@@ -1,29 +1,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { DIALECT, ownPostgresDatabase, uniqueId } from '../support/test-app.js';
+import { DIALECT, databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'engram-delivery-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-// PostgreSQL: a database of this file's own, so the processes' workers meet only this file's
-// jobs (other files queue deliveries to endpoints that never answer on the shared one)
-let databaseUrl = join(dir, 'engram.db');
-let dropDatabase = async () => undefined as void;
-beforeAll(async () => {
-  if (DIALECT !== 'postgres') return;
-  const own = await ownPostgresDatabase();
-  databaseUrl = own.url;
-  dropDatabase = own.drop;
-});
-afterAll(() => dropDatabase());
+const databaseUrl = databaseForProcesses(dir);
 
 const env = {
   // read when a process starts (the database is made before the first test)
   get DATABASE_URL() {
-    return databaseUrl;
+    return databaseUrl();
   },
   WEBHOOK_SECRET: 'process-secret',
   WEBHOOK_ALLOW_PRIVATE_URLS: 'true',

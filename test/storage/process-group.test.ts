@@ -4,26 +4,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { DIALECT, ownPostgresDatabase, uniqueId } from '../support/test-app.js';
+import { DIALECT, databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'engram-group-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-// PostgreSQL: a database of this file's own, so the processes' workers meet only this file's
-// jobs (other files queue deliveries to endpoints that never answer on the shared one)
-let databaseUrl = join(dir, 'engram.db');
-let dropDatabase = async () => undefined as void;
-beforeAll(async () => {
-  if (DIALECT !== 'postgres') return;
-  const own = await ownPostgresDatabase();
-  databaseUrl = own.url;
-  dropDatabase = own.drop;
-});
-afterAll(() => dropDatabase());
+const databaseUrl = databaseForProcesses(dir);
 
 async function call(server: ServerProcess, method: string, path: string, body?: unknown) {
   const response = await fetch(server.baseUrl + path, {
@@ -76,7 +66,7 @@ function isAlive(pid: number): boolean {
 }
 
 async function startGroup(processes: number, env: Record<string, string> = {}): Promise<{ server: ServerProcess; pids: number[] }> {
-  const server = await startServerProcess({ DATABASE_URL: databaseUrl, ...env }, ['--processes', String(processes)]);
+  const server = await startServerProcess({ DATABASE_URL: databaseUrl(), ...env }, ['--processes', String(processes)]);
   // what the processes logged, to read a failure by
   onTestFailed(() => console.error(`engram serve --processes ${processes}, last output:\n${server.output().slice(-20_000)}`));
   // the primary's line and each process's own can reach the pipe in either order
@@ -315,8 +305,8 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
 
   it('two processes on one database: a page cached by one sees what the other wrote', async () => {
     const ws = uniqueId();
-    const a = await startServerProcess({ DATABASE_URL: databaseUrl });
-    const b = await startServerProcess({ DATABASE_URL: databaseUrl });
+    const a = await startServerProcess({ DATABASE_URL: databaseUrl() });
+    const b = await startServerProcess({ DATABASE_URL: databaseUrl() });
     try {
       const listed = async (server: ServerProcess, generation: 'v2' | 'v3') => {
         const { status, body } = await call(server, 'POST', `/${generation}/workspaces/${ws}/peers/list?size=50`, {});

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, openDatabase, type Database } from '../../src/app.js';
@@ -72,6 +74,25 @@ export async function ownPostgresDatabase(): Promise<{ url: string; drop: () => 
       }
     },
   };
+}
+
+/**
+ * The database of a test file whose tests start server processes, as a function read when a
+ * process starts: a file in `dir` on SQLite; on PostgreSQL a database of the file's own, made
+ * before the file's tests and dropped after them, so the processes' workers meet only this
+ * file's jobs (other files queue deliveries to endpoints that never answer on the shared one).
+ */
+export function databaseForProcesses(dir: string): () => string {
+  let url = join(dir, 'engram.db');
+  let drop = async (): Promise<void> => undefined;
+  beforeAll(async () => {
+    if (DIALECT !== 'postgres') return;
+    const own = await ownPostgresDatabase();
+    url = own.url;
+    drop = own.drop;
+  });
+  afterAll(() => drop());
+  return () => url;
 }
 
 /**

@@ -53,11 +53,12 @@ export function encoderLoaded(): boolean {
 }
 
 /**
- * A bound on the tokens of `text` without counting them: every token encodes at least one byte
- * of UTF-8, so a text has at most as many tokens as bytes.
+ * Whether `text` has at most `limit` tokens without counting them: every token encodes at least
+ * one byte of UTF-8, and a UTF-16 unit at most three bytes, so a text has at most as many tokens
+ * as bytes, and at most three times as many as its length.
  */
-function atMostTokens(text: string): number {
-  return text.length <= LONG_PIECE / 4 ? text.length * 3 : Buffer.byteLength(text, 'utf8');
+function fitsWithoutCounting(text: string, limit: number): boolean {
+  return text.length * 3 <= limit || Buffer.byteLength(text, 'utf8') <= limit;
 }
 
 /**
@@ -125,7 +126,7 @@ export function tokenCount(text: string, limit = Number.POSITIVE_INFINITY): numb
  * over, so the cost is bounded by the limit (and the text's length), whatever the text.
  */
 export function exceedsTokens(text: string, limit: number): boolean {
-  if (atMostTokens(text) <= limit) return false;
+  if (fitsWithoutCounting(text, limit)) return false;
   return tokenCount(text, limit) > limit;
 }
 
@@ -189,7 +190,7 @@ export function countTokensOf(text: string, limit = Number.POSITIVE_INFINITY): P
 
 /** exceedsTokens, counting long text in slices (countTokensOf). */
 export async function exceedsTokensOf(text: string, limit: number): Promise<boolean> {
-  if (atMostTokens(text) <= limit) return false;
+  if (fitsWithoutCounting(text, limit)) return false;
   return (await countTokensOf(text, limit)) > limit;
 }
 

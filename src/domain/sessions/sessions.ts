@@ -5,7 +5,6 @@ import type {
   Page,
   PeerRecord,
   SessionRecord,
-  
 } from '../../storage/store.js';
 import { SESSION_FILTER } from '../filters/filter-schemas.js';
 import { sessionListQuery, type ListRequest } from '../filters/filters.js';

@@ -13,7 +13,11 @@ export class PageCache {
   private readonly entries = new Map<string, { version: string; body: string; token: string | undefined }>();
   private bytes = 0;
 
-  constructor(private readonly maxBytes = 32 * 1024 * 1024) {}
+  /** `changeToken`: the store's change token (Store.changeToken), read first on every request. */
+  constructor(
+    private readonly changeToken: () => string | undefined,
+    private readonly maxBytes = 32 * 1024 * 1024,
+  ) {}
 
   /** The entry, made the most recently used. */
   private take(key: string): { version: string; body: string; token: string | undefined } | undefined {
@@ -27,28 +31,25 @@ export class PageCache {
 
   /**
    * The page's JSON: the cached bytes while the data has not changed, else `build()`'s, kept for
-   * the next request. `check` is undefined for a page that is never kept (a filtered one);
-   * otherwise `token` is the store's change token, read before anything else of the request,
-   * and `version()` reads the page's data version (undefined: nothing to cache, such as a
-   * workspace that does not exist). The version is read only when the token differs from the
-   * one seen at the page's last check (or the store cannot tell).
+   * the next request. `version` is undefined for a page that is never kept (a filtered one);
+   * otherwise it reads the page's data version (undefined: nothing to cache, such as a
+   * workspace that does not exist). The store's change token is read before anything else, and
+   * the version only when the token differs from the one seen at the page's last check (or
+   * the store cannot tell).
    */
-  async serve(
-    key: string,
-    check: { token: string | undefined; version: () => Promise<string | undefined> } | undefined,
-    build: () => Promise<string>,
-  ): Promise<string> {
-    if (check === undefined) return build();
-    const entry = this.take(key);
-    if (entry !== undefined && check.token !== undefined && entry.token === check.token) return entry.body;
-    const version = await check.version();
+  async serve(key: string, version: (() => Promise<string | undefined>) | undefined, build: () => Promise<string>): Promise<string> {
     if (version === undefined) return build();
-    if (entry !== undefined && entry.version === version) {
-      entry.token = check.token;
+    const token = this.changeToken();
+    const entry = this.take(key);
+    if (entry !== undefined && token !== undefined && entry.token === token) return entry.body;
+    const current = await version();
+    if (current === undefined) return build();
+    if (entry !== undefined && entry.version === current) {
+      entry.token = token;
       return entry.body;
     }
     const body = await build();
-    this.set(key, version, body, check.token);
+    this.set(key, current, body, token);
     return body;
   }
 

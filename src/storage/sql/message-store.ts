@@ -5,7 +5,7 @@ import type { Dialect } from './dialect.js';
 import type { SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
 import { listPage } from './list-page.js';
-import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
+import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, type VersionRow, versionText } from './rows.js';
 
 const MESSAGE_FILTER: FilterColumns = {
   columns: { workspace_id: 'm.workspace_id', session_id: 'm.session_id', peer_id: 'm.peer_id', token_count: 'm.token_count', created_at: 'm.created_at' },
@@ -55,22 +55,23 @@ export class SqlMessageStore implements MessageStore {
       { from: 'messages m', where, params, select: MESSAGE_COLUMNS, order: INSERTION_ORDER, filterColumns: MESSAGE_FILTER },
       query,
       (row) => messageFromRow(this.d, row),
-      query.peerPerspective === undefined
-        ? async () => {
-            const row = await this.db.get<{ n: number }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [workspaceId, sessionId]);
-            return Number(row?.n ?? 0);
-          }
-        : undefined,
+      query.peerPerspective === undefined ? () => this.sessionMessageCount(workspaceId, sessionId) : undefined,
     );
+  }
+
+  /** The session's messages, from its trigger-kept count (0 for no such session). */
+  private async sessionMessageCount(workspaceId: string, sessionId: string): Promise<number> {
+    const row = await this.db.get<{ n: number | string }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [workspaceId, sessionId]);
+    return Number(row?.n ?? 0);
   }
 
   async version(workspaceId: string, sessionId: string): Promise<string | undefined> {
     // v1_id is random per session row (unique), so a recreated session never matches an old token
-    const row = await this.db.get<{ incarnation: string; v: number }>(
+    const row = await this.db.get<VersionRow>(
       'SELECT v1_id AS incarnation, messages_version AS v FROM sessions WHERE workspace_id = ? AND id = ?',
       [workspaceId, sessionId],
     );
-    return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
+    return versionText(row);
   }
 
   async find(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined> {
@@ -135,13 +136,7 @@ export class SqlMessageStore implements MessageStore {
       // sessions keep their messages' count (a trigger, in the insert's transaction): a session's
       // count is one row, a workspace's the sum over its first sessions when that reaches the cap
       // or they are all of them
-      if (scope.sessionId !== undefined) {
-        const row = await this.db.get<{ n: number | string }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [
-          scope.workspaceId,
-          scope.sessionId,
-        ]);
-        return Math.min(cap, Number(row?.n ?? 0));
-      }
+      if (scope.sessionId !== undefined) return Math.min(cap, await this.sessionMessageCount(scope.workspaceId, scope.sessionId));
       const rows = await this.db.all<{ n: number | string }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? LIMIT ?', [
         scope.workspaceId,
         SESSIONS_SUMMED,

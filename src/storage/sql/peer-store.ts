@@ -4,7 +4,7 @@ import type { Dialect } from './dialect.js';
 import type { SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
-import { PEER_COLUMNS, peerFromRow, type PeerRow } from './rows.js';
+import { PEER_COLUMNS, peerFromRow, type PeerRow, type VersionRow, versionText } from './rows.js';
 
 const PEER_ORDER = ['p.created_at', 'p.pk'];
 const PEER_FILTER: FilterColumns = { columns: { id: 'p.id', created_at: 'p.created_at', workspace_id: 'p.workspace_id' }, metadata: 'p.metadata' };
@@ -75,9 +75,9 @@ export class SqlPeerStore implements PeerStore {
 
   async version(workspaceId: string): Promise<string | undefined> {
     // v1_id is random per workspace row: a recreated workspace never matches an old token
-    const row = await this.db.get<{ incarnation: string; v: number }>('SELECT v1_id AS incarnation, peers_version AS v FROM workspaces WHERE id = ?', [
+    const row = await this.db.get<VersionRow>('SELECT v1_id AS incarnation, peers_version AS v FROM workspaces WHERE id = ?', [
       workspaceId,
     ]);
-    return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
+    return versionText(row);
   }
 }

@@ -104,3 +104,14 @@ export function messageFromRow(d: Dialect, row: MessageRow): MessageRecord {
 export function webhookFromRow(d: Dialect, row: WebhookRow): WebhookEndpointRecord {
   return { id: row.id, workspaceId: row.workspace_id, url: row.url, createdAt: d.readTime(row.created_at) };
 }
+
+/** A cached page's data version row: the row's random `v1_id` (so a recreated row never matches) and its counter. */
+export interface VersionRow {
+  incarnation: string;
+  v: number;
+}
+
+/** The version text of a VersionRow; undefined when the row does not exist. */
+export function versionText(row: VersionRow | undefined): string | undefined {
+  return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
+}

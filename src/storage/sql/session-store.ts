@@ -17,7 +17,7 @@ import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
 import { pageOffset } from './page-offset.js';
 import { countActiveSessions } from './workspace-store.js';
-import { MEMBERSHIP_COLUMNS, membershipFromRow, PEER_COLUMNS, peerFromRow, SESSION_COLUMNS, sessionFromRow, type MembershipRow, type PeerRow, type SessionRow } from './rows.js';
+import { MEMBERSHIP_COLUMNS, membershipFromRow, PEER_COLUMNS, peerFromRow, SESSION_COLUMNS, sessionFromRow, type MembershipRow, type PeerRow, type SessionRow, type VersionRow, versionText } from './rows.js';
 
 const SESSION_FILTER: FilterColumns = {
   columns: { id: 's.id', created_at: 's.created_at', is_active: 's.is_active', workspace_id: 's.workspace_id' },
@@ -103,11 +103,11 @@ export class SqlSessionStore implements SessionStore {
 
   async ofPeerVersion(workspaceId: string, peerId: string): Promise<string | undefined> {
     // v1_id is random per peer row: a recreated peer (or workspace) never matches an old token
-    const row = await this.db.get<{ incarnation: string; v: number }>(
+    const row = await this.db.get<VersionRow>(
       'SELECT v1_id AS incarnation, sessions_version AS v FROM peers WHERE workspace_id = ? AND id = ?',
       [workspaceId, peerId],
     );
-    return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
+    return versionText(row);
   }
 
   async deactivate(workspaceId: string, id: string): Promise<boolean> {

@@ -11,7 +11,7 @@ const MESSAGES = '/workspaces/:workspace_id/sessions/:session_id/messages';
 
 export function mountMessageRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   const tags = ['messages'];
-  const pages = new PageCache(LIST_CACHE_BYTES);
+  const pages = new PageCache(() => changeToken(ctx), LIST_CACHE_BYTES);
 
   for (const { suffix, isHidden } of g.messageCreatePaths) {
     route({
@@ -42,11 +42,9 @@ export function mountMessageRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
       // unfiltered pages are served from cache while no message of the session changed
-      const check = isNoFilter(body?.filters)
-        ? { token: changeToken(ctx), version: () => messagesVersion(ctx, params.workspace_id, params.session_id) }
-        : undefined;
+      const version = isNoFilter(body?.filters) ? () => messagesVersion(ctx, params.workspace_id, params.session_id) : undefined;
       const key = `${params.workspace_id}\u0000${params.session_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
-      const json = await pages.serve(key, check, async () => {
+      const json = await pages.serve(key, version, async () => {
         const page = await listMessages(ctx, params.workspace_id, params.session_id, listQuery(query, body, g.name));
         return JSON.stringify(presentPage(page, query.page, query.size, presentMessage));
       });

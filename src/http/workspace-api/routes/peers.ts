@@ -9,8 +9,8 @@ import type { WorkspaceApi } from '../define-route.js';
 
 export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   const tags = ['peers'];
-  const pages = new PageCache();
-  const sessionPages = new PageCache(LIST_CACHE_BYTES);
+  const pages = new PageCache(() => changeToken(ctx));
+  const sessionPages = new PageCache(() => changeToken(ctx), LIST_CACHE_BYTES);
 
   route({
     method: 'POST',
@@ -38,9 +38,9 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
       // unfiltered pages are served from cache while the workspace's peers are unchanged
-      const check = isNoFilter(body?.filters) ? { token: changeToken(ctx), version: () => peersVersion(ctx, params.workspace_id) } : undefined;
+      const version = isNoFilter(body?.filters) ? () => peersVersion(ctx, params.workspace_id) : undefined;
       const key = `${params.workspace_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
-      const json = await pages.serve(key, check, async () => {
+      const json = await pages.serve(key, version, async () => {
         const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, g.name));
         return JSON.stringify(presentPage(page, query.page, query.size, presentPeer));
       });
@@ -73,11 +73,9 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
       // unfiltered pages are served from cache while none of the peer's sessions or memberships changed
-      const check = isNoFilter(body?.filters)
-        ? { token: changeToken(ctx), version: () => sessionsOfPeerVersion(ctx, params.workspace_id, params.peer_id) }
-        : undefined;
+      const version = isNoFilter(body?.filters) ? () => sessionsOfPeerVersion(ctx, params.workspace_id, params.peer_id) : undefined;
       const key = `${params.workspace_id}\u0000${params.peer_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
-      const json = await sessionPages.serve(key, check, async () => {
+      const json = await sessionPages.serve(key, version, async () => {
         const page = await listSessionsOfPeer(ctx, params.workspace_id, params.peer_id, listQuery(query, body, g.name));
         return JSON.stringify(presentPage(page, query.page, query.size, presentSession));
       });
