@@ -40,6 +40,7 @@ import { startServerProcess, type ServerProcess } from '../test/support/server-p
 import { Corpus } from './corpus.js';
 import { chatSenders, chatSessionId, loadMessages } from './dataset.js';
 import { forkServer } from './ipc.js';
+import { percentile } from './load.js';
 
 export const CHAT_CASE = 'peer chat v3';
 
@@ -163,11 +164,6 @@ function processCpuUs(pid: number | undefined): number {
   } catch {
     return NaN;
   }
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 function cannon(base: string, connections: number, duration: number, next: () => { path: string; body: string }): autocannon.Options {

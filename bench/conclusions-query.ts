@@ -25,6 +25,7 @@ import type { ConclusionRecord } from '../src/storage/store.js';
 import { hashedVector } from '../test/support/fake-model-server.js';
 import { startServerProcess, type ServerProcess } from '../test/support/server-process.js';
 import { forkServer } from './ipc.js';
+import { percentile } from './load.js';
 
 export const CONCLUSIONS_CASE = 'conclusions/query v3';
 
@@ -150,11 +151,6 @@ function processCpuUs(pid: number | undefined): number {
   } catch {
     return NaN;
   }
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 function cannon(base: string, connections: number, duration: number, next: () => { path: string; body: string }): autocannon.Options {

@@ -4,10 +4,13 @@
  * call like the other benchmark children, from /proc: the user and system time of the primary
  * and of every process below it, added up (Linux; 10 ms ticks, so only long runs are precise).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import type { ChildServer } from './ipc.js';
+
+const ROOT_DIR = fileURLToPath(new URL('..', import.meta.url));
 
 const TICK_US = 10_000;
 
@@ -56,9 +59,13 @@ export async function startEngramGroup(options: {
   env?: Record<string, string>;
   /** Run the built server (`dist/`, as `npm start` does) instead of the sources through tsx. */
   compiled?: boolean;
+  /** Node options of the started process (e.g. the V8 flags `npm start` passes). */
+  nodeOptions?: readonly string[];
+  /** Receives the process's output; without it the output goes to this process's. */
+  onOutput?: (text: string) => void;
 }): Promise<ChildServer> {
   const entry = options.compiled === true ? ['dist/cli/main.js'] : ['--import', 'tsx', 'src/cli/main.ts'];
-  const child = spawn(process.execPath, [...entry, 'serve', '--processes', String(options.processes)], {
+  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), ...entry, 'serve', '--processes', String(options.processes)], {
     cwd: options.cwd,
     env: {
       ...process.env,
@@ -69,8 +76,12 @@ export async function startEngramGroup(options: {
       RUN_WORKERS: 'false',
       ...options.env,
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', options.onOutput === undefined ? 'inherit' : 'pipe', options.onOutput === undefined ? 'inherit' : 'pipe'],
   });
+  if (options.onOutput !== undefined) {
+    child.stdout!.setEncoding('utf8').on('data', options.onOutput);
+    child.stderr!.setEncoding('utf8').on('data', options.onOutput);
+  }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const isRunning = () => child.exitCode === null && child.signalCode === null;
   const base = `http://127.0.0.1:${options.port}`;
@@ -121,6 +132,12 @@ export function processMemory(pid: number): ProcessMemory {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
   return { rss: kb('VmRSS'), rssAnon: kb('RssAnon'), rssFile: kb('RssFile'), maxRss: kb('VmHWM') };
+}
+
+/** Builds the server, as `npm start` does before it starts (for the cases that run `dist/`). */
+export function buildServer(): void {
+  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT_DIR, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr || build.stdout}`);
 }
 
 /** A TCP port free on loopback now (for a server started in another process). */

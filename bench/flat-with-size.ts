@@ -6,7 +6,7 @@
  * For each size N (1,000 and BENCH_FLAT_ROWS, default 1,000,000) a fresh SQLite file gets N peers,
  * N sessions (bench-peer a member of 60 of them) and N messages (corpus.ts; the listed session,
  * chat-000000, gets 100 of 1,000 and 4,000 of 1,000,000), loaded by one Engram process that then
- * exits. The built server (`node dist/cli/main.js serve --processes 1`, as `npm start` runs it;
+ * exits. The built server (`node --no-memory-reducer dist/cli/main.js serve --processes 1`, as `npm start` runs it;
  * the case runs `npm run build` first) then serves the file from a fresh process, so its memory
  * is what serving costs, not what loading or a TypeScript loader did. Each route runs with 16 connections (BENCH_CONNECTIONS), warm-up then
  * BENCH_DURATION seconds; the table gives p50/p99 per size and the ratio of the p99s (aim: at
@@ -19,13 +19,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { BENCH_PEER, LIST_SESSION, type DatasetShape, type MessageShape } from './dataset.js';
-import { spawnSync } from 'node:child_process';
 import type { MessagesLoaded, StartRequest } from './engram-server.js';
-import { childrenOf, freePort, processMemory, startEngramGroup, type ProcessMemory } from './engram-group.js';
+import { buildServer, childrenOf, freePort, processMemory, startEngramGroup, type ProcessMemory } from './engram-group.js';
 import { forkServer, type ChildServer } from './ipc.js';
-import { runWrk, wrkAvailable } from './wrk.js';
+import { SERVER_V8_FLAGS } from '../src/server-flags.js';
+import { measureLoad, type LoadRoute, type LoadRun } from './load.js';
+import { wrkAvailable } from './wrk.js';
 
 export const FLAT_CASE = 'flat with size';
 
@@ -43,20 +43,11 @@ export interface FlatOptions {
   durationS: number;
 }
 
-interface RouteRun {
-  p50: number;
-  p99: number;
-  rps: number;
-  cpuUsPerRequest: number;
-  non2xx: number;
-  errors: number;
-}
-
 interface SizeResult {
   rows: number;
   loadS: number;
   listSessionMessages: number;
-  routes: Map<string, RouteRun>;
+  routes: Map<string, LoadRun>;
   memory: ProcessMemory;
   /** The same process once it has stored a message (which loads the tokenizer's tables). */
   memoryAfterWrite: ProcessMemory;
@@ -67,11 +58,8 @@ export interface FlatResult {
   sizes: SizeResult[];
 }
 
-interface Route {
+interface Route extends LoadRoute {
   name: string;
-  path: string;
-  /** Per-request path and body (search: a different query each time). */
-  next?: (k: number) => { path: string; body: string };
 }
 
 function routesFor(queries: string[]): Route[] {
@@ -86,69 +74,6 @@ function routesFor(queries: string[]): Route[] {
       next: (k) => ({ path: `/v3/workspaces/${ws}/search`, body: JSON.stringify({ query: queries[k % queries.length], limit: 10 }) }),
     },
   ];
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
-async function measure(server: ChildServer, base: string, route: Route, options: FlatOptions): Promise<RouteRun> {
-  if (wrkAvailable()) return measureWithWrk(server, base, route, options);
-  let k = 0;
-  const cannon = (duration: number): autocannon.Options => ({
-    url: base + route.path,
-    method: 'POST',
-    connections: options.connections,
-    duration,
-    timeout: 10,
-    ...(route.next === undefined
-      ? {}
-      : {
-          headers: { 'content-type': 'application/json' },
-          requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, ...route.next!(k++) }) }],
-        }),
-  });
-  await autocannon(cannon(options.warmupS));
-  const latencies: number[] = [];
-  const before = await server.call<NodeJS.CpuUsage>('cpu');
-  const instance = autocannon(cannon(options.durationS)) as unknown as autocannon.Instance & Promise<autocannon.Result>;
-  // autocannon's histogram rounds to whole milliseconds; keep every latency instead
-  instance.on('response', (_client, _status, _bytes, responseMs) => latencies.push(responseMs));
-  const result = await instance;
-  const after = await server.call<NodeJS.CpuUsage>('cpu');
-  const sorted = Float64Array.from(latencies).sort();
-  const completed = result.requests.total;
-  return {
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    rps: completed / result.duration,
-    cpuUsPerRequest: completed > 0 ? (after.user - before.user + after.system - before.system) / completed : NaN,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-  };
-}
-
-/** measure, with load from wrk (bench/wrk.ts). */
-async function measureWithWrk(server: ChildServer, base: string, route: Route, options: FlatOptions): Promise<RouteRun> {
-  const json = { 'content-type': 'application/json' };
-  const requests =
-    route.next === undefined
-      ? [{ method: 'POST', path: route.path }]
-      : Array.from({ length: 1_000 }, (_, k) => ({ method: 'POST', headers: json, ...route.next!(k) }));
-  await runWrk({ base, requests, connections: options.connections, durationS: options.warmupS });
-  const before = await server.call<NodeJS.CpuUsage>('cpu');
-  const result = await runWrk({ base, requests, connections: options.connections, durationS: options.durationS });
-  const after = await server.call<NodeJS.CpuUsage>('cpu');
-  const completed = result.requests;
-  return {
-    p50: result.p50Ms,
-    p99: result.p99Ms,
-    rps: completed / result.durationS,
-    cpuUsPerRequest: completed > 0 ? (after.user - before.user + after.system - before.system) / completed : NaN,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-  };
 }
 
 async function runSize(rows: number, options: FlatOptions, children: ChildServer[]): Promise<SizeResult> {
@@ -170,13 +95,13 @@ async function runSize(rows: number, options: FlatOptions, children: ChildServer
 
     // 2. serve the file from a fresh process, the built server as `npm start` runs it
     const port = await freePort();
-    const server = await startEngramGroup({ cwd: ROOT, databaseUrl, port, processes: 1, compiled: true });
+    const server = await startEngramGroup({ cwd: ROOT, databaseUrl, port, processes: 1, compiled: true, nodeOptions: SERVER_V8_FLAGS });
     children.push(server);
     const base = `http://127.0.0.1:${port}`;
-    const routes = new Map<string, RouteRun>();
+    const routes = new Map<string, LoadRun>();
     for (const route of routesFor(loaded.queries.map((q) => q.query))) {
       process.stdout.write(` ${route.name}...`);
-      routes.set(route.name, await measure(server, base, route, options));
+      routes.set(route.name, await measureLoad(server, base, route, options));
     }
     // one process serves alone (`--processes 1` forks none); were it a group, its one child
     const pid = server.process!.pid!;
@@ -200,8 +125,7 @@ async function runSize(rows: number, options: FlatOptions, children: ChildServer
 /** Runs both sizes; `children` collects the processes so the caller can stop them on failure. */
 export async function runFlatBench(options: FlatOptions, children: ChildServer[]): Promise<FlatResult> {
   process.stdout.write('\n    building the server (npm run build)...');
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr || build.stdout}`);
+  buildServer();
   const sizes: SizeResult[] = [];
   for (const rows of [options.small, options.large]) {
     process.stdout.write(`\n    ${rows.toLocaleString('en-US')} rows:`);
@@ -246,7 +170,7 @@ export function printFlat({ options, sizes }: FlatResult): void {
     `  serving process memory after the runs at ${n(large.rows)} rows: RSS ${mb(m.rss)} (anonymous ${mb(m.rssAnon)}, ` +
       `mapped database file ${mb(m.rssFile)}), peak ${mb(m.maxRss)} -> ` +
       `${m.rss < AIM_RSS_BYTES ? 'MET' : 'NOT MET'} (aim: under ${mb(AIM_RSS_BYTES)}); at ${n(small.rows)} rows: RSS ${mb(small.memory.rss)} ` +
-      `(anonymous ${mb(small.memory.rssAnon)}); load from ${wrkAvailable() ? 'wrk' : 'autocannon'}, server built (node dist/cli/main.js serve --processes 1)`,
+      `(anonymous ${mb(small.memory.rssAnon)}); load from ${wrkAvailable() ? 'wrk' : 'autocannon'}, server built (node --no-memory-reducer dist/cli/main.js serve --processes 1)`,
   );
   console.log(
     `  the same process once it has stored a message (its tokens counted: the tokenizer's tables loaded): RSS ${mb(w.rss)} ` +

@@ -21,6 +21,8 @@
  *                       the peer chat case's size (default 100000, 10000, 100, 1536);
  *                       BENCH_CHAT_TOOL=0 skips its variant whose first model turn calls a tool
  *   BENCH_FLAT_ROWS     the large store of the "flat with size" case (default 1000000)
+ *   BENCH_IDLE_SECONDS, BENCH_IDLE_PEERS  the "after idle" case's idle time (default 30) and
+ *                       peers (default 1000)
  *   BENCH_BREAKDOWN     0 skips the in-process per-layer timings and the search analysis
  *   BENCH_CPU_PROF      a directory: the Engram process runs with --cpu-prof and writes its
  *                       profile there on exit (open it in Chrome DevTools or speedscope)
@@ -55,9 +57,12 @@ import { CHAT_CASE, printChat, runChatBench } from './chat.js';
 import { CONCLUSIONS_CASE, printConclusions, runConclusionsBench } from './conclusions-query.js';
 import { DERIVER_CASE, printDeriver, runDeriverBench } from './deriver.js';
 import { FLAT_CASE, printFlat, runFlatBench } from './flat-with-size.js';
+import { IDLE_CASE, printIdle, runIdleBench } from './after-idle.js';
 import { runSearchEval } from './search-eval.js';
 import { measureWebhooks, WEBHOOK_CASES, type WebhookResult } from './webhooks.js';
 import { runWrk, wrkAvailable } from './wrk.js';
+import { percentile } from './load.js';
+import { SERVER_V8_FLAGS } from '../src/server-flags.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -237,11 +242,6 @@ async function capture(base: string, kase: Case): Promise<Captured> {
     contentType: response.headers.get('content-type') ?? 'application/octet-stream',
     body: Buffer.from(await response.arrayBuffer()),
   };
-}
-
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 function cannonOptions(
@@ -498,20 +498,39 @@ async function main(): Promise<void> {
     console.log(' done');
     printFlat(result);
   };
+  // after idle (bench/after-idle.ts): two built servers of its own on a small SQLite store
+  const runsIdle = !only || wanted.some((part) => IDLE_CASE.includes(part));
+  const runIdle = async () => {
+    if (!runsIdle) return;
+    if (onPostgres) {
+      console.log(`\n${IDLE_CASE}: SQLite only (it starts servers on a store of its own), skipped on PostgreSQL`);
+      return;
+    }
+    const idleS = numberFromEnv('BENCH_IDLE_SECONDS', 30);
+    process.stdout.write(`  ${IDLE_CASE}: two servers, measured fresh and after ${idleS} s idle...`);
+    const result = await runIdleBench(
+      { peers: Math.round(numberFromEnv('BENCH_IDLE_PEERS', 1_000)), idleS, connections: CONNECTIONS, warmupS: WARMUP_S, durationS: DURATION_S },
+      children,
+    );
+    console.log(' done');
+    printIdle(result);
+  };
   if (cases.length === 0 && webhookCases.length === 0 && !runsSearchEval) {
-    if (!runsDeriver && !runsConclusions && !runsChat && !runsFlat) throw new Error(`BENCH_ONLY="${only}" matches no case`);
+    if (!runsDeriver && !runsConclusions && !runsChat && !runsFlat && !runsIdle) throw new Error(`BENCH_ONLY="${only}" matches no case`);
     // nothing else selected: no dataset to load
     await runConclusions();
     await runChat();
     await runDeriver();
     await runFlat();
+    await runIdle();
     console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
     return;
   }
 
   const execArgv = ['--import', 'tsx'];
   const profileDir = process.env.BENCH_CPU_PROF;
-  const engramArgv = [...execArgv];
+  // the V8 flags `npm start` passes (src/process-group.ts, SERVER_V8_FLAGS)
+  const engramArgv = [...execArgv, ...SERVER_V8_FLAGS];
   if (profileDir) {
     mkdirSync(resolve(profileDir), { recursive: true });
     engramArgv.push('--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`);
@@ -702,6 +721,7 @@ async function main(): Promise<void> {
   await runChat();
   await runDeriver();
   await runFlat();
+  await runIdle();
   console.log('');
   console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/app.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
+import { percentile } from './load.js';
 
 const env = process.env;
 const CONCLUSIONS = Number(env.BENCH_VECTOR_CONCLUSIONS ?? 100_000);
@@ -42,10 +43,6 @@ function unitVector(next: () => number): Float32Array {
   norm = Math.sqrt(norm);
   for (let i = 0; i < DIMENSIONS; i++) v[i] /= norm;
   return v;
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
 }
 
 async function main(): Promise<void> {

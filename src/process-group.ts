@@ -5,6 +5,7 @@ import pino, { type Logger } from 'pino';
 import { databaseOptions, openDatabase } from './app.js';
 import { isPostgresUrl, type Config } from './config.js';
 import { checkVectorDimensions } from './main.js';
+import { serverExecArgv } from './server-flags.js';
 
 /** Thrown when the requested number of processes cannot run on this database. */
 export class ProcessCountError extends Error {}
@@ -153,5 +154,6 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
+  cluster.setupPrimary({ execArgv: serverExecArgv(process.execArgv) });
   for (let slot = 0; slot < count; slot++) fork(slot);
 }

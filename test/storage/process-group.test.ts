@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
+import { SERVER_V8_FLAGS, serverExecArgv } from '../../src/server-flags.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
@@ -56,6 +57,12 @@ function listeningPids(server: ServerProcess): number[] {
     .filter((pid) => listening.has(pid) && !exited.has(pid));
 }
 
+/** A process's command line, split into its arguments. */
+function commandLine(pid: number): string[] {
+  if (existsSync(`/proc/${pid}/cmdline`)) return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  return spawnSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim().split(/\s+/);
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -105,6 +112,11 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       // the migrations ran once, in the primary, before any server process started
       const primaryPid = server.child.pid;
       expect(logLines(server).filter((l) => l.msg === 'migration applied').every((l) => l.pid === primaryPid)).toBe(true);
+      // every server process runs with the server's V8 flags (the primary here was started without them)
+      for (const pid of pids) {
+        for (const flag of SERVER_V8_FLAGS) expect(commandLine(pid)).toContain(flag);
+      }
+      expect(commandLine(primaryPid!)).not.toContain(SERVER_V8_FLAGS[0]);
 
       const writes = await Promise.all(Array.from({ length: 40 }, (_, i) => call(server, 'POST', `/v3/workspaces/${ws}/peers`, { id: `p${i}` })));
       expect(writes.map((w) => w.status).every((s) => s === 200 || s === 201)).toBe(true);
@@ -386,5 +398,12 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       single.child.kill('SIGKILL');
       await single.exited;
     }
+  });
+});
+
+describe('serverExecArgv', () => {
+  it('appends the server flags a command line lacks, once', () => {
+    expect(serverExecArgv(['--import', 'tsx'])).toEqual(['--import', 'tsx', ...SERVER_V8_FLAGS]);
+    expect(serverExecArgv([...SERVER_V8_FLAGS, '--enable-source-maps'])).toEqual([...SERVER_V8_FLAGS, '--enable-source-maps']);
   });
 });
