@@ -529,7 +529,7 @@ async function main(): Promise<void> {
 
   const execArgv = ['--import', 'tsx'];
   const profileDir = process.env.BENCH_CPU_PROF;
-  // the V8 flags `npm start` passes (src/process-group.ts, SERVER_V8_FLAGS)
+  // the V8 flags `npm start` passes (src/server-flags.ts)
   const engramArgv = [...execArgv, ...SERVER_V8_FLAGS];
   if (profileDir) {
     mkdirSync(resolve(profileDir), { recursive: true });
