@@ -6,7 +6,7 @@
  * For each size N (1,000 and BENCH_FLAT_ROWS, default 1,000,000) a fresh SQLite file gets N peers,
  * N sessions (bench-peer a member of 60 of them) and N messages (corpus.ts; the listed session,
  * chat-000000, gets 100 of 1,000 and 4,000 of 1,000,000), loaded by one Engram process that then
- * exits. The built server (`node --no-memory-reducer dist/cli/main.js serve --processes 1`, as `npm start` runs it;
+ * exits. The built server (`node <SERVER_V8_FLAGS> dist/cli/main.js serve --processes 1`, as `npm start` runs it;
  * the case runs `npm run build` first) then serves the file from a fresh process, so its memory
  * is what serving costs, not what loading or a TypeScript loader did. Each route runs with 16 connections (BENCH_CONNECTIONS), warm-up then
  * BENCH_DURATION seconds; the table gives p50/p99 per size and the ratio of the p99s (aim: at
@@ -170,7 +170,7 @@ export function printFlat({ options, sizes }: FlatResult): void {
     `  serving process memory after the runs at ${n(large.rows)} rows: RSS ${mb(m.rss)} (anonymous ${mb(m.rssAnon)}, ` +
       `mapped database file ${mb(m.rssFile)}), peak ${mb(m.maxRss)} -> ` +
       `${m.rss < AIM_RSS_BYTES ? 'MET' : 'NOT MET'} (aim: under ${mb(AIM_RSS_BYTES)}); at ${n(small.rows)} rows: RSS ${mb(small.memory.rss)} ` +
-      `(anonymous ${mb(small.memory.rssAnon)}); load from ${wrkAvailable() ? 'wrk' : 'autocannon'}, server built (node --no-memory-reducer dist/cli/main.js serve --processes 1)`,
+      `(anonymous ${mb(small.memory.rssAnon)}); load from ${wrkAvailable() ? 'wrk' : 'autocannon'}, server built (node ${SERVER_V8_FLAGS.join(' ')} dist/cli/main.js serve --processes 1)`,
   );
   console.log(
     `  the same process once it has stored a message (its tokens counted: the tokenizer's tables loaded): RSS ${mb(w.rss)} ` +

@@ -81,8 +81,8 @@ const MIN_RESTART_DELAY_MS = 50;
 
 /**
  * The primary of `engram serve --processes N`: migrates the database once, then forks N server
- * processes (node:cluster) that share the listening socket, each with its own database
- * connection and background workers. A process that exits after it was listening is replaced
+ * processes (node:cluster, node's options plus the server's V8 flags) that share the listening
+ * socket, each with its own database connection and background workers. A process that exits after it was listening is replaced
  * (its claimed jobs are taken over by any process once their leases run out); one that fails
  * before listening stops the group, since its siblings would fail alike. SIGTERM or SIGINT
  * stops every process gracefully; the primary exits once all have, non-zero if any failed.

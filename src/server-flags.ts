@@ -1,14 +1,27 @@
 /**
- * V8 flags every server process should run with. `--no-memory-reducer`: once a process has been
- * idle for a few seconds, V8's memory reducer runs a memory-reducing full collection, and after
- * it the process served the same cached page at about 27,000 instead of 37,000 requests/s, for
- * as long as it was measured (bench/README.md, "After idle"; the cause inside V8 is not known).
- * V8 reads the flag only when the process starts, so it must be on node's command line:
- * `npm start` passes it, and the primary of a process group passes it to every process it forks.
+ * V8 flags every server process should run with (docs/decisions.md, "V8 flags of a server process"):
+ * - `--no-memory-reducer`: once a process has been idle for a few seconds after start-up, V8's
+ *   memory reducer runs memory-reducing full collections, and after them the process served the
+ *   same cached page at 0.80 to 0.93 of its fresh speed for as long as it was measured
+ *   (bench/README.md, "After idle"; the cause inside V8 is not known).
+ * - `--max-semi-space-size=8` (MB; V8's default here is 16): without the reducer, the young
+ *   generation that search's allocations grow is never shrunk again, and a process at 1,000,000
+ *   messages sat at 218 MB once it had stored a message; capped, 197 MB, as with the defaults.
+ * V8 reads them only when the process starts, so they must be on node's command line: `npm start`
+ * passes them, and the primary of a process group passes them to every process it forks.
  */
-export const SERVER_V8_FLAGS: readonly string[] = ['--no-memory-reducer'];
+export const SERVER_V8_FLAGS: readonly string[] = ['--no-memory-reducer', '--max-semi-space-size=8'];
 
-/** `execArgv` with the server flags it lacks appended (a forked server process's node options). */
+/** A V8 flag's name without its value or `no-` (`--max_semi_space_size=32` -> `--max-semi-space-size`). */
+function flagName(flag: string): string {
+  return flag.split('=')[0].replaceAll('_', '-').replace(/^--no-/, '--');
+}
+
+/**
+ * `execArgv` with the server flags it does not set itself appended (a forked server process's
+ * node options): a flag given on the command line, either way or with another value, is kept.
+ */
 export function serverExecArgv(execArgv: readonly string[]): string[] {
-  return [...execArgv, ...SERVER_V8_FLAGS.filter((flag) => !execArgv.includes(flag))];
+  const given = new Set(execArgv.map(flagName));
+  return [...execArgv, ...SERVER_V8_FLAGS.filter((flag) => !given.has(flagName(flag)))];
 }

@@ -401,9 +401,19 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
   });
 });
 
-describe('serverExecArgv', () => {
-  it('appends the server flags a command line lacks, once', () => {
+describe('the server V8 flags', () => {
+  it('serverExecArgv appends the server flags a command line lacks, once', () => {
     expect(serverExecArgv(['--import', 'tsx'])).toEqual(['--import', 'tsx', ...SERVER_V8_FLAGS]);
     expect(serverExecArgv([...SERVER_V8_FLAGS, '--enable-source-maps'])).toEqual([...SERVER_V8_FLAGS, '--enable-source-maps']);
+  });
+
+  it('serverExecArgv keeps a flag the command line sets itself, either way or with another value', () => {
+    const own = ['--memory-reducer', '--max_semi_space_size=32'];
+    expect(serverExecArgv(own)).toEqual(own);
+  });
+
+  it('are the flags npm start passes', () => {
+    const start = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start as string;
+    for (const flag of SERVER_V8_FLAGS) expect(start.split(' ')).toContain(flag);
   });
 });
