@@ -10,6 +10,7 @@ import { reembed } from './commands/reembed.js';
 import cluster from 'node:cluster';
 import pino from 'pino';
 import { ProcessCountError, processCount, serveProcessGroup } from '../process-group.js';
+import { serverExecArgv } from '../server-flags.js';
 
 /** `engram worker`: the queue's workers alone, stopped cleanly on SIGTERM/SIGINT. */
 async function runWorker(config: Config): Promise<void> {
@@ -105,7 +106,16 @@ async function run(args: string[]): Promise<number> {
         return 2;
       }
       if (plan.count === 1) {
-        if (plan.note !== undefined) pino({ level: config.logLevel }).info(plan.note);
+        const logger = pino({ level: config.logLevel });
+        if (plan.note !== undefined) logger.info(plan.note);
+        // a group's primary adds them to its processes; one process has only node's command line
+        const missing = serverExecArgv(process.execArgv).slice(process.execArgv.length);
+        if (missing.length > 0) {
+          logger.info(
+            { missing },
+            `node runs without the server's V8 flags (${missing.join(' ')}): a process that waits idle for its first requests serves them slower; npm start passes them (README, "More cores")`,
+          );
+        }
         await serve(config);
       } else {
         await serveProcessGroup(config, plan.count);

@@ -1,14 +1,15 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SERVER_V8_FLAGS } from '../../src/server-flags.js';
 import { startFakeModelServer } from '../support/fake-model-server.js';
 import { startServerProcess } from '../support/server-process.js';
 
 const fake = await startFakeModelServer();
 afterAll(() => fake.close());
 
-async function startupOutput(env: Record<string, string>): Promise<string> {
-  const server = await startServerProcess({ DATABASE_URL: ':memory:', ...env });
+async function startupOutput(env: Record<string, string>, nodeOptions: string[] = []): Promise<string> {
+  const server = await startServerProcess({ DATABASE_URL: ':memory:', ...env }, [], nodeOptions);
   try {
     const deadline = Date.now() + 10_000;
     while (!/reasoning (on|off)/.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -41,5 +42,18 @@ describe('the start-up line about reasoning', () => {
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('DERIVER_MODEL_CONFIG__STRUCTURED_OUTPUT_MODE must be one of json_schema, json_object, none, got "yaml"');
     expect(result.stderr).toContain('EMBEDDING_VECTOR_DIMENSIONS must be an integer from 1 to 65536, got "wide"');
+  });
+});
+
+describe('the start-up line about the server V8 flags', () => {
+  it('names the flags node runs without, in one process', async () => {
+    const output = await startupOutput({});
+    expect(output).toContain(`node runs without the server's V8 flags (${SERVER_V8_FLAGS.join(' ')})`);
+  });
+
+  it('is not written when node has them', async () => {
+    const output = await startupOutput({}, [...SERVER_V8_FLAGS]);
+    expect(output).toContain('reasoning off');
+    expect(output).not.toContain("node runs without the server's V8 flags");
   });
 });

@@ -26,11 +26,12 @@ export interface ServerProcess {
 
 /**
  * Starts `engram serve` from the sources in a child process on an ephemeral port: one server
- * process unless `env` sets WEB_CONCURRENCY or `args` passes `--processes`.
+ * process unless `env` sets WEB_CONCURRENCY or `args` passes `--processes`; `nodeOptions` go
+ * to node before the script.
  */
-export async function startServerProcess(env: Record<string, string>, args: string[] = []): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, args: string[] = [], nodeOptions: string[] = []): Promise<ServerProcess> {
   const port = env.PORT ?? String(await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], {
+  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', WEB_CONCURRENCY: '1', ...env, PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
