@@ -41,7 +41,20 @@ export function wrkAvailable(): boolean {
   return found.error === undefined && `${found.stdout}${found.stderr}`.includes('wrk');
 }
 
-const lua = (s: string) => JSON.stringify(s); // a JSON string is a valid Lua string literal for this text
+/**
+ * A Lua string literal holding `text`'s UTF-8 bytes: printable ASCII as is (quote and backslash
+ * escaped), every other byte as a decimal escape `\ddd`, the one form LuaJIT (Lua 5.1) reads
+ * for any byte; three digits always, so a digit that follows is not read as part of it.
+ */
+function lua(text: string): string {
+  let literal = '"';
+  for (const byte of Buffer.from(text, 'utf8')) {
+    if (byte === 0x22 || byte === 0x5c) literal += `\\${String.fromCharCode(byte)}`;
+    else if (byte >= 0x20 && byte < 0x7f) literal += String.fromCharCode(byte);
+    else literal += `\\${String(byte).padStart(3, '0')}`;
+  }
+  return `${literal}"`;
+}
 
 function script(requests: readonly WrkRequest[]): string {
   const entries = requests.map((r) => {
