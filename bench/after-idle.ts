@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVER_V8_FLAGS } from '../src/server-flags.js';
-import { buildServer, freePort, startEngramGroup } from './engram-group.js';
+import { buildServer, freePort, processMemory, startEngramGroup } from './engram-group.js';
 import type { ChildServer } from './ipc.js';
 import { measureLoad, type LoadOptions, type LoadRun } from './load.js';
 import { wrkAvailable } from './wrk.js';
@@ -40,6 +40,8 @@ interface IdleRun {
   afterIdle: LoadRun;
   /** Memory-reducing full collections the server logged before the after-idle run. */
   reducingGcs: number;
+  /** Resident memory of the after-idle process once its run is over. */
+  rssAfter: number;
 }
 
 export interface IdleResult {
@@ -105,7 +107,9 @@ export async function runIdleBench(options: IdleOptions, children: ChildServer[]
     const runs: IdleRun[] = [];
     for (const [i, s] of idle.entries()) {
       const reducingGcs = s.seen.reducingGcs;
-      runs.push({ ...variants[i], fresh: fresh[i], afterIdle: await measureLoad(s.server, s.base, route, options), reducingGcs });
+      const afterIdle = await measureLoad(s.server, s.base, route, options);
+      // `--processes 1` serves in the started process itself
+      runs.push({ ...variants[i], fresh: fresh[i], afterIdle, reducingGcs, rssAfter: processMemory(s.server.process!.pid!).rss });
     }
     for (const s of idle) await s.server.stop();
     return { options, runs };
@@ -124,7 +128,7 @@ export function printIdle({ options, runs }: IdleResult): void {
       `after idle: started, then ${options.idleS} s without requests; ` +
       `load from ${wrkAvailable() ? 'wrk' : 'autocannon'}`,
   );
-  const header = ['node options', 'fresh: req/s, p50/p99 ms, CPU µs/req', 'after idle: req/s, p50/p99 ms, CPU µs/req', 'after/fresh req/s', 'memory-reducing GCs while idle', 'non-2xx/errors'];
+  const header = ['node options', 'fresh: req/s, p50/p99 ms, CPU µs/req', 'after idle: req/s, p50/p99 ms, CPU µs/req', 'after/fresh req/s', 'memory-reducing GCs while idle', 'RSS after', 'non-2xx/errors'];
   const cell = (r: LoadRun) => `${int(r.rps)}, ${ms(r.p50)}/${ms(r.p99)}, ${r.cpuUsPerRequest.toFixed(1)}`;
   const rows = runs.map((r) => [
     r.label,
@@ -132,6 +136,7 @@ export function printIdle({ options, runs }: IdleResult): void {
     cell(r.afterIdle),
     (r.afterIdle.rps / r.fresh.rps).toFixed(2),
     String(r.reducingGcs),
+    `${(r.rssAfter / 1024 / 1024).toFixed(0)} MB`,
     `${r.fresh.non2xx + r.afterIdle.non2xx}/${r.fresh.errors + r.afterIdle.errors}`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
