@@ -6,7 +6,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { ChildServer } from './ipc.js';
 
@@ -140,14 +139,3 @@ export function buildServer(): void {
   if (build.status !== 0) throw new Error(`npm run build failed: ${build.stderr || build.stdout}`);
 }
 
-/** A TCP port free on loopback now (for a server started in another process). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}

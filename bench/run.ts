@@ -51,7 +51,8 @@ import {
   type MessageShape,
 } from './dataset.js';
 import type { Breakdown, MessagesLoaded, SearchAnalysis, SearchQuery, StartRequest } from './engram-server.js';
-import { freePort, startEngramGroup } from './engram-group.js';
+import { startEngramGroup } from './engram-group.js';
+import { freePort } from '../test/support/free-port.js';
 import { forkServer, type ChildServer } from './ipc.js';
 import { CHAT_CASE, printChat, runChatBench } from './chat.js';
 import { CONCLUSIONS_CASE, printConclusions, runConclusionsBench } from './conclusions-query.js';
