@@ -180,7 +180,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     reply.header('content-type', 'application/json').send('{"status":"ok"}'),
   );
   mountReadiness(app, deps.database.store, deps.workers ?? (() => undefined));
-  mountMetrics(app, deps.database.store, config.metricsEnabled, modelCalls);
+  mountMetrics(app, deps.database.store, deps.database.driver.conflicts, config.metricsEnabled, modelCalls);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   mountV1(app, httpDeps);

@@ -1,6 +1,6 @@
 import type { JsonObject, Page, V1UserRecord } from '../../storage/store.js';
 import { v1ListQuery, type V1ListRequest } from '../filters/filters.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { conflict, invalidInput, notFound } from '../errors.js';
 import { V1_ASSISTANT_PEER_ID, cannotName, emptyPage, findUserOfApp } from './scope.js';
 
@@ -82,6 +82,8 @@ export async function updateUser(
     throw invalidInput(`A user cannot be renamed: its name '${user.name}' is the id of its peer in v2 and v3`);
   }
   if (changes.metadata === undefined) return user;
-  await ctx.store.v1.updateUserMetadata(user.workspaceId, user.name, changes.metadata);
+  // in a transaction of its own: the workspace row is locked before the peer's (Dialect.lockWorkspace)
+  const metadata = changes.metadata;
+  await inTransaction(ctx, (ctx) => ctx.store.v1.updateUserMetadata(user.workspaceId, user.name, metadata));
   return { ...user, metadata: changes.metadata };
 }

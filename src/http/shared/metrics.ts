@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, Gauge, collectDefaultMetrics } from 'prom-client';
 import type { ChatReport } from '../../domain/reasoning/chat.js';
 import type { Store } from '../../storage/store.js';
+import type { ConflictCounts } from '../../storage/sql/driver.js';
 import type { ModelCallEvent, ModelCallObserver } from '../../llm/models.js';
 
 /**
@@ -52,9 +53,16 @@ export class ModelCallMetrics implements ModelCallObserver {
 
 /**
  * Prometheus metrics at `GET /metrics` (contract §7.8): request counts and latencies per route
- * pattern and status, process metrics, and the work queue's depth by job status.
+ * pattern and status, process metrics, the work queue's depth by job status, and the writes the
+ * database ended to resolve conflicts (`conflicts`: the driver's counts).
  */
-export function mountMetrics(app: FastifyInstance, store: Store, enabled: boolean, modelCalls?: ModelCallMetrics): void {
+export function mountMetrics(
+  app: FastifyInstance,
+  store: Store,
+  conflicts: Readonly<ConflictCounts>,
+  enabled: boolean,
+  modelCalls?: ModelCallMetrics,
+): void {
   if (!enabled) {
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
       reply.code(404).header('content-type', 'text/plain; charset=utf-8').send('Metrics are disabled'),
@@ -84,6 +92,18 @@ export function mountMetrics(app: FastifyInstance, store: Store, enabled: boolea
     async collect() {
       this.reset();
       for (const [status, count] of Object.entries(await store.jobs.countByStatus())) this.set({ status }, count);
+    },
+  });
+
+  new Counter({
+    name: 'engram_store_conflicts_total',
+    help: 'Writes PostgreSQL ended to resolve a deadlock or serialization failure, by outcome: retried (run again) or failed (the request got a 503)',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ outcome: 'retried' }, conflicts.retried);
+      this.inc({ outcome: 'failed' }, conflicts.failed);
     },
   });
 

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
+import type { ConflictCounts, SqlDriver, SqlExecutor } from '../sql/driver.js';
 import { StoreUnavailableError } from '../unavailable.js';
 
 // timestamptz and jsonb come back parsed by pg (Date and objects); int8 (counts) as numbers,
@@ -77,6 +77,29 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * SQLSTATEs after which the same work, run again, may succeed: 40P01 deadlock detected (the
+ * server chose this transaction to end a cycle of lock waits) and 40001 serialization failure.
+ * PostgreSQL rolled the transaction back; its documentation asks the client to retry it.
+ */
+const CONFLICT_CODES = new Set(['40P01', '40001']);
+
+/** How many times work ended by a conflict is run in all before the request fails with 503. */
+export const CONFLICT_ATTEMPTS = 5;
+
+export function isConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && CONFLICT_CODES.has(code);
+}
+
+/** The error for work still ended by conflicts after CONFLICT_ATTEMPTS attempts: a 503, try again. */
+function conflictsPersisted(error: unknown): StoreUnavailableError {
+  const code = String((error as { code?: unknown }).code);
+  return new StoreUnavailableError('The database kept ending this write to resolve conflicting writes; try again shortly', `conflict ${code}`, {
+    cause: error,
+  });
+}
+
 type Queryable = pg.Pool | pg.PoolClient;
 
 /**
@@ -98,8 +121,17 @@ function withoutNul(params: readonly unknown[]): unknown[] {
   return out ?? (params as unknown[]);
 }
 
-function executor(target: Queryable): SqlExecutor {
-  const query = (sql: string, params: readonly unknown[]) => guarded(() => target.query(numberPlaceholders(sql), withoutNul(params)));
+/** `onConflict` hears of every statement a conflict ended (CONFLICT_CODES). */
+function executor(target: Queryable, onConflict?: (error: unknown) => void): SqlExecutor {
+  const query = (sql: string, params: readonly unknown[]) =>
+    guarded(async () => {
+      try {
+        return await target.query(numberPlaceholders(sql), withoutNul(params));
+      } catch (error) {
+        if (onConflict !== undefined && isConflict(error)) onConflict(error);
+        throw error;
+      }
+    });
   return {
     dialect: 'postgres',
     async all<T>(sql: string, params: readonly unknown[] = []) {
@@ -125,6 +157,7 @@ export interface PostgresOptions {
 
 export class PostgresDriver implements SqlDriver {
   readonly dialect = 'postgres' as const;
+  readonly conflicts: ConflictCounts = { retried: 0, failed: 0 };
   readonly pool: pg.Pool;
   private readonly direct: SqlExecutor;
 
@@ -147,18 +180,61 @@ export class PostgresDriver implements SqlDriver {
   }
 
   all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return this.direct.all<T>(sql, params);
+    return this.retried(() => this.direct.all<T>(sql, params));
   }
 
   get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    return this.direct.get<T>(sql, params);
+    return this.retried(() => this.direct.get<T>(sql, params));
   }
 
   run(sql: string, params?: readonly unknown[]): Promise<number> {
-    return this.direct.run(sql, params);
+    return this.retried(() => this.direct.run(sql, params));
   }
 
+  /** A statement of its own (its own transaction), run again when a conflict ended it. */
+  private async retried<T>(statement: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await statement();
+      } catch (error) {
+        if (!isConflict(error)) throw error;
+        await this.afterConflict(error, attempt);
+      }
+    }
+  }
+
+  /**
+   * Runs `fn` in a transaction; when a conflict (a deadlock, a serialization failure) ended it,
+   * `fn` runs again in a new one, up to CONFLICT_ATTEMPTS times in all. So `fn` must do nothing
+   * outside the database that cannot be done twice; every transaction of the store only reads
+   * and writes through `tx` and computes.
+   */
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let conflict: unknown;
+      try {
+        return await this.transactionOnce(fn, (error) => (conflict ??= error));
+      } catch (error) {
+        // fn may have caught the conflict and thrown something else: the transaction was over anyway
+        conflict ??= isConflict(error) ? error : undefined;
+        if (conflict === undefined) throw error;
+        await this.afterConflict(conflict, attempt);
+      }
+    }
+  }
+
+  /** Counts the conflict; waits before the next attempt, or throws the 503 after the last. */
+  private async afterConflict(conflict: unknown, attempt: number): Promise<void> {
+    if (attempt >= CONFLICT_ATTEMPTS) {
+      this.conflicts.failed++;
+      throw conflictsPersisted(conflict);
+    }
+    this.conflicts.retried++;
+    // a short random wait, longer after each attempt, so the two sides part
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+  }
+
+  private async transactionOnce<T>(fn: (tx: SqlExecutor) => Promise<T>, onConflict: (error: unknown) => void): Promise<T> {
     const client = await guarded(() => this.pool.connect());
     // A checked-out client whose connection drops emits 'error'; unheard, that ends the process.
     // The query in flight fails with it, and the client is discarded on release below.
@@ -168,7 +244,7 @@ export class PostgresDriver implements SqlDriver {
     try {
       await guarded(() => client.query('BEGIN'));
       try {
-        const result = await fn(executor(client));
+        const result = await fn(executor(client, onConflict));
         // A COMMIT lost with its connection may or may not have been applied; either way it was
         // never acknowledged, so the request fails and nothing the client was told of is lost.
         await guarded(() => client.query('COMMIT'));

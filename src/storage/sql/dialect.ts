@@ -56,6 +56,12 @@ export interface Dialect {
   readonly migrationTimeType: string;
   /** Holds the migration lock until `tx` ends (a no-op where transactions are serialised already). */
   lockMigrations(tx: SqlExecutor): Promise<void>;
+  /**
+   * Locks the workspace's row until `db`'s transaction ends (a no-op where writers are
+   * serialised already). Taken before a write to a peer row: the peer triggers then write the
+   * workspace row, and taking it first keeps every transaction's order workspace, then peers.
+   */
+  lockWorkspace(db: SqlExecutor, workspaceId: string): Promise<void>;
 
   // ---- the job queue
   /** Appended to the claim's head selection: skip heads another worker is claiming. */

@@ -8,8 +8,20 @@ export interface SqlExecutor {
   run(sql: string, params?: readonly unknown[]): Promise<number>;
 }
 
+/**
+ * Work the database ended to resolve conflicting writes (PostgreSQL's deadlocks and
+ * serialization failures), since the driver opened: `retried` attempts were run again,
+ * `failed` pieces of work still ended so after the last attempt (their requests got a 503).
+ */
+export interface ConflictCounts {
+  retried: number;
+  failed: number;
+}
+
 /** A connection (or pool) that can also open transactions. */
 export interface SqlDriver extends SqlExecutor {
+  /** Conflicts so far (always none on SQLite, whose writers take turns). */
+  readonly conflicts: Readonly<ConflictCounts>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**

@@ -51,6 +51,7 @@ export class SqlPeerStore implements PeerStore {
   async update(workspaceId: string, id: string, changes: FieldChanges): Promise<PeerRecord | undefined> {
     const { sets, params } = fieldChanges(this.d, changes);
     if (sets.length === 0) return this.find(workspaceId, id);
+    await this.d.lockWorkspace(this.db, workspaceId);
     const row = await this.db.get<PeerRow>(
       `UPDATE peers SET ${sets.join(', ')} WHERE workspace_id = ? AND id = ?
        RETURNING id, workspace_id, metadata, configuration, created_at`,

@@ -208,6 +208,7 @@ export class SqlV1Store implements V1Store {
   }
 
   async updateUserMetadata(workspaceId: string, name: string, metadata: JsonObject): Promise<void> {
+    await this.dialect.lockWorkspace(this.db, workspaceId);
     await this.db.run('UPDATE peers SET metadata = ? WHERE workspace_id = ? AND id = ?', [this.dialect.json(metadata), workspaceId, name]);
   }
 

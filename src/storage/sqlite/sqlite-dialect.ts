@@ -93,6 +93,8 @@ export const sqliteDialect: Dialect = {
   migrationTimeType: 'TEXT',
   // better-sqlite3 transactions are IMMEDIATE: one process migrates at a time already
   lockMigrations: async () => {},
+  // one writer at a time: there is no lock order to keep
+  lockWorkspace: async () => {},
 
   // claims run in an IMMEDIATE transaction, which already serialises them
   claimLocking: '',

@@ -53,6 +53,7 @@ const WAL_INDEX_HEADER_BYTES = 48;
 
 export class SqliteDriver implements SqlDriver {
   readonly dialect = 'sqlite' as const;
+  readonly conflicts = { retried: 0, failed: 0 };
   private readonly db: Database.Database;
   private readonly statements = new Map<string, Statement>();
   private openTransaction: Promise<void> | undefined;

@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/app.js';
+import { CONFLICT_ATTEMPTS } from '../../src/storage/postgres/postgres-driver.js';
+import { StoreUnavailableError } from '../../src/storage/store.js';
+import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
+import { makeApp, makeUser } from '../http/v1/fixtures.js';
+
+/*
+ * Concurrent writers on one database. On PostgreSQL, transactions that take the same rows in
+ * opposite orders deadlock: the server ends one of them after a second (deadlock_timeout). The
+ * store keeps one order (the workspace row before peer rows) where its own triggers would take
+ * both, and the driver runs work that a conflict ended again (postgres-driver.ts).
+ */
+
+describe('concurrent writes to a workspace, its peers and their sessions', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await buildTestApp({ METRICS_ENABLED: 'true' });
+  });
+  afterAll(() => api.close());
+
+  it('adding new peers to sessions while their members change: all succeed, none waits on a deadlock', async () => {
+    const app = await makeApp(api);
+    const ws = app.name;
+    const member = await makeUser(api, app.id, 'member');
+    expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 'shared' })).status).toBe(201);
+    const before = api.database.driver.conflicts.retried;
+    const rounds = 25;
+    const statuses: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      // each new peer is inserted (the workspace row's peer count) before the member's
+      // membership (the member's row); each member update takes the member's row
+      const responses = await Promise.all([
+        api.post(`/v3/workspaces/${ws}/sessions/shared/peers`, { [`new-${i}`]: {}, member: {} }),
+        api.put(`/v3/workspaces/${ws}/peers/member`, { metadata: { v3: i } }),
+        api.post(`/v3/workspaces/${ws}/sessions`, { id: `own-${i}`, peers: { [`other-${i}`]: {}, member: {} } }),
+        api.put(`/v1/apps/${app.id}/users/${member.id}`, { metadata: { v1: i } }),
+      ]);
+      for (const response of responses) statuses.push(response.status);
+    }
+    expect(statuses.filter((status) => status >= 300)).toEqual([]);
+    // nothing was ended and run again: the writers took the rows in one order
+    expect(api.database.driver.conflicts.retried - before).toBe(0);
+
+    const shared = await api.get(`/v3/workspaces/${ws}/sessions/shared/peers?size=100`);
+    expect(shared.body.items.map((peer: { id: string }) => peer.id).sort()).toEqual(
+      ['member', ...Array.from({ length: rounds }, (_, i) => `new-${i}`)].sort(),
+    );
+    const sessions = await api.post(`/v3/workspaces/${ws}/peers/member/sessions?size=100`);
+    expect(sessions.body.total).toBe(rounds + 1);
+    const peers = await api.post(`/v3/workspaces/${ws}/peers/list?size=100`);
+    expect(peers.body.total).toBe(1 + 2 * rounds);
+    // the member's metadata is the last write of one of the two generations
+    const last = await api.post(`/v3/workspaces/${ws}/peers`, { id: 'member' });
+    expect([{ v3: rounds - 1 }, { v1: rounds - 1 }]).toContainEqual(last.body.metadata);
+  }, 60_000);
+
+  it('/metrics counts conflicts by outcome', async () => {
+    const text = (await api.get('/metrics')).text;
+    expect(text).toContain(`engram_store_conflicts_total{outcome="retried"} ${api.database.driver.conflicts.retried}`);
+    expect(text).toContain(`engram_store_conflicts_total{outcome="failed"} ${api.database.driver.conflicts.failed}`);
+  });
+});
+
+describe.runIf(DIALECT === 'postgres')('work a conflict ended, run again (PostgreSQL)', () => {
+  let database: Database;
+  let table: string;
+  beforeAll(async () => {
+    database = await openDatabase(TEST_DATABASE_URL);
+    table = `conflicts_${uniqueId('t').replace(/-/g, '_')}`;
+    await database.driver.run(`CREATE TABLE ${table} (id TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 0)`);
+    await database.driver.run(`INSERT INTO ${table} (id) VALUES ('a'), ('b')`);
+  });
+  afterAll(async () => {
+    await database.driver.run(`DROP TABLE IF EXISTS ${table}`);
+    await database.driver.close();
+  });
+
+  const failWith = (code: string) => `DO $$ BEGIN RAISE EXCEPTION 'conflict for the test' USING ERRCODE = '${code}'; END $$`;
+
+  it('two transactions locking two rows in opposite orders: the deadlock is resolved, both commit', async () => {
+    let runs = 0;
+    let bothHoldOne: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      let holding = 0;
+      bothHoldOne = () => {
+        if (++holding === 2) resolve();
+      };
+    });
+    const lockInOrder = (first: string, second: string) =>
+      database.driver.transaction(async (tx) => {
+        runs++;
+        await tx.run(`UPDATE ${table} SET n = n + 1 WHERE id = ?`, [first]);
+        // only the first attempts meet: a run again goes straight on
+        if (runs <= 2) {
+          bothHoldOne();
+          await held;
+        }
+        await tx.run(`UPDATE ${table} SET n = n + 1 WHERE id = ?`, [second]);
+        return `${first}${second}`;
+      });
+    const before = { ...database.driver.conflicts };
+    expect(await Promise.all([lockInOrder('a', 'b'), lockInOrder('b', 'a')])).toEqual(['ab', 'ba']);
+    // one of them was ended by the deadlock and ran again
+    expect(runs).toBe(3);
+    expect(database.driver.conflicts.retried - before.retried).toBe(1);
+    expect(database.driver.conflicts.failed - before.failed).toBe(0);
+    // each committed once: the ended attempt's update was rolled back
+    const rows = await database.driver.all<{ id: string; n: number }>(`SELECT id, n FROM ${table} ORDER BY id`);
+    expect(rows).toEqual([
+      { id: 'a', n: 2 },
+      { id: 'b', n: 2 },
+    ]);
+  }, 30_000);
+
+  it('a transaction ended by a serialization failure runs again, and only the attempt that commits counts', async () => {
+    const id = uniqueId('row');
+    let runs = 0;
+    const result = await database.driver.transaction(async (tx) => {
+      runs++;
+      await tx.run(`INSERT INTO ${table} (id, n) VALUES (?, ?)`, [id, runs]);
+      if (runs === 1) {
+        // the work catches the failure and throws its own error: the attempt is still run again
+        await tx.run(failWith('40001')).catch(() => {
+          throw new Error('something else');
+        });
+      }
+      return runs;
+    });
+    expect(result).toBe(2);
+    expect(await database.driver.all(`SELECT n FROM ${table} WHERE id = ?`, [id])).toEqual([{ n: 2 }]);
+  });
+
+  it(`gives up after ${CONFLICT_ATTEMPTS} attempts with a 503's error, and counts it`, async () => {
+    const before = { ...database.driver.conflicts };
+    let runs = 0;
+    const failing = database.driver.transaction(async (tx) => {
+      runs++;
+      await tx.run(failWith('40P01'));
+    });
+    await expect(failing).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(failing).rejects.toMatchObject({ reason: 'conflict 40P01' });
+    expect(runs).toBe(CONFLICT_ATTEMPTS);
+    // a statement of its own is run again the same way
+    await expect(database.driver.run(failWith('40001'))).rejects.toMatchObject({ reason: 'conflict 40001' });
+    expect(database.driver.conflicts.retried - before.retried).toBe(2 * (CONFLICT_ATTEMPTS - 1));
+    expect(database.driver.conflicts.failed - before.failed).toBe(2);
+  });
+
+  it('other errors are not run again', async () => {
+    let runs = 0;
+    const failing = database.driver.transaction(async (tx) => {
+      runs++;
+      await tx.run(failWith('23505'));
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23505' });
+    expect(runs).toBe(1);
+  });
+});
