@@ -360,6 +360,12 @@ export interface PeerStore {
 /** Sessions of a workspace and their members. */
 export interface SessionStore {
   find(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
+  /**
+   * `find` for a transaction about to write to the session: its row stays locked until the
+   * transaction ends, so a delete committed meanwhile is seen (it is then inactive) and writers
+   * of one session take its row first (docs/decisions.md, "Concurrent writers on PostgreSQL").
+   */
+  findForWrite(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
   createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<SessionRecord>>;
   update(workspaceId: string, id: string, changes: FieldChanges): Promise<SessionRecord | undefined>;
   /** Active sessions only. */

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
 import { CONFLICT_ATTEMPTS } from '../../src/storage/postgres/postgres-driver.js';
 import { StoreUnavailableError } from '../../src/storage/store.js';
@@ -155,5 +155,44 @@ describe.runIf(DIALECT === 'postgres')('work a conflict ended, run again (Postgr
     });
     await expect(failing).rejects.toMatchObject({ code: '23505' });
     expect(runs).toBe(1);
+  });
+});
+
+describe.runIf(DIALECT === 'postgres')('a message and a delete of its session at once (PostgreSQL)', () => {
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await buildTestApp();
+  });
+  afterAll(() => api.close());
+
+  /** Resolves once a statement of this database waits for a row lock. */
+  async function someoneWaitsForALock(): Promise<void> {
+    for (let tries = 0; tries < 500; tries++) {
+      const row = await api.database.driver.get<{ n: number }>(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+      );
+      if (Number(row?.n) > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error('no statement waited for a lock');
+  }
+
+  it('a message whose session was deleted while it waited is a 404, and nothing is stored', async () => {
+    const ws = uniqueId();
+    expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 'doomed', peers: { member: {} } })).status).toBe(201);
+    let created: Awaited<ReturnType<TestApi['post']>> | undefined;
+    await api.database.driver.transaction(async (tx) => {
+      // the delete's first step, held open: the session's row is locked, not yet inactive
+      await tx.run('UPDATE sessions SET is_active = false WHERE workspace_id = ? AND id = ?', [ws, 'doomed']);
+      const request = api.post(`/v3/workspaces/${ws}/sessions/doomed/messages`, { messages: [{ peer_id: 'newcomer', content: 'hello' }] });
+      void request.then((response) => (created = response));
+      await someoneWaitsForALock();
+      expect(created).toBeUndefined();
+    });
+    await vi.waitFor(() => expect(created).toBeDefined());
+    expect(created!.status).toBe(404);
+    expect(created!.body).toEqual({ detail: `Session doomed not found in workspace ${ws}` });
+    const stored = await api.database.driver.get<{ n: number }>('SELECT count(*) AS n FROM messages WHERE workspace_id = ?', [ws]);
+    expect(Number(stored?.n)).toBe(0);
   });
 });

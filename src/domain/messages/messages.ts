@@ -32,7 +32,9 @@ export async function createMessages(
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
     const now = ctx.now();
-    let session = await store.sessions.find(workspaceId, sessionId);
+    // locked first: a delete committed while this request waited is seen, and the session's row
+    // comes before the workspace's and the senders' rows, as in the session's delete
+    let session = await store.sessions.findForWrite(workspaceId, sessionId);
     if (session === undefined) {
       await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
       session = (await store.sessions.createIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now)).record;

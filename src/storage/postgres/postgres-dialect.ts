@@ -64,6 +64,7 @@ export const postgresDialect: Dialect = {
   lockWorkspace: async (db: SqlExecutor, workspaceId: string) => {
     await db.get('SELECT 1 FROM workspaces WHERE id = ? FOR NO KEY UPDATE', [workspaceId]);
   },
+  forWrite: ' FOR NO KEY UPDATE',
 
   // heads another worker is claiming are skipped, not waited for
   claimLocking: ' FOR UPDATE OF head SKIP LOCKED',

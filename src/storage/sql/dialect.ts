@@ -62,6 +62,12 @@ export interface Dialect {
    * workspace row, and taking it first keeps every transaction's order workspace, then peers.
    */
   lockWorkspace(db: SqlExecutor, workspaceId: string): Promise<void>;
+  /**
+   * Appended to a SELECT of rows about to be written in the same transaction: locks them until it
+   * ends, and a row a concurrent writer changes is read as that writer committed it
+   * (`FOR NO KEY UPDATE`; empty on SQLite, whose writers take turns).
+   */
+  readonly forWrite: string;
 
   // ---- the job queue
   /** Appended to the claim's head selection: skip heads another worker is claiming. */

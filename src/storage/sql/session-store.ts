@@ -41,6 +41,14 @@ export class SqlSessionStore implements SessionStore {
     return row && sessionFromRow(this.d, row);
   }
 
+  async findForWrite(workspaceId: string, id: string): Promise<SessionRecord | undefined> {
+    const row = await this.db.get<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.workspace_id = ? AND s.id = ?${this.d.forWrite}`, [
+      workspaceId,
+      id,
+    ]);
+    return row && sessionFromRow(this.d, row);
+  }
+
   async createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<SessionRecord>> {
     const d = this.d;
     const inserted = await this.db.get<SessionRow>(
