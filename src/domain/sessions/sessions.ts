@@ -89,16 +89,21 @@ async function joinPeers(
   await store.sessions.saveMemberships(workspaceId, sessionId, rows);
 }
 
-/** Finds an active session or creates it (with its workspace); an inactive one is a 404. */
+/**
+ * Finds an active session or creates it (with its workspace); an inactive one is a 404. With
+ * `forWrite` (the caller goes on to change it) the session's row is locked as it is read
+ * (SessionStore.findForWrite), so a delete committed meanwhile is seen.
+ */
 async function getOrCreateActiveSession(
   ctx: DomainContext,
   workspaceId: string,
   input: { id: string; metadata?: JsonObject; configuration?: JsonObject },
   newPeers: PeerConfigMap | undefined,
   now: Date,
+  forWrite: boolean,
 ): Promise<Created<SessionRecord>> {
   const { store } = ctx;
-  const found = await store.sessions.find(workspaceId, input.id);
+  const found = forWrite ? await store.sessions.findForWrite(workspaceId, input.id) : await store.sessions.find(workspaceId, input.id);
   if (found !== undefined) {
     if (!found.isActive) throw sessionNotFound(workspaceId, input.id);
     return { record: found, created: false };
@@ -125,7 +130,8 @@ export function getOrCreateSession(ctx: DomainContext, workspaceId: string, inpu
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
     const now = ctx.now();
-    const result = await getOrCreateActiveSession(ctx, workspaceId, input, input.peers, now);
+    const changes = input.peers !== undefined || input.metadata !== undefined || input.configuration !== undefined;
+    const result = await getOrCreateActiveSession(ctx, workspaceId, input, input.peers, now, changes);
     let record = result.record;
     if (!result.created && (input.metadata !== undefined || input.configuration !== undefined)) {
       record =
@@ -148,7 +154,7 @@ export function addPeersToSession(
 ): Promise<SessionRecord> {
   return inTransaction(ctx, async (ctx) => {
     const now = ctx.now();
-    const { record } = await getOrCreateActiveSession(ctx, workspaceId, { id: sessionId }, peers, now);
+    const { record } = await getOrCreateActiveSession(ctx, workspaceId, { id: sessionId }, peers, now, true);
     await joinPeers(ctx, workspaceId, sessionId, peers, now);
     return record;
   });
@@ -166,7 +172,7 @@ export function setSessionPeers(
     const now = ctx.now();
     const observers = countObservers(peers);
     if (observers > ctx.limits.sessionObservers) throw observerError(sessionId, observers, ctx.limits.sessionObservers);
-    const session = await store.sessions.find(workspaceId, sessionId);
+    const session = await store.sessions.findForWrite(workspaceId, sessionId);
     // The reference commits the change on an inactive session and then answers 404; Engram
     // refuses before changing anything (docs/compatibility.md).
     if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
@@ -190,7 +196,7 @@ export function removePeersFromSession(
 ): Promise<SessionRecord> {
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
-    const session = await store.sessions.find(workspaceId, sessionId);
+    const session = await store.sessions.findForWrite(workspaceId, sessionId);
     if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
     await store.sessions.markMembersLeft(workspaceId, sessionId, [...new Set(peerIds)], ctx.now());
     return session;
@@ -234,7 +240,7 @@ export function setSessionPeerConfig(
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
     const now = ctx.now();
-    const session = await store.sessions.find(workspaceId, sessionId);
+    const session = await store.sessions.findForWrite(workspaceId, sessionId);
     if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
     const peer = await store.peers.find(workspaceId, peerId);
     if (peer === undefined) throw notFound(`Peer ${peerId} not found in workspace ${workspaceId}`);
@@ -271,7 +277,7 @@ export function updateSession(
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
     const now = ctx.now();
-    const { record, created } = await getOrCreateActiveSession(ctx, workspaceId, { id: sessionId, ...changes }, undefined, now);
+    const { record, created } = await getOrCreateActiveSession(ctx, workspaceId, { id: sessionId, ...changes }, undefined, now, true);
     if (created) return record;
     return (
       (await store.sessions.update(workspaceId, sessionId, {
