@@ -82,7 +82,7 @@ export async function updateUser(
     throw invalidInput(`A user cannot be renamed: its name '${user.name}' is the id of its peer in v2 and v3`);
   }
   if (changes.metadata === undefined) return user;
-  // in a transaction of its own: the workspace row is locked before the peer's (Dialect.lockWorkspace)
+  // in a transaction of its own: the workspace row is locked before the peer's (lockWorkspaceRow in storage)
   const metadata = changes.metadata;
   await inTransaction(ctx, (ctx) => ctx.store.v1.updateUserMetadata(user.workspaceId, user.name, metadata));
   return { ...user, metadata: changes.metadata };

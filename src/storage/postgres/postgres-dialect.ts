@@ -58,12 +58,6 @@ export const postgresDialect: Dialect = {
   lockMigrations: async (tx: SqlExecutor) => {
     await tx.get('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK_KEY]);
   },
-  // a writer adding a new peer and members to a session holds the workspace row (peer_count)
-  // and then wants the members' rows (sessions_version); one changing a member, taking the
-  // member's row before its trigger writes the workspace row, would deadlock with it
-  lockWorkspace: async (db: SqlExecutor, workspaceId: string) => {
-    await db.get('SELECT 1 FROM workspaces WHERE id = ? FOR NO KEY UPDATE', [workspaceId]);
-  },
   forWrite: ' FOR NO KEY UPDATE',
 
   // heads another worker is claiming are skipped, not waited for

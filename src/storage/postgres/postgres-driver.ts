@@ -87,7 +87,7 @@ const CONFLICT_CODES = new Set(['40P01', '40001']);
 /** How many times work ended by a conflict is run in all before the request fails with 503. */
 export const CONFLICT_ATTEMPTS = 5;
 
-export function isConflict(error: unknown): boolean {
+function isConflict(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && CONFLICT_CODES.has(code);
 }

@@ -57,12 +57,6 @@ export interface Dialect {
   /** Holds the migration lock until `tx` ends (a no-op where transactions are serialised already). */
   lockMigrations(tx: SqlExecutor): Promise<void>;
   /**
-   * Locks the workspace's row until `db`'s transaction ends (a no-op where writers are
-   * serialised already). Taken before a write to a peer row: the peer triggers then write the
-   * workspace row, and taking it first keeps every transaction's order workspace, then peers.
-   */
-  lockWorkspace(db: SqlExecutor, workspaceId: string): Promise<void>;
-  /**
    * Appended to a SELECT of rows about to be written in the same transaction: locks them until it
    * ends, and a row a concurrent writer changes is read as that writer committed it
    * (`FOR NO KEY UPDATE`; empty on SQLite, whose writers take turns).

@@ -4,6 +4,7 @@ import type { Dialect } from './dialect.js';
 import type { SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
+import { lockWorkspaceRow } from './workspace-store.js';
 import { PEER_COLUMNS, peerFromRow, type PeerRow, type VersionRow, versionText } from './rows.js';
 
 const PEER_ORDER = ['p.created_at', 'p.pk'];
@@ -51,7 +52,7 @@ export class SqlPeerStore implements PeerStore {
   async update(workspaceId: string, id: string, changes: FieldChanges): Promise<PeerRecord | undefined> {
     const { sets, params } = fieldChanges(this.d, changes);
     if (sets.length === 0) return this.find(workspaceId, id);
-    await this.d.lockWorkspace(this.db, workspaceId);
+    await lockWorkspaceRow(this.db, this.d, workspaceId);
     const row = await this.db.get<PeerRow>(
       `UPDATE peers SET ${sets.join(', ')} WHERE workspace_id = ? AND id = ?
        RETURNING id, workspace_id, metadata, configuration, created_at`,

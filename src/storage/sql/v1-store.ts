@@ -14,6 +14,7 @@ import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
 import { listPage } from './list-page.js';
+import { lockWorkspaceRow } from './workspace-store.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
 
 /*
@@ -208,7 +209,7 @@ export class SqlV1Store implements V1Store {
   }
 
   async updateUserMetadata(workspaceId: string, name: string, metadata: JsonObject): Promise<void> {
-    await this.dialect.lockWorkspace(this.db, workspaceId);
+    await lockWorkspaceRow(this.db, this.dialect, workspaceId);
     await this.db.run('UPDATE peers SET metadata = ? WHERE workspace_id = ? AND id = ?', [this.dialect.json(metadata), workspaceId, name]);
   }
 

@@ -18,6 +18,17 @@ const WORKSPACE_LIST: PageBase = {
 };
 
 /** The `workspaces` table. */
+/**
+ * Locks the workspace's row until `db`'s transaction ends (Dialect.forWrite). Taken before an
+ * update of a peer row: a writer adding a new peer and members to a session holds the workspace
+ * row (peer_count) and then wants the members' rows (sessions_version), while the peer update's
+ * trigger writes the workspace row after the peer's; taking the workspace row first keeps one
+ * order, workspace then peers, and the two wait for each other instead of deadlocking.
+ */
+export async function lockWorkspaceRow(db: SqlExecutor, d: Dialect, workspaceId: string): Promise<void> {
+  await db.get(`SELECT 1 FROM workspaces WHERE id = ?${d.forWrite}`, [workspaceId]);
+}
+
 export class SqlWorkspaceStore implements WorkspaceStore {
   constructor(
     private readonly db: SqlExecutor,

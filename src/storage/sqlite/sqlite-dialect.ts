@@ -94,7 +94,6 @@ export const sqliteDialect: Dialect = {
   // better-sqlite3 transactions are IMMEDIATE: one process migrates at a time already
   lockMigrations: async () => {},
   // one writer at a time: there is no lock order to keep
-  lockWorkspace: async () => {},
   forWrite: '',
 
   // claims run in an IMMEDIATE transaction, which already serialises them
