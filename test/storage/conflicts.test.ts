@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
 import { CONFLICT_ATTEMPTS } from '../../src/storage/postgres/postgres-driver.js';
+import { RowVanishedError } from '../../src/storage/sql/driver.js';
 import { StoreUnavailableError } from '../../src/storage/store.js';
 import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
-import { makeApp, makeUser } from '../http/v1/fixtures.js';
+import { makeApp, makeScope, makeSession, makeUser } from '../http/v1/fixtures.js';
 
 /*
  * Concurrent writers on one database. On PostgreSQL, transactions that take the same rows in
@@ -53,6 +54,64 @@ describe('concurrent writes to a workspace, its peers and their sessions', () =>
     // the member's metadata is the last write of one of the two generations
     const last = await api.post(`/v3/workspaces/${ws}/peers`, { id: 'member' });
     expect([{ v3: rounds - 1 }, { v1: rounds - 1 }]).toContainEqual(last.body.metadata);
+  }, 60_000);
+
+  it('writes while their workspace is deleted: none fails with a 5xx; each lands before the delete or after it', async () => {
+    const before = { ...api.database.driver.conflicts };
+    const statuses = new Map<string, Set<number>>();
+    for (let i = 0; i < 20; i++) {
+      const ws = uniqueId('doomed');
+      expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's', peers: { p: {} } })).status).toBe(201);
+      const writes = {
+        'new peer': api.post(`/v3/workspaces/${ws}/peers`, { id: `n${i}` }),
+        'new session': api.post(`/v3/workspaces/${ws}/sessions`, { id: `s${i}`, peers: { [`q${i}`]: {} } }),
+        message: api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: [{ peer_id: `m${i}`, content: 'hi' }] }),
+        'peer update': api.put(`/v3/workspaces/${ws}/peers/p`, { metadata: { i } }),
+        'peer card': api.put(`/v3/workspaces/${ws}/peers/p/card`, { peer_card: ['IDENTITY: p'] }),
+        'workspace delete': api.delete(`/v2/workspaces/${ws}`),
+      };
+      for (const [name, pending] of Object.entries(writes)) {
+        const { status, text } = await pending;
+        expect(status, `${name}: ${text}`).toBeLessThan(500);
+        statuses.set(name, (statuses.get(name) ?? new Set()).add(status));
+      }
+    }
+    // a write after the delete creates the workspace anew (as one sent after it would);
+    // a message into the deleted session finds it gone
+    expect(Object.fromEntries([...statuses].map(([name, seen]) => [name, [...seen].sort()]))).toMatchObject({
+      'new peer': [201],
+      'new session': [201],
+      'peer update': [200],
+      'peer card': [200],
+      'workspace delete': [200],
+    });
+    expect([...statuses.get('message')!].every((status) => status === 201 || status === 404)).toBe(true);
+    expect(api.database.driver.conflicts.failed - before.failed).toBe(0);
+  }, 60_000);
+
+  it('v1 writes into a session while it is purged: none fails with a 5xx, none is left behind', async () => {
+    const scope = await makeScope(api);
+    const ws = scope.app.name;
+    for (let i = 0; i < 30; i++) {
+      const session = await makeSession(api, scope);
+      const id = (await api.database.driver.get<{ id: string }>('SELECT id FROM sessions WHERE v1_id = ?', [session.id]))!.id;
+      // deleted through v1 (inactive, where v1 still takes messages), then purged as a v3 delete's job does
+      expect((await api.delete(`${scope.base}/sessions/${session.id}`)).status).toBe(200);
+      const writes = [
+        api.post(`${scope.base}/sessions/${session.id}/messages`, { content: 'late', is_user: true }),
+        api.post(`${scope.base}/metamessages`, { metamessage_type: 'note', content: 'late', session_id: session.id }),
+        api.put(`${scope.base}/sessions/${session.id}`, { metadata: { late: i } }),
+      ];
+      // staggered, so the purge lands before, between and after the writes' steps
+      await new Promise((resolve) => setTimeout(resolve, (i % 6) * 0.7));
+      expect(await api.database.store.sessions.purgeInactive(ws, id)).toBe(true);
+      for (const { status, text } of await Promise.all(writes)) expect([200, 404], text).toContain(status);
+      const left = await api.database.driver.get<{ n: number | string }>(
+        'SELECT (SELECT count(*) FROM messages WHERE workspace_id = ? AND session_id = ?) + (SELECT count(*) FROM metamessages WHERE workspace_id = ? AND session_id = ?) AS n',
+        [ws, id, ws, id],
+      );
+      expect(Number(left?.n)).toBe(0);
+    }
   }, 60_000);
 
   it('/metrics counts conflicts by outcome', async () => {
@@ -145,6 +204,40 @@ describe.runIf(DIALECT === 'postgres')('work a conflict ended, run again (Postgr
     await expect(database.driver.run(failWith('40001'))).rejects.toMatchObject({ reason: 'conflict 40001' });
     expect(database.driver.conflicts.retried - before.retried).toBe(2 * (CONFLICT_ATTEMPTS - 1));
     expect(database.driver.conflicts.failed - before.failed).toBe(2);
+  });
+
+  it('a child whose parent another commit deleted meanwhile (a foreign key violation) runs again and sees the deletion', async () => {
+    const child = `${table}_child`;
+    await database.driver.run(`CREATE TABLE ${child} (id TEXT PRIMARY KEY, parent TEXT NOT NULL REFERENCES ${table} (id) ON DELETE CASCADE)`);
+    try {
+      const parent = uniqueId('parent');
+      await database.driver.run(`INSERT INTO ${table} (id) VALUES (?)`, [parent]);
+      const before = { ...database.driver.conflicts };
+      let runs = 0;
+      const result = await database.driver.transaction(async (tx) => {
+        runs++;
+        if ((await tx.get(`SELECT id FROM ${table} WHERE id = ?`, [parent])) === undefined) return 'parent gone';
+        // checked, then deleted by another transaction before the child is inserted
+        if (runs === 1) await database.driver.run(`DELETE FROM ${table} WHERE id = ?`, [parent]);
+        await tx.run(`INSERT INTO ${child} (id, parent) VALUES (?, ?)`, [uniqueId('child'), parent]);
+        return 'child stored';
+      });
+      expect(result).toBe('parent gone');
+      expect(runs).toBe(2);
+      expect(database.driver.conflicts.retried - before.retried).toBe(1);
+      expect(await database.driver.all(`SELECT id FROM ${child}`)).toEqual([]);
+    } finally {
+      await database.driver.run(`DROP TABLE ${child}`);
+    }
+  });
+
+  it('a row that vanished during a get-or-create (RowVanishedError) runs the work again', async () => {
+    let runs = 0;
+    const result = await database.driver.transaction(async () => {
+      if (++runs === 1) throw new RowVanishedError('row x vanished during get-or-create');
+      return runs;
+    });
+    expect(result).toBe(2);
   });
 
   it('other errors are not run again', async () => {

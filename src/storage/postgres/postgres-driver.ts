@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ConflictCounts, SqlDriver, SqlExecutor } from '../sql/driver.js';
+import { RowVanishedError, type ConflictCounts, type SqlDriver, type SqlExecutor } from '../sql/driver.js';
 import { StoreUnavailableError } from '../unavailable.js';
 
 // timestamptz and jsonb come back parsed by pg (Date and objects); int8 (counts) as numbers,
@@ -79,22 +79,27 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
 
 /**
  * SQLSTATEs after which the same work, run again, may succeed: 40P01 deadlock detected (the
- * server chose this transaction to end a cycle of lock waits) and 40001 serialization failure.
- * PostgreSQL rolled the transaction back; its documentation asks the client to retry it.
+ * server chose this transaction to end a cycle of lock waits) and 40001 serialization failure
+ * (PostgreSQL rolled the transaction back; its documentation asks the client to retry it), and
+ * 23503 foreign key violation: every write checks the rows it refers to first, in its
+ * transaction, so a missing one was deleted by a commit in between (a workspace or session
+ * deleted while the write went on). Run again, the work sees the deletion: a 404, or the
+ * workspace created anew where the route creates missing ones, as if it had come after.
  */
-const CONFLICT_CODES = new Set(['40P01', '40001']);
+const CONFLICT_CODES = new Set(['40P01', '40001', '23503']);
 
 /** How many times work ended by a conflict is run in all before the request fails with 503. */
 export const CONFLICT_ATTEMPTS = 5;
 
 function isConflict(error: unknown): boolean {
+  if (error instanceof RowVanishedError) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && CONFLICT_CODES.has(code);
 }
 
 /** The error for work still ended by conflicts after CONFLICT_ATTEMPTS attempts: a 503, try again. */
 function conflictsPersisted(error: unknown): StoreUnavailableError {
-  const code = String((error as { code?: unknown }).code);
+  const code = error instanceof RowVanishedError ? 'row vanished' : String((error as { code?: unknown }).code);
   return new StoreUnavailableError('The database kept ending this write to resolve conflicting writes; try again shortly', `conflict ${code}`, {
     cause: error,
   });

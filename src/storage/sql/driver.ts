@@ -18,6 +18,13 @@ export interface ConflictCounts {
   failed: number;
 }
 
+/**
+ * A row this transaction saw was deleted by another one's commit before it was used (possible
+ * on PostgreSQL, whose statements each see the latest commits). The work, run again from the
+ * start, sees the deletion and answers accordingly: PostgresDriver counts it as a conflict.
+ */
+export class RowVanishedError extends Error {}
+
 /** A connection (or pool) that can also open transactions. */
 export interface SqlDriver extends SqlExecutor {
   /** Conflicts so far (always none on SQLite, whose writers take turns). */

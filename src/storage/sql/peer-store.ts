@@ -1,7 +1,7 @@
 import type { Created, FieldChanges, ListQuery, NewRow, Page, PeerRecord, PeerStore } from '../store.js';
 import type { FilterColumns } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
-import type { SqlExecutor } from './driver.js';
+import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
 import { lockWorkspaceRow } from './workspace-store.js';
@@ -31,7 +31,7 @@ export class SqlPeerStore implements PeerStore {
     );
     if (inserted !== undefined) return { record: peerFromRow(d, inserted), created: true };
     const existing = await this.find(workspaceId, row.id);
-    if (existing === undefined) throw new Error(`peer ${row.id} vanished during get-or-create`);
+    if (existing === undefined) throw new RowVanishedError(`peer ${row.id} vanished during get-or-create`);
     return { record: existing, created: false };
   }
 

@@ -12,7 +12,7 @@ import type {
 } from '../store.js';
 import type { FilterColumns } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
-import type { SqlExecutor } from './driver.js';
+import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
 import { pageOffset } from './page-offset.js';
@@ -59,7 +59,7 @@ export class SqlSessionStore implements SessionStore {
     );
     if (inserted !== undefined) return { record: sessionFromRow(d, inserted), created: true };
     const existing = await this.find(workspaceId, row.id);
-    if (existing === undefined) throw new Error(`session ${row.id} vanished during get-or-create`);
+    if (existing === undefined) throw new RowVanishedError(`session ${row.id} vanished during get-or-create`);
     return { record: existing, created: false };
   }
 

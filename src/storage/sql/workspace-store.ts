@@ -1,7 +1,7 @@
 import type { Created, FieldChanges, ListQuery, NewRow, Page, WorkspaceRecord, WorkspaceStore } from '../store.js';
 import type { FilterColumns } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
-import type { SqlExecutor } from './driver.js';
+import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { listPage, type PageBase } from './list-page.js';
 import { WORKSPACE_COLUMNS, workspaceFromRow, type WorkspaceRow } from './rows.js';
 import { fieldChanges } from './field-changes.js';
@@ -49,7 +49,7 @@ export class SqlWorkspaceStore implements WorkspaceStore {
     );
     if (inserted !== undefined) return { record: workspaceFromRow(d, inserted), created: true };
     const existing = await this.find(row.id);
-    if (existing === undefined) throw new Error(`workspace ${row.id} vanished during get-or-create`);
+    if (existing === undefined) throw new RowVanishedError(`workspace ${row.id} vanished during get-or-create`);
     return { record: existing, created: false };
   }
 
