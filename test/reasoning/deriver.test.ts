@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDomainContext } from '../../src/domain/context.js';
 import { deriveStoredMessages } from '../../src/domain/reasoning/deriver.js';
 import { reasoningRuntime } from '../../src/app.js';
@@ -164,6 +164,30 @@ describe('the deriver', () => {
     await drain(s, 30_000);
     expect((await conclusions(api, ws, 'alice', 'alice')).map((c) => c.content)).toEqual(['alice likes tea']);
   });
+
+  it('a session deleted and purged while its batch is with the model: the job ends after one attempt, not failed, and stores nothing', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    fake.script.defaultChat({ ...facts('alice likes tea'), delayMs: 400 });
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
+    s.worker.start();
+    await vi.waitFor(() => expect(fake.requests('chat')).toHaveLength(1), { timeout: 10_000 });
+    // while the model answers: the session's delete and then its purge (a job the worker runs)
+    expect((await api.delete(`/v3/workspaces/${ws}/sessions/s1`)).status).toBe(202);
+    await vi.waitFor(async () => expect(await api.database.driver.get('SELECT id FROM sessions WHERE workspace_id = ?', [ws])).toBeUndefined(), { timeout: 5000 });
+    expect(fake.requests('chat')).toHaveLength(1);
+    await drain(s);
+    const job = await api.database.driver.get<{ status: string; attempts: number | string; last_error: string | null }>(
+      "SELECT status, attempts, last_error FROM jobs WHERE workspace_id = ? AND kind = 'reasoning.represent'",
+      [ws],
+    );
+    // one attempt, not a failure retried
+    expect(job).toMatchObject({ status: 'done', last_error: null });
+    expect(Number(job?.attempts)).toBe(1);
+    expect(fake.requests('chat')).toHaveLength(1);
+    const stored = await api.database.driver.get<{ n: number | string }>('SELECT count(*) AS n FROM conclusions WHERE workspace_id = ?', [ws]);
+    expect(Number(stored?.n)).toBe(0);
+  });
 });
 
 describe('engram derive', () => {
@@ -232,5 +256,25 @@ describe('summaries', () => {
     const noSummary = await api.get(`/v3/workspaces/${ws}/sessions/s1/context?tokens=1000&summary=false`);
     expect(noSummary.body.summary).toBeNull();
     expect(noSummary.body.messages).toHaveLength(20);
+  });
+
+  it('a session deleted and purged while its summary is with the model: the job ends after one attempt, not failed', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    const configuration = { summary: { messages_per_short_summary: 10, messages_per_long_summary: 20 }, reasoning: { enabled: false } };
+    expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', configuration })).status).toBe(201);
+    fake.script.defaultChat({ text: 'a short summary', delayMs: 400 });
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: Array.from({ length: 10 }, (_, i) => ({ peer_id: 'alice', content: `turn ${i}` })) });
+    s.worker.start();
+    await vi.waitFor(() => expect(fake.requests('chat')).toHaveLength(1), { timeout: 10_000 });
+    expect((await api.delete(`/v3/workspaces/${ws}/sessions/s1`)).status).toBe(202);
+    await vi.waitFor(async () => expect(await api.database.driver.get('SELECT id FROM sessions WHERE workspace_id = ?', [ws])).toBeUndefined(), { timeout: 5000 });
+    expect(fake.requests('chat')).toHaveLength(1);
+    await drain(s);
+    const jobs = await api.database.driver.all<{ status: string; attempts: number | string; last_error: string | null }>(
+      "SELECT status, attempts, last_error FROM jobs WHERE workspace_id = ? AND kind LIKE 'reasoning.summar%'",
+      [ws],
+    );
+    expect(jobs.map((job) => ({ ...job, attempts: Number(job.attempts) }))).toEqual([{ status: 'done', attempts: 1, last_error: null }]);
   });
 });

@@ -231,6 +231,19 @@ describe.runIf(DIALECT === 'postgres')('work a conflict ended, run again (Postgr
     }
   });
 
+  it('work that meets a foreign key violation again when run again is thrown its error as it is, not a 503', async () => {
+    const before = { ...database.driver.conflicts };
+    let runs = 0;
+    const failing = database.driver.transaction(async (tx) => {
+      runs++;
+      await tx.run(failWith('23503'));
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23503' });
+    expect(runs).toBe(2);
+    expect(database.driver.conflicts.retried - before.retried).toBe(1);
+    expect(database.driver.conflicts.failed - before.failed).toBe(1);
+  });
+
   it('a row that vanished during a get-or-create (RowVanishedError) runs the work again', async () => {
     let runs = 0;
     const result = await database.driver.transaction(async () => {

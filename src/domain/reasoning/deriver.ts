@@ -285,6 +285,8 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
   const sourceIds = batch.filter((item) => item.peerId === unit.observedId).map((item) => item.messageId);
   const written = await inTransaction(ctx, async (ctx) => {
     const tx = ctx.store;
+    // the session may have been deleted and purged (its items with it) while the model answered
+    if ((await tx.sessions.findForWrite(unit.workspaceId, unit.sessionId)) === undefined) return undefined;
     const result = await storeExplicitConclusions(ctx, { ...unit, observers, sourceIds, facts, vectors, now: ctx.now() });
     // new conclusions: a dream may now be due, or a waiting one postponed (dream-schedule.ts)
     if (facts.length > 0) {
@@ -298,6 +300,7 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
     await afterBatch(ctx, settings, unit, ctx.now());
     return result;
   });
+  if (written === undefined) return { kind: 'skipped', reason: 'the session was deleted while its batch was with the model' };
   return { kind: 'done', conclusions: written.created, reinforced: written.reinforced, items: batch.length };
 }
 

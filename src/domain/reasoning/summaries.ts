@@ -92,10 +92,14 @@ async function summarize(ctx: DomainContext, payload: SummarizePayload, options:
     }
     if (text === '') return { kind: 'failed', error: `${model.name} returned an empty ${type} summary`, retryable: true };
     const summary: SessionSummaryRecord = { type, content: text, messageId: payload.messageId, messageSeq: payload.messageSeq, tokenCount: tokenCount(text), createdAt: ctx.now() };
-    await inTransaction(ctx, async (ctx) => {
+    const saved = await inTransaction(ctx, async (ctx) => {
+      // the session may have been deleted and purged while the model wrote
+      if ((await ctx.store.sessions.findForWrite(payload.workspaceId, payload.sessionId)) === undefined) return false;
       await ctx.store.reasoning.saveSummary(payload.workspaceId, payload.sessionId, summary);
       if (isLast) await emitIfDrained(ctx, payload);
+      return true;
     });
+    if (!saved) return { kind: 'skipped', reason: 'session gone' };
     written.push(type);
   }
   if (written.length === 0) return { kind: 'skipped', reason: 'already summarised' };

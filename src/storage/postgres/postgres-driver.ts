@@ -81,15 +81,32 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
  * SQLSTATEs after which the same work, run again, may succeed: 40P01 deadlock detected (the
  * server chose this transaction to end a cycle of lock waits) and 40001 serialization failure
  * (PostgreSQL rolled the transaction back; its documentation asks the client to retry it), and
- * 23503 foreign key violation: every write checks the rows it refers to first, in its
- * transaction, so a missing one was deleted by a commit in between (a workspace or session
- * deleted while the write went on). Run again, the work sees the deletion: a 404, or the
- * workspace created anew where the route creates missing ones, as if it had come after.
+ * 23503 foreign key violation: a write checks the rows it refers to first, in its transaction,
+ * so a missing one was deleted by a commit in between (a workspace or session deleted while the
+ * write went on). Run again, the work sees the deletion: a 404, or the workspace created anew
+ * where the route creates missing ones, as if it had come after.
  */
 const CONFLICT_CODES = new Set(['40P01', '40001', '23503']);
 
 /** How many times work ended by a conflict is run in all before the request fails with 503. */
 export const CONFLICT_ATTEMPTS = 5;
+
+/**
+ * A parent deleted meanwhile (23503, RowVanishedError) gets one run again: work that still
+ * refers to a missing row then does not check it first, which no further run mends, so its
+ * error is thrown as it is (a job failure, a 500 with the cause in the log), not as a 503.
+ */
+const PARENT_GONE_ATTEMPTS = 2;
+
+/** The attempts of one piece of work a conflict ended so far, and how many for a parent gone. */
+interface ConflictRuns {
+  attempt: number;
+  parentGone: number;
+}
+
+function isParentGone(error: unknown): boolean {
+  return error instanceof RowVanishedError || (error as { code?: unknown } | null)?.code === '23503';
+}
 
 function isConflict(error: unknown): boolean {
   if (error instanceof RowVanishedError) return true;
@@ -99,7 +116,7 @@ function isConflict(error: unknown): boolean {
 
 /** The error for work still ended by conflicts after CONFLICT_ATTEMPTS attempts: a 503, try again. */
 function conflictsPersisted(error: unknown): StoreUnavailableError {
-  const code = error instanceof RowVanishedError ? 'row vanished' : String((error as { code?: unknown }).code);
+  const code = String((error as { code?: unknown }).code);
   return new StoreUnavailableError('The database kept ending this write to resolve conflicting writes; try again shortly', `conflict ${code}`, {
     cause: error,
   });
@@ -198,12 +215,13 @@ export class PostgresDriver implements SqlDriver {
 
   /** A statement of its own (its own transaction), run again when a conflict ended it. */
   private async retried<T>(statement: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+    const runs: ConflictRuns = { attempt: 0, parentGone: 0 };
+    for (;;) {
       try {
         return await statement();
       } catch (error) {
         if (!isConflict(error)) throw error;
-        await this.afterConflict(error, attempt);
+        await this.afterConflict(error, runs);
       }
     }
   }
@@ -215,7 +233,8 @@ export class PostgresDriver implements SqlDriver {
    * and writes through `tx` and computes.
    */
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+    const runs: ConflictRuns = { attempt: 0, parentGone: 0 };
+    for (;;) {
       let conflict: unknown;
       try {
         return await this.transactionOnce(fn, (error) => (conflict ??= error));
@@ -223,20 +242,25 @@ export class PostgresDriver implements SqlDriver {
         // fn may have caught the conflict and thrown something else: the transaction was over anyway
         conflict ??= isConflict(error) ? error : undefined;
         if (conflict === undefined) throw error;
-        await this.afterConflict(conflict, attempt);
+        await this.afterConflict(conflict, runs);
       }
     }
   }
 
-  /** Counts the conflict; waits before the next attempt, or throws the 503 after the last. */
-  private async afterConflict(conflict: unknown, attempt: number): Promise<void> {
-    if (attempt >= CONFLICT_ATTEMPTS) {
+  /** Counts the conflict; waits before the next attempt, or throws after the last (the 503, or a parent gone as it is). */
+  private async afterConflict(conflict: unknown, runs: ConflictRuns): Promise<void> {
+    runs.attempt++;
+    if (isParentGone(conflict) && ++runs.parentGone >= PARENT_GONE_ATTEMPTS) {
+      this.conflicts.failed++;
+      throw conflict;
+    }
+    if (runs.attempt >= CONFLICT_ATTEMPTS) {
       this.conflicts.failed++;
       throw conflictsPersisted(conflict);
     }
     this.conflicts.retried++;
     // a short random wait, longer after each attempt, so the two sides part
-    await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * runs.attempt));
   }
 
   private async transactionOnce<T>(fn: (tx: SqlExecutor) => Promise<T>, onConflict: (error: unknown) => void): Promise<T> {
