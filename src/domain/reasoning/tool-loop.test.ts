@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ChatModel, Completion, CompletionRequest, StreamEvent } from '../../llm/provider.js';
 import { capToolOutput, FinalAnswerError, runToolLoop, type Tool } from './tool-loop.js';
+import { StoreUnavailableError } from '../../storage/unavailable.js';
 
 type Turn = { text?: string; calls?: Array<{ name: string; arguments: string }> };
 
@@ -88,6 +89,14 @@ describe('runToolLoop', () => {
     const result = await runToolLoop(base(model, { tools: [failing] }));
     expect(result.toolCalls[0]!.ok).toBe(false);
     expect(toolMessages(requests[1]!)).toEqual(['Error: boom failed: disk on fire']);
+  });
+
+  it('a store that is unavailable under a tool ends the loop with its error: the model is not told of it', async () => {
+    const down = new StoreUnavailableError('The database is unreachable; try again shortly', 'connection lost');
+    const failing: Tool = { ...echo, name: 'lookup', execute: async () => { throw down; } };
+    const { model, requests } = scriptedModel([{ calls: [{ name: 'lookup', arguments: '{"word":"a"}' }] }, { text: 'ok' }]);
+    await expect(runToolLoop(base(model, { tools: [failing] }))).rejects.toBe(down);
+    expect(requests).toHaveLength(1);
   });
 
   it('caps each tool result', async () => {

@@ -1,5 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { ChatMessage, ChatModel, CompletionRequest, JsonSchema, ModelModule, ToolCall, ToolSpec, Usage } from '../../llm/provider.js';
+import { isStoreUnavailable } from '../../storage/unavailable.js';
 import { tokenCount } from '../messages/token-count.js';
 
 /** LLM_MAX_TOOL_OUTPUT_CHARS: the most characters of one tool result the model is shown. */
@@ -111,6 +112,8 @@ async function runToolCall(call: ToolCall, tools: Map<string, Tool>, maxChars: n
     return { output: capToolOutput(await tool.execute(args as Record<string, unknown>, signal), maxChars), ok: true };
   } catch (error) {
     if (signal?.aborted) throw signal.reason ?? error;
+    // the database being away is no matter for the model: the request or job sees it (503, attempt given back)
+    if (isStoreUnavailable(error)) throw error;
     return { output: `Error: ${call.name} failed: ${error instanceof Error ? error.message : String(error)}`, ok: false };
   }
 }
