@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDomainContext } from '../../src/domain/context.js';
-import { deriveStoredMessages } from '../../src/domain/reasoning/deriver.js';
+import { deriveStoredMessages, REPRESENT, SUMMARIZE } from '../../src/domain/reasoning/deriver.js';
 import { reasoningRuntime } from '../../src/app.js';
 import { buildModels } from '../../src/llm/models.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
@@ -29,6 +29,27 @@ async function conclusions(api: TestApi, ws: string, observer: string, observed:
   const page = await api.post(`/v3/workspaces/${ws}/conclusions/list?size=100`, { filters: { observer_id: observer, observed_id: observed } });
   expect(page.status, page.text).toBe(200);
   return page.body.items as { content: string; session_id: string; source_ids: string[] | null; times_derived?: number }[];
+}
+
+/** The workspace's jobs of `kind`: status, attempts and last error. */
+async function jobsOf(api: TestApi, ws: string, kind: string) {
+  const rows = await api.database.driver.all<{ status: string; attempts: number | string; last_error: string | null }>(
+    'SELECT status, attempts, last_error FROM jobs WHERE workspace_id = ? AND kind = ?',
+    [ws, kind],
+  );
+  return rows.map((row) => ({ ...row, attempts: Number(row.attempts) }));
+}
+
+/**
+ * Starts the worker; once the model has the job's first request (answered after a delay), deletes
+ * session s1 and waits for the purge job to remove its row, the job of `kind` still running.
+ */
+async function purgeWhileTheModelAnswers({ api, worker, ws }: Setup, kind: string): Promise<void> {
+  worker.start();
+  await vi.waitFor(() => expect(fake.requests('chat')).toHaveLength(1), { timeout: 10_000 });
+  expect((await api.delete(`/v3/workspaces/${ws}/sessions/s1`)).status).toBe(202);
+  await vi.waitFor(async () => expect(await api.database.driver.get('SELECT id FROM sessions WHERE workspace_id = ?', [ws])).toBeUndefined(), { timeout: 5000 });
+  expect((await jobsOf(api, ws, kind)).map((job) => job.status)).toEqual(['running']);
 }
 
 describe('the deriver', () => {
@@ -144,13 +165,7 @@ describe('the deriver', () => {
     expect(await conclusions(api, ws, 'alice', 'alice')).toEqual([]);
     // 2 attempts x (configured, json_object, repair)
     expect(fake.requests('chat')).toHaveLength(6);
-    const job = await api.database.driver.get<{ status: string; attempts: number | string; last_error: string }>(
-      "SELECT status, attempts, last_error FROM jobs WHERE workspace_id = ? AND kind = 'reasoning.represent'",
-      [ws],
-    );
-    expect(job).toMatchObject({ status: 'dead' });
-    expect(Number(job?.attempts)).toBe(2);
-    expect(job?.last_error).toContain('no usable JSON after 3 attempts');
+    expect(await jobsOf(api, ws, REPRESENT)).toEqual([{ status: 'dead', attempts: 2, last_error: expect.stringContaining('no usable JSON after 3 attempts') }]);
     const item = await api.database.driver.get<{ error: string | null }>('SELECT error FROM representation_items WHERE workspace_id = ?', [ws]);
     expect(item?.error).toContain('no usable JSON');
   });
@@ -170,20 +185,10 @@ describe('the deriver', () => {
     const { api, ws } = s;
     fake.script.defaultChat({ ...facts('alice likes tea'), delayMs: 400 });
     await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
-    s.worker.start();
-    await vi.waitFor(() => expect(fake.requests('chat')).toHaveLength(1), { timeout: 10_000 });
-    // while the model answers: the session's delete and then its purge (a job the worker runs)
-    expect((await api.delete(`/v3/workspaces/${ws}/sessions/s1`)).status).toBe(202);
-    await vi.waitFor(async () => expect(await api.database.driver.get('SELECT id FROM sessions WHERE workspace_id = ?', [ws])).toBeUndefined(), { timeout: 5000 });
-    expect(fake.requests('chat')).toHaveLength(1);
+    await purgeWhileTheModelAnswers(s, REPRESENT);
     await drain(s);
-    const job = await api.database.driver.get<{ status: string; attempts: number | string; last_error: string | null }>(
-      "SELECT status, attempts, last_error FROM jobs WHERE workspace_id = ? AND kind = 'reasoning.represent'",
-      [ws],
-    );
     // one attempt, not a failure retried
-    expect(job).toMatchObject({ status: 'done', last_error: null });
-    expect(Number(job?.attempts)).toBe(1);
+    expect(await jobsOf(api, ws, REPRESENT)).toEqual([{ status: 'done', attempts: 1, last_error: null }]);
     expect(fake.requests('chat')).toHaveLength(1);
     const stored = await api.database.driver.get<{ n: number | string }>('SELECT count(*) AS n FROM conclusions WHERE workspace_id = ?', [ws]);
     expect(Number(stored?.n)).toBe(0);
@@ -265,16 +270,8 @@ describe('summaries', () => {
     expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', configuration })).status).toBe(201);
     fake.script.defaultChat({ text: 'a short summary', delayMs: 400 });
     await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: Array.from({ length: 10 }, (_, i) => ({ peer_id: 'alice', content: `turn ${i}` })) });
-    s.worker.start();
-    await vi.waitFor(() => expect(fake.requests('chat')).toHaveLength(1), { timeout: 10_000 });
-    expect((await api.delete(`/v3/workspaces/${ws}/sessions/s1`)).status).toBe(202);
-    await vi.waitFor(async () => expect(await api.database.driver.get('SELECT id FROM sessions WHERE workspace_id = ?', [ws])).toBeUndefined(), { timeout: 5000 });
-    expect(fake.requests('chat')).toHaveLength(1);
+    await purgeWhileTheModelAnswers(s, SUMMARIZE);
     await drain(s);
-    const jobs = await api.database.driver.all<{ status: string; attempts: number | string; last_error: string | null }>(
-      "SELECT status, attempts, last_error FROM jobs WHERE workspace_id = ? AND kind LIKE 'reasoning.summar%'",
-      [ws],
-    );
-    expect(jobs.map((job) => ({ ...job, attempts: Number(job.attempts) }))).toEqual([{ status: 'done', attempts: 1, last_error: null }]);
+    expect(await jobsOf(api, ws, SUMMARIZE)).toEqual([{ status: 'done', attempts: 1, last_error: null }]);
   });
 });
