@@ -79,23 +79,27 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
 
 /**
  * SQLSTATEs after which the same work, run again, may succeed: 40P01 deadlock detected (the
- * server chose this transaction to end a cycle of lock waits) and 40001 serialization failure
- * (PostgreSQL rolled the transaction back; its documentation asks the client to retry it), and
- * 23503 foreign key violation: a write checks the rows it refers to first, in its transaction,
- * so a missing one was deleted by a commit in between (a workspace or session deleted while the
- * write went on). Run again, the work sees the deletion: a 404, or the workspace created anew
- * where the route creates missing ones, as if it had come after.
+ * server chose this transaction to end a cycle of lock waits) and 40001 serialization failure.
+ * PostgreSQL rolled the transaction back; its documentation asks the client to retry it.
  */
-const CONFLICT_CODES = new Set(['40P01', '40001', '23503']);
+const CONFLICT_CODES = new Set(['40P01', '40001']);
 
 /** How many times work ended by a conflict is run in all before the request fails with 503. */
 export const CONFLICT_ATTEMPTS = 5;
 
 /**
- * A parent deleted meanwhile (23503, RowVanishedError) gets one run again: work that still
- * refers to a missing row then does not check it first, which no further run mends, so its
- * error is thrown as it is (a job failure, a 500 with the cause in the log), not as a 503.
+ * A parent deleted meanwhile: 23503 foreign key violation, or a RowVanishedError. A write checks
+ * the rows it refers to first, in its transaction, so a missing one was deleted by a commit in
+ * between (a workspace or session deleted while the write went on). Run again, the work sees the
+ * deletion: a 404, or the workspace created anew where the route creates missing ones, as if it
+ * had come after. Once only: work that meets it again does not check the row first, which no
+ * further run mends, so its error is thrown as it is (a failed job, a 500 with the cause in the
+ * log), not as a 503.
  */
+function isParentGone(error: unknown): boolean {
+  return error instanceof RowVanishedError || (error as { code?: unknown } | null)?.code === '23503';
+}
+
 const PARENT_GONE_ATTEMPTS = 2;
 
 /** The attempts of one piece of work a conflict ended so far, and how many for a parent gone. */
@@ -104,14 +108,9 @@ interface ConflictRuns {
   parentGone: number;
 }
 
-function isParentGone(error: unknown): boolean {
-  return error instanceof RowVanishedError || (error as { code?: unknown } | null)?.code === '23503';
-}
-
 function isConflict(error: unknown): boolean {
-  if (error instanceof RowVanishedError) return true;
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && CONFLICT_CODES.has(code);
+  return isParentGone(error) || (typeof code === 'string' && CONFLICT_CODES.has(code));
 }
 
 /** The error for work still ended by conflicts after CONFLICT_ATTEMPTS attempts: a 503, try again. */
