@@ -31,11 +31,13 @@ describe.skipIf(!canChattr)('SQLite file that cannot be written', () => {
   const locked = () => [path, `${path}-wal`].filter((file) => existsSync(file));
   let database: Database;
   let app: FastifyInstance;
+  // the server's error log lines
+  const logged: { msg: string; err?: { message: string } }[] = [];
 
   beforeAll(async () => {
     const config = loadConfig({ DATABASE_URL: path, LOG_LEVEL: 'silent' }, '/nonexistent/.env');
     database = await openDatabase(config.databaseUrl);
-    ({ app } = await buildApp({ config, database, logger: false }));
+    ({ app } = await buildApp({ config, database, logger: { level: 'error', stream: { write: (line: string) => logged.push(JSON.parse(line)) } } }));
   });
 
   afterAll(async () => {
@@ -55,6 +57,7 @@ describe.skipIf(!canChattr)('SQLite file that cannot be written', () => {
     const ws = uniqueId();
     const messages = `/v3/workspaces/${ws}/sessions/s/messages`;
     expect((await call('POST', messages, { messages: [{ peer_id: 'alice', content: 'before' }] })).status).toBe(201);
+    expect((await call('POST', `/v3/workspaces/${ws}/webhooks`, { url: 'https://example.com/hook' })).status).toBe(201);
     expect((await call('GET', '/ready')).body).toMatchObject({ status: 'ready', checks: { database: { ok: true, dialect: 'sqlite' } } });
 
     execFileSync('chattr', ['+i', ...locked()]);
@@ -65,6 +68,9 @@ describe.skipIf(!canChattr)('SQLite file that cannot be written', () => {
       expect(write.headers['retry-after']).toBe('5');
       const created = await call('POST', '/v3/workspaces', { id: uniqueId() });
       expect(created.status).toBe(503);
+      // the test event cannot be queued: answered 200 as the reference does, the failure logged
+      expect((await call('GET', `/v3/workspaces/${ws}/webhooks/test`)).status).toBe(200);
+      expect(logged).toContainEqual(expect.objectContaining({ msg: 'test.event not queued', err: expect.objectContaining({ message: expect.stringContaining('cannot be read or written') }) }));
 
       const ready = await call('GET', '/ready');
       expect(ready.status).toBe(503);

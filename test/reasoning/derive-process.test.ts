@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { openDatabase, reasoningRuntime, type Database } from '../../src/app.js';
 import { createDomainContext } from '../../src/domain/context.js';
 import { REPRESENT } from '../../src/domain/reasoning/deriver.js';
@@ -54,7 +54,10 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
 }
 
 async function serve(env: Record<string, string>): Promise<ServerProcess> {
-  return startServerProcess({ ...base, ...env });
+  const server = await startServerProcess({ ...base, ...env });
+  // what the server logged, to read a failure by
+  onTestFailed(() => console.error(`engram serve, last output:\n${server.output().slice(-20_000)}`));
+  return server;
 }
 
 async function call(server: ServerProcess, method: string, path: string, body?: unknown) {

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/context.js';
 import { DomainError, unavailable } from '../../domain/errors.js';
 import { countAhead } from '../../domain/messages/token-count.js';
@@ -50,6 +50,8 @@ export interface RouteInput<Q, B> {
   claims: Claims;
   /** Aborted when the client closes the connection before the answer is sent. */
   signal: AbortSignal;
+  /** The request's logger, for a failure the answer does not show. */
+  log: FastifyBaseLogger;
 }
 
 export type QueryFields = Record<string, Field<any>>;
@@ -105,6 +107,10 @@ class HandlerInput<Q, B> implements RouteInput<Q, B> {
       else raw.once('close', onClose);
     }
     return this.closed.signal;
+  }
+
+  get log(): FastifyBaseLogger {
+    return this.reply.log;
   }
 }
 

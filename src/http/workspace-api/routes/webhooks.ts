@@ -67,9 +67,9 @@ export function mountWebhookRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     ...access,
     summary: 'Send a test.event to every webhook endpoint of the workspace',
     tags,
-    async handler({ params }) {
-      // as the reference: failures to queue the event are not the caller's problem
-      await emitTestWebhookEvent(ctx, params.workspace_id).catch(() => undefined);
+    async handler({ params, log }) {
+      // as the reference: failures to queue the event are not the caller's problem, but are logged
+      await emitTestWebhookEvent(ctx, params.workspace_id).catch((error: unknown) => log.error({ err: error }, 'test.event not queued'));
       return { status: 200, body: null };
     },
   });
