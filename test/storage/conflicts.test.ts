@@ -314,7 +314,7 @@ describe.runIf(DIALECT === 'postgres')('a message and a delete of its session at
       await someoneWaitsForALock();
       expect(response).toBeUndefined();
     });
-    await vi.waitFor(() => expect(response).toBeDefined());
+    await vi.waitFor(() => expect(response).toBeDefined(), { timeout: 10_000 });
     expect(response!.status).toBe(404);
     expect(response!.body).toEqual({ detail: `Session doomed not found in workspace ${ws}` });
     // as the delete left it (read from outside the delete's transaction, so before it: only is_active differs)
