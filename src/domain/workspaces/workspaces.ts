@@ -10,9 +10,13 @@ export interface WorkspaceInput {
   configuration: JsonObject;
 }
 
-/** Existing workspaces are returned unchanged: the body only seeds a new one (contract §7.1). */
+/**
+ * Existing workspaces are returned unchanged: the body only seeds a new one (contract §7.1). In a
+ * transaction, so that a workspace deleted between the insert that found it and the read of it
+ * is created again (the work runs again; RowVanishedError) rather than failing.
+ */
 export function getOrCreateWorkspace(ctx: DomainContext, input: WorkspaceInput): Promise<Created<WorkspaceRecord>> {
-  return ctx.store.workspaces.createIfAbsent(input, ctx.now());
+  return inTransaction(ctx, (ctx) => ctx.store.workspaces.createIfAbsent(input, ctx.now()));
 }
 
 export function listWorkspaces(ctx: DomainContext, request: ListRequest): Promise<Page<WorkspaceRecord>> {
