@@ -151,11 +151,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     deps.now,
     reasoningRuntime(config, models, (report) => {
       modelCalls.onChat(report);
-      // what each chat used: its tool calls and tokens
-      app.log.info(
+      // what each chat used: its tool calls and tokens; an unexpected failure as an error
+      app.log[report.outcome === 'error' ? 'error' : 'info'](
         {
           workspace: report.workspaceId,
-          level: report.level,
+          reasoningLevel: report.level,
           model: report.model,
           stream: report.stream,
           outcome: report.outcome,

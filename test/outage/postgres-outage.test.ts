@@ -7,6 +7,7 @@ import { createWorker } from '../../src/main.js';
 import { postgresBin, startThrowawayPostgres, type ThrowawayPostgres } from '../support/throwaway-postgres.js';
 import { uniqueId } from '../support/test-app.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
+import { startFakeModelServer } from '../support/fake-model-server.js';
 
 // A PostgreSQL server of this file's own is stopped and started under load, so the suite's
 // shared server (DATABASE_URL) is never touched; the file runs the same in both suite runs.
@@ -217,5 +218,43 @@ describe.skipIf(bin === undefined)('PostgreSQL stopped and started again', () =>
     expect(job?.attempts).toBe(1);
     await sleep(500);
     expect(sink.received.length).toBe(before + 1);
+  });
+
+  it('a streamed chat whose tool meets the database gone ends with its reason, and the chat is logged as an error', async () => {
+    const fake = await startFakeModelServer();
+    const logged: { level: number; msg: string }[] = [];
+    const config = loadConfig({ DATABASE_URL: pg.url, LOG_LEVEL: 'silent', DATABASE_CONNECT_TIMEOUT_MS: '1000', ...fake.env() }, '/nonexistent/.env');
+    const chatApp = (await buildApp({ config, database, logger: { level: 'info', stream: { write: (line: string) => logged.push(JSON.parse(line)) } } })).app;
+    try {
+      const ws = uniqueId();
+      const url = await chatApp.listen({ port: 0, host: '127.0.0.1' });
+      expect((await fetch(`${url}/v3/workspaces/${ws}/peers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'alice' }) })).status).toBe(201);
+      // the model asks for a tool, late enough for the database to be stopped meanwhile
+      fake.script.chat({ toolCalls: [{ name: 'search_memory', arguments: { query: 'tea' } }], delayMs: 2000 });
+      const answer = fetch(`${url}/v3/workspaces/${ws}/peers/alice/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'what does alice drink?', stream: true }),
+        signal: AbortSignal.timeout(15_000),
+      });
+      await until('the model to be asked', () => fake.requests('chat').length === 1);
+      await pg.stop();
+      try {
+        const response = await answer;
+        expect(response.status).toBe(200);
+        const events = (await response.text()).split('\n\n').filter((event) => event !== '');
+        const last = JSON.parse(events.at(-1)!.slice('data: '.length));
+        expect(last).toMatchObject({ done: true, error: { message: expect.stringContaining('try again shortly') } });
+        // the model was not told of the database: asked once only
+        expect(fake.requests('chat')).toHaveLength(1);
+        // pino's level (50, error) is not overwritten by the chat's reasoning level
+        expect(logged).toContainEqual(expect.objectContaining({ level: 50, msg: 'chat', reasoningLevel: 'low', outcome: 'error', error: last.error.message }));
+      } finally {
+        await pg.start();
+      }
+    } finally {
+      await chatApp.close();
+      await fake.close();
+    }
   });
 });

@@ -2,6 +2,7 @@ import type { DomainContext } from '../../domain/context.js';
 import { DomainError } from '../../domain/errors.js';
 import { prepareChat, type ChatRequest } from '../../domain/reasoning/chat.js';
 import type { Reply } from './route.js';
+import { isStoreUnavailable } from '../../storage/unavailable.js';
 
 /** JSON as Python's json.dumps writes it (the reference's wire format): non-ASCII escaped. */
 export function pythonJson(value: unknown): string {
@@ -56,7 +57,9 @@ async function* streamChat(chat: Awaited<ReturnType<typeof prepareChat>>, signal
       },
     })
     .catch((error: unknown) => {
-      failure = error instanceof DomainError ? error.message : signal.aborted ? 'the client closed the connection' : 'An unexpected error occurred';
+      // the database being away is said as a non-streamed chat's 503 says it
+      const told = error instanceof DomainError || isStoreUnavailable(error);
+      failure = told ? error.message : signal.aborted ? 'the client closed the connection' : 'An unexpected error occurred';
     })
     .finally(() => {
       finished = true;
