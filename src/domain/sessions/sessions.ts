@@ -130,10 +130,10 @@ export function getOrCreateSession(ctx: DomainContext, workspaceId: string, inpu
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
     const now = ctx.now();
-    const changes = input.peers !== undefined || input.metadata !== undefined || input.configuration !== undefined;
-    const result = await getOrCreateActiveSession(ctx, workspaceId, input, input.peers, now, changes);
+    const updates = input.metadata !== undefined || input.configuration !== undefined;
+    const result = await getOrCreateActiveSession(ctx, workspaceId, input, input.peers, now, updates || input.peers !== undefined);
     let record = result.record;
-    if (!result.created && (input.metadata !== undefined || input.configuration !== undefined)) {
+    if (!result.created && updates) {
       record =
         (await store.sessions.update(workspaceId, input.id, {
           metadata: input.metadata,

@@ -36,16 +36,16 @@ export class SqlSessionStore implements SessionStore {
     private readonly d: Dialect,
   ) {}
 
-  async find(workspaceId: string, id: string): Promise<SessionRecord | undefined> {
-    const row = await this.db.get<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.workspace_id = ? AND s.id = ?`, [workspaceId, id]);
-    return row && sessionFromRow(this.d, row);
+  find(workspaceId: string, id: string): Promise<SessionRecord | undefined> {
+    return this.findLocking(workspaceId, id, '');
   }
 
-  async findForWrite(workspaceId: string, id: string): Promise<SessionRecord | undefined> {
-    const row = await this.db.get<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.workspace_id = ? AND s.id = ?${this.d.forWrite}`, [
-      workspaceId,
-      id,
-    ]);
+  findForWrite(workspaceId: string, id: string): Promise<SessionRecord | undefined> {
+    return this.findLocking(workspaceId, id, this.d.forWrite);
+  }
+
+  private async findLocking(workspaceId: string, id: string, lock: string): Promise<SessionRecord | undefined> {
+    const row = await this.db.get<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.workspace_id = ? AND s.id = ?${lock}`, [workspaceId, id]);
     return row && sessionFromRow(this.d, row);
   }
 

@@ -17,7 +17,6 @@ const WORKSPACE_LIST: PageBase = {
   filterColumns: WORKSPACE_FILTER,
 };
 
-/** The `workspaces` table. */
 /**
  * Locks the workspace's row until `db`'s transaction ends (Dialect.forWrite). Taken before an
  * update of a peer row: a writer adding a new peer and members to a session holds the workspace
@@ -29,6 +28,7 @@ export async function lockWorkspaceRow(db: SqlExecutor, d: Dialect, workspaceId:
   await db.get(`SELECT 1 FROM workspaces WHERE id = ?${d.forWrite}`, [workspaceId]);
 }
 
+/** The `workspaces` table. */
 export class SqlWorkspaceStore implements WorkspaceStore {
   constructor(
     private readonly db: SqlExecutor,
