@@ -240,6 +240,41 @@ describe('the omni dream', () => {
     expect(status).toMatchObject({ completed_work_units: 1, pending_work_units: 0, in_progress_work_units: 0 });
   });
 
+  it('refuses a deduction whose sources were purged while its embedding was made, telling the model so', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: {} });
+    await api.post(`/v3/workspaces/${ws}/sessions/s2/peers`, { alice: {} });
+    const kept = await addConclusion(s, 'alice moved to Lisbon in May', 's1');
+    const purged = await addConclusion(s, 'alice works at a bakery in Lisbon', 's2');
+
+    const deduction = 'alice lives and works in Lisbon';
+    let dreamCalls = 0;
+    fake.script.defaultChat((request) => {
+      if (!isDream(request)) return { text: 'ok' };
+      dreamCalls++;
+      if (dreamCalls !== 1) return { text: 'done' };
+      return { toolCalls: [{ name: 'create_deductions', arguments: { deductions: [{ content: deduction, source_ids: [kept, purged] }] } }] };
+    });
+    // the deduction's vector comes after the session below is deleted and purged: the sources
+    // were found before, the write comes after
+    const embeds = (request: RecordedRequest) => JSON.stringify(request.body.input).includes(deduction);
+    fake.script.defaultEmbeddings((request) => (embeds(request) ? { delayMs: 600 } : {}));
+    expect((await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'omni' })).status).toBe(204);
+    s.worker.start();
+    await until('the deduction\'s embedding request', async () => fake.requests('embeddings').some(embeds));
+    expect((await api.delete(`/v3/workspaces/${ws}/sessions/s2`)).status).toBe(202);
+    await until('the purge', async () => (await api.database.driver.get('SELECT id FROM conclusions WHERE id = ?', [purged])) === undefined);
+    expect(await openDreamJobs(s, 'alice')).toMatchObject([{ status: 'running' }]);
+    await drainDreams(s, 'alice');
+
+    const toolResults = (fake.requests('chat').filter(isDream)[1].body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(toolResults).toEqual([`refused "${deduction}": its source conclusions were deleted meanwhile`]);
+    expect((await conclusions(s, 'alice')).map((c) => c.content)).toEqual(['alice moved to Lisbon in May']);
+    const jobs = await api.database.driver.all<{ status: string; attempts: number | string }>('SELECT status, attempts FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, DREAM]);
+    expect(jobs.map((job) => [job.status, Number(job.attempts)])).toEqual([['done', 1]]);
+  });
+
   it('sends queue.empty (queue_type dream) when the collection\'s dream work drains, and card_refresh leaves the automatic schedule alone', async () => {
     const s = await setup({ WEBHOOK_SECRET: 'dream-secret', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
     const { api, ws } = s;

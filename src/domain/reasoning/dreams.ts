@@ -90,7 +90,16 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
         vector: vectors?.[index],
       };
     });
-    const saved = await store.transaction((tx) => saveConclusions(tx, drafts, { semantic: ctx.reasoning?.settings.deriver.deduplicate ?? false, now }));
+    const { saved, gone } = await store.transaction(async (tx) => {
+      // the sources again, in the write's transaction: a session purged or a peer deleted while
+      // the model answered took its conclusions with it, and a deduction from them has no ground
+      const sourceIds = [...new Set(drafts.flatMap((draft) => draft.record.sourceIds ?? []))];
+      const live = new Set((await tx.memory.conclusionsByIds(scope, sourceIds, null)).map((c) => c.id));
+      const grounded = drafts.filter((draft) => (draft.record.sourceIds ?? []).every((id) => live.has(id)));
+      const semantic = ctx.reasoning?.settings.deriver.deduplicate ?? false;
+      return { saved: await saveConclusions(tx, grounded, { semantic, now }), gone: drafts.filter((draft) => !grounded.includes(draft)) };
+    });
+    for (const { record } of gone) report.push(`refused "${record.content.slice(0, 60)}": its source conclusions were deleted meanwhile`);
     for (const s of saved) {
       if (s.outcome === 'created' || s.outcome === 'replaced') work.created++;
       report.push(`${s.outcome}: id=${s.record.id} ${s.record.content}`);
