@@ -1,3 +1,4 @@
+import type { SqlExecutor } from './sql/driver.js';
 import type { ConclusionLevel } from './store.js';
 
 /**
@@ -122,3 +123,40 @@ export function vectorText(vector: ArrayLike<number>): string {
 
 /** The setting row that holds the fixed size. */
 export const DIMENSIONS_SETTING = 'vector_dimensions';
+
+/**
+ * The size a store's vectors are fixed at, kept in the settings row by both indexes alike. The
+ * first vector stored fixes it and runs `create` with it (what a fixed size needs: PostgreSQL's
+ * typed columns and HNSW indexes, SQLite's vec0 tables); a later vector of another size is a
+ * VectorSizeError.
+ */
+export class VectorDimensions {
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly create: (size: number) => Promise<void>,
+  ) {}
+
+  /** The fixed size; undefined before the first vector. */
+  async stored(): Promise<number | undefined> {
+    const row = await this.db.get<{ value: string }>('SELECT value FROM store_settings WHERE name = ?', [DIMENSIONS_SETTING]);
+    return row === undefined ? undefined : Number(row.value);
+  }
+
+  /** Refuses a configured size that differs from the stored vectors'. */
+  async check(configured: number): Promise<void> {
+    const stored = await this.stored();
+    if (stored !== undefined && stored !== configured) throw new VectorSizeError(stored, configured, 'configured');
+  }
+
+  /** Fixes the size with the first vector, or checks a later one against it. */
+  async fix(size: number): Promise<void> {
+    const stored = await this.stored();
+    if (stored === size) return;
+    if (stored !== undefined) throw new VectorSizeError(stored, size, 'vector');
+    // another writer may have fixed it since the read (on PostgreSQL a concurrent first store
+    // waits here on the other's uncommitted row): the insert then changes nothing, read it again
+    const changed = await this.db.run('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [DIMENSIONS_SETTING, String(size)]);
+    if (changed === 0) return this.fix(size);
+    await this.create(size);
+  }
+}

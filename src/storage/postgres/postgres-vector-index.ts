@@ -1,9 +1,9 @@
 import type { SqlExecutor } from '../sql/driver.js';
 import {
   DIMENSIONS_SETTING,
+  VectorDimensions,
   MAX_CHUNKS_PER_MESSAGE,
   MAX_NEIGHBOURS,
-  VectorSizeError,
   vectorSize,
   vectorText,
   type ConclusionVector,
@@ -29,34 +29,29 @@ const INDEXES = [
 ];
 
 export class PostgresVectorIndex implements VectorIndex {
-  constructor(private readonly db: SqlExecutor) {}
+  private readonly sizes: VectorDimensions;
 
-  async dimensions(): Promise<number | undefined> {
-    const row = await this.db.get<{ value: string }>('SELECT value FROM store_settings WHERE name = ?', [DIMENSIONS_SETTING]);
-    return row === undefined ? undefined : Number(row.value);
+  constructor(private readonly db: SqlExecutor) {
+    // the size is fixed, the columns typed and indexed, by the first vector stored
+    this.sizes = new VectorDimensions(db, async (size) => {
+      const n = Math.trunc(size);
+      await this.db.run(`ALTER TABLE conclusion_vectors ALTER COLUMN embedding TYPE vector(${n})`);
+      await this.db.run(`ALTER TABLE message_vectors ALTER COLUMN embedding TYPE vector(${n})`);
+      for (const statement of INDEXES) await this.db.run(statement);
+    });
   }
 
-  async checkDimensions(configured: number): Promise<void> {
-    const stored = await this.dimensions();
-    if (stored !== undefined && stored !== configured) throw new VectorSizeError(stored, configured, 'configured');
+  dimensions(): Promise<number | undefined> {
+    return this.sizes.stored();
   }
 
-  private async fix(size: number): Promise<void> {
-    const stored = await this.dimensions();
-    if (stored === size) return;
-    if (stored !== undefined) throw new VectorSizeError(stored, size, 'vector');
-    // A concurrent first store waits here on the other's uncommitted row, then finds it.
-    const changed = await this.db.run('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [DIMENSIONS_SETTING, String(size)]);
-    if (changed === 0) return this.fix(size);
-    const n = Math.trunc(size);
-    await this.db.run(`ALTER TABLE conclusion_vectors ALTER COLUMN embedding TYPE vector(${n})`);
-    await this.db.run(`ALTER TABLE message_vectors ALTER COLUMN embedding TYPE vector(${n})`);
-    for (const statement of INDEXES) await this.db.run(statement);
+  checkDimensions(configured: number): Promise<void> {
+    return this.sizes.check(configured);
   }
 
   async putConclusions(rows: ConclusionVector[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.fix(vectorSize(rows));
+    await this.sizes.fix(vectorSize(rows));
     for (const row of rows) {
       await this.db.run(
         `INSERT INTO conclusion_vectors (conclusion_pk, workspace_id, observer_id, observed_id, level, session_id, embedding)
@@ -102,7 +97,7 @@ export class PostgresVectorIndex implements VectorIndex {
 
   async putMessageChunks(rows: MessageChunkVector[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.fix(vectorSize(rows));
+    await this.sizes.fix(vectorSize(rows));
     for (const row of rows) {
       if (!Number.isInteger(row.chunk) || row.chunk < 0 || row.chunk >= MAX_CHUNKS_PER_MESSAGE) throw new RangeError(`Chunk numbers run from 0 to ${MAX_CHUNKS_PER_MESSAGE - 1}`);
       await this.db.run(

@@ -1,9 +1,9 @@
 import type { SqlExecutor } from '../sql/driver.js';
 import {
   DIMENSIONS_SETTING,
+  VectorDimensions,
   MAX_CHUNKS_PER_MESSAGE,
   MAX_NEIGHBOURS,
-  VectorSizeError,
   vectorSize,
   type ConclusionVector,
   type ConclusionVectorQuery,
@@ -66,32 +66,26 @@ const DROP = [
 ];
 
 export class SqliteVectorIndex implements VectorIndex {
-  constructor(private readonly db: SqlExecutor) {}
+  private readonly sizes: VectorDimensions;
 
-  async dimensions(): Promise<number | undefined> {
-    const row = await this.db.get<{ value: string }>('SELECT value FROM store_settings WHERE name = ?', [DIMENSIONS_SETTING]);
-    return row === undefined ? undefined : Number(row.value);
+  constructor(private readonly db: SqlExecutor) {
+    // the size is fixed, and the tables made, by the first vector stored
+    this.sizes = new VectorDimensions(db, async (size) => {
+      for (const statement of tables(size)) await this.db.run(statement);
+    });
   }
 
-  async checkDimensions(configured: number): Promise<void> {
-    const stored = await this.dimensions();
-    if (stored !== undefined && stored !== configured) throw new VectorSizeError(stored, configured, 'configured');
+  dimensions(): Promise<number | undefined> {
+    return this.sizes.stored();
   }
 
-  /** Fixes the size (creating the tables) or checks it. */
-  private async fix(size: number): Promise<void> {
-    const stored = await this.dimensions();
-    if (stored === size) return;
-    if (stored !== undefined) throw new VectorSizeError(stored, size, 'vector');
-    // another process may have fixed it since the read: the insert then changes nothing
-    const changed = await this.db.run('INSERT INTO store_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [DIMENSIONS_SETTING, String(size)]);
-    if (changed === 0) return this.fix(size);
-    for (const statement of tables(size)) await this.db.run(statement);
+  checkDimensions(configured: number): Promise<void> {
+    return this.sizes.check(configured);
   }
 
   async putConclusions(rows: ConclusionVector[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.fix(vectorSize(rows));
+    await this.sizes.fix(vectorSize(rows));
     for (const row of rows) {
       const found = await this.db.get<{ pk: number }>('SELECT pk FROM conclusions WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL', [row.workspaceId, row.conclusionId]);
       if (found === undefined) continue;
@@ -132,7 +126,7 @@ export class SqliteVectorIndex implements VectorIndex {
 
   async putMessageChunks(rows: MessageChunkVector[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.fix(vectorSize(rows));
+    await this.sizes.fix(vectorSize(rows));
     for (const row of rows) {
       if (!Number.isInteger(row.chunk) || row.chunk < 0 || row.chunk >= MAX_CHUNKS_PER_MESSAGE) throw new RangeError(`Chunk numbers run from 0 to ${MAX_CHUNKS_PER_MESSAGE - 1}`);
       const found = await this.db.get<{ pk: number }>('SELECT pk FROM messages WHERE workspace_id = ? AND id = ?', [row.workspaceId, row.messageId]);
