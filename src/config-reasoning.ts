@@ -1,5 +1,6 @@
 import { DEFAULT_REASONING_SETTINGS, type ReasoningSettings } from './domain/reasoning/settings.js';
 import type { StructuredOutputMode } from './llm/provider.js';
+import { settingReaders, type Read } from './setting-readers.js';
 import {
   DEFAULT_CALL_SETTINGS,
   DIALECTIC_LEVELS,
@@ -44,8 +45,6 @@ const STRUCTURED_OUTPUT_MODES: StructuredOutputMode[] = ['json_schema', 'json_ob
 const THINKING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
 const TOOL_CHOICES = ['auto', 'required', 'none'] as const;
 
-type Read = (key: string) => string | undefined;
-
 /** `"openai/gpt-4o-mini"` -> transport and model; a prefix that names no transport stays part of the model. */
 export function splitModel(value: string): { transport?: Transport; model: string } {
   const slash = value.indexOf('/');
@@ -59,58 +58,7 @@ export function splitModel(value: string): { transport?: Transport; model: strin
 export function parseReasoningConfig(readExact: Read, problems: string[]): { reasoning: ReasoningSettings; models: ModelSettings } {
   // the reference reads names without regard to case: DIALECTIC_LEVELS__low__ and __LOW__ both work
   const read: Read = (key) => readExact(key) ?? (key.startsWith('DIALECTIC_LEVELS__') ? readExact(key.toUpperCase()) : undefined);
-  const number = (key: string, min: number, max: number, integer: boolean): number | undefined => {
-    const raw = read(key);
-    if (raw === undefined) return undefined;
-    const value = Number(raw.trim());
-    if (raw.trim() === '' || !Number.isFinite(value) || (integer && !Number.isInteger(value)) || value < min || value > max) {
-      problems.push(`${key} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}, got "${raw}"`);
-      return undefined;
-    }
-    return value;
-  };
-  const integer = (key: string, fallback: number, min: number, max: number) => number(key, min, max, true) ?? fallback;
-  const boolean = (key: string, fallback: boolean): boolean => {
-    const raw = read(key);
-    if (raw === undefined) return fallback;
-    const lowered = raw.toLowerCase();
-    if (['true', '1', 'yes', 'on'].includes(lowered)) return true;
-    if (['false', '0', 'no', 'off'].includes(lowered)) return false;
-    problems.push(`${key} must be true or false, got "${raw}"`);
-    return fallback;
-  };
-  const oneOf = <T extends string>(key: string, allowed: readonly T[]): T | undefined => {
-    const raw = read(key);
-    if (raw === undefined) return undefined;
-    const lowered = raw.toLowerCase() as T;
-    if (allowed.includes(lowered)) return lowered;
-    problems.push(`${key} must be one of ${allowed.join(', ')}, got "${raw}"`);
-    return undefined;
-  };
-  const url = (key: string): string | undefined => {
-    const raw = read(key);
-    if (raw === undefined) return undefined;
-    if (!/^https?:\/\/[^\s/]+/i.test(raw)) {
-      problems.push(`${key} must be an http:// or https:// URL, got "${raw}"`);
-      return undefined;
-    }
-    return raw.replace(/\/+$/, '');
-  };
-  const list = (key: string): string[] | undefined => {
-    const raw = read(key);
-    if (raw === undefined) return undefined;
-    if (raw.trim().startsWith('[')) {
-      try {
-        const parsed: unknown = JSON.parse(raw);
-        if (Array.isArray(parsed) && parsed.every((item) => typeof item === 'string')) return parsed;
-      } catch {
-        // reported below
-      }
-      problems.push(`${key} must be a JSON list of strings or a comma-separated list, got "${raw}"`);
-      return undefined;
-    }
-    return raw.split(',').map((item) => item.trim()).filter((item) => item !== '');
-  };
+  const { number, integer, boolean, oneOf, url, list } = settingReaders(read, problems);
 
   const dreamTypes = (): ReasoningSettings['dream']['enabledTypes'] => {
     const types = list('DREAM_ENABLED_TYPES');

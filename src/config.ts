@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { parseReasoningConfig } from './config-reasoning.js';
+import { settingReaders } from './setting-readers.js';
 import type { ReasoningSettings } from './domain/reasoning/settings.js';
 import type { ModelSettings } from './llm/settings.js';
 import { SQLITE_DEFAULTS } from './storage/sqlite/sqlite-settings.js';
@@ -96,25 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
   };
   const problems: string[] = [];
 
-  const integer = (key: string, fallback: number, min: number, max: number): number => {
-    const raw = read(key);
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < min || value > max) {
-      problems.push(`${key} must be an integer from ${min} to ${max}, got "${raw}"`);
-      return fallback;
-    }
-    return value;
-  };
-  const boolean = (key: string, fallback: boolean): boolean => {
-    const raw = read(key);
-    if (raw === undefined) return fallback;
-    const lowered = raw.toLowerCase();
-    if (['true', '1', 'yes', 'on'].includes(lowered)) return true;
-    if (['false', '0', 'no', 'off'].includes(lowered)) return false;
-    problems.push(`${key} must be true or false, got "${raw}"`);
-    return fallback;
-  };
+  const { integer, boolean } = settingReaders(read, problems);
 
   const sqliteSynchronous = (): 'NORMAL' | 'FULL' => {
     const raw = (read('SQLITE_SYNCHRONOUS') ?? 'NORMAL').toUpperCase();
