@@ -14,8 +14,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Honcho, type Message } from 'honcho-sdk-v2';
-import { encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { describeExchange, routeOf, startSdkServer, type Exchange, type SdkServer } from '../support/sdk-server.js';
+import { collect, contents, describeExchange, expectAllOk, rejection, renderedTime, routesCalled, startSdkServer, tokens, type Exchange, type SdkServer } from '../support/sdk-server.js';
 import { uniqueId } from '../support/test-app.js';
 
 let server: SdkServer;
@@ -47,33 +46,6 @@ function isWorkspaceCreate(e: Exchange, id: string): boolean {
   return e.path === '/v2/workspaces' && typeof e.requestBody === 'object' && (e.requestBody as { id?: unknown } | null)?.id === id;
 }
 
-function expectAllOk(exchanges: Exchange[]): void {
-  const failed = exchanges.filter((e) => e.status >= 400);
-  expect(failed.map(describeExchange)).toEqual([]);
-}
-
-function routesCalled(exchanges: Exchange[], ids: Record<string, string | string[]>): string[] {
-  return [...new Set(exchanges.map((e) => routeOf(e, ids)))];
-}
-
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) out.push(item);
-  return out;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (value) => {
-      throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
-    },
-    (error: unknown) => error,
-  );
-}
-
-const tokens = (text: string) => encode(text).length;
-const contents = (messages: { content: string }[]) => messages.map((m) => m.content);
-const renderedTime = (createdAt: string) => `${new Date(createdAt).toISOString().slice(0, 19)}Z`;
 
 describe('@honcho-ai/sdk 1.5.0 over /v2: messages', () => {
   it('adds a single message and a batch at .../messages/ (trailing slash, 200); senders join the session', async () => {

@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Honcho, SessionPeerConfig } from 'honcho-sdk-v2';
 import { mintToken } from '../../src/http/shared/auth.js';
-import { describeExchange, routeOf, startSdkServer, type Exchange, type SdkServer } from '../support/sdk-server.js';
+import { describeExchange, expectAllOk, routesCalled, startSdkServer, type Exchange, type SdkServer } from '../support/sdk-server.js';
 import { uniqueId } from '../support/test-app.js';
 
 let server: SdkServer;
@@ -49,15 +49,6 @@ async function settled(target: SdkServer, match: (e: Exchange) => boolean, count
   for (let i = 0; i < 200 && target.exchanges.filter(match).length < count; i++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-}
-
-function expectAllOk(exchanges: Exchange[]): void {
-  const failed = exchanges.filter((e) => e.status >= 400);
-  expect(failed.map(describeExchange)).toEqual([]);
-}
-
-function routesCalled(exchanges: Exchange[], ids: Record<string, string | string[]>): string[] {
-  return [...new Set(exchanges.map((e) => routeOf(e, ids)))];
 }
 
 async function ids<T extends { id: string }>(items: AsyncIterable<T>): Promise<string[]> {

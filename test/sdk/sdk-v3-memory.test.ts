@@ -21,7 +21,7 @@ import {
   type Session,
 } from '@honcho-ai/sdk';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { describeExchange, routeOf, startSdkServer, type Exchange, type SdkServer } from '../support/sdk-server.js';
+import { collect, contents, describeExchange, expectAllOk, rejection, renderedTime, routeOf, routesCalled, startSdkServer, tokens, type SdkServer } from '../support/sdk-server.js';
 import { uniqueId } from '../support/test-app.js';
 
 let server: SdkServer;
@@ -39,37 +39,6 @@ function client(workspaceId: string): Honcho {
   return new Honcho({ baseURL: server.baseURL, workspaceId, maxRetries: 0 });
 }
 
-/** Every exchange succeeded; otherwise the failures, verbatim, are the assertion's message. */
-function expectAllOk(exchanges: Exchange[]): void {
-  const failed = exchanges.filter((e) => e.status >= 400);
-  expect(failed.map(describeExchange)).toEqual([]);
-}
-
-/** The distinct routes the SDK called, ids replaced by placeholders, in first-call order. */
-function routesCalled(exchanges: Exchange[], ids: Record<string, string | string[]>): string[] {
-  return [...new Set(exchanges.map((e) => routeOf(e, ids)))];
-}
-
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) out.push(item);
-  return out;
-}
-
-/** The rejection of `promise`, or a failure when it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    (value) => {
-      throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
-    },
-    (error: unknown) => error,
-  );
-}
-
-const tokens = (text: string) => encode(text).length;
-const contents = (messages: { content: string }[]) => messages.map((m) => m.content);
-/** How the server renders a conclusion's time in a representation: whole seconds, UTC. */
-const renderedTime = (createdAt: string) => `${new Date(createdAt).toISOString().slice(0, 19)}Z`;
 
 describe('@honcho-ai/sdk 2.x over /v3: messages', () => {
   it('counts tokens with o200k_base (the encoder this file computes expectations with)', () => {

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthenticationError, ConflictError, Honcho, type Peer, type Session } from '@honcho-ai/sdk';
 import { mintToken } from '../../src/http/shared/auth.js';
-import { describeExchange, routeOf, startSdkServer, type Exchange, type SdkServer } from '../support/sdk-server.js';
+import { describeExchange, expectAllOk, routesCalled, startSdkServer, type SdkServer } from '../support/sdk-server.js';
 import { uniqueId } from '../support/test-app.js';
 
 let server: SdkServer;
@@ -25,17 +25,6 @@ afterAll(async () => {
 function client(workspaceId: string, apiKey?: string, baseURL = server.baseURL): Honcho {
   // maxRetries 0: a 5xx must surface as the error it is, not as three identical requests.
   return new Honcho({ baseURL, workspaceId, apiKey, maxRetries: 0 });
-}
-
-/** Every exchange succeeded; otherwise the failures, verbatim, are the assertion's message. */
-function expectAllOk(exchanges: Exchange[]): void {
-  const failed = exchanges.filter((e) => e.status >= 400);
-  expect(failed.map(describeExchange)).toEqual([]);
-}
-
-/** The distinct routes the SDK called, ids replaced by placeholders, in first-call order. */
-function routesCalled(exchanges: Exchange[], ids: Record<string, string | string[]>): string[] {
-  return [...new Set(exchanges.map((e) => routeOf(e, ids)))];
 }
 
 async function ids<T extends { id: string }>(items: AsyncIterable<T>): Promise<string[]> {

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { encode } from 'gpt-tokenizer/encoding/o200k_base';
+import { expect } from 'vitest';
 import { buildApp, openDatabase, type Database } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { TEST_DATABASE_URL } from './test-app.js';
@@ -112,3 +114,37 @@ export function routeOf(e: Exchange, ids: Record<string, string | string[]>): st
   });
   return `${e.method} ${segments.join('/')}`;
 }
+
+/** Every exchange succeeded; otherwise the failures, verbatim, are the assertion's message. */
+export function expectAllOk(exchanges: Exchange[]): void {
+  const failed = exchanges.filter((e) => e.status >= 400);
+  expect(failed.map(describeExchange)).toEqual([]);
+}
+
+/** The distinct routes the SDK called, ids replaced by placeholders, in first-call order. */
+export function routesCalled(exchanges: Exchange[], ids: Record<string, string | string[]>): string[] {
+  return [...new Set(exchanges.map((e) => routeOf(e, ids)))];
+}
+
+/** Every item of an SDK's paged iterator. */
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
+
+/** The rejection of `promise`, or a failure when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    (value) => {
+      throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
+    },
+    (error: unknown) => error,
+  );
+}
+
+/** A text's token count with o200k_base, the encoder the server counts with. */
+export const tokens = (text: string) => encode(text).length;
+export const contents = (messages: { content: string }[]) => messages.map((m) => m.content);
+/** How the server renders a conclusion's time in a representation: whole seconds, UTC. */
+export const renderedTime = (createdAt: string) => `${new Date(createdAt).toISOString().slice(0, 19)}Z`;
