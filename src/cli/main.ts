@@ -4,8 +4,9 @@ import { createDomainContext } from '../domain/context.js';
 import { deriveStoredMessages } from '../domain/reasoning/deriver.js';
 import { mintToken } from '../http/shared/auth.js';
 import { checkVectorDimensions, configOrExit, createWorker, serve } from '../main.js';
-import type { Config } from '../config.js';
+import { isPostgresUrl, type Config } from '../config.js';
 import { buildModels, describeReasoning } from '../llm/models.js';
+import { BackupRefused, backupSqlite } from './commands/backup.js';
 import { reembed } from './commands/reembed.js';
 import cluster from 'node:cluster';
 import pino from 'pino';
@@ -73,6 +74,8 @@ commands:
   reembed          drop the stored vectors and their fixed size (after changing the embedding
                    model or EMBEDDING_VECTOR_DIMENSIONS) and queue the embedding of every
                    conclusion and message again (the workers make the new vectors)
+  backup <file>    SQLite: write a consistent copy of the database to a new file while
+                   servers keep serving it (PostgreSQL: use pg_dump)
   token            print an admin JWT signed with AUTH_JWT_SECRET
   token --workspace <id> [--peer <id>] [--session <id>] [--expires <ISO date>]
                    print a key scoped to a workspace, peer or session`;
@@ -153,6 +156,28 @@ async function run(args: string[]): Promise<number> {
         await database.driver.close();
       }
       return 0;
+    }
+    case 'backup': {
+      const config = configOrExit();
+      const [target] = rest;
+      if (target === undefined || target.startsWith('-')) {
+        console.error('engram: usage: engram backup <file>');
+        return 2;
+      }
+      if (isPostgresUrl(config.databaseUrl)) {
+        console.error('engram: backup copies the SQLite store; on PostgreSQL use pg_dump (README, "Backups")');
+        return 2;
+      }
+      try {
+        const copy = backupSqlite(config.databaseUrl, target);
+        const size = copy.bytes >= 1024 * 1024 ? `${(copy.bytes / 1024 / 1024).toFixed(1)} MB` : `${Math.ceil(copy.bytes / 1024)} KB`;
+        console.log(`backed up ${config.databaseUrl} to ${copy.target}: ${size} in ${Math.round(copy.ms)} ms, schema ${copy.migration ?? '(none)'}, check ${copy.check}`);
+        return copy.check === 'ok' ? 0 : 1;
+      } catch (error) {
+        if (!(error instanceof BackupRefused)) throw error;
+        console.error(`engram: ${error.message}`);
+        return 2;
+      }
     }
     case 'token': {
       const config = configOrExit();

@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { openDatabase, reasoningRuntime, type Database } from '../../src/app.js';
 import { createDomainContext } from '../../src/domain/context.js';
@@ -11,7 +9,7 @@ import { reasoningHandlers } from '../../src/jobs/reasoning-jobs.js';
 import { buildModels } from '../../src/llm/models.js';
 import { createWorker } from '../../src/main.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 import { facts, silentLogger } from '../support/reasoning-harness.js';
 
@@ -21,7 +19,6 @@ import { facts, silentLogger } from '../support/reasoning-harness.js';
  * later, and a SIGKILL while the model answers loses no work and stores nothing twice.
  */
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'engram-derive-'));
 const databaseUrl = DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'engram.db');
 const base = { DATABASE_URL: databaseUrl, WORKER_POLL_MS: '20', JOB_RETRY_BASE_MS: '20', JOB_RETRY_MAX_MS: '100', LOG_LEVEL: 'warn' };
@@ -42,16 +39,7 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, cleanEnv(env));
 
 async function serve(env: Record<string, string>): Promise<ServerProcess> {
   const server = await startServerProcess({ ...base, ...env });
