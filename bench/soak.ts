@@ -74,7 +74,7 @@ const server = await startServerProcess({
   EMBEDDING_VECTOR_DIMENSIONS: '64',
   // units are taken at 512 tokens or after 30 s, so reasoning keeps pace within a run
   DERIVER_REPRESENTATION_BATCH_MAX_AGE_SECONDS: '30',
-});
+}, [], process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : []);
 const pid = server.child.pid!;
 
 interface Window {

@@ -104,4 +104,33 @@ describe('claim', () => {
     expect(ids(await jobs.claim(10, at(66), at(126)))).toEqual(['a-2']);
     expect(await jobs.claim(10, at(66), at(126))).toEqual([]);
   });
+
+  it("for one kind (a worker's lane): only that kind's heads, due or with a lease run out; a head of another kind holds its queue", async () => {
+    const jobs = database.store.jobs;
+    const of = (kind: string, queueKey: string, id: string, runAfter?: Date): NewJob => ({ id, kind, workspaceId: null, queueKey, payload: {}, maxAttempts: 3, runAfter });
+    // in this order (pk): queue p holds an x then a y; queue q a y due at 100 then an x
+    await jobs.enqueue([of('x', 'p', 'p-x'), of('y', 'p', 'p-y'), of('y', 'q', 'q-y', at(100)), of('x', 'q', 'q-x'), of('y', 'r', 'r-y'), of('z', 's', 's-z')], at(0));
+    const lane = (kind: string, seconds: number) => jobs.claim(10, at(seconds), at(seconds + 60), { only: [kind] });
+
+    // p-y waits behind p-x, q-y is not due yet
+    expect(ids(await lane('y', 1))).toEqual(['r-y']);
+    // q-x waits behind q-y, a head of another kind that is not due
+    expect(ids(await lane('x', 1))).toEqual(['p-x']);
+    expect(await lane('x', 1)).toEqual([]);
+    await jobs.complete('p-x', at(2));
+    expect(ids(await lane('y', 3))).toEqual(['p-y']);
+    // nothing of kind y is due at 62, but r-y's lease (until 61) ran out: it is taken again
+    const again = await lane('y', 62);
+    expect(ids(again)).toEqual(['r-y']);
+    expect(again[0].attempts).toBe(2);
+    await jobs.complete('p-y', at(63));
+    await jobs.complete('r-y', at(63));
+    expect(await lane('y', 99)).toEqual([]);
+    expect(ids(await lane('y', 100))).toEqual(['q-y']);
+    expect(await lane('x', 100)).toEqual([]);
+    await jobs.complete('q-y', at(101));
+    expect(ids(await lane('x', 102))).toEqual(['q-x']);
+    expect(ids(await lane('z', 102))).toEqual(['s-z']);
+    expect(await lane('w', 102)).toEqual([]);
+  });
 });

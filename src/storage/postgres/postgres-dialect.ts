@@ -62,6 +62,10 @@ export const postgresDialect: Dialect = {
 
   // heads another worker is claiming are skipped, not waited for
   claimLocking: ' FOR UPDATE OF head SKIP LOCKED',
+  // a lateral subquery kept apart (OFFSET 0): joined plainly, the planner read every open job
+  // of the kind into a hash table (2.8 ms with 12,000 deliveries waiting) instead of one probe
+  // per queue (0.9 ms)
+  claimHead: (headPk) => `CROSS JOIN LATERAL (SELECT h.* FROM jobs h WHERE h.pk = (${headPk}) OFFSET 0) head`,
 
   messageSearch: (search) => ({
     from: 'messages m',

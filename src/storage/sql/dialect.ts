@@ -66,6 +66,8 @@ export interface Dialect {
   // ---- the job queue
   /** Appended to the claim's head selection: skip heads another worker is claiming. */
   readonly claimLocking: string;
+  /** The claim's FROM item that reads each queue's head (`pk` = `headPk`, an expression of `q`) as `head`, one index probe per queue. */
+  claimHead(headPk: string): string;
 
   // ---- full text and vectors
   /** FROM, match condition and newest-first order of a message search (columns of `m`). */

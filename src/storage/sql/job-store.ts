@@ -16,6 +16,9 @@ interface JobRow {
 
 const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_attempts, created_at';
 
+/** Most jobs one claim takes (a worker asks for its free slots). */
+const MAX_CLAIM = 1000;
+
 /** The work queue's queries (see migrations/0005_jobs.sql for the states). */
 export class SqlJobStore implements JobStore {
   private readonly dialect: Dialect;
@@ -72,10 +75,32 @@ export class SqlJobStore implements JobStore {
 
   async claim(limit: number, now: Date, leaseUntil: Date, kinds?: { only: string[] } | { except: string[] }): Promise<JobRecord[]> {
     const c = this.dialect;
+    // Written into the statement, not bound: with a bound LIMIT SQLite ran this statement about
+    // ten times slower (38 against 3 µs with nothing to claim). One statement per count is cached.
+    const count = Math.min(Math.trunc(limit), MAX_CLAIM);
+    if (!(count >= 1)) return [];
+    const at = c.time(now);
     // Only the head of each queue (its first open job) can run, so the statement walks the
     // queues that have open jobs, one index probe each (the recursive part: a loose scan of
     // jobs_open), and takes the heads that are due: its cost follows the number of queues, not
-    // the number of jobs waiting behind a running head.
+    // the number of jobs waiting behind a running head. A worker's lane claims one kind: it walks
+    // only the queues holding an open job of that kind (jobs_open_kind), and not at all when no
+    // job of the kind is due and no lease of the kind has run out (jobs_claimable).
+    const kind = kinds !== undefined && 'only' in kinds && kinds.only.length === 1 ? kinds.only[0] : undefined;
+    const walk =
+      kind === undefined
+        ? { first: "SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')", next: '', params: [] as unknown[] }
+        : {
+            // the first queue only when a job of the kind is due or its lease ran out; each part
+            // a plain MIN, so that SQLite and PostgreSQL read one index entry for it
+            first: `SELECT CASE
+                      WHEN (SELECT MIN(d.run_after) FROM jobs d WHERE d.kind = ? AND d.status IN ('pending', 'running') AND d.status = 'pending') <= ?
+                        OR (SELECT MIN(d.locked_until) FROM jobs d WHERE d.kind = ? AND d.status IN ('pending', 'running') AND d.status = 'running') < ?
+                      THEN (SELECT MIN(f.queue_key) FROM jobs f WHERE f.kind = ? AND f.status IN ('pending', 'running'))
+                    END`,
+            next: ' AND o.kind = ?',
+            params: [kind, at, kind, at, kind],
+          };
     // The dialect's claim locking: PostgreSQL skips heads another worker is claiming rather than
     // wait for them; SQLite runs claims in an IMMEDIATE transaction, which serialises them.
     const kindList = kinds === undefined ? [] : 'only' in kinds ? kinds.only : kinds.except;
@@ -89,18 +114,17 @@ export class SqlJobStore implements JobStore {
       `UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ?
        WHERE pk IN (
          WITH RECURSIVE queues (queue_key) AS (
-           SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')
+           ${walk.first}
            UNION ALL
-           SELECT (SELECT MIN(o.queue_key) FROM jobs o WHERE o.status IN ('pending', 'running') AND o.queue_key > q.queue_key)
+           SELECT (SELECT MIN(o.queue_key) FROM jobs o WHERE o.status IN ('pending', 'running')${walk.next} AND o.queue_key > q.queue_key)
            FROM queues q WHERE q.queue_key IS NOT NULL
          )
          SELECT head.pk FROM queues q
-         JOIN jobs head ON head.pk = (
-           SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = q.queue_key AND o.status IN ('pending', 'running'))
+         ${c.claimHead("SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = q.queue_key AND o.status IN ('pending', 'running')")}
          WHERE ((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))${kindFilter}
-         ORDER BY head.pk LIMIT ?${c.claimLocking})
+         ORDER BY head.pk LIMIT ${count}${c.claimLocking})
        RETURNING ${JOB_COLUMNS}`,
-      [c.time(leaseUntil), c.time(now), c.time(now), ...kindList, limit],
+      [c.time(leaseUntil), ...walk.params, ...(kind === undefined ? [] : [kind]), at, at, ...kindList],
     );
     return rows.map((row) => this.job(row));
   }

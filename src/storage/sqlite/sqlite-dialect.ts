@@ -98,6 +98,7 @@ export const sqliteDialect: Dialect = {
 
   // claims run in an IMMEDIATE transaction, which already serialises them
   claimLocking: '',
+  claimHead: (headPk) => `JOIN jobs head ON head.pk = (${headPk})`,
 
   messageSearch: (search) => ({
     from: 'messages_fts JOIN messages m ON m.pk = messages_fts.rowid',

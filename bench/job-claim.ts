@@ -1,0 +1,69 @@
+/**
+ * The job claim with a queue as the reasoning layer leaves it under load: `npx tsx bench/job-claim.ts`
+ * (SQLite, a new file; BENCH_DATABASE_URL=postgres://... for PostgreSQL, an empty database).
+ *
+ * Queues: 2 webhook endpoints with BENCH_CLAIM_DELIVERIES (12,000) deliveries waiting behind a
+ * running head each, 250 deriver queues and BENCH_CLAIM_DREAMS (2,000) automatic dreams not due
+ * for an hour, 20 due embedding queues. Then each worker lane (one kind) claims up to 8 jobs, 30
+ * times in a transaction that is rolled back, as the worker does after every finished job; it
+ * prints the median time of one claim per lane and their sum, a worker's round.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../src/app.js';
+import { DREAM, DREAM_AUTO } from '../src/domain/reasoning/dream-schedule.js';
+import { REPRESENT, SUMMARIZE } from '../src/domain/reasoning/deriver.js';
+import { EMBED_CONCLUSIONS, EMBED_MESSAGES } from '../src/domain/reasoning/embeddings.js';
+import { DELIVER_WEBHOOK, PURGE_SESSION } from '../src/domain/follow-ups.js';
+import type { NewJob } from '../src/storage/store.js';
+
+const deliveries = Number(process.env.BENCH_CLAIM_DELIVERIES ?? 12_000);
+const dreams = Number(process.env.BENCH_CLAIM_DREAMS ?? 2_000);
+const url = process.env.BENCH_DATABASE_URL;
+const dir = url === undefined ? mkdtempSync(join(tmpdir(), 'engram-claim-')) : undefined;
+const db = await openDatabase(url ?? join(dir!, 'claim.db'));
+try {
+  const now = new Date();
+  const later = new Date(now.getTime() + 3_600_000);
+  const jobs: NewJob[] = [];
+  const add = (kind: string, queueKey: string, runAfter?: Date) =>
+    jobs.push({ id: `bench-${jobs.length}`, kind, workspaceId: null, queueKey, payload: {}, maxAttempts: 3, runAfter });
+  for (let i = 0; i < deliveries; i++) add(DELIVER_WEBHOOK, `webhook:${i % 2}`);
+  for (let i = 0; i < 250; i++) add(REPRESENT, `represent:${i}`, later);
+  for (let i = 0; i < dreams; i++) add(DREAM_AUTO, `dream:${i}`, later);
+  for (let i = 0; i < 20; i++) add(EMBED_MESSAGES, `embed:${i}`);
+  for (let i = 0; i < jobs.length; i += 500) await db.store.transaction((tx) => tx.jobs.enqueue(jobs.slice(i, i + 500), now));
+  // the two endpoints' first deliveries are running
+  await db.store.jobs.claim(8, now, later, { only: [DELIVER_WEBHOOK] });
+  if (db.driver.dialect === 'postgres') await db.driver.run('ANALYZE jobs');
+
+  class Rollback extends Error {}
+  const lanes = [DELIVER_WEBHOOK, PURGE_SESSION, REPRESENT, SUMMARIZE, DREAM, DREAM_AUTO, EMBED_MESSAGES, EMBED_CONCLUSIONS];
+  console.log(`job claim on ${db.driver.dialect}: ${jobs.length.toLocaleString('en-US')} open jobs; median of 30 claims (up to 8 jobs) per lane`);
+  let round = 0;
+  for (const kind of lanes) {
+    const times: number[] = [];
+    let claimed = 0;
+    for (let i = 0; i < 30; i++) {
+      const started = performance.now();
+      await db.store
+        .transaction(async (tx) => {
+          claimed = (await tx.jobs.claim(8, now, later, { only: [kind] })).length;
+          throw new Rollback();
+        })
+        .catch((error: unknown) => {
+          if (!(error instanceof Rollback)) throw error;
+        });
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    const us = times[15] * 1000;
+    round += us;
+    console.log(`  ${kind.padEnd(28)} ${us.toFixed(0).padStart(7)} µs  (${claimed} claimable)`);
+  }
+  console.log(`  ${'a worker round (all lanes)'.padEnd(28)} ${round.toFixed(0).padStart(7)} µs`);
+} finally {
+  await db.driver.close();
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+}
