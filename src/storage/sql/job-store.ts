@@ -59,7 +59,10 @@ export class SqlJobStore implements JobStore {
     const c = this.dialect;
     const due = c.time(runAfter);
     const moved = await this.db.run(
-      `UPDATE jobs SET run_after = CASE WHEN run_after > ? THEN ? ELSE run_after END WHERE queue_key = ? AND status = 'pending'`,
+      // the open jobs' condition word for word, so that SQLite reads the queue through jobs_open
+      // instead of scanning the table (finished jobs included)
+      `UPDATE jobs SET run_after = CASE WHEN run_after > ? THEN ? ELSE run_after END
+       WHERE queue_key = ? AND status IN ('pending', 'running') AND status = 'pending'`,
       [due, due, job.queueKey],
     );
     if (moved > 0) {
@@ -138,7 +141,8 @@ export class SqlJobStore implements JobStore {
   }
 
   async reschedulePending(queueKey: string, kind: string, runAfter: Date, newKind?: string): Promise<number> {
-    const moved = await this.db.run(`UPDATE jobs SET run_after = ?, kind = ? WHERE queue_key = ? AND kind = ? AND status = 'pending'`, [
+    // through jobs_open, as in schedule
+    const moved = await this.db.run(`UPDATE jobs SET run_after = ?, kind = ? WHERE queue_key = ? AND kind = ? AND status IN ('pending', 'running') AND status = 'pending'`, [
       this.dialect.time(runAfter),
       newKind ?? kind,
       queueKey,

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/app.js';
+import type { SqlExecutor } from '../../src/storage/sql/driver.js';
+import { SqlJobStore } from '../../src/storage/sql/job-store.js';
+import type { NewJob } from '../../src/storage/store.js';
+import { DIALECT } from '../support/test-app.js';
+
+/*
+ * The job queue's statements on the paths every write and every worker round takes read the
+ * jobs table through its indexes, never by scanning it: the table keeps finished jobs for a day,
+ * so a scan there costs more with every job ever run. SQLite's plans, read with EXPLAIN QUERY
+ * PLAN for each statement the store sent (a partial index serves a query only when the query
+ * names the index's condition word for word, which is easy to miss).
+ */
+
+describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openDatabase(':memory:');
+  });
+  afterAll(() => database.driver.close());
+
+  it('read the jobs table through an index on every write path and worker round', async () => {
+    const issued: { sql: string; params: readonly unknown[] }[] = [];
+    const driver = database.driver;
+    const spy: SqlExecutor = {
+      dialect: driver.dialect,
+      all: (sql, params = []) => (issued.push({ sql, params }), driver.all(sql, params)),
+      get: (sql, params = []) => (issued.push({ sql, params }), driver.get(sql, params)),
+      run: (sql, params = []) => (issued.push({ sql, params }), driver.run(sql, params)),
+    };
+    const jobs = new SqlJobStore(spy);
+    const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds));
+    const job = (id: string, kind: string, queueKey: string): NewJob => ({ id, kind, workspaceId: 'w', queueKey, payload: {}, maxAttempts: 3 });
+
+    await jobs.enqueue([job('a', 'k', 'q1'), job('b', 'k', 'q1'), job('c', 'other', 'q2')], at(0));
+    // the deriver's schedule: a pending job brought forward, then a new one queued
+    await jobs.schedule(job('d', 'k', 'q1'), at(5), at(1));
+    await jobs.schedule(job('e', 'k', 'q3'), at(5), at(1));
+    // an automatic dream moved on by new activity
+    await jobs.reschedulePending('q2', 'other', at(60));
+    const claimed = await jobs.claim(8, at(10), at(70), { only: ['k'] });
+    expect(claimed.map((j) => j.id).sort()).toEqual(['a', 'e']);
+    await jobs.extendLease('a', at(80));
+    await jobs.complete('a', at(11));
+    await jobs.retry('e', at(20), 'failed once');
+    await jobs.release('e');
+    await jobs.deadLetter('b', at(12), 'gave up');
+    await jobs.openJobs('q1');
+    await jobs.openInQueue('q1');
+
+    const scans: string[] = [];
+    for (const { sql, params } of issued) {
+      const plan = await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params);
+      for (const { detail } of plan) if (/^SCAN jobs\b/.test(detail)) scans.push(`${detail}: ${sql.replace(/\s+/g, ' ').slice(0, 120)}`);
+    }
+    expect(issued.length).toBeGreaterThan(10);
+    expect(scans).toEqual([]);
+  });
+});
