@@ -130,9 +130,12 @@ export class Worker {
         try {
           const now = this.now();
           await this.recordLeftovers(now);
+          // one statement tells which lanes with room have work; only those claim
+          const open = this.lanes.filter((lane) => lane.running.size < lane.concurrency).map((lane) => lane.kinds.only[0]);
+          const ready = await this.store.jobs.claimableKinds(open, now);
           for (const lane of this.lanes) {
             const room = Math.min(lane.concurrency - lane.running.size, this.options.concurrency - this.active.size - claimed.length);
-            if (room <= 0) continue;
+            if (room <= 0 || !ready.has(lane.kinds.only[0])) continue;
             const jobs = await this.store.jobs.claim(room, now, new Date(now.getTime() + lane.leaseMs), lane.kinds);
             for (const job of jobs) {
               this.leaseEnds.set(job.id, now.getTime() + lane.leaseMs);

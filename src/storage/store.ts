@@ -262,6 +262,11 @@ export interface JobStore {
    */
   claim(limit: number, now: Date, leaseUntil: Date, kinds?: { only: string[] } | { except: string[] }): Promise<JobRecord[]>;
   /**
+   * Which of `kinds` have a job that may be claimable now (a pending one that is due, or a
+   * running one whose lease ran out), in one statement: a worker claims only those kinds.
+   */
+  claimableKinds(kinds: readonly string[], now: Date): Promise<Set<string>>;
+  /**
    * Makes sure a pending job of `job.queueKey` runs by `runAfter`: brings the pending one
    * forward if it is due later, or queues `job` when none is pending (one running is not
    * enough: it may have read its work already).

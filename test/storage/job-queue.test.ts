@@ -133,4 +133,16 @@ describe('claim', () => {
     expect(ids(await lane('z', 102))).toEqual(['s-z']);
     expect(await lane('w', 102)).toEqual([]);
   });
+
+  it('tells which kinds may have a job to claim: a pending one due, or a running one whose lease ran out', async () => {
+    const jobs = database.store.jobs;
+    const of = (kind: string, id: string, runAfter?: Date): NewJob => ({ id, kind, workspaceId: null, queueKey: id, payload: {}, maxAttempts: 3, runAfter });
+    await jobs.enqueue([of('due', 'due-1'), of('later', 'later-1', at(500)), of('leased', 'leased-1'), of('expired', 'expired-1')], at(200));
+    await jobs.claim(1, at(201), at(400), { only: ['leased'] });
+    await jobs.claim(1, at(201), at(250), { only: ['expired'] });
+    const kinds = ['due', 'later', 'leased', 'expired', 'none'];
+    expect([...(await jobs.claimableKinds(kinds, at(300)))].sort()).toEqual(['due', 'expired']);
+    expect([...(await jobs.claimableKinds(kinds, at(600)))].sort()).toEqual(['due', 'expired', 'later', 'leased']);
+    expect(await jobs.claimableKinds([], at(600))).toEqual(new Set());
+  });
 });

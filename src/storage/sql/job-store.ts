@@ -19,6 +19,16 @@ const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_a
 /** Most jobs one claim takes (a worker asks for its free slots). */
 const MAX_CLAIM = 1000;
 
+/**
+ * True when a job of the kind `kind` (an SQL expression) may be claimable at the time of the
+ * first `?`, the second `?` the same time: a pending one is due, or a running one's lease ran
+ * out. Each part is a plain MIN over jobs_claimable, one index entry on SQLite and PostgreSQL
+ * (the open jobs' condition is named word for word, as SQLite's partial index requires).
+ */
+const claimableKind = (kind: string) =>
+  `((SELECT MIN(d.run_after) FROM jobs d WHERE d.kind = ${kind} AND d.status IN ('pending', 'running') AND d.status = 'pending') <= ?
+    OR (SELECT MIN(d.locked_until) FROM jobs d WHERE d.kind = ${kind} AND d.status IN ('pending', 'running') AND d.status = 'running') < ?)`;
+
 /** The work queue's queries (see migrations/0005_jobs.sql for the states). */
 export class SqlJobStore implements JobStore {
   private readonly dialect: Dialect;
@@ -94,13 +104,9 @@ export class SqlJobStore implements JobStore {
       kind === undefined
         ? { first: "SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')", next: '', params: [] as unknown[] }
         : {
-            // the first queue only when a job of the kind is due or its lease ran out; each part
-            // a plain MIN, so that SQLite and PostgreSQL read one index entry for it
-            first: `SELECT CASE
-                      WHEN (SELECT MIN(d.run_after) FROM jobs d WHERE d.kind = ? AND d.status IN ('pending', 'running') AND d.status = 'pending') <= ?
-                        OR (SELECT MIN(d.locked_until) FROM jobs d WHERE d.kind = ? AND d.status IN ('pending', 'running') AND d.status = 'running') < ?
-                      THEN (SELECT MIN(f.queue_key) FROM jobs f WHERE f.kind = ? AND f.status IN ('pending', 'running'))
-                    END`,
+            // the first queue only when a job of the kind may be claimable
+            first: `SELECT CASE WHEN ${claimableKind('?')}
+                      THEN (SELECT MIN(f.queue_key) FROM jobs f WHERE f.kind = ? AND f.status IN ('pending', 'running')) END`,
             next: ' AND o.kind = ?',
             params: [kind, at, kind, at, kind],
           };
@@ -130,6 +136,17 @@ export class SqlJobStore implements JobStore {
       [c.time(leaseUntil), ...walk.params, ...(kind === undefined ? [] : [kind]), at, at, ...kindList],
     );
     return rows.map((row) => this.job(row));
+  }
+
+  async claimableKinds(kinds: readonly string[], now: Date): Promise<Set<string>> {
+    if (kinds.length === 0) return new Set();
+    const at = this.dialect.time(now);
+    const rows = await this.db.all<{ kind: string }>(
+      `WITH lanes (kind) AS (VALUES ${kinds.map(() => '(?)').join(', ')})
+       SELECT kind FROM lanes WHERE ${claimableKind('lanes.kind')}`,
+      [...kinds, at, at],
+    );
+    return new Set(rows.map((row) => row.kind));
   }
 
   async openJobs(queueKey: string): Promise<{ id: string; kind: string; status: 'pending' | 'running'; runAfter: Date; payload: Record<string, unknown> }[]> {
