@@ -1,6 +1,7 @@
 /**
  * The job claim with a queue as the reasoning layer leaves it under load: `npx tsx bench/job-claim.ts`
- * (SQLite, a new file; BENCH_DATABASE_URL=postgres://... for PostgreSQL, an empty database).
+ * (SQLite, a new file; BENCH_DATABASE_URL=postgres://... for PostgreSQL, an empty database, analysed
+ * after the load unless BENCH_CLAIM_ANALYZE=0: the plans before autovacuum's first ANALYZE).
  *
  * Queues: 2 webhook endpoints with BENCH_CLAIM_DELIVERIES (12,000) deliveries waiting behind a
  * running head each, 250 deriver queues and BENCH_CLAIM_DREAMS (2,000) automatic dreams not due
@@ -37,7 +38,7 @@ try {
   for (let i = 0; i < jobs.length; i += 500) await db.store.transaction((tx) => tx.jobs.enqueue(jobs.slice(i, i + 500), now));
   // the two endpoints' first deliveries are running
   await db.store.jobs.claim(8, now, later, { only: [DELIVER_WEBHOOK] });
-  if (db.driver.dialect === 'postgres') await db.driver.run('ANALYZE jobs');
+  if (db.driver.dialect === 'postgres' && process.env.BENCH_CLAIM_ANALYZE !== '0') await db.driver.run('ANALYZE jobs');
 
   class Rollback extends Error {}
   const lanes = [DELIVER_WEBHOOK, PURGE_SESSION, REPRESENT, SUMMARIZE, DREAM, DREAM_AUTO, EMBED_MESSAGES, EMBED_CONCLUSIONS];

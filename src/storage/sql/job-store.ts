@@ -20,10 +20,10 @@ const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_a
 const MAX_CLAIM = 1000;
 
 /**
- * True when a job of the kind `kind` (an SQL expression) may be claimable at the time of the
- * first `?`, the second `?` the same time: a pending one is due, or a running one's lease ran
- * out. Each part is a plain MIN over jobs_claimable, one index entry on SQLite and PostgreSQL
- * (the open jobs' condition is named word for word, as SQLite's partial index requires).
+ * SQL that is true when a job of the kind `kind` (an SQL expression) may be claimable now (its
+ * two `?` both take the time): a pending one is due, or a running one's lease ran out. Each part
+ * is a plain MIN over jobs_claimable, one index entry on SQLite and PostgreSQL (the open jobs'
+ * condition is named word for word, as SQLite's partial index requires).
  */
 const claimableKind = (kind: string) =>
   `((SELECT MIN(d.run_after) FROM jobs d WHERE d.kind = ${kind} AND d.status IN ('pending', 'running') AND d.status = 'pending') <= ?
