@@ -37,55 +37,54 @@ try {
   for (let i = 0; i < 20; i++) add(EMBED_MESSAGES, `embed:${i}`);
   for (let i = 0; i < jobs.length; i += 500) await db.store.transaction((tx) => tx.jobs.enqueue(jobs.slice(i, i + 500), now));
   // the two endpoints' first deliveries are running
-  await db.store.jobs.claim(8, now, later, { only: [DELIVER_WEBHOOK] });
+  await db.store.jobs.claim(8, now, later, DELIVER_WEBHOOK);
   if (db.driver.dialect === 'postgres' && process.env.BENCH_CLAIM_ANALYZE !== '0') await db.driver.run('ANALYZE jobs');
 
   class Rollback extends Error {}
+  /** One claim of `kind` in a transaction that is rolled back: how many it would take. */
+  const claimRolledBack = async (kind: string): Promise<number> => {
+    let claimed = 0;
+    await db.store
+      .transaction(async (tx) => {
+        claimed = (await tx.jobs.claim(8, now, later, kind)).length;
+        throw new Rollback();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof Rollback)) throw error;
+      });
+    return claimed;
+  };
+  /** The median of 30 runs of `fn`, in µs. */
+  const medianUs = async (fn: () => Promise<unknown>): Promise<number> => {
+    const times: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const started = performance.now();
+      await fn();
+      times.push(performance.now() - started);
+    }
+    times.sort((a, b) => a - b);
+    return times[15] * 1000;
+  };
+  const line = (label: string, us: number, note: string) => console.log(`  ${label.padEnd(28)} ${us.toFixed(0).padStart(7)} µs  ${note}`);
+
   const lanes = [DELIVER_WEBHOOK, PURGE_SESSION, REPRESENT, SUMMARIZE, DREAM, DREAM_AUTO, EMBED_MESSAGES, EMBED_CONCLUSIONS];
   console.log(`job claim on ${db.driver.dialect}: ${jobs.length.toLocaleString('en-US')} open jobs; median of 30 claims (up to 8 jobs) per lane`);
   let round = 0;
   for (const kind of lanes) {
-    const times: number[] = [];
     let claimed = 0;
-    for (let i = 0; i < 30; i++) {
-      const started = performance.now();
-      await db.store
-        .transaction(async (tx) => {
-          claimed = (await tx.jobs.claim(8, now, later, { only: [kind] })).length;
-          throw new Rollback();
-        })
-        .catch((error: unknown) => {
-          if (!(error instanceof Rollback)) throw error;
-        });
-      times.push(performance.now() - started);
-    }
-    times.sort((a, b) => a - b);
-    const us = times[15] * 1000;
+    const us = await medianUs(async () => (claimed = await claimRolledBack(kind)));
     round += us;
-    console.log(`  ${kind.padEnd(28)} ${us.toFixed(0).padStart(7)} µs  (${claimed} claimable)`);
+    line(kind, us, `(${claimed} claimable)`);
   }
-  console.log(`  ${'all lanes'.padEnd(28)} ${round.toFixed(0).padStart(7)} µs`);
+  line('all lanes', round, '');
 
   // a worker's round as it runs: one statement for the kinds with work, then their claims
-  const times: number[] = [];
-  let ready: Set<string> = new Set();
-  for (let i = 0; i < 30; i++) {
-    const started = performance.now();
+  let ready = new Set<string>();
+  const us = await medianUs(async () => {
     ready = await db.store.jobs.claimableKinds(lanes, now);
-    for (const kind of ready) {
-      await db.store
-        .transaction(async (tx) => {
-          await tx.jobs.claim(8, now, later, { only: [kind] });
-          throw new Rollback();
-        })
-        .catch((error: unknown) => {
-          if (!(error instanceof Rollback)) throw error;
-        });
-    }
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  console.log(`  ${'a worker round'.padEnd(28)} ${(times[15] * 1000).toFixed(0).padStart(7)} µs  (kinds with work: ${[...ready].join(', ')})`);
+    for (const kind of ready) await claimRolledBack(kind);
+  });
+  line('a worker round', us, `(kinds with work: ${[...ready].join(', ')})`);
 } finally {
   await db.driver.close();
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });

@@ -72,7 +72,7 @@ export class Worker {
   private readonly now: () => Date;
   private readonly random: () => number;
   /** Kinds claimed on their own, each with its lease (its handler's timeout) and its share of runs. */
-  private readonly lanes: { kinds: { only: string[] }; leaseMs: number; concurrency: number; running: Set<string> }[];
+  private readonly lanes: { kind: string; leaseMs: number; concurrency: number; running: Set<string> }[];
   /** Set while the store is unavailable: claims back off and the state is reported as paused. */
   private pausedSince: Date | undefined;
   private unavailableStreak = 0;
@@ -91,7 +91,7 @@ export class Worker {
     // a handler for are claimed: a process without a model (or of an older version) leaves the
     // reasoning jobs to the processes that can run them, instead of failing them.
     this.lanes = Object.keys(catalog).map((kind) => ({
-      kinds: { only: [kind] },
+      kind,
       leaseMs: catalog[kind].leaseMs ?? catalog[kind].timeoutMs,
       concurrency: Math.min(catalog[kind].concurrency ?? options.concurrency, options.concurrency),
       running: new Set<string>(),
@@ -131,12 +131,12 @@ export class Worker {
           const now = this.now();
           await this.recordLeftovers(now);
           // one statement tells which lanes with room have work; only those claim
-          const open = this.lanes.filter((lane) => lane.running.size < lane.concurrency).map((lane) => lane.kinds.only[0]);
+          const open = this.lanes.filter((lane) => lane.running.size < lane.concurrency).map((lane) => lane.kind);
           const ready = await this.store.jobs.claimableKinds(open, now);
           for (const lane of this.lanes) {
             const room = Math.min(lane.concurrency - lane.running.size, this.options.concurrency - this.active.size - claimed.length);
-            if (room <= 0 || !ready.has(lane.kinds.only[0])) continue;
-            const jobs = await this.store.jobs.claim(room, now, new Date(now.getTime() + lane.leaseMs), lane.kinds);
+            if (room <= 0 || !ready.has(lane.kind)) continue;
+            const jobs = await this.store.jobs.claim(room, now, new Date(now.getTime() + lane.leaseMs), lane.kind);
             for (const job of jobs) {
               this.leaseEnds.set(job.id, now.getTime() + lane.leaseMs);
               lane.running.add(job.id);

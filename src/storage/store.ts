@@ -258,9 +258,9 @@ export interface JobStore {
   enqueue(jobs: NewJob[], now: Date): Promise<void>;
   /**
    * Leases up to `limit` runnable jobs: pending and due, or running with an expired lease;
-   * only of the given kinds, or of any kind but the given ones, when `kinds` says so.
+   * only of kind `kind` when it is given.
    */
-  claim(limit: number, now: Date, leaseUntil: Date, kinds?: { only: string[] } | { except: string[] }): Promise<JobRecord[]>;
+  claim(limit: number, now: Date, leaseUntil: Date, kind?: string): Promise<JobRecord[]>;
   /**
    * Which of `kinds` have a job that may be claimable now (a pending one that is due, or a
    * running one whose lease ran out), in one statement: a worker claims only those kinds.

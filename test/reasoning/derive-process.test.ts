@@ -194,7 +194,7 @@ describe('a rerun after the batch was written but before its job was marked done
       await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I have a dog' }] });
       // this workspace's job, with a short lease (others' jobs, on a shared database, go back)
       const now = new Date();
-      const claimed = await store.jobs.claim(50, now, new Date(now.getTime() + 200), { only: [REPRESENT] });
+      const claimed = await store.jobs.claim(50, now, new Date(now.getTime() + 200), REPRESENT);
       for (const other of claimed.filter((job) => job.workspaceId !== ws)) await store.jobs.release(other.id);
       const job = claimed.find((candidate) => candidate.workspaceId === ws)!;
       expect(job).toBeDefined();

@@ -40,7 +40,7 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     // an automatic dream moved on by new activity
     await jobs.reschedulePending('q2', 'other', at(60));
     expect([...(await jobs.claimableKinds(['k', 'other', 'none'], at(10)))]).toEqual(['k']);
-    const claimed = await jobs.claim(8, at(10), at(70), { only: ['k'] });
+    const claimed = await jobs.claim(8, at(10), at(70), 'k');
     expect(claimed.map((j) => j.id).sort()).toEqual(['a', 'e']);
     await jobs.extendLease('a', at(80));
     await jobs.complete('a', at(11));

@@ -110,7 +110,7 @@ describe('claim', () => {
     const of = (kind: string, queueKey: string, id: string, runAfter?: Date): NewJob => ({ id, kind, workspaceId: null, queueKey, payload: {}, maxAttempts: 3, runAfter });
     // in this order (pk): queue p holds an x then a y; queue q a y due at 100 then an x
     await jobs.enqueue([of('x', 'p', 'p-x'), of('y', 'p', 'p-y'), of('y', 'q', 'q-y', at(100)), of('x', 'q', 'q-x'), of('y', 'r', 'r-y'), of('z', 's', 's-z')], at(0));
-    const lane = (kind: string, seconds: number) => jobs.claim(10, at(seconds), at(seconds + 60), { only: [kind] });
+    const lane = (kind: string, seconds: number) => jobs.claim(10, at(seconds), at(seconds + 60), kind);
 
     // p-y waits behind p-x, q-y is not due yet
     expect(ids(await lane('y', 1))).toEqual(['r-y']);
@@ -138,8 +138,8 @@ describe('claim', () => {
     const jobs = database.store.jobs;
     const of = (kind: string, id: string, runAfter?: Date): NewJob => ({ id, kind, workspaceId: null, queueKey: id, payload: {}, maxAttempts: 3, runAfter });
     await jobs.enqueue([of('due', 'due-1'), of('later', 'later-1', at(500)), of('leased', 'leased-1'), of('expired', 'expired-1')], at(200));
-    await jobs.claim(1, at(201), at(400), { only: ['leased'] });
-    await jobs.claim(1, at(201), at(250), { only: ['expired'] });
+    await jobs.claim(1, at(201), at(400), 'leased');
+    await jobs.claim(1, at(201), at(250), 'expired');
     const kinds = ['due', 'later', 'leased', 'expired', 'none'];
     expect([...(await jobs.claimableKinds(kinds, at(300)))].sort()).toEqual(['due', 'expired']);
     expect([...(await jobs.claimableKinds(kinds, at(600)))].sort()).toEqual(['due', 'expired', 'later', 'leased']);

@@ -19,16 +19,6 @@ const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_a
 /** Most jobs one claim takes (a worker asks for its free slots). */
 const MAX_CLAIM = 1000;
 
-/**
- * SQL that is true when a job of the kind `kind` (an SQL expression) may be claimable now (its
- * two `?` both take the time): a pending one is due, or a running one's lease ran out. Each part
- * is a plain MIN over jobs_claimable, one index entry on SQLite and PostgreSQL (the open jobs'
- * condition is named word for word, as SQLite's partial index requires).
- */
-const claimableKind = (kind: string) =>
-  `((SELECT MIN(d.run_after) FROM jobs d WHERE d.kind = ${kind} AND d.status IN ('pending', 'running') AND d.status = 'pending') <= ?
-    OR (SELECT MIN(d.locked_until) FROM jobs d WHERE d.kind = ${kind} AND d.status IN ('pending', 'running') AND d.status = 'running') < ?)`;
-
 /** The work queue's queries (see migrations/0005_jobs.sql for the states). */
 export class SqlJobStore implements JobStore {
   private readonly dialect: Dialect;
@@ -86,7 +76,7 @@ export class SqlJobStore implements JobStore {
     this.onQueued();
   }
 
-  async claim(limit: number, now: Date, leaseUntil: Date, kinds?: { only: string[] } | { except: string[] }): Promise<JobRecord[]> {
+  async claim(limit: number, now: Date, leaseUntil: Date, kind?: string): Promise<JobRecord[]> {
     const c = this.dialect;
     // Written into the statement, not bound: with a bound LIMIT SQLite ran this statement about
     // ten times slower (38 against 3 µs with nothing to claim). One statement per count is cached.
@@ -96,44 +86,28 @@ export class SqlJobStore implements JobStore {
     // Only the head of each queue (its first open job) can run, so the statement walks the
     // queues that have open jobs, one index probe each (the recursive part: a loose scan of
     // jobs_open), and takes the heads that are due: its cost follows the number of queues, not
-    // the number of jobs waiting behind a running head. A worker's lane claims one kind: it walks
-    // only the queues holding an open job of that kind (jobs_open_kind), and not at all when no
-    // job of the kind is due and no lease of the kind has run out (jobs_claimable).
-    const kind = kinds !== undefined && 'only' in kinds && kinds.only.length === 1 ? kinds.only[0] : undefined;
-    const walk =
-      kind === undefined
-        ? { first: "SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')", next: '', params: [] as unknown[] }
-        : {
-            // the first queue only when a job of the kind may be claimable
-            first: `SELECT CASE WHEN ${claimableKind('?')}
-                      THEN (SELECT MIN(f.queue_key) FROM jobs f WHERE f.kind = ? AND f.status IN ('pending', 'running')) END`,
-            next: ' AND o.kind = ?',
-            params: [kind, at, kind, at, kind],
-          };
+    // the number of jobs waiting behind a running head. A claim of one kind (a worker's lane)
+    // walks only the queues holding an open job of that kind (jobs_open_kind); the worker asks
+    // claimableKinds first, so a lane with nothing due does not walk at all.
+    const ofKind = kind === undefined ? '' : ' AND kind = ?';
+    const kindParams = kind === undefined ? [] : [kind];
     // The dialect's claim locking: PostgreSQL skips heads another worker is claiming rather than
     // wait for them; SQLite runs claims in an IMMEDIATE transaction, which serialises them.
-    const kindList = kinds === undefined ? [] : 'only' in kinds ? kinds.only : kinds.except;
-    const kindFilter =
-      kinds === undefined || (kindList.length === 0 && 'except' in kinds)
-        ? ''
-        : kindList.length === 0
-          ? ' AND 1 = 0'
-          : ` AND head.kind ${'only' in kinds ? 'IN' : 'NOT IN'} (${kindList.map(() => '?').join(', ')})`;
     const rows = await this.db.all<JobRow>(
       `UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ?
        WHERE pk IN (
          WITH RECURSIVE queues (queue_key) AS (
-           ${walk.first}
+           SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')${ofKind}
            UNION ALL
-           SELECT (SELECT MIN(o.queue_key) FROM jobs o WHERE o.status IN ('pending', 'running')${walk.next} AND o.queue_key > q.queue_key)
+           SELECT (SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')${ofKind} AND queue_key > q.queue_key)
            FROM queues q WHERE q.queue_key IS NOT NULL
          )
          SELECT head.pk FROM queues q
          ${c.claimHead("SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = q.queue_key AND o.status IN ('pending', 'running')")}
-         WHERE ((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))${kindFilter}
+         WHERE ((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))${kind === undefined ? '' : ' AND head.kind = ?'}
          ORDER BY head.pk LIMIT ${count}${c.claimLocking})
        RETURNING ${JOB_COLUMNS}`,
-      [c.time(leaseUntil), ...walk.params, ...(kind === undefined ? [] : [kind]), at, at, ...kindList],
+      [c.time(leaseUntil), ...kindParams, ...kindParams, at, at, ...kindParams],
     );
     return rows.map((row) => this.job(row));
   }
@@ -141,9 +115,13 @@ export class SqlJobStore implements JobStore {
   async claimableKinds(kinds: readonly string[], now: Date): Promise<Set<string>> {
     if (kinds.length === 0) return new Set();
     const at = this.dialect.time(now);
+    // each part a plain MIN over jobs_claimable: one index entry on SQLite and PostgreSQL (the
+    // open jobs' condition named word for word, as SQLite's partial index requires)
     const rows = await this.db.all<{ kind: string }>(
       `WITH lanes (kind) AS (VALUES ${kinds.map(() => '(?)').join(', ')})
-       SELECT kind FROM lanes WHERE ${claimableKind('lanes.kind')}`,
+       SELECT kind FROM lanes
+       WHERE (SELECT MIN(d.run_after) FROM jobs d WHERE d.kind = lanes.kind AND d.status IN ('pending', 'running') AND d.status = 'pending') <= ?
+          OR (SELECT MIN(d.locked_until) FROM jobs d WHERE d.kind = lanes.kind AND d.status IN ('pending', 'running') AND d.status = 'running') < ?`,
       [...kinds, at, at],
     );
     return new Set(rows.map((row) => row.kind));
