@@ -70,7 +70,8 @@ export function splitStatements(script: string): string[] {
     current += line + '\n';
     const dollarQuotes = (line.match(/\$\$/g) ?? []).length;
     if (dollarQuotes % 2 === 1) inBody = !inBody;
-    if (/^CREATE TRIGGER/i.test(trimmed) && /\bBEGIN$/i.test(trimmed)) inBody = true;
+    // a SQLite trigger's body starts at the BEGIN ending its header, which may span lines
+    if (/^CREATE TRIGGER/i.test(current.trimStart()) && /\bBEGIN$/i.test(trimmed)) inBody = true;
     if (inBody && /^END;$/i.test(trimmed)) {
       inBody = false;
       statements.push(current.trim());

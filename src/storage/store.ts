@@ -163,14 +163,6 @@ export interface RepresentationCounts extends WorkCounts {
   observers: string[];
 }
 
-export interface QueueCounts {
-  total: number;
-  completed: number;
-  inProgress: number;
-  pending: number;
-  dead: number;
-}
-
 /** A message waiting for the deriver to form conclusions about its sender (reasoning.md R2). */
 export interface NewRepresentationItem {
   workspaceId: string;
@@ -280,8 +272,11 @@ export interface JobStore {
   /** Gives a claimed job back (graceful stop) without counting the attempt. */
   release(id: string): Promise<void>;
   purgeFinished(before: Date): Promise<number>;
-  counts(workspaceId: string, kinds: string[], now: Date): Promise<QueueCounts>;
-  /** Jobs of one kind in the workspace by queue key: done, dead (failed), running under a live lease, pending (`dueOnly`: only those due by `now`). */
+  /**
+   * Jobs of one kind in the workspace by queue key: done and dead (failed) from the queues'
+   * counters, which only the summary and dream kinds keep (zero for other kinds), running under
+   * a live lease, pending (`dueOnly`: only those due by `now`).
+   */
   countsByQueue(workspaceId: string, kind: string, now: Date, options?: { dueOnly?: boolean }): Promise<(WorkCounts & { queueKey: string })[]>;
   /** The pending and running jobs of a queue key, in order. */
   openJobs(queueKey: string): Promise<{ id: string; kind: string; status: 'pending' | 'running'; runAfter: Date; payload: JsonObject }[]>;

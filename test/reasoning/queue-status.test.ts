@@ -183,6 +183,42 @@ describe('queue status', () => {
     expect(await status(api, ws, '?session_id=s1')).toEqual({ ...counts(1, 1, 0, 0), sessions: null });
   });
 
+  it('keeps counting finished summaries and dreams once their jobs are purged, and forgets a deleted session and workspace', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    for (const id of ['s1', 's2']) {
+      const created = await api.post(`/v3/workspaces/${ws}/sessions`, { id, configuration: { reasoning: { enabled: false }, summary: { messages_per_short_summary: 10 } } });
+      expect(created.status, created.text).toBe(201);
+    }
+    fake.script.defaultChat({ text: 'a summary' });
+    // s1: twenty messages, two summaries; s2: ten, one; and a dream about alice
+    const turns = (n: number) => Array.from({ length: n }, (_, i) => ({ peer_id: 'alice', content: `turn ${i + 1}` }));
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: turns(20) });
+    await api.post(`/v3/workspaces/${ws}/sessions/s2/messages`, { messages: turns(10) });
+    expect((await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'omni' })).status).toBe(204);
+    await drain(s);
+    const done = { ...counts(4, 4, 0, 0), sessions: { s1: { session_id: 's1', ...counts(2, 2, 0, 0) }, s2: { session_id: 's2', ...counts(1, 1, 0, 0) } } };
+    expect(await status(api, ws)).toEqual(done);
+
+    // the finished jobs are purged (normally a day after): the counts stay
+    expect(await api.database.store.jobs.purgeFinished(new Date(Date.now() + 60_000))).toBeGreaterThanOrEqual(4);
+    const finished = await api.database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND status = 'done'", [ws]);
+    expect(Number(finished?.n)).toBe(0);
+    expect(await status(api, ws)).toEqual(done);
+
+    // a deleted session's summaries go with it; the dream (about a collection) stays
+    expect((await api.delete(`/v3/workspaces/${ws}/sessions/s1`)).status).toBeLessThan(300);
+    await drain(s);
+    expect(await status(api, ws)).toEqual({ ...counts(2, 2, 0, 0), sessions: { s2: { session_id: 's2', ...counts(1, 1, 0, 0) } } });
+
+    // a workspace deleted and made again under its name starts from nothing
+    expect((await api.delete(`/v3/workspaces/${ws}/sessions/s2`)).status).toBeLessThan(300);
+    await drain(s);
+    expect((await api.delete(`/v3/workspaces/${ws}`)).status).toBeLessThan(300);
+    expect((await api.post('/v3/workspaces', { id: ws })).status).toBe(201);
+    expect(await status(api, ws)).toEqual({ ...counts(0, 0, 0, 0), sessions: null });
+  });
+
   it('never counts failed work as completed', async () => {
     const s = await setup();
     const { api, ws } = s;

@@ -49,11 +49,14 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     await jobs.deadLetter('b', at(12), 'gave up');
     await jobs.openJobs('q1');
     await jobs.openInQueue('q1');
+    // queue status
+    await jobs.countsByQueue('w', 'k', at(12));
+    await jobs.countsByQueue('w', 'other', at(12), { dueOnly: true });
 
     const scans: string[] = [];
     for (const { sql, params } of issued) {
       const plan = await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params);
-      for (const { detail } of plan) if (/^SCAN jobs\b/.test(detail)) scans.push(`${detail}: ${sql.replace(/\s+/g, ' ').slice(0, 120)}`);
+      for (const { detail } of plan) if (/^SCAN (jobs|job_counters)\b/.test(detail)) scans.push(`${detail}: ${sql.replace(/\s+/g, ' ').slice(0, 120)}`);
     }
     expect(issued.length).toBeGreaterThan(10);
     expect(scans).toEqual([]);

@@ -29,6 +29,7 @@ describe('migrations', () => {
       [
         'collection_dreams',
         'conclusions',
+        'job_counters',
         'jobs',
         'messages',
         'metamessages',
@@ -80,9 +81,15 @@ describe('migrations', () => {
       'BEGIN',
       '  RETURN NULL;',
       'END $$;',
+      'CREATE TRIGGER u AFTER UPDATE ON a',
+      'WHEN NEW.x = 2',
+      'BEGIN',
+      '  UPDATE a SET x = 3;',
+      'END;',
     ].join('\n');
     const statements = splitStatements(script);
-    expect(statements).toHaveLength(3);
+    expect(statements).toHaveLength(4);
+    expect(statements[3]).toMatch(/^CREATE TRIGGER u[\s\S]*SET x = 3;\nEND;$/);
     expect(statements[1]).toContain('UPDATE a SET x = 1;');
     expect(statements[2]).toMatch(/^CREATE FUNCTION[\s\S]*END \$\$;$/);
   });

@@ -1,4 +1,4 @@
-import type { JobRecord, JobStore, NewJob, QueueCounts, WorkCounts } from '../store.js';
+import type { JobRecord, JobStore, NewJob, WorkCounts } from '../store.js';
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
@@ -180,33 +180,23 @@ export class SqlJobStore implements JobStore {
     return this.db.run(`DELETE FROM jobs WHERE status = 'done' AND finished_at < ?`, [this.dialect.time(before)]);
   }
 
-  async counts(workspaceId: string, kinds: string[], now: Date): Promise<QueueCounts> {
-    const c = this.dialect;
-    const row = await this.db.get<Record<string, number>>(
-      `SELECT
-         COUNT(*) AS total,
-         SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS completed,
-         SUM(CASE WHEN status = 'running' AND locked_until >= ? THEN 1 ELSE 0 END) AS in_progress,
-         SUM(CASE WHEN status = 'pending' OR (status = 'running' AND locked_until < ?) THEN 1 ELSE 0 END) AS pending,
-         SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS dead
-       FROM jobs WHERE workspace_id = ? AND kind IN (${kinds.map(() => '?').join(', ')})`,
-      [c.time(now), c.time(now), workspaceId, ...kinds],
-    );
-    const n = (key: string) => Number(row?.[key] ?? 0);
-    return { total: n('total'), completed: n('completed'), inProgress: n('in_progress'), pending: n('pending'), dead: n('dead') };
-  }
-
   async countsByQueue(workspaceId: string, kind: string, now: Date, options: { dueOnly?: boolean } = {}): Promise<(WorkCounts & { queueKey: string })[]> {
     const c = this.dialect;
     const pendingJob = options.dueOnly ? "(status = 'pending' AND run_after <= ?)" : "status = 'pending'";
+    // finished jobs from the queues' counters (migrations/0018_job_counters.sql), open ones
+    // through jobs_workspace: the finished jobs kept for a day are not read
     const rows = await this.db.all<Record<string, number | string>>(
-      `SELECT queue_key,
-         SUM(CASE WHEN status = 'done' THEN 1 ELSE 0 END) AS completed,
-         SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS failed,
-         SUM(CASE WHEN status = 'running' AND locked_until >= ? THEN 1 ELSE 0 END) AS in_progress,
-         SUM(CASE WHEN ${pendingJob} OR (status = 'running' AND locked_until < ?) THEN 1 ELSE 0 END) AS pending
-       FROM jobs WHERE workspace_id = ? AND kind = ? GROUP BY queue_key`,
-      [c.time(now), ...(options.dueOnly ? [c.time(now)] : []), c.time(now), workspaceId, kind],
+      `SELECT queue_key, SUM(completed) AS completed, SUM(failed) AS failed, SUM(in_progress) AS in_progress, SUM(pending) AS pending
+       FROM (
+         SELECT queue_key, completed, failed, 0 AS in_progress, 0 AS pending FROM job_counters WHERE workspace_id = ? AND kind = ?
+         UNION ALL
+         SELECT queue_key, 0, 0,
+           CASE WHEN status = 'running' AND locked_until >= ? THEN 1 ELSE 0 END,
+           CASE WHEN ${pendingJob} OR (status = 'running' AND locked_until < ?) THEN 1 ELSE 0 END
+         FROM jobs WHERE workspace_id = ? AND kind = ? AND status IN ('pending', 'running')
+       ) AS queues
+       GROUP BY queue_key`,
+      [workspaceId, kind, c.time(now), ...(options.dueOnly ? [c.time(now)] : []), c.time(now), workspaceId, kind],
     );
     return rows.map((row) => ({
       queueKey: String(row.queue_key),
