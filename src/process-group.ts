@@ -4,6 +4,7 @@ import { availableParallelism } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { databaseOptions, openDatabase } from './app.js';
 import { isPostgresUrl, type Config } from './config.js';
+import { answerGroupMetrics } from './http/shared/group-metrics.js';
 import { checkVectorDimensions } from './main.js';
 import { serverExecArgv } from './server-flags.js';
 
@@ -154,6 +155,7 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
+  answerGroupMetrics(() => listening);
   cluster.setupPrimary({ execArgv: serverExecArgv(process.execArgv) });
   for (let slot = 0; slot < count; slot++) fork(slot);
 }

@@ -61,4 +61,25 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     expect(issued.length).toBeGreaterThan(10);
     expect(scans).toEqual([]);
   });
+
+  it('count the queue depth for /metrics through the partial index of each status', async () => {
+    const issued: string[] = [];
+    const driver = database.driver;
+    const spy: SqlExecutor = {
+      dialect: driver.dialect,
+      all: (sql, params = []) => (issued.push(sql), driver.all(sql, params)),
+      get: (sql, params = []) => (issued.push(sql), driver.get(sql, params)),
+      run: (sql, params = []) => (issued.push(sql), driver.run(sql, params)),
+    };
+    await new SqlJobStore(spy).countByStatus();
+    expect(issued).toHaveLength(1);
+    const plan = (await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${issued[0]}`)).map((row) => row.detail).filter((detail) => /\bjobs\b/.test(detail));
+    // open jobs, finished ones (a day's worth, read from the index alone), dead-lettered ones
+    expect(plan).toEqual([
+      'SCAN jobs USING COVERING INDEX jobs_claimable',
+      'SCAN jobs USING COVERING INDEX jobs_claimable',
+      'SCAN jobs USING COVERING INDEX jobs_finished',
+      'SCAN jobs USING COVERING INDEX jobs_dead',
+    ]);
+  });
 });

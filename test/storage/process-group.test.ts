@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
+import { openDatabase } from '../../src/app.js';
 import { SERVER_V8_FLAGS, serverExecArgv } from '../../src/server-flags.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, databaseForProcesses, uniqueId } from '../support/test-app.js';
@@ -312,6 +313,59 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
     } finally {
       await stopGroup(server, [...pids, ...current]);
       await sink.close();
+    }
+  });
+
+  it('answers /metrics with the whole group\'s counts, whichever process is scraped, and the queue depth once', async () => {
+    const { server, pids } = await startGroup(2, { METRICS_ENABLED: 'true' });
+    const database = await openDatabase(databaseUrl());
+    try {
+      const ws = uniqueId();
+      // dead-lettered jobs nothing else makes: the queue depth counted once, not once per process
+      const at = DIALECT === 'postgres' ? new Date() : Date.now() * 1000;
+      for (let i = 0; i < 3; i++) {
+        await database.driver.run("INSERT INTO jobs (id, kind, queue_key, status, max_attempts, run_after, created_at) VALUES (?, 'test.metrics', ?, 'dead', 1, ?, ?)", [uniqueId('job'), `q-${ws}`, at, at]);
+      }
+      const dead = await database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE status = 'dead'");
+      // round robin hands the 40 requests to both processes
+      for (let i = 0; i < 40; i++) expect((await call(server, 'POST', `/v3/workspaces/${ws}/peers/list`, {})).status).toBe(200);
+      const listed = /^engram_http_requests_total\{method="POST",route="\/v3\/workspaces\/:workspace_id\/peers\/list",status="200"\} (\d+)$/m;
+      for (let scrape = 0; scrape < 4; scrape++) {
+        const response = await fetch(`${server.baseUrl}/metrics`, { signal: AbortSignal.timeout(15_000) });
+        const text = await response.text();
+        expect(response.status, text).toBe(200);
+        expect(Number(listed.exec(text)?.[1])).toBe(40);
+        // the scrapes before this one, counted by whichever process answered each
+        if (scrape > 0) expect(text).toMatch(new RegExp(`^engram_http_requests_total\\{method="GET",route="/metrics",status="200"\\} ${scrape}$`, 'm'));
+        expect(text.match(/^engram_queue_jobs\{status="dead"\} (\d+)$/gm)).toEqual([`engram_queue_jobs{status="dead"} ${Number(dead?.n)}`]);
+        expect(text.match(/^# TYPE engram_http_requests_total /gm)).toHaveLength(1);
+      }
+
+      // a process that stops answering (SIGSTOP) fails the scrape with a 503 after the primary's
+      // wait, rather than a sum missing its counts; a scrape handed to it waits for it instead
+      process.kill(pids[1], 'SIGSTOP');
+      let refused: Response | undefined;
+      try {
+        for (let attempt = 0; attempt < 6 && refused === undefined; attempt++) {
+          const response = await fetch(`${server.baseUrl}/metrics`, { signal: AbortSignal.timeout(6_000) }).catch(() => undefined);
+          if (response !== undefined) refused = response;
+        }
+      } finally {
+        process.kill(pids[1], 'SIGCONT');
+      }
+      expect(refused?.status).toBe(503);
+      expect(await refused?.text()).toMatch(/^Metrics of the server processes could not be gathered: 1 server process\(es\) did not send their metrics within 3000 ms$/);
+
+      // a process killed: the scrapes answer from the processes left, then from its replacement too
+      process.kill(pids[0], 'SIGKILL');
+      for (let scrape = 0; scrape < 4; scrape++) {
+        const response = await fetch(`${server.baseUrl}/metrics`, { signal: AbortSignal.timeout(15_000) });
+        expect(response.status).toBe(200);
+        expect(Number(listed.exec(await response.text())?.[1] ?? 0)).toBeLessThanOrEqual(40);
+      }
+    } finally {
+      await database.driver.close();
+      await stopGroup(server, pids);
     }
   });
 

@@ -4,6 +4,7 @@ import type { ChatReport } from '../../domain/reasoning/chat.js';
 import type { Store } from '../../storage/store.js';
 import type { ConflictCounts } from '../../storage/sql/driver.js';
 import type { ModelCallEvent, ModelCallObserver } from '../../llm/models.js';
+import { GroupMetricsError, metricsSource } from './group-metrics.js';
 
 /**
  * Model calls (docs/reasoning.md): tokens in and out, latency and failures per module and model.
@@ -54,7 +55,8 @@ export class ModelCallMetrics implements ModelCallObserver {
 /**
  * Prometheus metrics at `GET /metrics` (contract §7.8): request counts and latencies per route
  * pattern and status, process metrics, the work queue's depth by job status, and the writes the
- * database ended to resolve conflicts (`conflicts`: the driver's counts).
+ * database ended to resolve conflicts (`conflicts`: the driver's counts). A process of a group
+ * answers with the whole group's (group-metrics.ts).
  */
 export function mountMetrics(
   app: FastifyInstance,
@@ -84,11 +86,13 @@ export function mountMetrics(
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
+  // read from the database every process shares: once per scrape, not added up over a group
+  const shared = new Registry();
   new Gauge({
     name: 'engram_queue_jobs',
     help: 'Background jobs in the queue, by status',
     labelNames: ['status'],
-    registers: [registry],
+    registers: [shared],
     async collect() {
       this.reset();
       for (const [status, count] of Object.entries(await store.jobs.countByStatus())) this.set({ status }, count);
@@ -114,8 +118,14 @@ export function mountMetrics(
     durations.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     done();
   });
-  const served = modelCalls ? Registry.merge([registry, modelCalls.registry]) : registry;
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
-    reply.header('content-type', served.contentType).send(await served.metrics()),
-  );
+  const served = metricsSource(modelCalls ? Registry.merge([registry, modelCalls.registry]) : registry, shared);
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    try {
+      return await reply.header('content-type', served.contentType).send(await served.text());
+    } catch (error) {
+      if (!(error instanceof GroupMetricsError)) throw error;
+      request.log.warn({ error: error.message }, 'metrics of the process group not gathered');
+      return reply.code(503).header('content-type', 'text/plain; charset=utf-8').send(`Metrics of the server processes could not be gathered: ${error.message}`);
+    }
+  });
 }
