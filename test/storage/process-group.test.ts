@@ -92,6 +92,29 @@ async function stopGroup(server: ServerProcess, pids: number[]): Promise<void> {
   await waitFor('the server processes to exit', () => (pids.every((pid) => !isAlive(pid)) ? true : undefined), 10_000);
 }
 
+/**
+ * GET /metrics on a connection of its own (a reused one would stay with the process that took
+ * it): the status and text, or undefined when the connection closed or `timeoutMs` passed.
+ */
+function scrape(server: ServerProcess, timeoutMs: number): Promise<{ status: number; text: string } | undefined> {
+  const { hostname, port } = new URL(server.baseUrl);
+  return new Promise((resolve) => {
+    const request = httpRequest({ host: hostname, port, path: '/metrics', agent: false }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      response.on('error', () => resolve(undefined));
+    });
+    request.setTimeout(timeoutMs, () => {
+      request.destroy();
+      resolve(undefined);
+    });
+    request.on('error', () => resolve(undefined));
+    request.end();
+  });
+}
+
 /** Every peer id of a workspace, through v3 peers/list pages of 100. */
 async function allPeerIds(server: ServerProcess, ws: string): Promise<Set<string>> {
   const ids = new Set<string>();
@@ -330,13 +353,13 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       // round robin hands the 40 requests to both processes
       for (let i = 0; i < 40; i++) expect((await call(server, 'POST', `/v3/workspaces/${ws}/peers/list`, {})).status).toBe(200);
       const listed = /^engram_http_requests_total\{method="POST",route="\/v3\/workspaces\/:workspace_id\/peers\/list",status="200"\} (\d+)$/m;
-      for (let scrape = 0; scrape < 4; scrape++) {
-        const response = await fetch(`${server.baseUrl}/metrics`, { signal: AbortSignal.timeout(15_000) });
-        const text = await response.text();
-        expect(response.status, text).toBe(200);
+      for (let round = 0; round < 4; round++) {
+        const response = await scrape(server, 15_000);
+        expect(response?.status, response?.text).toBe(200);
+        const text = response!.text;
         expect(Number(listed.exec(text)?.[1])).toBe(40);
         // the scrapes before this one, counted by whichever process answered each
-        if (scrape > 0) expect(text).toMatch(new RegExp(`^engram_http_requests_total\\{method="GET",route="/metrics",status="200"\\} ${scrape}$`, 'm'));
+        if (round > 0) expect(text).toMatch(new RegExp(`^engram_http_requests_total\\{method="GET",route="/metrics",status="200"\\} ${round}$`, 'm'));
         expect(text.match(/^engram_queue_jobs\{status="dead"\} (\d+)$/gm)).toEqual([`engram_queue_jobs{status="dead"} ${Number(dead?.n)}`]);
         expect(text.match(/^# TYPE engram_http_requests_total /gm)).toHaveLength(1);
       }
@@ -344,24 +367,25 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       // a process that stops answering (SIGSTOP) fails the scrape with a 503 after the primary's
       // wait, rather than a sum missing its counts; a scrape handed to it waits for it instead
       process.kill(pids[1], 'SIGSTOP');
-      let refused: Response | undefined;
+      let refused: { status: number; text: string } | undefined;
       try {
-        for (let attempt = 0; attempt < 6 && refused === undefined; attempt++) {
-          const response = await fetch(`${server.baseUrl}/metrics`, { signal: AbortSignal.timeout(6_000) }).catch(() => undefined);
-          if (response !== undefined) refused = response;
-        }
+        for (let attempt = 0; attempt < 6 && refused === undefined; attempt++) refused = await scrape(server, 6_000);
       } finally {
         process.kill(pids[1], 'SIGCONT');
       }
       expect(refused?.status).toBe(503);
-      expect(await refused?.text()).toMatch(/^Metrics of the server processes could not be gathered: 1 server process\(es\) did not send their metrics within 3000 ms$/);
+      expect(refused?.text).toMatch(/^Metrics of the server processes could not be gathered: 1 server process\(es\) did not send their metrics within 3000 ms$/);
 
-      // a process killed: the scrapes answer from the processes left, then from its replacement too
+      // a process killed: once its replacement listens, the scrapes answer again (without the killed one's counts)
       process.kill(pids[0], 'SIGKILL');
-      for (let scrape = 0; scrape < 4; scrape++) {
-        const response = await fetch(`${server.baseUrl}/metrics`, { signal: AbortSignal.timeout(15_000) });
-        expect(response.status).toBe(200);
-        expect(Number(listed.exec(await response.text())?.[1] ?? 0)).toBeLessThanOrEqual(40);
+      await waitFor('the replacement process', () => {
+        const now = listeningPids(server);
+        return now.length === 2 && !now.includes(pids[0]) ? true : undefined;
+      });
+      for (let round = 0; round < 4; round++) {
+        const response = await scrape(server, 15_000);
+        expect(response?.status, response?.text).toBe(200);
+        expect(Number(listed.exec(response!.text)?.[1] ?? 0)).toBeLessThanOrEqual(40);
       }
     } finally {
       await database.driver.close();
