@@ -379,6 +379,12 @@ export interface SessionStore {
    */
   ofPeerVersion(workspaceId: string, peerId: string): Promise<string | undefined>;
   deactivate(workspaceId: string, id: string): Promise<boolean>;
+  /**
+   * Deletes up to `limit` of an inactive session's messages, then of its conclusions: how many
+   * went (0 once none are left, or when the session is gone or active again). Lets a big
+   * session be purged in short transactions before `purgeInactive` removes the rest.
+   */
+  purgeInactiveBatch(workspaceId: string, id: string, limit: number): Promise<number>;
   /** Removes an inactive session with everything in it; false when it is gone or active again. */
   purgeInactive(workspaceId: string, id: string): Promise<boolean>;
 

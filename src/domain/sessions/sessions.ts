@@ -298,11 +298,6 @@ export function deleteSession(ctx: DomainContext, workspaceId: string, sessionId
   });
 }
 
-/** Runs a queued purge: the session's rows are removed unless it became active again. */
-export async function purgeSession(ctx: DomainContext, workspaceId: string, sessionId: string): Promise<boolean> {
-  return ctx.store.sessions.purgeInactive(workspaceId, sessionId);
-}
-
 /** Copies a session: metadata, configuration, messages (up to `messageId`) and memberships. */
 export function cloneSession(
   ctx: DomainContext,

@@ -129,6 +129,24 @@ export class SqlSessionStore implements SessionStore {
     return changed > 0;
   }
 
+  async purgeInactiveBatch(workspaceId: string, id: string, limit: number): Promise<number> {
+    const count = Math.max(1, Math.trunc(limit));
+    let deleted = 0;
+    for (const table of ['messages', 'conclusions']) {
+      // the rows that cascade from each (full-text entries, vectors, sources, metamessages) go with it
+      deleted += await this.db.run(
+        `DELETE FROM ${table} WHERE pk IN (
+           SELECT c.pk FROM ${table} c
+           WHERE c.workspace_id = ? AND c.session_id = ?
+             AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = ? AND s.id = ? AND s.is_active = ?)
+           LIMIT ${count - deleted})`,
+        [workspaceId, id, workspaceId, id, this.d.bool(false)],
+      );
+      if (deleted >= count) break;
+    }
+    return deleted;
+  }
+
   async purgeInactive(workspaceId: string, id: string): Promise<boolean> {
     // messages, memberships, conclusions and metamessages go with the row (ON DELETE CASCADE)
     const deleted = await this.db.run('DELETE FROM sessions WHERE workspace_id = ? AND id = ? AND is_active = ?', [workspaceId, id, this.d.bool(false)]);
