@@ -5,11 +5,8 @@ import { DELIVER_WEBHOOK, emitWebhookEvents, PURGE_SESSION } from '../../src/dom
 import { buildCatalog, readDeliverWebhookPayload, readPurgeSessionPayload, type JobCatalog } from '../../src/jobs/catalog.js';
 import { Worker } from '../../src/jobs/worker.js';
 import { migrate } from '../../src/storage/migrate.js';
-import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
-import type { SqlDriver } from '../../src/storage/sql/driver.js';
-import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
-import { openFreshDatabase } from '../support/fresh-database.js';
-import { DIALECT, ownPostgresDatabase, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-database.js';
+import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
  * Job payloads are input too (a stored row may come from an older version or be damaged): each
@@ -159,15 +156,7 @@ describe('webhook deliveries', () => {
 
 describe('migration 0014', () => {
   it('gives deliveries queued by an older version their endpoint from the queue key', async () => {
-    let driver: SqlDriver;
-    let drop: () => Promise<void> = async () => undefined;
-    if (DIALECT === 'postgres') {
-      const own = await ownPostgresDatabase();
-      driver = new PostgresDriver(own.url, { maxConnections: 2 });
-      drop = own.drop;
-    } else {
-      driver = new SqliteDriver(':memory:');
-    }
+    const driver = await openUnmigratedDriver();
     try {
       await migrate(driver, { through: '0013_representation_counters' });
       const insert = `INSERT INTO jobs (id, kind, workspace_id, queue_key, payload, max_attempts, run_after, created_at) VALUES (?, ?, NULL, ?, ?, 3, ?, ?)`;
@@ -186,8 +175,7 @@ describe('migration 0014', () => {
       expect(readDeliverWebhookPayload(payloads.old)).toEqual({ ...old, endpointId: 'ep-1' });
       expect(payloads.other).toEqual({ sessionId: 's' });
     } finally {
-      await driver.close();
-      await drop();
+      await driver.discard();
     }
   });
 });

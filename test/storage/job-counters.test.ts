@@ -3,11 +3,10 @@ import { openDatabase, type Database } from '../../src/app.js';
 import { SUMMARIZE } from '../../src/domain/reasoning/deriver.js';
 import { DREAM, DREAM_AUTO } from '../../src/domain/reasoning/dream-schedule.js';
 import { migrate } from '../../src/storage/migrate.js';
-import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import type { SqlDriver } from '../../src/storage/sql/driver.js';
-import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
 import type { NewJob } from '../../src/storage/store.js';
-import { DIALECT, ownPostgresDatabase, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { openUnmigratedDriver } from '../support/fresh-database.js';
+import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
  * The finished summary and dream jobs are counted per queue as they finish (migration 0018), so
@@ -80,15 +79,7 @@ describe('job counters', () => {
   });
 
   it('start from the finished jobs an older version kept, when the migration runs', async () => {
-    let driver: SqlDriver;
-    let drop: () => Promise<void> = async () => undefined;
-    if (DIALECT === 'postgres') {
-      const own = await ownPostgresDatabase();
-      driver = new PostgresDriver(own.url, { maxConnections: 2 });
-      drop = own.drop;
-    } else {
-      driver = new SqliteDriver(':memory:');
-    }
+    const driver = await openUnmigratedDriver();
     try {
       await migrate(driver, { through: '0017_job_claim_by_kind' });
       const ws = 'w1';
@@ -119,8 +110,7 @@ describe('job counters', () => {
       ]);
       expect(await counters(driver, 'gone')).toEqual([]);
     } finally {
-      await driver.close();
-      await drop();
+      await driver.discard();
     }
   });
 });

@@ -1,4 +1,7 @@
 import { openDatabase, type Database } from '../../src/app.js';
+import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
+import type { SqlDriver } from '../../src/storage/sql/driver.js';
+import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
 import { ownPostgresDatabase, TEST_DATABASE_URL } from './test-app.js';
 
 /**
@@ -20,4 +23,23 @@ export async function openFreshDatabase(): Promise<Database & { close(): Promise
       await own.drop();
     },
   };
+}
+
+/**
+ * An empty database of its own with no migrations run, for tests of a migration: the test
+ * migrates it up to the one before, writes the rows an older version left, then migrates on.
+ */
+export async function openUnmigratedDriver(): Promise<SqlDriver & { discard(): Promise<void> }> {
+  if (!TEST_DATABASE_URL.startsWith('postgres')) {
+    const driver = new SqliteDriver(':memory:');
+    return Object.assign(driver, { discard: () => driver.close() });
+  }
+  const own = await ownPostgresDatabase();
+  const driver = new PostgresDriver(own.url, { maxConnections: 2 });
+  return Object.assign(driver, {
+    async discard() {
+      await driver.close();
+      await own.drop();
+    },
+  });
 }
