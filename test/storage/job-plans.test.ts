@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
 import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { SqlJobStore } from '../../src/storage/sql/job-store.js';
+import { SqlReasoningStore } from '../../src/storage/sql/reasoning-store.js';
+import { openFreshDatabase } from '../support/fresh-database.js';
 import type { NewJob } from '../../src/storage/store.js';
 import { DIALECT } from '../support/test-app.js';
 
@@ -83,3 +85,60 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     ]);
   });
 });
+
+describe.runIf(DIALECT === 'postgres')('queue status on PostgreSQL', () => {
+  it('probes the running jobs once per unit of open items, not once per item, even before any ANALYZE', async () => {
+    // a new database: no statistics yet, as on a fresh install before autovacuum's first ANALYZE
+    const database = await openFreshDatabase();
+    try {
+      const { driver } = database;
+      await driver.run("INSERT INTO workspaces (id, created_at) VALUES ('w', now())");
+      for (const peer of ['alice', 'bob', 'carol']) await driver.run("INSERT INTO peers (workspace_id, id, created_at) VALUES ('w', ?, now())", [peer]);
+      await driver.run("INSERT INTO sessions (workspace_id, id, created_at) VALUES ('w', 's', now())");
+      // 300 open items in 3 units (one per sender), and alice's unit running
+      await driver.run(
+        `INSERT INTO messages (id, workspace_id, session_id, peer_id, content, created_at)
+         SELECT 'm' || n, 'w', 's', (ARRAY['alice', 'bob', 'carol'])[n % 3 + 1], 'hello', now() FROM generate_series(1, 300) AS n`,
+      );
+      await driver.run(
+        `INSERT INTO representation_items (workspace_id, session_id, observed_id, message_id, message_pk, tokens, observers, created_at)
+         SELECT workspace_id, session_id, peer_id, id, pk, 1, jsonb_build_array(peer_id), now() FROM messages`,
+      );
+      await driver.run(
+        `INSERT INTO jobs (id, kind, workspace_id, queue_key, status, max_attempts, run_after, locked_until, created_at)
+         VALUES ('j', 'reasoning.represent', 'w', 'representation:w:s:alice', 'running', 3, now(), now() + interval '1 hour', now())`,
+      );
+      const issued: { sql: string; params: readonly unknown[] }[] = [];
+      const spy: SqlExecutor = {
+        dialect: driver.dialect,
+        all: (sql, params = []) => (issued.push({ sql, params }), driver.all(sql, params)),
+        get: (sql, params = []) => (issued.push({ sql, params }), driver.get(sql, params)),
+        run: (sql, params = []) => (issued.push({ sql, params }), driver.run(sql, params)),
+      };
+      const counts = await new SqlReasoningStore(spy).representationCounts('w', undefined, new Date());
+      expect(counts.map((c) => [c.observedId, c.inProgress, c.pending]).sort()).toEqual([
+        ['alice', 100, 0],
+        ['bob', 0, 100],
+        ['carol', 0, 100],
+      ]);
+      expect(issued).toHaveLength(1);
+      const [{ 'QUERY PLAN': [plan] }] = await driver.all<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${issued[0].sql}`, issued[0].params);
+      const loops: number[] = [];
+      const walk = (node: PlanNode) => {
+        if (node['Relation Name'] === 'jobs') loops.push(node['Actual Loops']);
+        for (const child of node.Plans ?? []) walk(child);
+      };
+      walk(plan.Plan);
+      expect(loops.length).toBeGreaterThan(0);
+      expect(Math.max(...loops)).toBeLessThanOrEqual(3);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Loops': number;
+  Plans?: PlanNode[];
+}
