@@ -8,7 +8,7 @@ import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
 import { limitConnections, serverLimitOptions } from './http/shared/server-limits.js';
-import { ModelCallMetrics, mountMetrics } from './http/shared/metrics.js';
+import { JobMetrics, ModelCallMetrics, mountMetrics } from './http/shared/metrics.js';
 import { buildModels, logFailedModelCalls, observeModelCalls } from './llm/models.js';
 import type { Models } from './llm/provider.js';
 import { mountReadiness, type WorkerStatus } from './http/shared/readiness.js';
@@ -83,7 +83,7 @@ export interface AppDeps {
 }
 
 /** Builds the HTTP app with /v2 and /v3 mounted, without listening (tests use inject). */
-export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models }> {
+export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models; jobMetrics: JobMetrics }> {
   const { config } = deps;
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
@@ -180,7 +180,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     reply.header('content-type', 'application/json').send('{"status":"ok"}'),
   );
   mountReadiness(app, deps.database.store, deps.workers ?? (() => undefined));
-  mountMetrics(app, deps.database.store, deps.database.driver.conflicts, config.metricsEnabled, modelCalls);
+  const jobMetrics = new JobMetrics();
+  mountMetrics(app, deps.database.store, deps.database.driver.conflicts, config.metricsEnabled, modelCalls, jobMetrics);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   mountV1(app, httpDeps);
@@ -206,5 +207,5 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     return reply.code(status).send({ detail: error.message });
   });
 
-  return { app, ctx, models };
+  return { app, ctx, models, jobMetrics };
 }

@@ -1,7 +1,7 @@
 import { buildApp, databaseOptions, openDatabase, reasoningRuntime, type Database } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildCatalog } from './jobs/catalog.js';
-import { Worker, type WorkerLogger } from './jobs/worker.js';
+import { Worker, type WorkerLogger, type WorkerOptions } from './jobs/worker.js';
 import { createDomainContext } from './domain/context.js';
 import { reasoningHandlers } from './jobs/reasoning-jobs.js';
 import { buildModels, describeReasoning, logFailedModelCalls } from './llm/models.js';
@@ -10,9 +10,9 @@ import type { Models } from './llm/provider.js';
 /**
  * The background worker for this configuration: webhook deliveries and purges, plus the
  * deriver's and summarizer's jobs when a model is configured (`models`: those of the app in the
- * same process, so their limits on concurrent calls are shared).
+ * same process, so their limits on concurrent calls are shared; `onAttempt`: the app's job metrics).
  */
-export function createWorker(config: Config, database: Database, logger: WorkerLogger, models?: Models): Worker {
+export function createWorker(config: Config, database: Database, logger: WorkerLogger, models?: Models, onAttempt?: WorkerOptions['onAttempt']): Worker {
   const catalog = buildCatalog({
     secret: config.webhookSecret,
     timeoutMs: config.webhookTimeoutMs,
@@ -34,6 +34,7 @@ export function createWorker(config: Config, database: Database, logger: WorkerL
     retryBaseMs: config.jobRetryBaseMs,
     retryMaxMs: config.jobRetryMaxMs,
     logger,
+    onAttempt,
   });
 }
 
@@ -59,10 +60,10 @@ export async function serve(config: Config): Promise<void> {
   const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   await checkVectorDimensions(config, database);
   // the workers are made below (they log through the app); /ready asks them only once listening
-  const { app, models } = await buildApp({ config, database, workers: () => worker?.status() });
+  const { app, models, jobMetrics } = await buildApp({ config, database, workers: () => worker?.status() });
   for (const step of database.migrations.filter((s) => s.applied)) app.log.info({ migration: step.name }, 'migration applied');
   app.log.info(describeReasoning(config.models));
-  const worker = config.runWorkers ? createWorker(config, database, app.log, models) : undefined;
+  const worker = config.runWorkers ? createWorker(config, database, app.log, models, jobMetrics.onAttempt) : undefined;
 
   let stopping = false;
   const stop = async (signal: string) => {

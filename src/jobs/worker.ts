@@ -36,6 +36,16 @@ export interface WorkerOptions {
   random?: () => number;
   /** How long finished jobs are kept before they are removed. */
   keepFinishedMs?: number;
+  /** Told of every attempt's end (metrics); `durationMs` is the run's time, 0 for a job never run. */
+  onAttempt?: (event: { kind: string; outcome: AttemptOutcome; durationMs: number }) => void;
+}
+
+/** How an attempt ended for its job: done, skipped, to be retried, dead-lettered, or given back unfinished. */
+export type AttemptOutcome = 'done' | 'skipped' | 'retried' | 'dead' | 'interrupted';
+
+function attemptOutcome(job: JobRecord, outcome: RunOutcome): AttemptOutcome {
+  if (outcome.kind !== 'failed') return outcome.kind;
+  return !outcome.retryable || job.attempts >= job.maxAttempts ? 'dead' : 'retried';
 }
 
 /** The handler's reading of a claimed job's payload; undefined when it is not an object or does not fit. */
@@ -227,6 +237,7 @@ export class Worker {
     // own keys only: a stored kind such as `constructor` must not find an Object.prototype member
     const handler = Object.hasOwn(this.catalog, job.kind) ? this.catalog[job.kind] : undefined;
     let outcome: RunOutcome;
+    let started: number | undefined;
     // checked before the run: a payload that does not fit its kind can never succeed
     const payload: unknown = handler === undefined ? undefined : readPayload(handler, job);
     if (handler === undefined) {
@@ -235,6 +246,7 @@ export class Worker {
       outcome = { kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false };
     } else {
       let timer: NodeJS.Timeout | undefined;
+      started = performance.now();
       const heartbeat = this.keepLeased(job, handler);
       // past its time the run is abandoned and told to stop (a model call is aborted)
       const abort = new AbortController();
@@ -259,6 +271,7 @@ export class Worker {
         clearInterval(heartbeat);
       }
     }
+    this.options.onAttempt?.({ kind: job.kind, outcome: attemptOutcome(job, outcome), durationMs: started === undefined ? 0 : performance.now() - started });
     try {
       await this.record(job, outcome);
     } catch (error) {
@@ -306,7 +319,7 @@ export class Worker {
       if (outcome.kind === 'skipped') this.options.logger.info({ ...log, reason: outcome.reason }, 'job skipped');
       return;
     }
-    if (!outcome.retryable || job.attempts >= job.maxAttempts) {
+    if (attemptOutcome(job, outcome) === 'dead') {
       await this.store.jobs.deadLetter(job.id, now, outcome.error);
       this.options.logger.warn({ ...log, error: outcome.error }, 'job dead-lettered');
       return;

@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { startServerProcess } from '../support/server-process.js';
+import { buildTestApp, databaseForProcesses, uniqueId, type TestApi } from '../support/test-app.js';
+import { startWebhookSink } from '../support/webhook-sink.js';
 
 describe('GET /metrics', () => {
   let on: TestApi;
@@ -31,5 +36,48 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/engram_http_request_duration_seconds_count\{method="POST",route="\/v3\/workspaces\/:workspace_id\/peers\/list"\} 3/);
     expect(text).toContain('engram_queue_jobs{status="pending"}');
     expect(text).not.toContain(ws);
+  });
+});
+
+describe('GET /metrics of a server with its worker', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'engram-metrics-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const databaseUrl = databaseForProcesses(dir);
+
+  it('counts the background job attempts by kind and outcome, with their times', { timeout: 60_000 }, async () => {
+    const sink = await startWebhookSink();
+    // the first delivery fails (retried), the next one lands
+    sink.answers.push(500);
+    const server = await startServerProcess({
+      DATABASE_URL: databaseUrl(),
+      METRICS_ENABLED: 'true',
+      WEBHOOK_SECRET: 'metrics-secret',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WORKER_POLL_MS: '20',
+      JOB_RETRY_BASE_MS: '20',
+      JOB_RETRY_MAX_MS: '40',
+    });
+    try {
+      const post = (path: string, body: unknown) =>
+        fetch(server.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const ws = uniqueId();
+      expect((await post('/v3/workspaces', { id: ws })).status).toBe(201);
+      expect((await post(`/v3/workspaces/${ws}/webhooks`, { url: sink.url })).status).toBe(201);
+      expect((await post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: [{ peer_id: 'p', content: 'hello' }] })).status).toBe(201);
+      await sink.waitFor(1, 20_000);
+      let text = '';
+      const done = 'engram_job_attempts_total{kind="webhook.deliver",outcome="done"} 1';
+      for (let i = 0; i < 100 && !text.includes(done); i++) {
+        text = await (await fetch(`${server.baseUrl}/metrics`)).text();
+        if (!text.includes(done)) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(text).toContain(done);
+      expect(text).toContain('engram_job_attempts_total{kind="webhook.deliver",outcome="retried"} 1');
+      expect(text).toMatch(/^engram_job_duration_seconds_count\{kind="webhook\.deliver"\} 2$/m);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      await sink.close();
+    }
   });
 });

@@ -94,4 +94,42 @@ describe('the worker', () => {
       await worker.stop(2_000);
     }
   });
+
+  it('tells onAttempt how each attempt ended, with the time it ran', async () => {
+    const kind = uniqueId('test.outcomes');
+    let flakyRuns = 0;
+    const catalog: JobCatalog = {
+      [kind]: {
+        readPayload: (payload) => (typeof payload.case === 'string' ? payload.case : undefined),
+        async run(which) {
+          await sleep(15);
+          if (which === 'skip') return { kind: 'skipped', reason: 'nothing to do' };
+          if (which === 'broken') return { kind: 'failed', error: 'no', retryable: false };
+          if (which === 'flaky' && flakyRuns++ === 0) return { kind: 'failed', error: 'not yet', retryable: true };
+          return { kind: 'done' };
+        },
+        timeoutMs: 5_000,
+      },
+    };
+    const events: { kind: string; outcome: string; durationMs: number }[] = [];
+    const worker = new Worker(database.store, catalog, { concurrency: 2, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent, onAttempt: (event) => events.push(event) });
+    const cases = ['ok', 'skip', 'broken', 'flaky', 'unreadable'];
+    const ids = cases.map(() => uniqueId('job'));
+    await database.store.jobs.enqueue(
+      cases.map((which, i) => ({ id: ids[i], kind, workspaceId: null, queueKey: uniqueId('q'), payload: which === 'unreadable' ? { case: 7 } : { case: which }, maxAttempts: 3 })),
+      new Date(),
+    );
+    worker.start();
+    try {
+      await waitFor(async () => (await Promise.all(ids.map(status))).every((s) => s === 'done' || s === 'dead'));
+    } finally {
+      await worker.stop(2_000);
+    }
+    expect(events.every((e) => e.kind === kind)).toBe(true);
+    expect(events.map((e) => e.outcome).sort()).toEqual(['dead', 'dead', 'done', 'done', 'retried', 'skipped']);
+    // the attempts that ran took their 15 ms; the unreadable payload never ran
+    const ran = events.filter((e) => e.durationMs > 0);
+    expect(ran).toHaveLength(5);
+    expect(ran.every((e) => e.durationMs >= 14)).toBe(true);
+  });
 });

@@ -3,6 +3,7 @@ import { Counter, Histogram, Registry, Gauge, collectDefaultMetrics } from 'prom
 import type { ChatReport } from '../../domain/reasoning/chat.js';
 import type { Store } from '../../storage/store.js';
 import type { ConflictCounts } from '../../storage/sql/driver.js';
+import type { AttemptOutcome } from '../../jobs/worker.js';
 import type { ModelCallEvent, ModelCallObserver } from '../../llm/models.js';
 import { GroupMetricsError, metricsSource } from './group-metrics.js';
 
@@ -52,9 +53,32 @@ export class ModelCallMetrics implements ModelCallObserver {
   }
 }
 
+/** Background job attempts of this process's worker, by kind and how each ended. */
+export class JobMetrics {
+  readonly registry = new Registry();
+  private readonly attempts = new Counter({
+    name: 'engram_job_attempts_total',
+    help: 'Background job attempts, by job kind and outcome (done, skipped, retried, dead, interrupted)',
+    labelNames: ['kind', 'outcome'],
+    registers: [this.registry],
+  });
+  private readonly durations = new Histogram({
+    name: 'engram_job_duration_seconds',
+    help: 'Time of background job attempts that ran, by job kind',
+    labelNames: ['kind'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  readonly onAttempt = (event: { kind: string; outcome: AttemptOutcome; durationMs: number }): void => {
+    this.attempts.inc({ kind: event.kind, outcome: event.outcome });
+    if (event.durationMs > 0) this.durations.observe({ kind: event.kind }, event.durationMs / 1000);
+  };
+}
+
 /**
  * Prometheus metrics at `GET /metrics` (contract §7.8): request counts and latencies per route
- * pattern and status, process metrics, the work queue's depth by job status, and the writes the
+ * pattern and status, process metrics, the work queue's depth by job status, job attempts (`jobs`), and the writes the
  * database ended to resolve conflicts (`conflicts`: the driver's counts). A process of a group
  * answers with the whole group's (group-metrics.ts).
  */
@@ -64,6 +88,7 @@ export function mountMetrics(
   conflicts: Readonly<ConflictCounts>,
   enabled: boolean,
   modelCalls?: ModelCallMetrics,
+  jobs?: JobMetrics,
 ): void {
   if (!enabled) {
     app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
@@ -118,7 +143,8 @@ export function mountMetrics(
     durations.observe({ method: request.method, route }, reply.elapsedTime / 1000);
     done();
   });
-  const served = metricsSource(modelCalls ? Registry.merge([registry, modelCalls.registry]) : registry, shared);
+  const perProcess = [registry, modelCalls?.registry, jobs?.registry].filter((r): r is Registry => r !== undefined);
+  const served = metricsSource(perProcess.length === 1 ? registry : Registry.merge(perProcess), shared);
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     try {
       return await reply.header('content-type', served.contentType).send(await served.text());
