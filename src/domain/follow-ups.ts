@@ -1,4 +1,4 @@
-import type { JsonObject, NewJob } from '../storage/store.js';
+import type { JsonObject, NewJob, Store } from '../storage/store.js';
 import type { DomainContext } from './context.js';
 import { isoSeconds } from './iso-seconds.js';
 
@@ -14,6 +14,8 @@ export interface PurgeSessionPayload extends JsonObject {
   sessionId: string;
 }
 
+const purgeQueueKey = (workspaceId: string) => `purge:${workspaceId}`;
+
 /** Queues the removal of a session just marked inactive (contract §7.3: purged asynchronously). */
 export async function schedulePurgeSession(ctx: DomainContext, workspaceId: string, sessionId: string, now: Date): Promise<void> {
   const { store } = ctx;
@@ -23,13 +25,38 @@ export async function schedulePurgeSession(ctx: DomainContext, workspaceId: stri
         id: ctx.newId(),
         kind: PURGE_SESSION,
         workspaceId,
-        queueKey: `purge:${workspaceId}`,
+        queueKey: purgeQueueKey(workspaceId),
         payload: { sessionId },
         maxAttempts: ctx.limits.jobMaxAttempts,
       },
     ],
     now,
   );
+}
+
+/** Rows one transaction of a session purge deletes (about 30 ms of SQLite's time for messages). */
+const PURGE_BATCH_ROWS = 500;
+
+/**
+ * Purges a deleted session: its messages and conclusions in batches, each a short transaction
+ * with the event loop free in between (one statement for 100,000 messages would hold the process,
+ * and on SQLite the write lock every process waits on, for seconds), then the session row with
+ * the rest. What went stays gone if it stops (`signal`); the next try goes on from there.
+ * 'absent': the session is gone, or active again.
+ */
+export async function purgeDeletedSession(store: Store, workspaceId: string, sessionId: string, signal?: AbortSignal): Promise<'purged' | 'absent' | 'stopped'> {
+  while ((await store.sessions.purgeInactiveBatch(workspaceId, sessionId, PURGE_BATCH_ROWS)) > 0) {
+    if (signal?.aborted) return 'stopped';
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return (await store.sessions.purgeInactive(workspaceId, sessionId)) ? 'purged' : 'absent';
+}
+
+/** Purges now, batch by batch, every deleted session of the workspace whose purge is still queued. */
+export async function purgeQueuedSessions(store: Store, workspaceId: string): Promise<void> {
+  for (const job of await store.jobs.openJobs(purgeQueueKey(workspaceId))) {
+    if (job.kind === PURGE_SESSION && typeof job.payload.sessionId === 'string') await purgeDeletedSession(store, workspaceId, job.payload.sessionId);
+  }
 }
 
 /** Job kind: deliver one webhook event to one endpoint. */

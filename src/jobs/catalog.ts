@@ -1,4 +1,4 @@
-import { DELIVER_WEBHOOK, PURGE_SESSION, type DeliverWebhookPayload, type PurgeSessionPayload, type WebhookEventType } from '../domain/follow-ups.js';
+import { DELIVER_WEBHOOK, PURGE_SESSION, purgeDeletedSession, type DeliverWebhookPayload, type PurgeSessionPayload, type WebhookEventType } from '../domain/follow-ups.js';
 import type { JobRecord, JsonObject, Store } from '../storage/store.js';
 import { deliverWebhook, type WebhookDeliveryConfig } from './deliver-webhook.js';
 
@@ -54,9 +54,6 @@ export function readPurgeSessionPayload(payload: JsonObject): PurgeSessionPayloa
   return isText(sessionId) ? { sessionId } : undefined;
 }
 
-/** Rows one transaction of a session purge deletes (about 30 ms of SQLite's time for messages). */
-const PURGE_BATCH_ROWS = 500;
-
 export function buildCatalog(webhooks: WebhookDeliveryConfig): JobCatalog {
   return {
     [DELIVER_WEBHOOK]: jobHandler({
@@ -68,17 +65,9 @@ export function buildCatalog(webhooks: WebhookDeliveryConfig): JobCatalog {
     [PURGE_SESSION]: jobHandler({
       readPayload: readPurgeSessionPayload,
       async run({ sessionId }, job, store, signal) {
-        const workspaceId = job.workspaceId ?? '';
-        // a big session goes in batches, each a short transaction with the event loop free in
-        // between: one statement for 100,000 messages would hold the process (and, on SQLite,
-        // the write lock every process waits on) for seconds. What went stays gone if the run
-        // stops; the next attempt goes on from there.
-        while ((await store.sessions.purgeInactiveBatch(workspaceId, sessionId, PURGE_BATCH_ROWS)) > 0) {
-          if (signal.aborted) return { kind: 'failed', error: `purge stopped: ${String(signal.reason)}`, retryable: true };
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        const purged = await store.sessions.purgeInactive(workspaceId, sessionId);
-        return purged ? { kind: 'done' } : { kind: 'skipped', reason: 'session already gone or active' };
+        const result = await purgeDeletedSession(store, job.workspaceId ?? '', sessionId, signal);
+        if (result === 'stopped') return { kind: 'failed', error: `purge stopped: ${String(signal.reason)}`, retryable: true };
+        return result === 'purged' ? { kind: 'done' } : { kind: 'skipped', reason: 'session already gone or active' };
       },
       timeoutMs: 60_000,
     }),

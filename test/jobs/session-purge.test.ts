@@ -95,4 +95,37 @@ describe('session purge', () => {
     expect(batches).toEqual([500, 103, 0]);
     expect(await count('SELECT count(*) AS n FROM sessions WHERE workspace_id = ? AND id = ?', [ws, 's1'])).toBe(0);
   });
+
+  it('runs first, batch by batch, for the deleted sessions of a workspace being deleted', async () => {
+    const ws = await sessionWithMessages(1_100);
+    // a client deleting every session, then the workspace, before any purge job ran
+    expect((await api.delete(`/v3/workspaces/${ws}/sessions/s1`)).status).toBe(202);
+    expect((await api.delete(`/v3/workspaces/${ws}/sessions/s2`)).status).toBe(202);
+    const sessions = api.database.store.sessions;
+    const batches: [string, number][] = [];
+    const original = sessions.purgeInactiveBatch;
+    sessions.purgeInactiveBatch = async function (this: typeof sessions, workspaceId, id, limit) {
+      const n = await original.call(this, workspaceId, id, limit);
+      if (workspaceId === ws) batches.push([id, n]);
+      return n;
+    };
+    try {
+      const deleted = await api.delete(`/v3/workspaces/${ws}`);
+      expect(deleted.status, deleted.text).toBe(202);
+    } finally {
+      sessions.purgeInactiveBatch = original;
+    }
+    expect(batches).toEqual([
+      ['s1', 500],
+      ['s1', 500],
+      ['s1', 103],
+      ['s1', 0],
+      ['s2', 1],
+      ['s2', 0],
+    ]);
+    expect(await count('SELECT count(*) AS n FROM messages WHERE workspace_id = ?', [ws])).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM workspaces WHERE id = ?', [ws])).toBe(0);
+    // the purge jobs, when they run, find nothing left
+    expect(await purge.run({ sessionId: 's1' }, job(ws), api.database.store, new AbortController().signal)).toEqual({ kind: 'skipped', reason: 'session already gone or active' });
+  });
 });

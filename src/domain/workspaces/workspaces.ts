@@ -3,6 +3,7 @@ import { WORKSPACE_FILTER } from '../filters/filter-schemas.js';
 import { listQuery, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
+import { purgeQueuedSessions } from '../follow-ups.js';
 
 export interface WorkspaceInput {
   id: string;
@@ -55,8 +56,14 @@ export interface DeleteWorkspaceRules {
   notFoundMessage: string;
 }
 
-/** Deletes the workspace and everything in it; returns the deleted record. */
-export function deleteWorkspace(ctx: DomainContext, id: string, rules: DeleteWorkspaceRules): Promise<WorkspaceRecord> {
+/**
+ * Deletes the workspace and everything in it; returns the deleted record. Its deleted sessions
+ * whose purge is still queued (a client deleting every session, then the workspace) are purged
+ * first, batch by batch as their purge job would, so the one transaction that removes the
+ * workspace holds the database only for what is left.
+ */
+export async function deleteWorkspace(ctx: DomainContext, id: string, rules: DeleteWorkspaceRules): Promise<WorkspaceRecord> {
+  await purgeQueuedSessions(ctx.store, id);
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
     const workspace = await store.workspaces.find(id);
