@@ -78,9 +78,9 @@ export class JobMetrics {
 
 /**
  * Prometheus metrics at `GET /metrics` (contract §7.8): request counts and latencies per route
- * pattern and status, process metrics, the work queue's depth by job status, job attempts (`jobs`), and the writes the
- * database ended to resolve conflicts (`conflicts`: the driver's counts). A process of a group
- * answers with the whole group's (group-metrics.ts).
+ * pattern and status, process metrics, the work queue's depth by job status, job attempts
+ * (`jobs`), and the writes the database ended to resolve conflicts (`conflicts`: the driver's
+ * counts). A process of a group answers with the whole group's (group-metrics.ts).
  */
 export function mountMetrics(
   app: FastifyInstance,
