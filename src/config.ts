@@ -34,6 +34,8 @@ export interface Config {
   webhookAllowPrivateUrls: boolean;
   /** Milliseconds a webhook delivery may take. */
   webhookTimeoutMs: number;
+  /** Days a dead-lettered job (with its last error) is kept before it is removed. */
+  jobDeadRetentionDays: number;
   /** Attempts before a job is dead-lettered. */
   jobMaxAttempts: number;
   /** First retry delay in milliseconds; doubles each attempt, with jitter, up to jobRetryMaxMs. */
@@ -135,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     webhookAllowPrivateUrls: boolean('WEBHOOK_ALLOW_PRIVATE_URLS', false),
     webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 30_000, 1, 600_000),
     jobMaxAttempts: integer('JOB_MAX_ATTEMPTS', 10, 1, 1000),
+    jobDeadRetentionDays: integer('JOB_DEAD_RETENTION_DAYS', 30, 1, 3650),
     jobRetryBaseMs: integer('JOB_RETRY_BASE_MS', 1000, 1, 3_600_000),
     jobRetryMaxMs: integer('JOB_RETRY_MAX_MS', 300_000, 1, 86_400_000),
     runWorkers: boolean('RUN_WORKERS', true),

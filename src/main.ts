@@ -33,6 +33,7 @@ export function createWorker(config: Config, database: Database, logger: WorkerL
     pollMs: config.workerPollMs,
     retryBaseMs: config.jobRetryBaseMs,
     retryMaxMs: config.jobRetryMaxMs,
+    keepDeadMs: config.jobDeadRetentionDays * 86_400_000,
     logger,
     onAttempt,
   });

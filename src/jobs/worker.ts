@@ -3,6 +3,8 @@ import type { JobCatalog, JobHandler, JobOutcome } from './catalog.js';
 
 /** Longest pause between attempts to reach a store that is unavailable. */
 const MAX_UNAVAILABLE_PAUSE_MS = 5000;
+/** Old jobs one statement of the purge deletes. */
+const PURGE_BATCH = 2000;
 
 /**
  * How a run ended as the worker records it: the handler's outcome, or `interrupted` when the
@@ -36,6 +38,8 @@ export interface WorkerOptions {
   random?: () => number;
   /** How long finished jobs are kept before they are removed. */
   keepFinishedMs?: number;
+  /** How long dead-lettered jobs (and their last error) are kept before they are removed. */
+  keepDeadMs?: number;
   /** Told of every attempt's end (metrics); `durationMs` is the run's time, 0 for a job never run. */
   onAttempt?: (event: { kind: string; outcome: AttemptOutcome; durationMs: number }) => void;
 }
@@ -79,6 +83,8 @@ export class Worker {
   private poked = false;
   private unlisten: (() => void) | undefined;
   private lastPurge = 0;
+  /** The purge of old jobs under way, if any (stop waits for its current batch). */
+  private purging: Promise<void> | undefined;
   private readonly now: () => Date;
   private readonly random: () => number;
   /** Kinds claimed on their own, each with its lease (its handler's timeout) and its share of runs. */
@@ -153,7 +159,7 @@ export class Worker {
               claimed.push(job);
             }
           }
-          await this.purgeNow(now);
+          this.purgeNow(now);
           this.storeAnswered();
         } catch (error) {
           if (isStoreUnavailable(error)) {
@@ -227,10 +233,27 @@ export class Worker {
     }
   }
 
-  private async purgeNow(now: Date): Promise<void> {
-    if (now.getTime() - this.lastPurge < 60_000) return;
+  /**
+   * Once a minute, removes the jobs past their keeping time, in batches with the event loop
+   * free in between, beside the claims (a day's backlog after a pause could be millions of rows).
+   */
+  private purgeNow(now: Date): void {
+    if (this.purging !== undefined || now.getTime() - this.lastPurge < 60_000) return;
     this.lastPurge = now.getTime();
-    await this.store.jobs.purgeFinished(new Date(now.getTime() - (this.options.keepFinishedMs ?? 86_400_000)));
+    const doneBefore = new Date(now.getTime() - (this.options.keepFinishedMs ?? 86_400_000));
+    const deadBefore = new Date(now.getTime() - (this.options.keepDeadMs ?? 30 * 86_400_000));
+    this.purging = (async () => {
+      try {
+        while (!this.stopping && (await this.store.jobs.purgeFinished(doneBefore, deadBefore, PURGE_BATCH)) === PURGE_BATCH) {
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } catch (error) {
+        // tried again at the next minute
+        if (!isStoreUnavailable(error)) this.options.logger.error({ err: error }, 'purging finished jobs failed');
+      } finally {
+        this.purging = undefined;
+      }
+    })();
   }
 
   private async run(job: JobRecord): Promise<void> {
@@ -338,6 +361,7 @@ export class Worker {
     this.unlisten?.();
     this.wake?.();
     await this.loopDone;
+    await this.purging;
     const running = [...this.active.keys()];
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([

@@ -271,7 +271,8 @@ export interface JobStore {
   deadLetter(id: string, now: Date, error: string): Promise<void>;
   /** Gives a claimed job back (graceful stop) without counting the attempt. */
   release(id: string): Promise<void>;
-  purgeFinished(before: Date): Promise<number>;
+  /** Deletes up to `limit` jobs done before `doneBefore` or dead-lettered before `deadBefore`, oldest first: how many. */
+  purgeFinished(doneBefore: Date, deadBefore: Date, limit: number): Promise<number>;
   /**
    * Jobs of one kind in the workspace by queue key: done and dead (failed) from the queues'
    * counters, which only the summary and dream kinds keep (zero for other kinds), running under

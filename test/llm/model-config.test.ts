@@ -198,6 +198,7 @@ describe('model settings', () => {
       DERIVER_FLUSH_ENABLED: 'maybe',
       LLM_TIMEOUT_MS: '-1',
       PORT: 'eighty',
+      JOB_DEAD_RETENTION_DAYS: '0',
     });
     const expected = [
       'LLM_OPENAI_BASE_URL must be an http:// or https:// URL, got "localhost:11434"',
@@ -214,6 +215,7 @@ describe('model settings', () => {
       'DERIVER_FLUSH_ENABLED must be true or false, got "maybe"',
       'LLM_TIMEOUT_MS must be an integer from 1 to 3600000, got "-1"',
       'PORT must be an integer from 0 to 65535, got "eighty"',
+      'JOB_DEAD_RETENTION_DAYS must be an integer from 1 to 3650, got "0"',
     ];
     for (const problem of expected) expect(found).toContain(problem);
   });

@@ -51,6 +51,8 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     await jobs.deadLetter('b', at(12), 'gave up');
     await jobs.openJobs('q1');
     await jobs.openInQueue('q1');
+    // the worker's purge of old jobs
+    await jobs.purgeFinished(at(30), at(30), 100);
     // queue status
     await jobs.countsByQueue('w', 'k', at(12));
     await jobs.countsByQueue('w', 'other', at(12), { dueOnly: true });

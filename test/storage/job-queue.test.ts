@@ -146,3 +146,34 @@ describe('claim', () => {
     expect(await jobs.claimableKinds([], at(600))).toEqual(new Set());
   });
 });
+
+describe('purgeFinished', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await privateDatabase();
+  });
+  afterAll(() => database.driver.close());
+
+  const at = (hours: number) => new Date(Date.UTC(2026, 0, 1, hours));
+
+  it('removes done jobs and dead ones past their own ages, oldest first, at most `limit` per call', async () => {
+    const jobs = database.store.jobs;
+    const job = (id: string): NewJob => ({ id, kind: 'k', workspaceId: null, queueKey: `q-${id}`, payload: {}, maxAttempts: 1 });
+    await jobs.enqueue(['done-1', 'done-2', 'done-3', 'done-late', 'dead-1', 'dead-late', 'open'].map(job), at(0));
+    for (const [id, hour] of [['done-1', 1], ['done-2', 2], ['done-3', 3], ['done-late', 30]] as const) await jobs.complete(id, at(hour));
+    await jobs.deadLetter('dead-1', at(1), 'failed');
+    await jobs.deadLetter('dead-late', at(30), 'failed');
+    const left = async () => (await database.driver.all<{ id: string }>('SELECT id FROM jobs ORDER BY id')).map((row) => row.id);
+
+    // done before hour 10, dead before hour 2: the two oldest done jobs first
+    expect(await jobs.purgeFinished(at(10), at(2), 2)).toBe(2);
+    expect(await left()).toEqual(['dead-1', 'dead-late', 'done-3', 'done-late', 'open']);
+    // then the last old done one and the old dead one
+    expect(await jobs.purgeFinished(at(10), at(2), 2)).toBe(2);
+    expect(await left()).toEqual(['dead-late', 'done-late', 'open']);
+    expect(await jobs.purgeFinished(at(10), at(2), 2)).toBe(0);
+    // open jobs are never purged
+    expect(await jobs.purgeFinished(at(100), at(100), 10)).toBe(2);
+    expect(await left()).toEqual(['open']);
+  });
+});

@@ -176,8 +176,20 @@ export class SqlJobStore implements JobStore {
     await this.db.run(`UPDATE jobs SET status = 'pending', locked_until = NULL, attempts = attempts - 1 WHERE id = ? AND status = 'running'`, [id]);
   }
 
-  async purgeFinished(before: Date): Promise<number> {
-    return this.db.run(`DELETE FROM jobs WHERE status = 'done' AND finished_at < ?`, [this.dialect.time(before)]);
+  async purgeFinished(doneBefore: Date, deadBefore: Date, limit: number): Promise<number> {
+    const count = Math.max(1, Math.trunc(limit));
+    // through jobs_finished and jobs_dead, oldest first, a bounded batch per statement
+    let purged = await this.db.run(
+      `DELETE FROM jobs WHERE pk IN (SELECT pk FROM jobs WHERE status = 'done' AND finished_at < ? ORDER BY finished_at LIMIT ${count})`,
+      [this.dialect.time(doneBefore)],
+    );
+    if (purged < count) {
+      purged += await this.db.run(
+        `DELETE FROM jobs WHERE pk IN (SELECT pk FROM jobs WHERE status = 'dead' AND finished_at < ? ORDER BY finished_at LIMIT ${count - purged})`,
+        [this.dialect.time(deadBefore)],
+      );
+    }
+    return purged;
   }
 
   async countsByQueue(workspaceId: string, kind: string, now: Date, options: { dueOnly?: boolean } = {}): Promise<(WorkCounts & { queueKey: string })[]> {

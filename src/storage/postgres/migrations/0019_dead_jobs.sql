@@ -1,5 +1,5 @@
--- The queue depth at /metrics counts the jobs of each status through an index instead of
--- grouping the whole table (a day of finished jobs): open ones through jobs_claimable, finished
--- ones through jobs_finished, and the dead-lettered ones (kept until someone looks at them,
--- usually few) through this one.
-CREATE INDEX jobs_dead ON jobs (kind) WHERE status = 'dead';
+-- Dead-lettered jobs are kept for JOB_DEAD_RETENTION_DAYS, then purged like finished ones: this
+-- index serves that purge (by age), and the queue depth at /metrics, which now counts the jobs
+-- of each status through an index instead of grouping the whole table (a day of finished jobs):
+-- open ones through jobs_claimable, finished ones through jobs_finished, dead ones through this.
+CREATE INDEX jobs_dead ON jobs (finished_at) WHERE status = 'dead';
