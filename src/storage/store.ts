@@ -287,6 +287,8 @@ export interface JobStore {
   openInQueue(queueKey: string): Promise<number>;
   /** Jobs of every workspace by status (pending, running, done, dead). */
   countByStatus(): Promise<Record<string, number>>;
+  /** Open jobs of every workspace by kind and status (pending or running). */
+  countOpenByKind(): Promise<{ kind: string; status: 'pending' | 'running'; count: number }[]>;
 }
 
 /** What the store's database can take in a filter (the domain checks it while parsing). */

@@ -37,6 +37,16 @@ describe('GET /metrics', () => {
     expect(text).toContain('engram_queue_jobs{status="pending"}');
     expect(text).not.toContain(ws);
   });
+
+  it('counts the open jobs by kind', async () => {
+    const kind = uniqueId('test.metrics');
+    // not due for an hour: nothing claims them meanwhile
+    const job = () => ({ id: uniqueId('job'), kind, workspaceId: null, queueKey: uniqueId('q'), payload: {}, maxAttempts: 1, runAfter: new Date(Date.now() + 3_600_000) });
+    await on.database.store.jobs.enqueue([job(), job()], new Date());
+    const text = (await on.get('/metrics')).text;
+    expect(text).toContain(`engram_queue_open_jobs{kind="${kind}",status="pending"} 2`);
+    expect(text).not.toContain(`engram_queue_open_jobs{kind="${kind}",status="running"}`);
+  });
 });
 
 describe('GET /metrics of a server with its worker', () => {

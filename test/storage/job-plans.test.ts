@@ -75,7 +75,8 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
       get: (sql, params = []) => (issued.push(sql), driver.get(sql, params)),
       run: (sql, params = []) => (issued.push(sql), driver.run(sql, params)),
     };
-    await new SqlJobStore(spy).countByStatus();
+    const store = new SqlJobStore(spy);
+    await store.countByStatus();
     expect(issued).toHaveLength(1);
     const plan = (await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${issued[0]}`)).map((row) => row.detail).filter((detail) => /\bjobs\b/.test(detail));
     // open jobs, finished ones (a day's worth, read from the index alone), dead-lettered ones
@@ -85,6 +86,10 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
       'SCAN jobs USING COVERING INDEX jobs_finished',
       'SCAN jobs USING COVERING INDEX jobs_dead',
     ]);
+    // the open jobs by kind: the open jobs' index alone
+    await store.countOpenByKind();
+    const byKind = (await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${issued[1]}`)).map((row) => row.detail).filter((detail) => /\bjobs\b/.test(detail));
+    expect(byKind).toEqual(['SCAN jobs USING COVERING INDEX jobs_claimable']);
   });
 });
 

@@ -123,6 +123,16 @@ export function mountMetrics(
       for (const [status, count] of Object.entries(await store.jobs.countByStatus())) this.set({ status }, count);
     },
   });
+  new Gauge({
+    name: 'engram_queue_open_jobs',
+    help: 'Background jobs waiting or running, by job kind and status (pending, running)',
+    labelNames: ['kind', 'status'],
+    registers: [shared],
+    async collect() {
+      this.reset();
+      for (const { kind, status, count } of await store.jobs.countOpenByKind()) this.set({ kind, status }, count);
+    },
+  });
 
   new Counter({
     name: 'engram_store_conflicts_total',

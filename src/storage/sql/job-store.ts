@@ -224,6 +224,14 @@ export class SqlJobStore implements JobStore {
     return Number(row?.n ?? 0);
   }
 
+  async countOpenByKind(): Promise<{ kind: string; status: 'pending' | 'running'; count: number }[]> {
+    // the open jobs only, through jobs_claimable (kind, status, ...)
+    const rows = await this.db.all<{ kind: string; status: 'pending' | 'running'; n: number | string }>(
+      "SELECT kind, status, COUNT(*) AS n FROM jobs WHERE status IN ('pending', 'running') GROUP BY kind, status",
+    );
+    return rows.map((row) => ({ kind: row.kind, status: row.status, count: Number(row.n) }));
+  }
+
   async countByStatus(): Promise<Record<string, number>> {
     // one count per status, each through its partial index (the open jobs' condition word for
     // word, for SQLite): grouping the table by status read every job kept
