@@ -87,8 +87,15 @@ export class Worker {
   private purging: Promise<void> | undefined;
   private readonly now: () => Date;
   private readonly random: () => number;
-  /** Kinds claimed on their own, each with its lease (its handler's timeout) and its share of runs. */
-  private readonly lanes: { kind: string; leaseMs: number; concurrency: number; running: Set<string> }[];
+  /**
+   * Kinds claimed on their own, each with its lease (its handler's timeout) and its share of runs.
+   * `quietUntil`: a lane whose claim came back empty although a job of its kind was due (it waits
+   * behind a running head of its queue: a deriver unit's next batch while the model answers the
+   * last) is not claimed again until one of its own jobs ends here, a job is queued here, or a
+   * poll interval has passed; rounds that other kinds' jobs set off would walk its queues for
+   * nothing.
+   */
+  private readonly lanes: { kind: string; leaseMs: number; concurrency: number; running: Set<string>; quietUntil: number }[];
   /** Set while the store is unavailable: claims back off and the state is reported as paused. */
   private pausedSince: Date | undefined;
   private unavailableStreak = 0;
@@ -111,6 +118,7 @@ export class Worker {
       leaseMs: catalog[kind].leaseMs ?? catalog[kind].timeoutMs,
       concurrency: Math.min(catalog[kind].concurrency ?? options.concurrency, options.concurrency),
       running: new Set<string>(),
+      quietUntil: 0,
     }));
   }
 
@@ -133,6 +141,7 @@ export class Worker {
   /** Polls at once instead of after the idle pause (e.g. right after enqueuing). */
   notify(): void {
     this.poked = true;
+    for (const lane of this.lanes) lane.quietUntil = 0;
     this.wake?.();
   }
 
@@ -147,12 +156,13 @@ export class Worker {
           const now = this.now();
           await this.recordLeftovers(now);
           // one statement tells which lanes with room have work; only those claim
-          const open = this.lanes.filter((lane) => lane.running.size < lane.concurrency).map((lane) => lane.kind);
+          const open = this.lanes.filter((lane) => lane.running.size < lane.concurrency && lane.quietUntil <= now.getTime()).map((lane) => lane.kind);
           const ready = await this.store.jobs.claimableKinds(open, now);
           for (const lane of this.lanes) {
             const room = Math.min(lane.concurrency - lane.running.size, this.options.concurrency - this.active.size - claimed.length);
             if (room <= 0 || !ready.has(lane.kind)) continue;
             const jobs = await this.store.jobs.claim(room, now, new Date(now.getTime() + lane.leaseMs), lane.kind);
+            if (jobs.length === 0) lane.quietUntil = now.getTime() + this.options.pollMs;
             for (const job of jobs) {
               this.leaseEnds.set(job.id, now.getTime() + lane.leaseMs);
               lane.running.add(job.id);
@@ -174,7 +184,10 @@ export class Worker {
         for (const job of claimed) {
           const run = this.run(job).finally(() => {
             this.active.delete(job.id);
-            for (const lane of this.lanes) lane.running.delete(job.id);
+            for (const lane of this.lanes) {
+              // its queue's head moved: the job behind it may be claimable now
+              if (lane.running.delete(job.id)) lane.quietUntil = 0;
+            }
             this.wake?.();
           });
           this.active.set(job.id, run);

@@ -132,4 +132,69 @@ describe('the worker', () => {
     expect(ran).toHaveLength(5);
     expect(ran.every((e) => e.durationMs >= 14)).toBe(true);
   });
+
+  it('does not walk the queues of a kind again while its due job waits behind a running head', async () => {
+    const slow = uniqueId('test.head');
+    const quick = uniqueId('test.quick');
+    const catalog: JobCatalog = {
+      [slow]: {
+        readPayload: (payload) => payload,
+        async run() {
+          await sleep(800);
+          return { kind: 'done' };
+        },
+        timeoutMs: 10_000,
+      },
+      [quick]: {
+        readPayload: (payload) => payload,
+        async run() {
+          await sleep(5);
+          return { kind: 'done' };
+        },
+        timeoutMs: 1_000,
+        concurrency: 1,
+      },
+    };
+    // the slow kind's claims, counted
+    const claims: string[] = [];
+    const jobs = new Proxy(database.store.jobs, {
+      get(target, key, receiver) {
+        if (key !== 'claim') return Reflect.get(target, key, receiver) as unknown;
+        return (limit: number, now: Date, leaseUntil: Date, kind?: string) => {
+          if (kind === slow) claims.push(kind);
+          return target.claim(limit, now, leaseUntil, kind);
+        };
+      },
+    });
+    const store = new Proxy(database.store, { get: (target, key, receiver) => (key === 'jobs' ? jobs : (Reflect.get(target, key, receiver) as unknown)) });
+    // a poll interval longer than the whole test: only the head's end may wake the lane
+    const worker = new Worker(store, catalog, { concurrency: 4, pollMs: 3_000, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
+    const queue = uniqueId('q');
+    const head = uniqueId('job');
+    const behind = uniqueId('job');
+    await database.store.jobs.enqueue(
+      [head, behind].map((id) => ({ id, kind: slow, workspaceId: null, queueKey: queue, payload: {}, maxAttempts: 1 })),
+      new Date(),
+    );
+    // 60 quick jobs, one at a time: each one's end starts a worker round
+    const quickIds = Array.from({ length: 60 }, () => uniqueId('job'));
+    await database.store.jobs.enqueue(
+      quickIds.map((id) => ({ id, kind: quick, workspaceId: null, queueKey: uniqueId('q'), payload: {}, maxAttempts: 1 })),
+      new Date(),
+    );
+    const started = Date.now();
+    worker.start();
+    try {
+      await waitFor(async () => (await status(behind)) === 'done');
+    } finally {
+      await worker.stop(2_000);
+    }
+    expect(await Promise.all(quickIds.map(status))).toEqual(quickIds.map(() => 'done'));
+    // the job behind the head is claimed as soon as the head is done (800 + 800 ms of runs),
+    // not when the lane's quiet time of one poll interval (3 s) runs out
+    expect(Date.now() - started).toBeLessThan(2_800);
+    // the head's claim, one empty claim, then quiet until the head ended, and the claim after it
+    // (without the quiet: one claim per round the quick jobs set off, 126 when measured)
+    expect(claims.length).toBeLessThanOrEqual(4);
+  });
 });
