@@ -188,6 +188,9 @@ export class Worker {
               // its queue's head moved: the job behind it may be claimable now
               if (lane.running.delete(job.id)) lane.quietUntil = 0;
             }
+            // a round already under way may have claimed before this job was recorded: the
+            // next pause returns at once, as after a notify, instead of waiting a poll interval
+            this.poked = true;
             this.wake?.();
           });
           this.active.set(job.id, run);
