@@ -7,7 +7,7 @@ import { openDatabase } from '../../src/app.js';
 import { reembed } from '../../src/cli/commands/reembed.js';
 import { tokenCount } from '../../src/domain/messages/token-count.js';
 import { checkVectorDimensions } from '../../src/main.js';
-import { VectorSizeError } from '../../src/storage/store.js';
+import { VectorSizeError, type ConclusionRecord } from '../../src/storage/store.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
 import { buildTestApp, ownPostgresDatabase, TEST_DATABASE_URL, type TestApi } from '../support/test-app.js';
@@ -298,6 +298,54 @@ describe('semantic search', () => {
       expect(contents(await byText('dog'))).toEqual(['alice owns a dog']);
     } finally {
       await plain.close();
+    }
+  });
+
+  it('conclusions/query with a filter few conclusions pass: the nearest that pass in the whole collection, with a few times top_k rows read when enough pass among the nearest', async () => {
+    const s = await setup({ DERIVER_ENABLED: 'false' });
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    embedAs({ pets: axis(0) });
+    // 597 explicit conclusions near the query, 3 deductive ones far from it (d0 the nearest of those)
+    const conclusions: ConclusionRecord[] = [];
+    const vectors: number[][] = [];
+    const created = Date.now() - 3_600_000;
+    for (let i = 0; i < 600; i++) {
+      const deductive = i >= 597;
+      const j = i - 597;
+      conclusions.push({ id: deductive ? `d${j}` : `e${i}`, workspaceId: ws, observerId: 'alice', observedId: 'alice', sessionId: null, content: deductive ? `deduced ${j}` : `explicit ${i}`, level: deductive ? 'deductive' : 'explicit', sourceIds: null, timesDerived: 1, createdAt: new Date(created + i) });
+      vectors.push(deductive ? unit([0.5 - 0.1 * j, 0, 0, 1, 0, 0, 0, 0]) : unit(axis(0).map((v, k) => v + 0.3 * fake.vector(`e${i}`)[k])));
+    }
+    const store = api.database.store;
+    await store.transaction(async (tx) => {
+      await tx.memory.insertConclusions(conclusions);
+      await tx.vectors.putConclusions(conclusions.map((c, i) => ({ conclusionId: c.id, workspaceId: ws, observerId: 'alice', observedId: 'alice', level: c.level, sessionId: null, vector: vectors[i] })));
+    });
+    // the rows read by id after each vector search
+    const memory = store.memory;
+    const byIds = memory.conclusionsByIds.bind(memory);
+    let rowsAsked = 0;
+    memory.conclusionsByIds = (scope, ids, filter) => ((rowsAsked += ids.length), byIds(scope, ids, filter));
+    try {
+      const query = async (filters: Record<string, unknown>, topK: number) => {
+        rowsAsked = 0;
+        const response = await api.post(`/v3/workspaces/${ws}/conclusions/query`, { query: 'pets', top_k: topK, filters: { observer_id: 'alice', observed_id: 'alice', ...filters } });
+        expect(response.status, response.text).toBe(200);
+        return (response.body as { id: string }[]).map((c) => c.id);
+      };
+      // the three deductive ones are the farthest: found by reading on until they are reached
+      expect(await query({ level: 'deductive' }, 2)).toEqual(['d0', 'd1']);
+      expect(await query({ level: 'deductive' }, 10)).toEqual(['d0', 'd1', 'd2']);
+      expect(rowsAsked).toBe(600);
+      // explicit ones pass among the nearest: the first read (64 neighbours) is enough
+      const explicit = await query({ level: 'explicit' }, 5);
+      expect(explicit).toHaveLength(5);
+      expect(rowsAsked).toBe(64);
+      // the same five as the nearest without the filter
+      expect(await query({}, 5)).toEqual(explicit);
+      expect(rowsAsked).toBe(5);
+    } finally {
+      memory.conclusionsByIds = byIds;
     }
   });
 

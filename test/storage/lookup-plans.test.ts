@@ -8,13 +8,15 @@ import { openFreshDatabase } from '../support/fresh-database.js';
 import { DIALECT } from '../support/test-app.js';
 
 /*
- * The reads of rows by id after a vector search (the nearest conclusions of a collection; the
+ * Reads of a collection that must not cost more as the collection grows. The reads of rows by id
+ * after a vector search (the nearest conclusions of a collection; the
  * nearest messages of a filtered search) look each id up by its unique index. Without the join
  * order fixed, SQLite's planner walked the whole scope instead (every conclusion of the pair,
  * every message of the workspace, session or sender) and checked each against the ids: 2 ms
  * for 10 ids in a collection of 10,000 conclusions, seconds for a workspace of a million
  * messages. The answers are checked too: the ids of another scope are left out, the order of the
- * ids asked is kept.
+ * ids asked is kept. The most reinforced conclusions (a representation with a search query) come
+ * in the order of an index instead of a sort of the whole collection.
  */
 
 const PER_SCOPE = 1_500;
@@ -92,6 +94,23 @@ describe(`reads by id after a vector search (${DIALECT})`, () => {
       const found = await memory.conclusionsByIds(scope, ids, f);
       expect(found.map((c) => c.id)).toEqual(['c40', 'c2', 'c2998']);
       expectReadById(await planOf(() => memory.conclusionsByIds(scope, ids, f)), 'conclusions', 'c');
+    }
+  });
+
+  it('the most reinforced conclusions of a collection: read in the order of an index, not sorted', async () => {
+    const memory = new SqlMemoryStore(spy);
+    const scope = { workspaceId: 'w', observerId: 'alice', observedId: 'bob' };
+    const found = await memory.mostDerivedConclusions(scope, 3, ['c2998']);
+    // every conclusion was derived once: the newest first, c2998 left out
+    expect(found.map((c) => c.id)).toEqual(['c2996', 'c2994', 'c2992']);
+    const plan = await planOf(() => memory.mostDerivedConclusions(scope, 3, ['c2998']));
+    const text = plan.join('\n');
+    if (DIALECT === 'postgres') {
+      expect(text).toMatch(/Index Scan Backward using conclusions_pair_derived on conclusions c\b/);
+      expect(text).not.toMatch(/\bSort\b/);
+    } else {
+      expect(plan.filter((line) => /^(SCAN|SEARCH) c\b/.test(line))).toEqual(['SEARCH c USING INDEX conclusions_pair_derived (workspace_id=? AND observer_id=? AND observed_id=?)']);
+      expect(text).not.toMatch(/TEMP B-TREE/);
     }
   });
 
