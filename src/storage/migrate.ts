@@ -63,22 +63,25 @@ function explainMigrationError(migration: string, statement: string, error: unkn
 export function splitStatements(script: string): string[] {
   const statements: string[] = [];
   let current = '';
-  let inBody = false;
+  // inside a dollar-quoted body (PostgreSQL), or a SQLite trigger's BEGIN ... END;
+  let inQuoted = false;
+  let inTrigger = false;
   for (const line of script.split('\n')) {
     const trimmed = line.trim();
     if (current === '' && (trimmed === '' || trimmed.startsWith('--'))) continue;
     current += line + '\n';
     const dollarQuotes = (line.match(/\$\$/g) ?? []).length;
-    if (dollarQuotes % 2 === 1) inBody = !inBody;
+    if (dollarQuotes % 2 === 1) inQuoted = !inQuoted;
+    if (inQuoted) continue;
     // a SQLite trigger's body starts at the BEGIN ending its header, which may span lines
-    if (/^CREATE TRIGGER/i.test(current.trimStart()) && /\bBEGIN$/i.test(trimmed)) inBody = true;
-    if (inBody && /^END;$/i.test(trimmed)) {
-      inBody = false;
+    if (/^CREATE TRIGGER/i.test(current.trimStart()) && /\bBEGIN$/i.test(trimmed)) inTrigger = true;
+    if (inTrigger && /^END;$/i.test(trimmed)) {
+      inTrigger = false;
       statements.push(current.trim());
       current = '';
       continue;
     }
-    if (!inBody && trimmed.endsWith(';')) {
+    if (!inTrigger && trimmed.endsWith(';')) {
       statements.push(current.trim());
       current = '';
     }

@@ -86,10 +86,22 @@ describe('migrations', () => {
       'BEGIN',
       '  UPDATE a SET x = 3;',
       'END;',
+      // a function body ending "END;" with the closing quote on a line of its own
+      'CREATE FUNCTION g() RETURNS trigger LANGUAGE plpgsql AS $$',
+      'BEGIN',
+      '  IF NEW.x IS NULL THEN',
+      '    NEW.x := 1;',
+      '  END IF;',
+      '  RETURN NEW;',
+      'END;',
+      '$$;',
+      'SELECT 1;',
     ].join('\n');
     const statements = splitStatements(script);
-    expect(statements).toHaveLength(4);
+    expect(statements).toHaveLength(6);
     expect(statements[3]).toMatch(/^CREATE TRIGGER u[\s\S]*SET x = 3;\nEND;$/);
+    expect(statements[4]).toMatch(/^CREATE FUNCTION g[\s\S]*RETURN NEW;\nEND;\n\$\$;$/);
+    expect(statements[5]).toBe('SELECT 1;');
     expect(statements[1]).toContain('UPDATE a SET x = 1;');
     expect(statements[2]).toMatch(/^CREATE FUNCTION[\s\S]*END \$\$;$/);
   });

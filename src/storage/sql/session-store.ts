@@ -29,6 +29,12 @@ const SESSION_ORDER: Record<SessionOrder, string[]> = {
   'created-then-insertion': ['s.created_at', 's.pk'],
 };
 
+/** SESSION_ORDER through the session's created_at and pk copied into its memberships. */
+const MEMBERSHIP_ORDER: Record<SessionOrder, string[]> = {
+  created: ['m.session_created_at'],
+  'created-then-insertion': ['m.session_created_at', 'm.session_pk'],
+};
+
 /** The `sessions` table and its members (`session_peers`). */
 export class SqlSessionStore implements SessionStore {
   constructor(
@@ -101,11 +107,17 @@ export class SqlSessionStore implements SessionStore {
         where: 'm.workspace_id = ? AND m.peer_id = ?',
         params: [workspaceId, peerId],
         select: SESSION_COLUMNS,
-        order: SESSION_ORDER[query.order],
+        // the sessions' order as the memberships carry it (migration 0021, index session_peers_peer_order)
+        order: MEMBERSHIP_ORDER[query.order],
         filterColumns: SESSION_FILTER,
       },
       query,
       (row) => sessionFromRow(this.d, row),
+      // every membership has its session (foreign key): counted in the index alone
+      async () => {
+        const row = await this.db.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM session_peers WHERE workspace_id = ? AND peer_id = ?', [workspaceId, peerId]);
+        return Number(row?.n ?? 0);
+      },
     );
   }
 

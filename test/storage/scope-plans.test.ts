@@ -1,0 +1,229 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqlExecutor } from '../../src/storage/sql/driver.js';
+import { DIALECTS } from '../../src/storage/sql/dialects.js';
+import { SqlMemoryStore } from '../../src/storage/sql/memory-store.js';
+import { SqlMessageStore } from '../../src/storage/sql/message-store.js';
+import { SqlSessionStore } from '../../src/storage/sql/session-store.js';
+import type { ConclusionRecord, FilterNode, JsonObject, MessageRecord, SessionOrder } from '../../src/storage/store.js';
+import { migrate } from '../../src/storage/migrate.js';
+import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-database.js';
+import { DIALECT } from '../support/test-app.js';
+
+/*
+ * Reads of a scope that must not cost more as the scope grows. The reads of rows by id
+ * after a vector search (the nearest conclusions of a collection; the
+ * nearest messages of a filtered search) look each id up by its unique index. Without the join
+ * order fixed, SQLite's planner walked the whole scope instead (every conclusion of the pair,
+ * every message of the workspace, session or sender) and checked each against the ids: 2 ms
+ * for 10 ids in a collection of 10,000 conclusions, seconds for a workspace of a million
+ * messages. The answers are checked too: the ids of another scope are left out, the order of the
+ * ids asked is kept. The most reinforced conclusions (a representation with a search query) come
+ * in the order of an index instead of a sort of the whole collection, and so do the pages of a
+ * peer's sessions (migration 0021: each membership carries its session's creation time and pk),
+ * whose total is counted in an index alone.
+ */
+
+const PER_SCOPE = 1_500;
+
+/** Session i's id: the ids sort in the reverse of the creation order. */
+const sessionId = (i: number) => `z-${String(PER_SCOPE - i).padStart(5, '0')}`;
+
+describe(`reads of a scope (${DIALECT})`, () => {
+  let database: Awaited<ReturnType<typeof openFreshDatabase>>;
+  const issued: { sql: string; params: readonly unknown[] }[] = [];
+  let spy: SqlExecutor;
+
+  beforeAll(async () => {
+    database = await openFreshDatabase();
+    const { store, driver } = database;
+    const now = new Date(Date.UTC(2026, 0, 1));
+    await store.workspaces.createIfAbsent({ id: 'w', metadata: {}, configuration: {} }, now);
+    await store.peers.ensure('w', ['alice', 'bob'], now);
+    for (const session of ['s1', 's2']) await store.sessions.createIfAbsent('w', { id: session, metadata: {}, configuration: {} }, now);
+    const at = (i: number) => new Date(now.getTime() + i * 1000);
+    const conclusions: ConclusionRecord[] = [];
+    const messages: MessageRecord[] = [];
+    for (let i = 0; i < PER_SCOPE * 2; i++) {
+      const [observer, observed] = i % 2 === 0 ? ['alice', 'bob'] : ['bob', 'alice'];
+      conclusions.push({ id: `c${i}`, workspaceId: 'w', observerId: observer, observedId: observed, sessionId: null, content: `fact ${i}`, level: 'explicit', sourceIds: null, timesDerived: 1, createdAt: at(i) });
+      messages.push({ id: `m${i}`, workspaceId: 'w', sessionId: i % 2 === 0 ? 's1' : 's2', peerId: observer, content: `message ${i}`, metadata: { n: i }, tokenCount: 2, createdAt: at(i) });
+    }
+    await store.transaction(async (tx) => {
+      await tx.memory.insertConclusions(conclusions);
+      await tx.messages.insert(messages);
+      // alice is a member of every session, bob of every third; three sessions per creation time,
+      // created in the order of their numbers; the ids sort otherwise (z-1499 first)
+      for (let i = 0; i < PER_SCOPE; i++) {
+        const id = sessionId(i);
+        await tx.sessions.createIfAbsent('w', { id, metadata: { n: i }, configuration: {} }, at(Math.floor(i / 3)));
+        const members = i % 3 === 0 ? ['alice', 'bob'] : ['alice'];
+        await tx.sessions.saveMemberships('w', id, members.map((peerId) => ({ peerId, configuration: {}, joinedAt: now, leftAt: null })));
+      }
+    });
+    // PostgreSQL plans from statistics: give it the ones autovacuum would have gathered
+    if (DIALECT === 'postgres') await driver.run('ANALYZE');
+    spy = {
+      dialect: driver.dialect,
+      all: (sql, params = []) => (issued.push({ sql, params }), driver.all(sql, params)),
+      get: (sql, params = []) => (issued.push({ sql, params }), driver.get(sql, params)),
+      run: (sql, params = []) => (issued.push({ sql, params }), driver.run(sql, params)),
+    };
+  });
+  afterAll(() => database.close());
+
+  /** The plans of the statements `read` issued, each as lines of text. */
+  async function plansOf(read: () => Promise<unknown>): Promise<string[][]> {
+    issued.length = 0;
+    await read();
+    const plans: string[][] = [];
+    for (const { sql, params } of issued) {
+      if (DIALECT === 'postgres') {
+        const rows = await database.driver.all<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
+        plans.push(rows.map((row) => row['QUERY PLAN']));
+      } else {
+        const rows = await database.driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params);
+        plans.push(rows.map((row) => row.detail));
+      }
+    }
+    return plans;
+  }
+
+  /** The plan of the one statement `read` issued. */
+  async function planOf(read: () => Promise<unknown>): Promise<string[]> {
+    const plans = await plansOf(read);
+    expect(plans).toHaveLength(1);
+    return plans[0];
+  }
+
+  /** The plan reads `table` (alias `alias`) by its unique id index and in no other way. */
+  function expectReadById(plan: string[], table: string, alias: string): void {
+    const text = plan.join('\n');
+    if (DIALECT === 'postgres') {
+      // an index scan or a bitmap of the id index (PostgreSQL's choice by the table's size)
+      const indexes = [...text.matchAll(/(?:Index Scan using|Index Only Scan using|Bitmap Index Scan on) (\w+)/g)].map((m) => m[1]);
+      expect(indexes).toEqual([`${table}_id_key`]);
+      expect(text).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));
+    } else {
+      const reads = plan.filter((line) => new RegExp(`^(SCAN|SEARCH) ${alias}\\b`).test(line));
+      expect(reads).toEqual([`SEARCH ${alias} USING INDEX sqlite_autoindex_${table}_1 (id=?)`]);
+    }
+  }
+
+  it('conclusions of a collection: each id through the unique index, the pair checked on the row', async () => {
+    const memory = new SqlMemoryStore(spy);
+    const scope = { workspaceId: 'w', observerId: 'alice', observedId: 'bob' };
+    // c1 and c3 are bob's about alice, c99999 does not exist
+    const ids = ['c40', 'c1', 'c2', 'c99999', 'c3', 'c2998'];
+    const filter: FilterNode = { kind: 'compare', column: 'observer', op: '=', value: { type: 'text', value: 'alice' } };
+    for (const f of [null, filter]) {
+      const found = await memory.conclusionsByIds(scope, ids, f);
+      expect(found.map((c) => c.id)).toEqual(['c40', 'c2', 'c2998']);
+      expectReadById(await planOf(() => memory.conclusionsByIds(scope, ids, f)), 'conclusions', 'c');
+    }
+  });
+
+  it('the most reinforced conclusions of a collection: read in the order of an index, not sorted', async () => {
+    const memory = new SqlMemoryStore(spy);
+    const scope = { workspaceId: 'w', observerId: 'alice', observedId: 'bob' };
+    const found = await memory.mostDerivedConclusions(scope, 3, ['c2998']);
+    // every conclusion was derived once: the newest first, c2998 left out
+    expect(found.map((c) => c.id)).toEqual(['c2996', 'c2994', 'c2992']);
+    const plan = await planOf(() => memory.mostDerivedConclusions(scope, 3, ['c2998']));
+    const text = plan.join('\n');
+    if (DIALECT === 'postgres') {
+      expect(text).toMatch(/Index Scan Backward using conclusions_pair_derived on conclusions c\b/);
+      expect(text).not.toMatch(/\bSort\b/);
+    } else {
+      expect(plan.filter((line) => /^(SCAN|SEARCH) c\b/.test(line))).toEqual(['SEARCH c USING INDEX conclusions_pair_derived (workspace_id=? AND observer_id=? AND observed_id=?)']);
+      expect(text).not.toMatch(/TEMP B-TREE/);
+    }
+  });
+
+  it('a peer\'s sessions: a page read in order through the memberships\' index, the total counted in an index alone', async () => {
+    const sessions = new SqlSessionStore(spy, DIALECTS[spy.dialect]);
+    const query = (page: number, reverse: boolean, order: SessionOrder = 'created-then-insertion') => ({ filter: null, page, size: 50, reverse, order });
+    const numbers = (items: { metadata: JsonObject }[]) => items.map((session) => session.metadata.n);
+    const range = (from: number, to: number) => Array.from({ length: Math.abs(to - from) + 1 }, (_, k) => (from <= to ? from + k : from - k));
+
+    const second = await sessions.ofPeer('w', 'alice', query(2, false));
+    expect(numbers(second.items)).toEqual(range(50, 99));
+    expect(second.total).toBe(PER_SCOPE);
+    expect(numbers((await sessions.ofPeer('w', 'alice', query(1, true))).items)).toEqual(range(PER_SCOPE - 1, PER_SCOPE - 50));
+    const bob = await sessions.ofPeer('w', 'bob', query(1, false));
+    expect(numbers(bob.items)).toEqual(range(0, 49).map((k) => 3 * k));
+    expect(bob.total).toBe(PER_SCOPE / 3);
+    // v2 orders by creation time alone: three sessions share each time, in no set order
+    const v2 = numbers((await sessions.ofPeer('w', 'alice', query(3, false, 'created'))).items) as number[];
+    expect(v2.map((n) => Math.floor(n / 3))).toEqual(range(100, 149).map((k) => Math.floor(k / 3)));
+    // a filter still narrows (and is counted through the join)
+    const filtered = await sessions.ofPeer('w', 'alice', { ...query(1, false), filter: { kind: 'compare', column: 'id', op: '=', value: { type: 'text', value: sessionId(7) } } });
+    expect(numbers(filtered.items)).toEqual([7]);
+    expect(filtered.total).toBe(1);
+
+    const [page, count] = await plansOf(() => sessions.ofPeer('w', 'alice', query(2, false)));
+    expect(count).toBeDefined();
+    if (DIALECT === 'postgres') {
+      expect(page.join('\n')).toMatch(/Index Scan using session_peers_peer_order on session_peers m\b/);
+      expect(page.join('\n')).not.toMatch(/\bSort\b/);
+      expect(count.join('\n')).not.toMatch(/\bsessions\b/);
+    } else {
+      expect(page.filter((line) => /^(SCAN|SEARCH) m\b/.test(line))).toEqual(['SEARCH m USING INDEX session_peers_peer_order (workspace_id=? AND peer_id=?)']);
+      expect(page.join('\n')).not.toMatch(/TEMP B-TREE/);
+      expect(count).toEqual([expect.stringMatching(/^SEARCH session_peers USING COVERING INDEX session_peers_peer(_order)? \(workspace_id=\? AND peer_id=\?\)$/)]);
+    }
+  });
+
+  it('messages kept by a filtered vector search: each id through the unique index, in every scope', async () => {
+    const messages = new SqlMessageStore(spy, DIALECTS[spy.dialect]);
+    const ids = ['m7', 'm2', 'm4', 'm99999', 'm2999', 'm10'];
+    const filter: FilterNode = { kind: 'compare', column: 'peer_id', op: '=', value: { type: 'text', value: 'alice' } };
+    const cases: { scope: { sessionId?: string; peerId?: string }; filter: FilterNode | null; kept: string[] }[] = [
+      { scope: {}, filter, kept: ['m2', 'm4', 'm10'] },
+      { scope: { sessionId: 's2' }, filter: null, kept: ['m7', 'm2999'] },
+      { scope: { peerId: 'alice' }, filter: null, kept: ['m2', 'm4', 'm10'] },
+      { scope: { sessionId: 's1' }, filter: { kind: 'compare', column: 'peer_id', op: '=', value: { type: 'text', value: 'bob' } }, kept: [] },
+    ];
+    for (const { scope, filter: f, kept } of cases) {
+      const search = { workspaceId: 'w', ...scope, filter: f };
+      const found = await messages.filterIds(search, ids);
+      expect([...found].sort()).toEqual([...kept].sort());
+      expectReadById(await planOf(() => messages.filterIds(search, ids)), 'messages', 'm');
+    }
+  });
+});
+
+describe(`memberships written before migration 0021 (${DIALECT})`, () => {
+  it('get their sessions\' creation time and pk, and list in order with the ones written after', async () => {
+    const driver = await openUnmigratedDriver();
+    try {
+      await migrate(driver, { through: '0020_conclusions_most_derived' });
+      const at = (seconds: number) => (DIALECT === 'postgres' ? new Date(Date.UTC(2026, 0, 1, 0, 0, seconds)) : Date.UTC(2026, 0, 1, 0, 0, seconds) * 1000);
+      await driver.run('INSERT INTO workspaces (id, created_at) VALUES (?, ?)', ['w', at(0)]);
+      await driver.run('INSERT INTO peers (workspace_id, id, created_at) VALUES (?, ?, ?)', ['w', 'alice', at(0)]);
+      // created in the order b, c, a; c and a at the same time
+      for (const [id, second] of [['b', 1], ['c', 2], ['a', 2]] as const) {
+        await driver.run('INSERT INTO sessions (workspace_id, id, created_at) VALUES (?, ?, ?)', ['w', id, at(second)]);
+        await driver.run('INSERT INTO session_peers (workspace_id, session_id, peer_id, joined_at) VALUES (?, ?, ?, ?)', ['w', id, 'alice', at(second)]);
+      }
+      await migrate(driver);
+      const rows = await driver.all<{ session_id: string; session_pk: number | string; pk: number | string; same: number | boolean }>(
+        `SELECT m.session_id, m.session_pk, s.pk, m.session_created_at = s.created_at AS same
+         FROM session_peers m JOIN sessions s ON s.workspace_id = m.workspace_id AND s.id = m.session_id ORDER BY m.session_id`,
+      );
+      expect(rows.map((row) => [row.session_id, Number(row.session_pk) === Number(row.pk), Boolean(row.same)])).toEqual([
+        ['a', true, true],
+        ['b', true, true],
+        ['c', true, true],
+      ]);
+      // one more after the migration, through the store; then the list in creation order
+      const sessions = new SqlSessionStore(driver, DIALECTS[driver.dialect]);
+      await sessions.createIfAbsent('w', { id: 'd', metadata: {}, configuration: {} }, new Date(Date.UTC(2026, 0, 1, 0, 0, 3)));
+      await sessions.saveMemberships('w', 'd', [{ peerId: 'alice', configuration: {}, joinedAt: new Date(), leftAt: null }]);
+      const page = await sessions.ofPeer('w', 'alice', { filter: null, page: 1, size: 10, reverse: false, order: 'created-then-insertion' });
+      expect(page.items.map((s) => s.id)).toEqual(['b', 'c', 'a', 'd']);
+      expect(page.total).toBe(4);
+    } finally {
+      await driver.discard();
+    }
+  });
+});
