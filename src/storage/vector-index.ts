@@ -51,7 +51,8 @@ export interface ConclusionVectorQuery {
   k: number;
   /** Largest cosine distance to return (0 to 2). */
   maxDistance?: number;
-  level?: ConclusionLevel;
+  /** Only conclusions of these levels (none: no conclusion). */
+  levels?: readonly ConclusionLevel[];
   /** Only conclusions stored in this session (null: only those stored without one). */
   sessionId?: string | null;
   /** Conclusions to leave out (they do not count towards `k`). */

@@ -301,7 +301,7 @@ describe('semantic search', () => {
     }
   });
 
-  it('conclusions/query with a filter few conclusions pass: the nearest that pass in the whole collection, with a few times top_k rows read when enough pass among the nearest', async () => {
+  it('conclusions/query with a filter few conclusions pass: the nearest that pass in the whole collection; a level filter applied by the vector search, others with a few times top_k rows read when enough pass among the nearest', async () => {
     const s = await setup({ DERIVER_ENABLED: 'false' });
     const { api, ws } = s;
     await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
@@ -333,14 +333,22 @@ describe('semantic search', () => {
         expect(response.status, response.text).toBe(200);
         return (response.body as { id: string }[]).map((c) => c.id);
       };
-      // the three deductive ones are the farthest: found by reading on until they are reached
+      // a level filter is applied by the vector search itself: only the rows returned are read
       expect(await query({ level: 'deductive' }, 2)).toEqual(['d0', 'd1']);
-      expect(await query({ level: 'deductive' }, 10)).toEqual(['d0', 'd1', 'd2']);
+      expect(rowsAsked).toBe(2);
+      expect(await query({ level: { in: ['deductive', 'inductive'] } }, 10)).toEqual(['d0', 'd1', 'd2']);
+      expect(rowsAsked).toBe(3);
+      expect(await query({ level: 'no-such-level' }, 10)).toEqual([]);
+      // other filters on the rows: the three deduced ones are the farthest, found by reading on
+      // until they are reached
+      expect(await query({ content: { contains: 'deduced' } }, 2)).toEqual(['d0', 'd1']);
       expect(rowsAsked).toBe(600);
       // explicit ones pass among the nearest: the first read (64 neighbours) is enough
-      const explicit = await query({ level: 'explicit' }, 5);
+      const explicit = await query({ content: { contains: 'explicit' } }, 5);
       expect(explicit).toHaveLength(5);
       expect(rowsAsked).toBe(64);
+      expect(await query({ level: 'explicit' }, 5)).toEqual(explicit);
+      expect(rowsAsked).toBe(5);
       // the same five as the nearest without the filter
       expect(await query({}, 5)).toEqual(explicit);
       expect(rowsAsked).toBe(5);

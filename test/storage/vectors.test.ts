@@ -127,8 +127,12 @@ describe(`vector index (${DIALECT})`, () => {
     const within = await store.vectors.nearestConclusions({ ...base, maxDistance: 0.3 });
     expect(within.map((n) => n.conclusionId)).toEqual([deductive, near, mid]);
     expect((await store.vectors.nearestConclusions({ ...base, maxDistance: 0.01 })).map((n) => n.conclusionId)).toEqual([deductive, near]);
-    expect((await store.vectors.nearestConclusions({ ...base, level: 'explicit' })).map((n) => n.conclusionId)).toEqual([near, mid, far]);
-    expect((await store.vectors.nearestConclusions({ ...base, level: 'deductive' })).map((n) => n.conclusionId)).toEqual([deductive]);
+    expect((await store.vectors.nearestConclusions({ ...base, levels: ['explicit'] })).map((n) => n.conclusionId)).toEqual([near, mid, far]);
+    expect((await store.vectors.nearestConclusions({ ...base, levels: ['deductive'] })).map((n) => n.conclusionId)).toEqual([deductive]);
+    expect((await store.vectors.nearestConclusions({ ...base, levels: ['inductive', 'deductive'] })).map((n) => n.conclusionId)).toEqual([deductive]);
+    expect(await store.vectors.nearestConclusions({ ...base, levels: [] })).toEqual([]);
+    // the levels are applied during the search: k counts only the conclusions of those levels
+    expect((await store.vectors.nearestConclusions({ ...base, k: 1, levels: ['explicit', 'inductive'] })).map((n) => n.conclusionId)).toEqual([near]);
     expect((await store.vectors.nearestConclusions({ ...base, sessionId: 's2' })).map((n) => n.conclusionId)).toEqual([mid]);
     expect((await store.vectors.nearestConclusions({ ...base, sessionId: null })).map((n) => n.conclusionId)).toEqual([deductive, far]);
     // excluded ids do not use up k

@@ -1,4 +1,4 @@
-import { MAX_NEIGHBOURS, type ConclusionRecord, type ConclusionScope, type JsonObject, type Page } from '../../storage/store.js';
+import { MAX_NEIGHBOURS, type ConclusionLevel, type ConclusionRecord, type ConclusionScope, type JsonObject, type Page } from '../../storage/store.js';
 import { DOCUMENT_FILTER } from '../filters/filter-schemas.js';
 import { documentFilter, listQuery, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
@@ -124,6 +124,25 @@ function pickPeer(filters: JsonObject, rawName: string, publicName: string): unk
 /** Neighbours read first when filters narrow a semantic search (then four times as many each time). */
 const NARROWED_FIRST_READ = 64;
 
+/** Filter keys naming the collection, which the vector search is confined to already. */
+const SCOPE_KEYS = ['observer', 'observer_id', 'observed', 'observed_id', 'workspace_id', 'workspace_name'];
+
+const LEVELS: readonly string[] = ['explicit', 'deductive', 'inductive', 'contradiction'] satisfies ConclusionLevel[];
+
+/**
+ * The levels a filter's `level` allows when it is one value or an `in` list of values (the forms
+ * the chat's prefetch uses), for the vector search to apply while it scans; undefined for any
+ * other form, which the rows are filtered by instead. A value that is no level allows none.
+ */
+function levelsOf(filters: unknown): ConclusionLevel[] | undefined {
+  if (filters === null || typeof filters !== 'object' || Array.isArray(filters)) return undefined;
+  const level = (filters as JsonObject).level;
+  const inList = level !== null && typeof level === 'object' && !Array.isArray(level) && Object.keys(level).length === 1 ? (level as JsonObject).in : undefined;
+  const values = typeof level === 'string' ? [level] : inList;
+  if (!Array.isArray(values) || !values.every((value) => typeof value === 'string')) return undefined;
+  return (values as string[]).filter((value): value is ConclusionLevel => LEVELS.includes(value));
+}
+
 /**
  * The scope's live conclusions nearest in meaning to `query`, nearest first, at most `topK`
  * within `maxDistance` (cosine) and passing `filters`. Undefined when semantic search cannot run
@@ -141,11 +160,13 @@ export async function nearestConclusions(
   if (query.trim() === '') return [];
   // `vector`: the query embedded already (a caller searching several times with one query)
   const [vector] = options.vector !== undefined ? [options.vector] : (await embedForRequest(ctx, [query], 'the search could not run'))!;
-  const scopeKeys = new Set(['observer', 'observer_id', 'observed', 'observed_id', 'workspace_id', 'workspace_name']);
   const filters = options.filters;
+  // a level filter is applied by the vector search itself; other filters beyond the scope narrow
+  const levels = levelsOf(filters);
+  const applied = new Set([...SCOPE_KEYS, ...(levels !== undefined ? ['level'] : [])]);
   const narrowed =
     scope.sessionIds !== undefined ||
-    (filters !== null && filters !== undefined && (typeof filters !== 'object' || Array.isArray(filters) || Object.keys(filters).some((key) => !scopeKeys.has(key))));
+    (filters !== null && filters !== undefined && (typeof filters !== 'object' || Array.isArray(filters) || Object.keys(filters).some((key) => !applied.has(key))));
   const filter = documentFilter(ctx.store, options.filters, options.generation);
   const found: ConclusionRecord[] = [];
   const checked = new Set<string>();
@@ -161,6 +182,7 @@ export async function nearestConclusions(
       k,
       maxDistance: options.maxDistance,
       excludeIds: options.excludeIds,
+      levels,
     });
     // nearest first each time: the rows of those checked before are not read again
     const fresh = neighbours.filter((n) => !checked.has(n.conclusionId)).map((n) => n.conclusionId);

@@ -135,7 +135,7 @@ async function mergeNearDuplicate(store: Store, draft: ConclusionDraft, now: Dat
     vector: draft.vector!,
     k: 1,
     maxDistance: SEMANTIC_DUPLICATE_DISTANCE,
-    level: record.level,
+    levels: [record.level],
     ...(record.level === 'explicit' ? { sessionId: record.sessionId } : {}),
   });
   if (nearest === undefined) return undefined;

@@ -70,9 +70,9 @@ export class PostgresVectorIndex implements VectorIndex {
     const vector = vectorText(query.vector);
     const where = ['v.workspace_id = ?', 'v.observer_id = ?', 'v.observed_id = ?', 'c.deleted_at IS NULL'];
     const params: unknown[] = [vector, query.workspaceId, query.observerId, query.observedId];
-    if (query.level !== undefined) {
-      where.push('v.level = ?');
-      params.push(query.level);
+    if (query.levels !== undefined) {
+      where.push('v.level IN (SELECT jsonb_array_elements_text(?::jsonb))');
+      params.push(JSON.stringify(query.levels));
     }
     if (query.sessionId !== undefined) {
       where.push(query.sessionId === null ? 'v.session_id IS NULL' : 'v.session_id = ?');

@@ -105,9 +105,11 @@ export class SqliteVectorIndex implements VectorIndex {
     if (k <= 0 || (await this.dimensions()) === undefined) return [];
     const where = ['v.embedding MATCH ?', 'v.k = ?', `v.collection = ${COLLECTION}`];
     const params: unknown[] = [blob(query.vector), k, query.workspaceId, query.observerId, query.observedId];
-    if (query.level !== undefined) {
-      where.push('v.level = ?');
-      params.push(query.level);
+    if (query.levels !== undefined) {
+      // a metadata column: sqlite-vec applies it during the KNN scan, so k counts only these
+      if (query.levels.length === 0) return [];
+      where.push(`v.level IN (${query.levels.map(() => '?').join(', ')})`);
+      params.push(...query.levels);
     }
     if (query.sessionId !== undefined) {
       where.push('v.session_id = ?');
