@@ -105,6 +105,8 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
     const worker = cluster.fork();
     const closeUnconfirmed = cluster.schedulingPolicy === cluster.SCHED_RR ? trackHandOffs(worker.process) : () => undefined;
     logger.info({ slot, workerPid: worker.process.pid }, 'server process started');
+    // a message to a process that died before its exit was seen fails (EPIPE): not the primary's end
+    worker.on('error', (error: Error) => logger.warn({ slot, workerPid: worker.process.pid, err: error.message }, 'a message to a server process was not delivered'));
     worker.on('listening', (address) => {
       listening.add(worker);
       if (!announced && listening.size === count) {

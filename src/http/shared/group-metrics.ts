@@ -113,7 +113,8 @@ export function answerGroupMetrics(listening: () => Iterable<ClusterWorker>, tim
     if (gathering === undefined) return;
     gatherings.delete(id);
     clearTimeout(gathering.timer);
-    if (gathering.requester.isConnected()) gathering.requester.send({ type: GROUP_REPLY, id: gathering.requestId, ...outcome });
+    // a requester that has just died cannot be answered: its pipe's error is dropped, not thrown
+    if (gathering.requester.isConnected()) gathering.requester.send({ type: GROUP_REPLY, id: gathering.requestId, ...outcome }, undefined, {}, () => undefined);
   };
   const finishIfComplete = (id: number, gathering: Gathering) => {
     if (gathering.waiting.size > 0) return;
@@ -142,8 +143,15 @@ export function answerGroupMetrics(listening: () => Iterable<ClusterWorker>, tim
     const gathering: Gathering = { requester: worker, requestId: message.id, waiting: new Set(workers.map((w) => w.id)), replies: [], timer };
     gatherings.set(id, gathering);
     for (const w of workers) {
-      if (w.isConnected()) w.send({ type: LOCAL_REQUEST, id });
-      else gathering.waiting.delete(w.id);
+      if (!w.isConnected()) {
+        gathering.waiting.delete(w.id);
+        continue;
+      }
+      // a process killed before its exit was seen: the write fails (EPIPE), and it is left out as
+      // one that exited (without the callback the error would be thrown in the primary)
+      w.send({ type: LOCAL_REQUEST, id }, undefined, {}, (error) => {
+        if (error && gatherings.get(id) === gathering && gathering.waiting.delete(w.id)) finishIfComplete(id, gathering);
+      });
     }
     finishIfComplete(id, gathering);
   });
