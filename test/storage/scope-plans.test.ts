@@ -3,6 +3,7 @@ import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';
 import { SqlMemoryStore } from '../../src/storage/sql/memory-store.js';
 import { SqlMessageStore } from '../../src/storage/sql/message-store.js';
+import { SqlReasoningStore } from '../../src/storage/sql/reasoning-store.js';
 import { SqlSessionStore } from '../../src/storage/sql/session-store.js';
 import type { ConclusionRecord, FilterNode, JsonObject, MessageRecord, SessionOrder } from '../../src/storage/store.js';
 import { migrate } from '../../src/storage/migrate.js';
@@ -20,7 +21,8 @@ import { DIALECT } from '../support/test-app.js';
  * ids asked is kept. The most reinforced conclusions (a representation with a search query) come
  * in the order of an index instead of a sort of the whole collection, and so do the pages of a
  * peer's sessions (migration 0021: each membership carries its session's creation time and pk),
- * whose total is counted in an index alone.
+ * whose total is counted in an index alone. Exact repeats of a conclusion's text are looked up
+ * through an index on the folded text (migration 0022).
  */
 
 const PER_SCOPE = 1_500;
@@ -170,6 +172,27 @@ describe(`reads of a scope (${DIALECT})`, () => {
       expect(page.filter((line) => /^(SCAN|SEARCH) m\b/.test(line))).toEqual(['SEARCH m USING INDEX session_peers_peer_order (workspace_id=? AND peer_id=?)']);
       expect(page.join('\n')).not.toMatch(/TEMP B-TREE/);
       expect(count).toEqual([expect.stringMatching(/^SEARCH session_peers USING COVERING INDEX session_peers_peer(_order)? \(workspace_id=\? AND peer_id=\?\)$/)]);
+    }
+  });
+
+  it('exact repeats of a conclusion\'s text: the candidates through the index on the folded text, not the whole collection', async () => {
+    const reasoning = new SqlReasoningStore(spy);
+    const scope = { workspaceId: 'w', observerId: 'alice', observedId: 'bob', level: 'explicit', sessionId: null };
+    // c41 is bob's about alice; "fact 99999" is no conclusion
+    const asked = ['  FACT 40 ', 'fact 41', 'fact 99999', 'Fact 2998'];
+    const found = await reasoning.liveConclusionsByContent(scope, asked);
+    expect([...found].sort()).toEqual([
+      ['fact 2998', 'c2998'],
+      ['fact 40', 'c40'],
+    ]);
+    expect((await reasoning.liveConclusionsByContent({ ...scope, level: 'deductive' }, asked)).size).toBe(0);
+    expect((await reasoning.liveConclusionsByContent({ ...scope, sessionId: 's1' }, asked)).size).toBe(0);
+    const plan = (await planOf(() => reasoning.liveConclusionsByContent(scope, asked))).join('\n');
+    if (DIALECT === 'postgres') {
+      expect(plan).toMatch(/Index Scan using conclusions_content_key on conclusions\b|Bitmap Index Scan on conclusions_content_key\b/);
+      expect(plan).not.toMatch(/conclusions_pair_created|Seq Scan on conclusions/);
+    } else {
+      expect(plan).toMatch(/^SEARCH conclusions USING INDEX conclusions_content_key \(workspace_id=\? AND observer_id=\? AND observed_id=\? AND level=\? AND session_id=\? AND <expr>=\?\)$/m);
     }
   });
 

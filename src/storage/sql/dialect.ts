@@ -60,6 +60,18 @@ export interface Dialect {
    * or from the 100 rows they assume a set-returning function gives).
    */
   rowsByJsonIds(table: string, alias: string): { from: string; where: string };
+  /**
+   * The indexed key of a conclusion's text for exact-repeat lookups (migration 0022): its
+   * space-trimmed, lower-cased form (an MD5 of it on PostgreSQL, whose B-tree entries are limited
+   * to about 2,700 bytes).
+   */
+  contentKey(expression: string): string;
+  /**
+   * `<expression>` is one of the values of `subquery`, written so that PostgreSQL estimates the
+   * values as few (an array) and reaches for an index on the expression, not as the 100 rows it
+   * assumes a set-returning function gives.
+   */
+  inSubquery(expression: string, subquery: string): string;
   /** The column type of `schema_migrations.applied_at`. */
   readonly migrationTimeType: string;
   /** Holds the migration lock until `tx` ends (a no-op where transactions are serialised already). */

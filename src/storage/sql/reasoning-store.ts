@@ -256,12 +256,17 @@ export class SqlReasoningStore implements ReasoningStore {
     const wanted = new Set(contents.map((content) => content.trim().toLowerCase()));
     const found = new Map<string, string>();
     if (wanted.size === 0) return found;
-    // compared here, not in SQL: SQLite's lower() folds ASCII only
+    // The candidates come through the index on the SQL-folded text (migration 0022), asked with
+    // each content trimmed and folded here too; the match is decided here, as the batch's own
+    // repeats are: SQL's trim() takes spaces only and SQLite's lower() folds ASCII only.
+    const asked = [...new Set(contents.flatMap((content) => [content.trim(), content.trim().toLowerCase()]))];
+    const d = this.dialect;
     const rows = await this.db.all<{ id: string; content: string }>(
       `SELECT id, content FROM conclusions
        WHERE workspace_id = ? AND observer_id = ? AND observed_id = ? AND level = ? AND deleted_at IS NULL
-         AND ${scope.sessionId === null ? 'session_id IS NULL' : 'session_id = ?'}`,
-      [scope.workspaceId, scope.observerId, scope.observedId, scope.level, ...(scope.sessionId === null ? [] : [scope.sessionId])],
+         AND ${scope.sessionId === null ? 'session_id IS NULL' : 'session_id = ?'}
+         AND ${d.inSubquery(d.contentKey('content'), `SELECT ${d.contentKey('j.value')} FROM ${d.jsonArrayElements(d.jsonParam, 'j')}`)}`,
+      [scope.workspaceId, scope.observerId, scope.observedId, scope.level, ...(scope.sessionId === null ? [] : [scope.sessionId]), jsonText(asked)],
     );
     for (const row of rows) {
       const key = row.content.trim().toLowerCase();

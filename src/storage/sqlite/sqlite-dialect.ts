@@ -91,6 +91,8 @@ export const sqliteDialect: Dialect = {
   inJsonArray: (expression) => `${expression} IN (SELECT value FROM json_each(?))`,
   jsonArrayElements: (expression, alias) => `json_each(${expression}) ${alias}`,
   // CROSS JOIN fixes the join order: the ids outside, the table inside by its index on id
+  contentKey: (expression) => `lower(trim(${expression}))`,
+  inSubquery: (expression, subquery) => `${expression} IN (${subquery})`,
   rowsByJsonIds: (table, alias) => ({ from: `json_each(?) ${alias}_ids CROSS JOIN ${table} ${alias}`, where: `${alias}.id = ${alias}_ids.value` }),
   migrationTimeType: 'TEXT',
   // better-sqlite3 transactions are IMMEDIATE: one process migrates at a time already
