@@ -175,6 +175,29 @@ describe(`reads of a scope (${DIALECT})`, () => {
     }
   });
 
+  it('a collection\'s list: the page and its total through the pair\'s indexes, not the one holding the text', async () => {
+    const memory = new SqlMemoryStore(spy);
+    const pair: FilterNode = {
+      kind: 'and',
+      items: [
+        { kind: 'compare', column: 'observer_id', op: '=', value: { type: 'text', value: 'alice' } },
+        { kind: 'compare', column: 'observed_id', op: '=', value: { type: 'text', value: 'bob' } },
+      ],
+    };
+    const query = { filter: pair, page: 2, size: 50, reverse: false };
+    // newest first
+    const page = await memory.listConclusions('w', query);
+    expect(page.total).toBe(PER_SCOPE);
+    expect(page.items.map((c) => c.id)).toEqual(Array.from({ length: 50 }, (_, k) => `c${2998 - 2 * (50 + k)}`));
+    const plans = await plansOf(() => memory.listConclusions('w', query));
+    expect(plans).toHaveLength(2);
+    for (const plan of plans) {
+      const text = plan.join('\n');
+      expect(text).toMatch(/conclusions_pair_(created|derived)/);
+      expect(text).not.toMatch(/conclusions_content_key|TEMP B-TREE|\bSort\b/);
+    }
+  });
+
   it('exact repeats of a conclusion\'s text: the candidates through the index on the folded text, not the whole collection', async () => {
     const reasoning = new SqlReasoningStore(spy);
     const scope = { workspaceId: 'w', observerId: 'alice', observedId: 'bob', level: 'explicit', sessionId: null };
@@ -192,7 +215,7 @@ describe(`reads of a scope (${DIALECT})`, () => {
       expect(plan).toMatch(/Index Scan using conclusions_content_key on conclusions\b|Bitmap Index Scan on conclusions_content_key\b/);
       expect(plan).not.toMatch(/conclusions_pair_created|Seq Scan on conclusions/);
     } else {
-      expect(plan).toMatch(/^SEARCH conclusions USING INDEX conclusions_content_key \(workspace_id=\? AND observer_id=\? AND observed_id=\? AND level=\? AND session_id=\? AND <expr>=\?\)$/m);
+      expect(plan).toMatch(/^SEARCH conclusions USING INDEX conclusions_content_key \(workspace_id=\? AND level=\? AND observer_id=\? AND observed_id=\? AND session_id=\? AND <expr>=\?\)$/m);
     }
   });
 

@@ -3,5 +3,6 @@
 -- That lookup read every conclusion of the collection's level and session (on every deriver
 -- batch and manual POST); this index on an MD5 of the text's trimmed, lower-cased form (a B-tree
 -- entry is limited to about 2,700 bytes; a conclusion's text may be longer) hands out the
--- candidates, which the store then compares as before.
-CREATE INDEX conclusions_content_key ON conclusions (workspace_id, observer_id, observed_id, level, session_id, md5(lower(trim(content)))) WHERE deleted_at IS NULL;
+-- candidates, which the store then compares as before. The level comes second so that counts of
+-- a whole collection keep using conclusions_pair_created.
+CREATE INDEX conclusions_content_key ON conclusions (workspace_id, level, observer_id, observed_id, session_id, md5(lower(trim(content)))) WHERE deleted_at IS NULL;
