@@ -12,7 +12,8 @@
  *
  * Environment (optional): BENCH_CONCLUSIONS (default 100000), BENCH_CONCLUSION_COLLECTIONS (1000),
  * BENCH_CONCLUSION_DIMENSIONS (1536); BENCH_DATABASE_URL as for the other cases (default: a fresh
- * SQLite file; on PostgreSQL a unique workspace, deleted at the end).
+ * SQLite file; on PostgreSQL a unique workspace, deleted at the end); BENCH_EMBEDDING_ENCODING
+ * (base64, as from OpenAI's API; float for JSON numbers).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -188,6 +189,8 @@ export async function runConclusionsBench(options: ConclusionsOptions): Promise<
       ...fake.env,
       DATABASE_URL: databaseUrl,
       EMBEDDING_VECTOR_DIMENSIONS: String(options.dimensions),
+      // as from OpenAI's API (the server's default there); BENCH_EMBEDDING_ENCODING=float for JSON numbers
+      EMBEDDING_ENCODING_FORMAT: process.env.BENCH_EMBEDDING_ENCODING ?? 'base64',
       LOG_LEVEL: 'warn',
     }, [], profileArgs());
     const base = server.baseUrl;

@@ -4,6 +4,7 @@ import { settingReaders, type Read } from './setting-readers.js';
 import {
   DEFAULT_CALL_SETTINGS,
   DIALECTIC_LEVELS,
+  EMBEDDING_ENCODINGS,
   TRANSPORTS,
   type ChatModelSettings,
   type ChatModule,
@@ -157,6 +158,7 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
       baseUrl,
       dimensions: number('EMBEDDING_VECTOR_DIMENSIONS', 1, 65_536, true),
       maxInputTokens: integer('EMBEDDING_MAX_INPUT_TOKENS', DEFAULT_REASONING_SETTINGS.embeddingMaxInputTokens, 16, 1_000_000),
+      encodingFormat: oneOf('EMBEDDING_ENCODING_FORMAT', EMBEDDING_ENCODINGS) ?? (baseUrl === undefined ? 'base64' : 'float'),
     };
   })();
 

@@ -57,7 +57,16 @@ export interface EmbeddingSettings {
   dimensions?: number;
   /** EMBEDDING_MAX_INPUT_TOKENS (8192). */
   maxInputTokens: number;
+  /**
+   * EMBEDDING_ENCODING_FORMAT, openai transport: how vectors come back, `float` (JSON numbers) or
+   * `base64` (little-endian float32, a quarter of the size and no number parsing). Default:
+   * base64 from OpenAI's own API, float from any other server (not every compatible one has it).
+   */
+  encodingFormat: EmbeddingEncoding;
 }
+
+export const EMBEDDING_ENCODINGS = ['float', 'base64'] as const;
+export type EmbeddingEncoding = (typeof EMBEDDING_ENCODINGS)[number];
 
 /** How calls are made: the same for every transport. */
 export interface CallSettings {

@@ -180,6 +180,27 @@ describe('openai transport: Embeddings', () => {
     expect(fake.requests('embeddings')[0].body.dimensions).toBe(1536);
   });
 
+  it('asks for base64 vectors from OpenAI\'s own API (or with EMBEDDING_ENCODING_FORMAT=base64) and reads their float32 values', async () => {
+    // the default: base64 from OpenAI's API, float from any other server (the fake is one)
+    expect(loadConfig({ LLM_OPENAI_API_KEY: 'k' }, '/nonexistent/.env').models.embedding.encodingFormat).toBe('base64');
+    expect(setup().config.models.embedding.encodingFormat).toBe('float');
+    expect(() => loadConfig({ ...fake.env(), EMBEDDING_ENCODING_FORMAT: 'binary' }, '/nonexistent/.env')).toThrow(/EMBEDDING_ENCODING_FORMAT/);
+
+    const { models } = setup({ EMBEDDING_ENCODING_FORMAT: 'base64' });
+    const texts = ['Alice likes tea', 'Bob likes coffee'];
+    const vectors = await models.embedder!.embed(texts);
+    expect(fake.requests('embeddings')[0].body).toEqual({ model: 'fake-embed', input: texts, encoding_format: 'base64' });
+    expect(vectors).toEqual(texts.map((text) => Array.from(Float32Array.from(fake.vector(text)))));
+    // a server that answers numbers anyway is read too
+    fake.script.embeddings({ raw: '{"data":[{"index":0,"embedding":[0.5,0.25,0,0,0,0,0,1]}]}' });
+    expect(await models.embedder!.embed(['x'])).toEqual([[0.5, 0.25, 0, 0, 0, 0, 0, 1]]);
+    // bytes that are no whole number of float32 values, or values that are not finite: a bad response
+    for (const embedding of ['AAAA/w==', Buffer.from(Float32Array.from([0.5, NaN, 0, 0, 0, 0, 0, 1]).buffer).toString('base64')]) {
+      fake.script.embeddings({ raw: JSON.stringify({ data: [{ index: 0, embedding }] }) });
+      expect(await failure(models.embedder!.embed(['y']))).toMatchObject({ reason: 'bad_response', retryable: false });
+    }
+  });
+
   it('splits many texts into batches and keeps their order', async () => {
     const { models } = setup();
     const texts = Array.from({ length: 300 }, (_, i) => `text ${i}`);

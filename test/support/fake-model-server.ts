@@ -263,7 +263,10 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     const size = answer.dimensions ?? (typeof body.dimensions === 'number' ? body.dimensions : undefined) ?? dimensions;
     if (api === 'openai') {
       const inputs: string[] = Array.isArray(body.input) ? body.input : [body.input];
-      const data = inputs.map((text, index) => ({ object: 'embedding', index, embedding: answer.vectors?.[index] ?? hashedVector(String(text), size) }));
+      const vectorOf = (text: string, index: number) => answer.vectors?.[index] ?? hashedVector(text, size);
+      // `encoding_format: base64` as OpenAI answers it: the float32 values' little-endian bytes
+      const encode = (vector: number[]) => (body.encoding_format === 'base64' ? Buffer.from(Float32Array.from(vector).buffer).toString('base64') : vector);
+      const data = inputs.map((text, index) => ({ object: 'embedding', index, embedding: encode(vectorOf(String(text), index)) }));
       const tokens = inputs.reduce((sum, text) => sum + roughTokens(String(text)), 0);
       json(response, { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } });
       return;

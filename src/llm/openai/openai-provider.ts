@@ -156,6 +156,18 @@ async function* parseOpenAiStream(response: Response, touch: () => void): AsyncG
 /** OpenAI `text-embedding-3-*` models take a size; other models and servers may refuse the field. */
 const takesDimensions = (model: string) => /^text-embedding-3/.test(model);
 
+/**
+ * A base64 embedding (`encoding_format: base64`): little-endian float32 values. Undefined when it
+ * is no whole number of them (a bad response, reported by the caller's check).
+ */
+function decodeFloat32(text: string): number[] | undefined {
+  const bytes = Buffer.from(text, 'base64');
+  if (bytes.length === 0 || bytes.length % 4 !== 0) return undefined;
+  const values = new Array<number>(bytes.length / 4);
+  for (let i = 0; i < values.length; i++) values[i] = bytes.readFloatLE(i * 4);
+  return values;
+}
+
 /** Most texts in one embeddings request. */
 const BATCH_SIZE = 256;
 
@@ -188,12 +200,14 @@ export class OpenAiEmbedder implements Embedder {
   private async embedBatch(texts: string[], signal: AbortSignal | undefined): Promise<number[][]> {
     const body: Record<string, unknown> = { model: this.settings.model, input: texts };
     if (this.settings.dimensions !== undefined && takesDimensions(this.settings.model)) body.dimensions = this.settings.dimensions;
+    if (this.settings.encodingFormat === 'base64') body.encoding_format = 'base64';
     return runCall(this.context, signal, async (callSignal) => {
       const answer = await readJson(await postJson(this.url, authHeaders(this.settings.apiKey), body, callSignal, 'openai'), 'openai');
       const data: any[] = Array.isArray(answer?.data) ? answer.data : [];
       if (data.length !== texts.length) throw badResponse('openai', `${texts.length} embeddings (got ${data.length})`);
       const ordered = [...data].sort((a, b) => Number(a.index ?? 0) - Number(b.index ?? 0));
-      const vectors = ordered.map((item) => item.embedding);
+      // base64 when asked for it; a server that answers numbers anyway is read as well
+      const vectors = ordered.map((item) => (typeof item.embedding === 'string' ? decodeFloat32(item.embedding) : item.embedding));
       this.check(vectors);
       const tokens = Number(answer.usage?.prompt_tokens ?? 0) || 0;
       return { value: vectors, usage: { inputTokens: tokens, outputTokens: 0 } };
@@ -202,8 +216,8 @@ export class OpenAiEmbedder implements Embedder {
 
   private check(vectors: unknown[]): asserts vectors is number[][] {
     for (const vector of vectors) {
-      if (!Array.isArray(vector) || vector.length === 0 || vector.some((v) => typeof v !== 'number')) {
-        throw badResponse('openai', 'a list of numbers for each embedding (is encoding_format float?)');
+      if (!Array.isArray(vector) || vector.length === 0 || vector.some((v) => typeof v !== 'number' || !Number.isFinite(v))) {
+        throw badResponse('openai', 'a list of finite numbers (or their base64 float32 bytes) for each embedding');
       }
       checkDimensions(vector.length, this);
     }

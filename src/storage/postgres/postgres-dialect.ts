@@ -53,8 +53,8 @@ export const postgresDialect: Dialect = {
   jsonParam: '?::jsonb',
   inJsonArray: (expression) => `${expression} IN (SELECT jsonb_array_elements_text(?::jsonb))`,
   jsonArrayElements: (expression, alias) => `jsonb_array_elements_text(${expression}) ${alias} (value)`,
-  // an array compared with = ANY is estimated at its length (a set-returning function at 100 rows)
   contentKey: (expression) => `md5(lower(trim(${expression})))`,
+  // an array compared with = ANY is estimated at its length (a set-returning function at 100 rows)
   inSubquery: (expression, subquery) => `${expression} = ANY (ARRAY(${subquery}))`,
   rowsByJsonIds: (table, alias) => ({ from: `${table} ${alias}`, where: `${alias}.id = ANY (ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))` }),
   migrationTimeType: 'TIMESTAMPTZ',
