@@ -113,9 +113,9 @@ export class SqlSessionStore implements SessionStore {
       },
       query,
       (row) => sessionFromRow(this.d, row),
-      // every membership has its session (foreign key): counted in the index alone
+      // the peer's memberships, counted by triggers (migration 0023)
       async () => {
-        const row = await this.db.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM session_peers WHERE workspace_id = ? AND peer_id = ?', [workspaceId, peerId]);
+        const row = await this.db.get<{ n: number | string }>('SELECT session_count AS n FROM peers WHERE workspace_id = ? AND id = ?', [workspaceId, peerId]);
         return Number(row?.n ?? 0);
       },
     );
