@@ -11,18 +11,18 @@ import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-databa
 import { DIALECT } from '../support/test-app.js';
 
 /*
- * Reads of a scope that must not cost more as the scope grows. The reads of rows by id
- * after a vector search (the nearest conclusions of a collection; the
- * nearest messages of a filtered search) look each id up by its unique index. Without the join
- * order fixed, SQLite's planner walked the whole scope instead (every conclusion of the pair,
- * every message of the workspace, session or sender) and checked each against the ids: 2 ms
- * for 10 ids in a collection of 10,000 conclusions, seconds for a workspace of a million
- * messages. The answers are checked too: the ids of another scope are left out, the order of the
- * ids asked is kept. The most reinforced conclusions (a representation with a search query) come
- * in the order of an index instead of a sort of the whole collection, and so do the pages of a
- * peer's sessions (migration 0021: each membership carries its session's creation time and pk),
- * whose total is kept on the peer by triggers (migration 0023). Exact repeats of a conclusion's text are looked up
- * through an index on the folded text (migration 0022).
+ * Reads of a scope that must not cost more as the scope grows. The reads of rows by id after a
+ * vector search (the nearest conclusions of a collection; the nearest messages of a filtered
+ * search) look each id up by its unique index. Without the join order fixed, SQLite's planner
+ * walked the whole scope instead (every conclusion of the pair, every message of the workspace,
+ * session or sender) and checked each against the ids: 2 ms for 10 ids in a collection of 10,000
+ * conclusions, seconds for a workspace of a million messages. The answers are checked too: the
+ * ids of another scope are left out, the order of the ids asked is kept. The most reinforced
+ * conclusions (a representation with a search query) come in the order of an index instead of a
+ * sort of the whole collection, and so do the pages of a peer's sessions (migration 0021: each
+ * membership carries its session's creation time and pk), whose total is kept on the peer by
+ * triggers (migration 0023). Exact repeats of a conclusion's text are looked up through an index
+ * on the folded text (migration 0022).
  */
 
 const PER_SCOPE = 1_500;
