@@ -5,7 +5,8 @@ import { deriveStoredMessages } from '../domain/reasoning/deriver.js';
 import { mintToken } from '../http/shared/auth.js';
 import { checkVectorDimensions, configOrExit, createWorker, serve } from '../main.js';
 import { isPostgresUrl, type Config } from '../config.js';
-import { buildModels, describeReasoning } from '../llm/models.js';
+import { buildModels, describeReasoning, logFailedModelCalls, observeModelCalls } from '../llm/models.js';
+import { JobMetrics, ModelCallMetrics, serveWorkerMetrics } from '../http/shared/metrics.js';
 import { BackupRefused, backupSqlite } from './commands/backup.js';
 import { reembed } from './commands/reembed.js';
 import cluster from 'node:cluster';
@@ -18,9 +19,14 @@ async function runWorker(config: Config): Promise<void> {
   const logger = pino({ level: config.logLevel });
   const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   await checkVectorDimensions(config, database);
-  const worker = createWorker(config, database, logger);
+  // with METRICS_ENABLED, its model calls and job attempts are served on its own port
+  const metrics = config.metricsEnabled ? { modelCalls: new ModelCallMetrics(), jobs: new JobMetrics() } : undefined;
+  const models = metrics === undefined ? undefined : buildModels(config.models, observeModelCalls([metrics.modelCalls, logFailedModelCalls(logger)]));
+  const worker = createWorker(config, database, logger, models, metrics?.jobs.onAttempt);
+  const server = metrics === undefined ? undefined : await serveWorkerMetrics(config.host, config.port, metrics.modelCalls, metrics.jobs);
   const stop = async (signal: string) => {
     logger.info({ signal }, 'worker stopping: finishing or releasing claimed jobs');
+    server?.close();
     await worker.stop(config.shutdownTimeoutMs);
     await database.driver.close();
     process.exit(0);
@@ -28,7 +34,7 @@ async function runWorker(config: Config): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
   process.once('SIGTERM', () => void stop('SIGTERM'));
   worker.start();
-  logger.info('worker started');
+  logger.info(server === undefined ? {} : { metrics: `http://${config.host}:${config.port}/metrics` }, 'worker started');
   logger.info(describeReasoning(config.models));
 }
 

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServerProcess } from '../support/server-process.js';
+import { freePort } from '../support/free-port.js';
+import { startServerProcess, startWorkerProcess } from '../support/server-process.js';
 import { buildTestApp, databaseForProcesses, uniqueId, type TestApi } from '../support/test-app.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
 
@@ -87,6 +88,66 @@ describe('GET /metrics of a server with its worker', () => {
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;
+      await sink.close();
+    }
+  });
+
+  it('a standalone engram worker serves its own job attempts, model calls and process metrics on its port', { timeout: 60_000 }, async () => {
+    const sink = await startWebhookSink();
+    sink.answers.push(500);
+    const common = {
+      DATABASE_URL: databaseUrl(),
+      WEBHOOK_SECRET: 'metrics-secret',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WORKER_POLL_MS: '20',
+      JOB_RETRY_BASE_MS: '20',
+      JOB_RETRY_MAX_MS: '40',
+    };
+    // without METRICS_ENABLED a worker opens no port
+    const quietPort = await freePort();
+    const quiet = await startWorkerProcess({ ...common, PORT: String(quietPort) });
+    try {
+      await expect(fetch(`http://127.0.0.1:${quietPort}/metrics`)).rejects.toThrow();
+    } finally {
+      quiet.child.kill('SIGTERM');
+      await quiet.exited;
+    }
+    // the API without workers, and one worker: every delivery is its
+    const server = await startServerProcess({ ...common, RUN_WORKERS: 'false', METRICS_ENABLED: 'true' });
+    const port = await freePort();
+    const worker = await startWorkerProcess({ ...common, METRICS_ENABLED: 'true', PORT: String(port) });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      expect(worker.output()).toContain(`"metrics":"${base}/metrics"`);
+      const post = (path: string, body: unknown) =>
+        fetch(server.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const ws = uniqueId();
+      expect((await post('/v3/workspaces', { id: ws })).status).toBe(201);
+      expect((await post(`/v3/workspaces/${ws}/webhooks`, { url: sink.url })).status).toBe(201);
+      expect((await post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: [{ peer_id: 'p', content: 'hello' }] })).status).toBe(201);
+      await sink.waitFor(1, 20_000);
+      let text = '';
+      const done = 'engram_job_attempts_total{kind="webhook.deliver",outcome="done"} 1';
+      for (let i = 0; i < 100 && !text.includes(done); i++) {
+        text = await (await fetch(`${base}/metrics`)).text();
+        if (!text.includes(done)) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(text).toContain(done);
+      expect(text).toContain('engram_job_attempts_total{kind="webhook.deliver",outcome="retried"} 1');
+      expect(text).toMatch(/^# TYPE engram_model_calls_total counter$/m);
+      expect(text).toMatch(/^engram_process_cpu_user_seconds_total \d/m);
+      // not the server's: no HTTP requests, no queue depth (the servers read that)
+      expect(text).not.toContain('engram_http_requests_total');
+      expect(text).not.toContain('engram_queue_jobs');
+      // and the server, which ran no job, counted none
+      const served = await fetch(`${server.baseUrl}/metrics`);
+      expect(served.status).toBe(200);
+      expect(await served.text()).not.toContain('engram_job_attempts_total{');
+      expect((await fetch(`${base}/health`)).status).toBe(200);
+      expect((await fetch(`${base}/other`)).status).toBe(404);
+    } finally {
+      for (const child of [worker, server]) child.child.kill('SIGTERM');
+      await Promise.all([worker.exited, server.exited]);
       await sink.close();
     }
   });

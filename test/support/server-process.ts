@@ -73,3 +73,35 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: 
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** Starts `engram worker` from the sources in a child process; resolves once it logs that it started. */
+export async function startWorkerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; output(): string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker'], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  const keep = (chunk: Buffer) => {
+    text += chunk;
+    if (text.length > OUTPUT_KEPT) text = text.slice(-OUTPUT_KEPT / 2);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start:\n${text}`)), 30_000);
+    const poll = setInterval(() => {
+      if (!text.includes('"msg":"worker started"')) return;
+      clearInterval(poll);
+      clearTimeout(timer);
+      resolve();
+    }, 20);
+    void exited.then(() => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      reject(new Error(`worker exited during start-up:\n${text}`));
+    });
+  });
+  return { child, output: () => text, exited };
+}

@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, Gauge, collectDefaultMetrics } from 'prom-client';
 import type { ChatReport } from '../../domain/reasoning/chat.js';
@@ -164,4 +165,39 @@ export function mountMetrics(
       return reply.code(503).header('content-type', 'text/plain; charset=utf-8').send(`Metrics of the server processes could not be gathered: ${error.message}`);
     }
   });
+}
+
+/**
+ * The metrics of a standalone `engram worker` (METRICS_ENABLED): its process, its model calls and
+ * its job attempts at `GET /metrics` on its own port (HOST, PORT), and `GET /health`. The queue's
+ * depth is left to the servers' `/metrics` (read from the database they share: one reading per
+ * scrape, not one per process). Resolves once it listens.
+ */
+export async function serveWorkerMetrics(host: string, port: number, modelCalls: ModelCallMetrics, jobs: JobMetrics): Promise<Server> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'engram_' });
+  const merged = Registry.merge([registry, modelCalls.registry, jobs.registry]);
+  const server = createServer((request, response) => {
+    const path = (request.url ?? '').split('?')[0];
+    if (request.method === 'GET' && path === '/metrics') {
+      merged.metrics().then(
+        (text) => response.writeHead(200, { 'content-type': merged.contentType }).end(text),
+        (error: Error) => response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end(`Metrics could not be read: ${error.message}`),
+      );
+      return;
+    }
+    if (request.method === 'GET' && path === '/health') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'application/json' }).end('{"detail":"Not Found"}');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
 }
