@@ -5,6 +5,7 @@ import { SqlMemoryStore } from '../../src/storage/sql/memory-store.js';
 import { SqlMessageStore } from '../../src/storage/sql/message-store.js';
 import { SqlReasoningStore } from '../../src/storage/sql/reasoning-store.js';
 import { SqlSessionStore } from '../../src/storage/sql/session-store.js';
+import { SqlV1Store } from '../../src/storage/sql/v1-store.js';
 import type { ConclusionRecord, FilterNode, JsonObject, MessageRecord, SessionOrder } from '../../src/storage/store.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-database.js';
@@ -22,7 +23,9 @@ import { DIALECT } from '../support/test-app.js';
  * sort of the whole collection, and so do the pages of a peer's sessions (migration 0021: each
  * membership carries its session's creation time and pk), whose total is kept on the peer by
  * triggers (migration 0023). Exact repeats of a conclusion's text are looked up through an index
- * on the folded text (migration 0022).
+ * on the folded text (migration 0022). In v1, a user's sessions are read from its memberships
+ * (they walked every session of the app), and an app's users come in pk order through an index
+ * (migration 0024; every page sorted all of them).
  */
 
 const PER_SCOPE = 1_500;
@@ -254,6 +257,54 @@ describe(`reads of a scope (${DIALECT})`, () => {
       expect(plan).not.toMatch(/conclusions_pair_created|Seq Scan on conclusions/);
     } else {
       expect(plan).toMatch(/^SEARCH conclusions USING INDEX conclusions_content_key \(workspace_id=\? AND level=\? AND observer_id=\? AND observed_id=\? AND session_id=\? AND <expr>=\?\)$/m);
+    }
+  });
+
+  it('v1: an app\'s users in insertion order through an index, and a user\'s sessions from its memberships, not every session of the app', async () => {
+    const { store } = database;
+    const now = new Date(Date.UTC(2026, 0, 2));
+    await store.workspaces.createIfAbsent({ id: 'app', metadata: {}, configuration: {} }, now);
+    const users = Array.from({ length: PER_SCOPE }, (_, i) => `u${String(i).padStart(4, '0')}`);
+    // the last 500 names first, then the 500 before them, ...: insertion order is not the names' order
+    const inserted: string[] = [];
+    for (let start = PER_SCOPE; start > 0; start -= 500) inserted.push(...users.slice(start - 500, start));
+    for (let start = 0; start < PER_SCOPE; start += 500) await store.peers.ensure('app', inserted.slice(start, start + 500), now);
+    await store.transaction(async (tx) => {
+      // u0007 is a member of every 20th of 600 sessions
+      for (let i = 0; i < 600; i++) {
+        const id = `a${String(i).padStart(3, '0')}`;
+        await tx.sessions.createIfAbsent('app', { id, metadata: {}, configuration: {} }, new Date(now.getTime() + i));
+        await tx.sessions.saveMemberships('app', id, [{ peerId: i % 20 === 0 ? 'u0007' : 'u0008', configuration: {}, joinedAt: now, leftAt: null }]);
+      }
+    });
+    if (DIALECT === 'postgres') await database.driver.run('ANALYZE');
+    const v1 = new SqlV1Store(spy);
+    const page = (n: number) => ({ filter: null, page: n, size: 50, reverse: false });
+
+    const listed = await v1.listUsers('app', [], page(2));
+    expect(listed.total).toBe(PER_SCOPE);
+    expect(listed.items.map((u) => u.name)).toEqual(inserted.slice(50, 100));
+    const [usersPage] = await plansOf(() => v1.listUsers('app', [], page(2)));
+    const sessions = await v1.listSessions('app', 'u0007', false, page(1));
+    expect(sessions.total).toBe(30);
+    expect(sessions.items.map((session) => session.id)).toEqual(Array.from({ length: 30 }, (_, k) => `a${String(20 * k).padStart(3, '0')}`));
+    const [sessionsPage] = await plansOf(() => v1.listSessions('app', 'u0007', true, page(1)));
+    if (DIALECT === 'postgres') {
+      // in pk order without a sort (here, where the app holds most peers, PostgreSQL walks the
+      // primary key; with many apps, the new index)
+      expect(usersPage.join('\n')).toMatch(/Index Scan using (peers_workspace_pk|peers_pkey) on peers p\b/);
+      expect(usersPage.join('\n')).not.toMatch(/\bSort\b/);
+      // the user's memberships first, then each session by its key
+      expect(sessionsPage.join('\n')).toMatch(/(Scan using|Bitmap Heap Scan on) \w*\s*session_peers sp\b|Scan using \w+ on session_peers sp\b/);
+      expect(sessionsPage.join('\n')).toMatch(/Index Scan using sessions_workspace_id_id_key on sessions s\b/);
+      expect(sessionsPage.join('\n')).not.toMatch(/Seq Scan on sessions\b/);
+    } else {
+      expect(usersPage.filter((line) => /^(SCAN|SEARCH) p\b/.test(line))).toEqual(['SEARCH p USING INDEX peers_workspace_pk (workspace_id=?)']);
+      expect(usersPage.join('\n')).not.toMatch(/TEMP B-TREE/);
+      expect(sessionsPage.filter((line) => /^(SCAN|SEARCH) (s|sp)\b/.test(line))).toEqual([
+        expect.stringMatching(/^SEARCH sp USING COVERING INDEX session_peers_peer\w* \(workspace_id=\? AND peer_id=\?\)$/),
+        expect.stringMatching(/^SEARCH s USING INDEX sqlite_autoindex_sessions_1 \(workspace_id=\? AND id=\?\)$/),
+      ]);
     }
   });
 

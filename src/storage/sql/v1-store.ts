@@ -258,13 +258,15 @@ export class SqlV1Store implements V1Store {
 
   listSessions(workspaceId: string, peerId: string, activeOnly: boolean, query: V1ListQuery): Promise<Page<V1SessionRecord>> {
     const params: unknown[] = [workspaceId, peerId];
-    let where = `s.workspace_id = ? AND ${MEMBER_OF_SESSION}`;
+    // from the user's memberships (one per session), not every session of the app checked for
+    // one: CROSS JOIN keeps SQLite from starting at the app's (active) sessions
+    let where = 's.workspace_id = sp.workspace_id AND s.id = sp.session_id AND sp.workspace_id = ? AND sp.peer_id = ?';
     if (activeOnly) {
       where += ' AND s.is_active = ?';
       params.push(this.dialect.bool(true));
     }
     return this.page<SessionRow, V1SessionRecord>(
-      { from: 'sessions s', where, params, order: 's.pk', metadata: 's.metadata' },
+      { from: 'session_peers sp CROSS JOIN sessions s', where, params, order: 's.pk', metadata: 's.metadata' },
       SESSION_COLUMNS,
       query,
       (row) => this.session(row),
