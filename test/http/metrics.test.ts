@@ -55,6 +55,15 @@ describe('GET /metrics of a server with its worker', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const databaseUrl = databaseForProcesses(dir);
 
+  /** A workspace with a webhook to `url`, and one message: one delivery to make. */
+  async function oneEvent(base: string, url: string): Promise<void> {
+    const post = (path: string, body: unknown) => fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const ws = uniqueId();
+    expect((await post('/v3/workspaces', { id: ws })).status).toBe(201);
+    expect((await post(`/v3/workspaces/${ws}/webhooks`, { url })).status).toBe(201);
+    expect((await post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: [{ peer_id: 'p', content: 'hello' }] })).status).toBe(201);
+  }
+
   it('counts the background job attempts by kind and outcome, with their times', { timeout: 60_000 }, async () => {
     const sink = await startWebhookSink();
     // the first delivery fails (retried), the next one lands
@@ -69,12 +78,7 @@ describe('GET /metrics of a server with its worker', () => {
       JOB_RETRY_MAX_MS: '40',
     });
     try {
-      const post = (path: string, body: unknown) =>
-        fetch(server.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      const ws = uniqueId();
-      expect((await post('/v3/workspaces', { id: ws })).status).toBe(201);
-      expect((await post(`/v3/workspaces/${ws}/webhooks`, { url: sink.url })).status).toBe(201);
-      expect((await post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: [{ peer_id: 'p', content: 'hello' }] })).status).toBe(201);
+      await oneEvent(server.baseUrl, sink.url);
       await sink.waitFor(1, 20_000);
       let text = '';
       const done = 'engram_job_attempts_total{kind="webhook.deliver",outcome="done"} 1';
@@ -119,12 +123,7 @@ describe('GET /metrics of a server with its worker', () => {
     try {
       const base = `http://127.0.0.1:${port}`;
       expect(worker.output()).toContain(`"metrics":"${base}/metrics"`);
-      const post = (path: string, body: unknown) =>
-        fetch(server.baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      const ws = uniqueId();
-      expect((await post('/v3/workspaces', { id: ws })).status).toBe(201);
-      expect((await post(`/v3/workspaces/${ws}/webhooks`, { url: sink.url })).status).toBe(201);
-      expect((await post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: [{ peer_id: 'p', content: 'hello' }] })).status).toBe(201);
+      await oneEvent(server.baseUrl, sink.url);
       await sink.waitFor(1, 20_000);
       let text = '';
       const done = 'engram_job_attempts_total{kind="webhook.deliver",outcome="done"} 1';

@@ -20,22 +20,13 @@ export interface ServerProcess {
  */
 export async function startServerProcess(env: Record<string, string>, args: string[] = [], nodeOptions: string[] = []): Promise<ServerProcess> {
   const port = env.PORT ?? String(await freePort());
-  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', WEB_CONCURRENCY: '1', ...env, PORT: port },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { child, output, exited } = spawnEngram([...nodeOptions, '--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], {
+    WEB_CONCURRENCY: '1',
+    ...env,
+    PORT: port,
   });
-  let text = '';
-  // the most recent output only, so a long run's request log does not fill the memory
-  const keep = (chunk: Buffer) => {
-    text += chunk;
-    if (text.length > OUTPUT_KEPT) text = text.slice(-OUTPUT_KEPT / 2);
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${text}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output()}`)), 30_000);
     // the listening line when the log level shows it; otherwise /health answering
     const url = `http://127.0.0.1:${port}`;
     let checking = false;
@@ -45,7 +36,7 @@ export async function startServerProcess(env: Record<string, string>, args: stri
       resolve(url);
     };
     const poll = setInterval(() => {
-      if (/Server listening at http:\/\/127\.0\.0\.1:\d+/.test(text)) return done();
+      if (/Server listening at http:\/\/127\.0\.0\.1:\d+/.test(output())) return done();
       if (checking) return;
       checking = true;
       fetch(`${url}/health`)
@@ -56,10 +47,10 @@ export async function startServerProcess(env: Record<string, string>, args: stri
     void exited.then(() => {
       clearInterval(poll);
       clearTimeout(timer);
-      reject(new Error(`server exited during start-up:\n${text}`));
+      reject(new Error(`server exited during start-up:\n${output()}`));
     });
   });
-  return { child, baseUrl, output: () => text, exited };
+  return { child, baseUrl, output, exited };
 }
 
 /** Runs the `engram` command from the sources with `env` as its whole environment; resolves when it exits. */
@@ -76,12 +67,29 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: 
 
 /** Starts `engram worker` from the sources in a child process; resolves once it logs that it started. */
 export async function startWorkerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; output(): string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker'], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const started = spawnEngram(['--import', 'tsx', 'src/cli/main.ts', 'worker'], env);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start:\n${started.output()}`)), 30_000);
+    const poll = setInterval(() => {
+      if (!started.output().includes('"msg":"worker started"')) return;
+      clearInterval(poll);
+      clearTimeout(timer);
+      resolve();
+    }, 20);
+    void started.exited.then(() => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      reject(new Error(`worker exited during start-up:\n${started.output()}`));
+    });
   });
+  return started;
+}
+
+/** Runs node with `argv` in the project with `env` over this environment (log level info), keeping its latest output. */
+function spawnEngram(argv: string[], env: Record<string, string>): { child: ChildProcess; output(): string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, argv, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
+  // the most recent output only, so a long run's request log does not fill the memory
   const keep = (chunk: Buffer) => {
     text += chunk;
     if (text.length > OUTPUT_KEPT) text = text.slice(-OUTPUT_KEPT / 2);
@@ -89,19 +97,5 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<{
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start:\n${text}`)), 30_000);
-    const poll = setInterval(() => {
-      if (!text.includes('"msg":"worker started"')) return;
-      clearInterval(poll);
-      clearTimeout(timer);
-      resolve();
-    }, 20);
-    void exited.then(() => {
-      clearInterval(poll);
-      clearTimeout(timer);
-      reject(new Error(`worker exited during start-up:\n${text}`));
-    });
-  });
   return { child, output: () => text, exited };
 }
