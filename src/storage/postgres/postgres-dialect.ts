@@ -15,6 +15,9 @@ const MIGRATION_LOCK_KEY = 0x656e6772;
 const NUMERIC_TEXT = raw("'^ *[-+]{0,1}([0-9]+[.]{0,1}[0-9]*|[.][0-9]+)([eE][-+]{0,1}[0-9]{1,4}){0,1} *$'");
 const MAX_NUMERIC_TEXT = raw('1000');
 
+/** `expression` is one of `subquery`'s values, as an array: estimated at its length (a set-returning function at 100 rows). */
+const anyOf = (expression: string, subquery: string) => `${expression} = ANY (ARRAY(${subquery}))`;
+
 const LIST_CAST: Record<FilterValue['type'], string> = { text: '', bool: '::boolean', number: '::numeric', time: '::timestamptz' };
 
 function escapeLike(s: string): string {
@@ -54,9 +57,8 @@ export const postgresDialect: Dialect = {
   inJsonArray: (expression) => `${expression} IN (SELECT jsonb_array_elements_text(?::jsonb))`,
   jsonArrayElements: (expression, alias) => `jsonb_array_elements_text(${expression}) ${alias} (value)`,
   contentKey: (expression) => `md5(lower(trim(${expression})))`,
-  // an array compared with = ANY is estimated at its length (a set-returning function at 100 rows)
-  inSubquery: (expression, subquery) => `${expression} = ANY (ARRAY(${subquery}))`,
-  rowsByJsonIds: (table, alias) => ({ from: `${table} ${alias}`, where: `${alias}.id = ANY (ARRAY(SELECT jsonb_array_elements_text(?::jsonb)))` }),
+  inSubquery: anyOf,
+  rowsByJsonIds: (table, alias) => ({ from: `${table} ${alias}`, where: anyOf(`${alias}.id`, 'SELECT jsonb_array_elements_text(?::jsonb)') }),
   migrationTimeType: 'TIMESTAMPTZ',
   // an advisory lock keeps several starting processes from migrating at once
   lockMigrations: async (tx: SqlExecutor) => {
