@@ -6,6 +6,14 @@
  * (pgvector) when BENCH_DATABASE_URL is postgres://... (its tables are dropped and remade: use an
  * empty database). Part of `npm run bench`; alone: `npx tsx bench/vectors.ts`.
  * BENCH_VECTOR_QUERIES queries are measured (default 2,000) after 200 warm-up queries.
+ *
+ * Then `nearestMessages` on BENCH_VECTOR_MESSAGES message chunks (default 100,000; 0 skips it) of
+ * one workspace in 1,000 sessions, vectors clustered around 2,000 topics (a unit vector each,
+ * plus noise of the same size), as a workspace's messages are about a number of things: latency
+ * for a workspace (k = 40, what a search of 10 asks) and for a session, over 100 queries each;
+ * on SQLite also the share of the exact ten nearest found (computed by a scan of every stored
+ * vector), and the time of that scan, which is what every search cost before the signs; and the
+ * purge of one session of 100 messages.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +28,8 @@ const COLLECTIONS = Number(env.BENCH_VECTOR_COLLECTIONS ?? 1_000);
 const DIMENSIONS = Number(env.BENCH_VECTOR_DIMENSIONS ?? 1536);
 const QUERIES = Number(env.BENCH_VECTOR_QUERIES ?? 2_000);
 const K = 10;
+const MESSAGES = Number(env.BENCH_VECTOR_MESSAGES ?? 100_000);
+const MESSAGE_QUERIES = 100;
 
 /** A deterministic generator, so runs compare. */
 function random(seed: number): () => number {
@@ -99,10 +109,93 @@ async function main(): Promise<void> {
         `max ${times[times.length - 1].toFixed(2)} ms over ${QUERIES.toLocaleString('en')} queries (aim: p99 under 20 ms on SQLite)`,
     );
     await store.workspaces.delete(workspaceId);
+    if (MESSAGES > 0) await messages(database, pgUrl === undefined);
   } finally {
     await database.driver.close();
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
   }
+}
+
+/** A vector near `topic`: the topic plus noise of about its own length, normalised. */
+function nearTopic(topic: Float32Array, next: () => number): Float32Array {
+  const noise = unitVector(next);
+  const v = new Float32Array(DIMENSIONS);
+  let norm = 0;
+  for (let i = 0; i < DIMENSIONS; i++) {
+    v[i] = topic[i] + noise[i];
+    norm += v[i] * v[i];
+  }
+  norm = Math.sqrt(norm);
+  for (let i = 0; i < DIMENSIONS; i++) v[i] /= norm;
+  return v;
+}
+
+function summary(times: number[]): string {
+  const sorted = [...times].sort((a, b) => a - b);
+  return `p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms`;
+}
+
+async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqlite: boolean): Promise<void> {
+  const store = database.store;
+  const sessions = 1_000;
+  console.log(`\nMessage vector search: ${MESSAGES.toLocaleString('en')} message chunks in one workspace of ${sessions.toLocaleString('en')} sessions, ${DIMENSIONS} dimensions`);
+  const workspaceId = `vector-messages-${Date.now()}`;
+  const now = new Date();
+  await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
+  await store.peers.ensure(workspaceId, ['user', 'assistant'], now);
+  for (let s = 0; s < sessions; s++) await store.sessions.createIfAbsent(workspaceId, { id: `s${s}`, metadata: {}, configuration: {} }, now);
+  const next = random(7);
+  const topics = Array.from({ length: 2_000 }, () => unitVector(next));
+  const started = performance.now();
+  const batch = 1_000;
+  for (let start = 0; start < MESSAGES; start += batch) {
+    const rows = Array.from({ length: Math.min(batch, MESSAGES - start) }, (_, j) => {
+      const i = start + j;
+      return { id: `m${i}`, workspaceId, sessionId: `s${i % sessions}`, peerId: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i}`, metadata: {}, tokenCount: 2, createdAt: now };
+    });
+    await store.transaction(async (tx) => {
+      await tx.messages.insert(rows);
+      await tx.vectors.putMessageChunks(rows.map((r) => ({ messageId: r.id, chunk: 0, workspaceId, sessionId: r.sessionId, peerId: r.peerId, vector: nearTopic(topics[Math.floor(next() * topics.length)], next) })));
+    });
+  }
+  console.log(`  stored in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+
+  const workspaceTimes: number[] = [];
+  const sessionTimes: number[] = [];
+  const exactTimes: number[] = [];
+  let found = 0;
+  const exactTable = sqlite && (await database.driver.get("SELECT 1 AS x FROM sqlite_master WHERE name = 'message_embeddings'")) !== undefined;
+  for (let q = 0; q < MESSAGE_QUERIES + 10; q++) {
+    const vector = nearTopic(topics[Math.floor(next() * topics.length)], next);
+    let t0 = performance.now();
+    const near = await store.vectors.nearestMessages({ workspaceId, vector, k: 40 });
+    const workspaceMs = performance.now() - t0;
+    t0 = performance.now();
+    await store.vectors.nearestMessages({ workspaceId, sessionId: `s${q % sessions}`, vector, k: 40 });
+    const sessionMs = performance.now() - t0;
+    if (q < 10) continue;
+    workspaceTimes.push(workspaceMs);
+    sessionTimes.push(sessionMs);
+    if (!exactTable) continue;
+    t0 = performance.now();
+    const exact = await database.driver.all<{ id: string }>(
+      `SELECT m.id FROM (SELECT rowid AS vid, vec_distance_cosine(embedding, ?) AS d FROM message_embeddings ORDER BY d LIMIT 10) e JOIN messages m ON m.pk = e.vid / 1024`,
+      [Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)],
+    );
+    exactTimes.push(performance.now() - t0);
+    const top = new Set(near.slice(0, 10).map((n) => n.messageId));
+    found += exact.filter((row) => top.has(row.id)).length;
+  }
+  console.log(`  nearestMessages, workspace (k = 40): ${summary(workspaceTimes)}; session (k = 40): ${summary(sessionTimes)} over ${MESSAGE_QUERIES} queries each`);
+  if (exactTable) {
+    console.log(`  exact ten nearest found among its first ten: ${((100 * found) / (MESSAGE_QUERIES * 10)).toFixed(1)} %; a scan of every vector (the exact answer): ${summary(exactTimes)}`);
+  }
+  const purged = `s${sessions - 1}`;
+  const t0 = performance.now();
+  await store.sessions.deactivate(workspaceId, purged);
+  await store.sessions.purgeInactive(workspaceId, purged);
+  console.log(`  purge of a session of ${Math.ceil(MESSAGES / sessions)} messages with vectors: ${(performance.now() - t0).toFixed(1)} ms`);
+  await store.workspaces.delete(workspaceId);
 }
 
 function walSize(file: string): number {

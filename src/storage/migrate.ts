@@ -1,19 +1,49 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DIALECTS } from './sql/dialects.js';
-import type { SqlDriver } from './sql/driver.js';
+import type { SqlDriver, SqlExecutor } from './sql/driver.js';
+import type { DialectName } from './sql/dialect.js';
+import { upgradeMessageVectors } from './sqlite/sqlite-vector-index.js';
 
 export interface MigrationStep {
   name: string;
   applied: boolean;
 }
 
-function migrationFiles(dialect: SqlDriver['dialect']): { name: string; sql: string }[] {
+interface Migration {
+  name: string;
+  run(tx: SqlExecutor): Promise<void>;
+}
+
+/**
+ * Migrations written in code, for what SQL alone cannot say: SQLite's vec0 columns have a size
+ * known only from the stored data. Ordered by name with the SQL files.
+ */
+const CODE_MIGRATIONS: Record<DialectName, Migration[]> = {
+  sqlite: [{ name: '0025_message_vector_signs', run: upgradeMessageVectors }],
+  postgres: [],
+};
+
+function migrations(dialect: DialectName): Migration[] {
   const folder = fileURLToPath(new URL(`./${dialect}/migrations/`, import.meta.url));
-  return readdirSync(folder)
+  const files = readdirSync(folder)
     .filter((file) => /^\d{4}_.+\.sql$/.test(file))
-    .sort()
-    .map((file) => ({ name: file.replace(/\.sql$/, ''), sql: readFileSync(folder + file, 'utf8') }));
+    .map((file): Migration => {
+      const name = file.replace(/\.sql$/, '');
+      const sql = readFileSync(folder + file, 'utf8');
+      return {
+        name,
+        async run(tx) {
+          // each statement separately: SQLite's prepare takes one statement, pg's extended protocol too
+          for (const statement of splitStatements(sql)) {
+            await tx.run(statement).catch((error: unknown) => {
+              throw explainMigrationError(name, statement, error);
+            });
+          }
+        },
+      };
+    });
+  return [...files, ...CODE_MIGRATIONS[dialect]].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /**
@@ -29,20 +59,15 @@ export async function migrate(driver: SqlDriver, options: { through?: string } =
   await driver.transaction(async (tx) => {
     await dialect.lockMigrations(tx);
     const done = new Set((await tx.all<{ name: string }>('SELECT name FROM schema_migrations')).map((row) => row.name));
-    for (const file of migrationFiles(driver.dialect)) {
-      if (options.through !== undefined && file.name > options.through) break;
-      if (done.has(file.name)) {
-        steps.push({ name: file.name, applied: false });
+    for (const migration of migrations(driver.dialect)) {
+      if (options.through !== undefined && migration.name > options.through) break;
+      if (done.has(migration.name)) {
+        steps.push({ name: migration.name, applied: false });
         continue;
       }
-      // Each statement separately: SQLite's prepare takes one statement, pg's extended protocol too.
-      for (const statement of splitStatements(file.sql)) {
-        await tx.run(statement).catch((error: unknown) => {
-          throw explainMigrationError(file.name, statement, error);
-        });
-      }
-      await tx.run('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)', [file.name, new Date().toISOString()]);
-      steps.push({ name: file.name, applied: true });
+      await migration.run(tx);
+      await tx.run('INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)', [migration.name, new Date().toISOString()]);
+      steps.push({ name: migration.name, applied: true });
     }
   });
   return steps;

@@ -6,6 +6,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { VectorSizeError, type ConclusionLevel, type ConclusionRecord, type Store } from '../../src/storage/store.js';
 import { clearVectors } from '../../src/cli/commands/reembed.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { openDatabase } from '../../src/app.js';
+import type { SqlExecutor } from '../../src/storage/sql/driver.js';
+import { DELETE_CHUNK_SIGNS, DELETE_MESSAGE_CHUNKS, signBits, signCandidates } from '../../src/storage/sqlite/sqlite-vector-index.js';
 import { openFreshDatabase } from '../support/fresh-database.js';
 import { DIALECT, uniqueId } from '../support/test-app.js';
 
@@ -80,8 +86,12 @@ async function conclusion(
 
 async function vectorRows(store: Store, table: 'conclusion_vectors' | 'message_vectors'): Promise<number> {
   const driver = (store as unknown as { db: { get<T>(sql: string): Promise<T | undefined> } }).db;
-  const row = await driver.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`);
-  return Number(row?.n);
+  const count = async (name: string) => Number((await driver.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${name}`))?.n);
+  if (table === 'conclusion_vectors' || DIALECT === 'postgres') return count(table);
+  // SQLite keeps a message chunk's floats and its signs in two tables: they must agree
+  const [floats, signs] = [await count('message_embeddings'), await count('message_embedding_signs')];
+  expect(signs).toBe(floats);
+  return floats;
 }
 
 describe(`vector index (${DIALECT})`, () => {
@@ -265,5 +275,141 @@ describe(`engram reembed (${DIALECT})`, () => {
     expect(await store.vectors.dimensions()).toBeUndefined();
     await expect(store.vectors.checkDimensions(1536)).resolves.toBeUndefined();
     expect((await store.memory.findConclusion(ws, id))?.id).toBe(id);
+  });
+});
+
+describe.runIf(DIALECT === 'sqlite')('message vectors on SQLite: signs first, exact distances after', () => {
+  /** A vector of `n` dimensions from a fixed seed, each coordinate in [-0.5, 0.5). */
+  function seeded(seed: number, n: number): number[] {
+    let s = seed;
+    return Array.from({ length: n }, () => {
+      s = (s * 1103515245 + 12345) & 0x7fffffff;
+      return s / 0x7fffffff - 0.5;
+    });
+  }
+
+  async function messageWithVector(store: Store, ws: string, session: string, peer: string, vector: number[]): Promise<string> {
+    const id = uniqueId('m');
+    await store.messages.insert([{ id, workspaceId: ws, sessionId: session, peerId: peer, content: 'text', metadata: {}, tokenCount: 1, createdAt: NOW }]);
+    await store.vectors.putMessageChunks([{ messageId: id, chunk: 0, workspaceId: ws, sessionId: session, peerId: peer, vector }]);
+    return id;
+  }
+
+  function driverOf(store: Store): SqlExecutor {
+    return (store as unknown as { db: SqlExecutor }).db;
+  }
+
+  it('keep one sign bit per dimension, lowest first, as sqlite-vec quantizes', async () => {
+    expect([...signBits([0.5, -1, 0, 2, 3, -0.1, 1e-9, -0, 7])]).toEqual([0b01011001, 0b1]);
+    const store = await freshStore();
+    for (const seed of [1, 2, 3]) {
+      const vector = seeded(seed, 64);
+      const row = await driverOf(store).get<{ bits: Buffer }>('SELECT vec_quantize_binary(?) AS bits', [Buffer.from(Float32Array.from(vector).buffer)]);
+      expect(Buffer.compare(row!.bits, signBits(vector))).toBe(0);
+    }
+  });
+
+  it('are exact in a partition of no more vectors than the candidates, approximate beyond', async () => {
+    const store = await freshStore();
+    const ws = await workspace(store);
+    const n = 64;
+    const query = seeded(999, n).map((x, i) => (i === 0 ? 4 : x * 0.01));
+    // nearest of all by cosine (about 0.0001), but every sign but the first differs from the query's
+    const opposite = query.map((x, i) => (i === 0 ? x : -x));
+    const hidden = await messageWithVector(store, ws, 's1', 'alice', opposite);
+    // near the query by both measures (about 0.0002), its signs agree
+    const near = query.map((x, i) => (i === 0 ? x : x * 4));
+    const close = await messageWithVector(store, ws, 's1', 'alice', near);
+    const k = 5;
+    const few = await store.vectors.nearestMessages({ workspaceId: ws, vector: query, k });
+    expect(few.map((x) => x.messageId)).toEqual([hidden, close]);
+    for (const found of few) expect(found.distance).toBeCloseTo(cosineDistance(query, found.messageId === hidden ? opposite : near), 6);
+
+    // more vectors than the candidates of k: random ones, Hamming distance about n / 2 from the query
+    const candidates = signCandidates(k * 4);
+    for (let i = 0; i < candidates; i++) await messageWithVector(store, ws, i % 2 === 0 ? 's1' : 's2', 'bob', seeded(i + 1, n));
+    const many = await store.vectors.nearestMessages({ workspaceId: ws, vector: query, k });
+    expect(many).toHaveLength(k);
+    // the one whose signs all differ is not among the candidates; what is returned is ordered by its exact distance
+    expect(many.map((x) => x.messageId)).not.toContain(hidden);
+    expect(many[0].messageId).toBe(close);
+    for (let i = 1; i < many.length; i++) expect(many[i].distance).toBeGreaterThanOrEqual(many[i - 1].distance);
+    // a session, or a sender, holding few enough is exact again
+    expect((await store.vectors.nearestMessages({ workspaceId: ws, peerId: 'alice', vector: query, k })).map((x) => x.messageId)).toEqual([hidden, close]);
+  });
+
+  it('delete a message chunks through the primary key and each sign by rowid, never scanning the vec0 table', async () => {
+    const store = await freshStore();
+    const ws = await workspace(store);
+    await messageWithVector(store, ws, 's1', 'alice', angle(0));
+    const plan = async (sql: string, params: unknown[]) => (await driverOf(store).all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params)).map((r) => r.detail).join('\n');
+    expect(await plan(DELETE_MESSAGE_CHUNKS, [1, 1])).toMatch(/SEARCH message_embeddings USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)/);
+    // sqlite-vec's plan string: 1 = full scan, 2 = point lookup by rowid, 3 = nearest neighbours
+    expect(await plan(DELETE_CHUNK_SIGNS, [1])).toMatch(/VIRTUAL TABLE INDEX \d+:2/);
+    // what a range on the vec0 table itself would do
+    expect(await plan('DELETE FROM message_embedding_signs WHERE rowid BETWEEN ? AND ?', [1, 2])).toMatch(/VIRTUAL TABLE INDEX \d+:1/);
+    const triggers = await driverOf(store).all<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name IN ('messages_vector_delete', 'message_embeddings_delete') ORDER BY name");
+    expect(triggers.map((t) => t.sql)).toEqual([
+      expect.stringContaining(DELETE_CHUNK_SIGNS.replace('?', 'OLD.rowid')),
+      expect.stringContaining(DELETE_MESSAGE_CHUNKS.replaceAll('?', 'OLD.pk')),
+    ]);
+  });
+
+  it('migration 0025 moves the chunks of the earlier layout (one vec0 table of floats) into the new tables', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'engram-vec-')), 'store.db');
+    try {
+      let database = await openDatabase(file);
+      const ws = await workspace(database.store);
+      const ids: string[] = [];
+      const vectors = [angle(50), angle(5), angle(20), angle(10)];
+      // the earlier layout, as 0009's code created it with the first vector
+      const db = database.driver;
+      await db.run("INSERT INTO store_settings (name, value) VALUES ('vector_dimensions', '4')");
+      await db.run(`CREATE VIRTUAL TABLE message_vectors USING vec0(
+        workspace_id TEXT PARTITION KEY, session_id TEXT PARTITION KEY, embedding float[4] distance_metric=cosine,
+        peer_id TEXT, chunk_size=16)`);
+      await db.run(`CREATE TRIGGER messages_vector_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM message_vectors WHERE rowid BETWEEN OLD.pk * 1024 AND OLD.pk * 1024 + 1023;
+      END`);
+      for (const [i, vector] of vectors.entries()) {
+        const id = uniqueId('m');
+        ids.push(id);
+        const session = i < 3 ? 's1' : 's2';
+        const peer = i === 2 ? 'bob' : 'alice';
+        await database.store.messages.insert([{ id, workspaceId: ws, sessionId: session, peerId: peer, content: 'text', metadata: {}, tokenCount: 1, createdAt: NOW }]);
+        const { pk } = (await db.get<{ pk: number }>('SELECT pk FROM messages WHERE id = ?', [id]))!;
+        // the first message has two chunks
+        for (const chunk of i === 0 ? [0, 1] : [0]) {
+          await db.run('INSERT INTO message_vectors (rowid, workspace_id, session_id, peer_id, embedding) VALUES (?, ?, ?, ?, ?)', [
+            BigInt(pk * 1024 + chunk),
+            ws,
+            session,
+            peer,
+            Buffer.from(Float32Array.from(chunk === 1 ? angle(1) : vector).buffer),
+          ]);
+        }
+      }
+      await db.run("DELETE FROM schema_migrations WHERE name = '0025_message_vector_signs'");
+      await database.driver.close();
+
+      database = await openDatabase(file);
+      expect(database.migrations.filter((m) => m.applied).map((m) => m.name)).toEqual(['0025_message_vector_signs']);
+      const left = await database.driver.get<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'message_vectors'");
+      expect(left?.n).toBe(0);
+      const store = database.store;
+      expect(await vectorRows(store, 'message_vectors')).toBe(5);
+      const found = await store.vectors.nearestMessages({ workspaceId: ws, vector: angle(0), k: 10 });
+      // each message once, at its nearest chunk: the first one's second chunk (1 degree), then 5, 10 and 20 degrees
+      expect(found.map((x) => x.messageId)).toEqual([ids[0], ids[1], ids[3], ids[2]]);
+      expect(found[0].distance).toBeCloseTo(cosineDistance(angle(0), angle(1)), 5);
+      expect((await store.vectors.nearestMessages({ workspaceId: ws, peerId: 'bob', vector: angle(0), k: 10 })).map((x) => x.messageId)).toEqual([ids[2]]);
+      // the new trigger: a deleted session takes its chunks (floats and signs) with it
+      expect(await store.sessions.deactivate(ws, 's1')).toBe(true);
+      expect(await store.sessions.purgeInactive(ws, 's1')).toBe(true);
+      expect(await vectorRows(store, 'message_vectors')).toBe(1);
+      await database.driver.close();
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
+    }
   });
 });
