@@ -139,7 +139,9 @@ export async function upgradeMessageVectors(tx: SqlExecutor): Promise<void> {
 }
 
 async function insertChunk(db: SqlExecutor, rowid: bigint, workspaceId: string, sessionId: string, peerId: string, floats: Buffer): Promise<void> {
-  const vector = new Float32Array(floats.buffer, floats.byteOffset, floats.byteLength / 4);
+  // a Buffer from the driver need not be 4-byte aligned for a Float32Array over it
+  const vector = new Float32Array(floats.byteLength / 4);
+  for (let i = 0; i < vector.length; i++) vector[i] = floats.readFloatLE(i * 4);
   await db.run('INSERT INTO message_embeddings (rowid, embedding) VALUES (?, ?)', [rowid, floats]);
   await db.run('INSERT INTO message_embedding_signs (rowid, workspace_id, session_id, peer_id, embedding) VALUES (?, ?, ?, ?, vec_bit(?))', [
     rowid,
