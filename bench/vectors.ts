@@ -10,7 +10,8 @@
  * Then `nearestMessages` on BENCH_VECTOR_MESSAGES message chunks (default 100,000; 0 skips it) of
  * one workspace in 1,000 sessions, vectors clustered around 2,000 topics (a unit vector each,
  * plus noise of the same size), as a workspace's messages are about a number of things: latency
- * for a workspace (k = 40, what a search of 10 asks) and for a session, over 100 queries each;
+ * for a workspace (k = 40, what a search of 10 asks), for a session and for a list of 100
+ * sessions (what a chat searches), over 100 queries each;
  * on SQLite also the share of the exact ten nearest found (computed by a scan of every stored
  * vector), and the time of that scan, which is what every search cost before the signs; and the
  * purge of one session of 100 messages.
@@ -162,6 +163,9 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
 
   const workspaceTimes: number[] = [];
   const sessionTimes: number[] = [];
+  const listTimes: number[] = [];
+  // what a chat searches: the sessions its observer may see (here every tenth, 100 of them)
+  const observed = Array.from({ length: sessions / 10 }, (_, i) => `s${i * 10}`);
   const exactTimes: number[] = [];
   let found = 0;
   const exactTable = sqlite && (await database.driver.get("SELECT 1 AS x FROM sqlite_master WHERE name = 'message_embeddings'")) !== undefined;
@@ -173,9 +177,13 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
     t0 = performance.now();
     await store.vectors.nearestMessages({ workspaceId, sessionId: `s${q % sessions}`, vector, k: 40 });
     const sessionMs = performance.now() - t0;
+    t0 = performance.now();
+    await store.vectors.nearestMessages({ workspaceId, sessionIds: observed, vector, k: 40 });
+    const listMs = performance.now() - t0;
     if (q < 10) continue;
     workspaceTimes.push(workspaceMs);
     sessionTimes.push(sessionMs);
+    listTimes.push(listMs);
     if (!exactTable) continue;
     t0 = performance.now();
     const exact = await database.driver.all<{ id: string }>(
@@ -186,7 +194,10 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
     const top = new Set(near.slice(0, 10).map((n) => n.messageId));
     found += exact.filter((row) => top.has(row.id)).length;
   }
-  console.log(`  nearestMessages, workspace (k = 40): ${summary(workspaceTimes)}; session (k = 40): ${summary(sessionTimes)} over ${MESSAGE_QUERIES} queries each`);
+  console.log(
+    `  nearestMessages (k = 40), workspace: ${summary(workspaceTimes)}; session: ${summary(sessionTimes)}; ` +
+      `${observed.length} sessions of the workspace: ${summary(listTimes)}; over ${MESSAGE_QUERIES} queries each`,
+  );
   if (exactTable) {
     console.log(`  exact ten nearest found among its first ten: ${((100 * found) / (MESSAGE_QUERIES * 10)).toFixed(1)} %; a scan of every vector (the exact answer): ${summary(exactTimes)}`);
   }

@@ -73,6 +73,8 @@ export interface MessageChunkVector {
 export interface MessageVectorQuery {
   workspaceId: string;
   sessionId?: string;
+  /** Only messages of these sessions (none: no message); applied by the search itself, so k counts only these. */
+  sessionIds?: readonly string[];
   /** Only messages of this sender. */
   peerId?: string;
   vector: ArrayLike<number>;

@@ -10,7 +10,7 @@ import { checkVectorDimensions } from '../../src/main.js';
 import { VectorSizeError, type ConclusionRecord } from '../../src/storage/store.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
-import { buildTestApp, ownPostgresDatabase, TEST_DATABASE_URL, type TestApi } from '../support/test-app.js';
+import { buildTestApp, ownPostgresDatabase, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
  * Embeddings and vector search end to end over HTTP, with the fake model server answering the
@@ -391,6 +391,41 @@ describe('semantic search', () => {
     // an embedding model that fails leaves full-text search working
     fake.script.embeddings({ status: 400, errorBody: { error: { message: 'bad' } } });
     expect(contents(await api.post(`/v3/workspaces/${ws}/search`, { query: 'pasta' }))).toEqual(['We had pasta for lunch']);
+  });
+
+  it('message search filtered to sessions looks for the nearest in those sessions, not among the workspace\'s nearest', async () => {
+    const s = await setup({ DERIVER_ENABLED: 'false' });
+    const { api, ws } = s;
+    embedAs({ 'Which pet does she have?': axis(0) });
+    const store = api.database.store;
+    const now = new Date();
+    await store.workspaces.createIfAbsent({ id: ws, metadata: {}, configuration: {} }, now);
+    await store.peers.ensure(ws, ['alice', 'bob'], now);
+    // 40 sessions of others, each with a message nearer to the question than alice's answer
+    const rows = [];
+    for (let i = 0; i < 40; i++) rows.push({ id: uniqueId('m'), session: `others-${i}`, peer: 'bob', content: `unrelated note ${i}`, vector: near(axis(0)) });
+    rows.push({ id: uniqueId('m'), session: 'mine', peer: 'alice', content: 'I adopted a puppy last spring', vector: unit([1, 1, 0, 0, 0, 0, 0, 0]) });
+    for (const session of new Set(rows.map((r) => r.session)).add('empty')) await store.sessions.createIfAbsent(ws, { id: session, metadata: {}, configuration: {} }, now);
+    for (const r of rows) {
+      await store.messages.insert([{ id: r.id, workspaceId: ws, sessionId: r.session, peerId: r.peer, content: r.content, metadata: {}, tokenCount: 5, createdAt: now }]);
+      await store.vectors.putMessageChunks([{ messageId: r.id, chunk: 0, workspaceId: ws, sessionId: r.session, peerId: r.peer, vector: r.vector }]);
+    }
+    const search = async (filters: Record<string, unknown>) => {
+      const response = await api.post(`/v3/workspaces/${ws}/search`, { query: 'Which pet does she have?', limit: 1, filters });
+      expect(response.status, response.text).toBe(200);
+      return (response.body as { content: string }[]).map((m) => m.content);
+    };
+    // the question shares no word with the answer: only the vector ranking can find it
+    expect(await search({ session_id: 'mine' })).toEqual(['I adopted a puppy last spring']);
+    expect(await search({ session_id: { in: ['empty', 'mine'] }, peer_id: 'alice' })).toEqual(['I adopted a puppy last spring']);
+    expect(await search({ session_id: { in: ['empty'] } })).toEqual([]);
+    expect(await search({ session_id: { in: [] } })).toEqual([]);
+    // every session: the nearest of all
+    expect((await search({ session_id: '*' }))[0]).toMatch(/^unrelated note/);
+    expect((await search({ session_id: { in: ['mine', '*'] } }))[0]).toMatch(/^unrelated note/);
+    // the session's own search route finds it too
+    const own = await api.post(`/v3/workspaces/${ws}/sessions/mine/search`, { query: 'Which pet does she have?', limit: 1 });
+    expect((own.body as { content: string }[]).map((m) => m.content)).toEqual(['I adopted a puppy last spring']);
   });
 
   it('the representation with search_query: the nearest, then the most reinforced, then the newest', async () => {

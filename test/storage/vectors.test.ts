@@ -251,6 +251,11 @@ describe(`vector index (${DIALECT})`, () => {
     expect((await store.vectors.nearestMessages({ workspaceId: ws, vector: angle(0), k: 2 })).map((n) => n.messageId)).toEqual([m1, m3]);
     const sender = await store.vectors.nearestMessages({ workspaceId: ws, peerId: 'bob', vector: angle(0), k: 10 });
     expect(sender.map((n) => n.messageId)).toEqual([m2]);
+    // a list of sessions is applied by the search itself: k counts only their messages
+    expect((await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['s2'], vector: angle(0), k: 1 })).map((n) => n.messageId)).toEqual([m3]);
+    expect((await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['s2', 's1'], vector: angle(0), k: 2 })).map((n) => n.messageId)).toEqual([m1, m3]);
+    expect((await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['s1', 'none'], peerId: 'bob', vector: angle(0), k: 5 })).map((n) => n.messageId)).toEqual([m2]);
+    expect(await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: [], vector: angle(0), k: 5 })).toEqual([]);
 
     // replacing a chunk's vector keeps one row for it
     await store.vectors.putMessageChunks([{ messageId: m2, chunk: 0, workspaceId: ws, sessionId: 's1', peerId: 'bob', vector: angle(1) }]);

@@ -33,9 +33,11 @@ export async function rankMessagesByVector(
   const peerPerspective = narrowed.peerPerspective;
   const filters = narrowed.filters === null || Object.keys(narrowed.filters).length === 0 ? null : narrowed.filters;
   const factor = (peerPerspective === undefined ? 2 : 4) * (filters === null ? 1 : 4);
+  const sessions = scope.sessionId === undefined ? sessionsOf(filters) : undefined;
   const neighbours = await ctx.store.vectors.nearestMessages({
     workspaceId: scope.workspaceId,
-    sessionId: scope.sessionId,
+    sessionId: scope.sessionId ?? (sessions?.length === 1 ? sessions[0] : undefined),
+    sessionIds: sessions !== undefined && sessions.length !== 1 ? sessions : undefined,
     peerId: scope.peerId,
     vector,
     k: Math.min(MAX_NEIGHBOURS, options.limit * factor),
@@ -45,4 +47,22 @@ export async function rankMessagesByVector(
   const filter = messageFilter(ctx.store, filters, options.generation);
   const kept = await ctx.store.messages.filterIds({ ...scope, filter, peerPerspective }, ids);
   return ids.filter((id) => kept.has(id));
+}
+
+/**
+ * The sessions a search's filters allow, when they say so at the top level (`session_id` equal to
+ * one id, or `in` a list of ids), which every other condition is combined with: the vector search
+ * then looks only there, as a chat does for the sessions its observer may see. Filtering the
+ * workspace's nearest chunks afterwards found nothing in a workspace whose nearest chunks were in
+ * other sessions. Undefined for any other form (the filter is then applied after the search).
+ */
+function sessionsOf(filters: JsonObject | null): string[] | undefined {
+  const condition = filters?.session_id;
+  // '*' matches every session
+  if (typeof condition === 'string') return condition === '*' ? undefined : [condition];
+  if (condition === null || typeof condition !== 'object' || Array.isArray(condition)) return undefined;
+  const list = (condition as JsonObject).in;
+  if (Object.keys(condition).length !== 1 || !Array.isArray(list)) return undefined;
+  if (!list.every((id): id is string => typeof id === 'string' && id !== '*')) return undefined;
+  return list;
 }

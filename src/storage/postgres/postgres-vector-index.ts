@@ -119,6 +119,11 @@ export class PostgresVectorIndex implements VectorIndex {
       where.push('v.session_id = ?');
       params.push(query.sessionId);
     }
+    if (query.sessionIds !== undefined) {
+      if (query.sessionIds.length === 0) return [];
+      where.push('v.session_id = ANY (?::text[])');
+      params.push(query.sessionIds);
+    }
     if (query.peerId !== undefined) {
       where.push('v.peer_id = ?');
       params.push(query.peerId);

@@ -72,9 +72,12 @@ function messageTables(dimensions: number): string[] {
   const bits = Math.ceil(Math.trunc(dimensions) / 8) * 8;
   return [
     'CREATE TABLE IF NOT EXISTS message_embeddings (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL)',
+    // the session twice: as a partition key, so one session's search reads only its chunks, and as
+    // metadata (`session`), so a search of a list of sessions filters during the workspace's scan
+    // (a partition key's IN runs one search per session, each returning its own candidates)
     `CREATE VIRTUAL TABLE IF NOT EXISTS message_embedding_signs USING vec0(
       workspace_id TEXT PARTITION KEY, session_id TEXT PARTITION KEY, embedding bit[${bits}],
-      peer_id TEXT, chunk_size=${CHUNK_SIZE})`,
+      peer_id TEXT, session TEXT, chunk_size=${CHUNK_SIZE})`,
     `CREATE TRIGGER IF NOT EXISTS message_embeddings_delete AFTER DELETE ON message_embeddings BEGIN
         ${DELETE_CHUNK_SIGNS.replace('?', 'OLD.rowid')};
       END`,
@@ -143,11 +146,12 @@ async function insertChunk(db: SqlExecutor, rowid: bigint, workspaceId: string, 
   const vector = new Float32Array(floats.byteLength / 4);
   for (let i = 0; i < vector.length; i++) vector[i] = floats.readFloatLE(i * 4);
   await db.run('INSERT INTO message_embeddings (rowid, embedding) VALUES (?, ?)', [rowid, floats]);
-  await db.run('INSERT INTO message_embedding_signs (rowid, workspace_id, session_id, peer_id, embedding) VALUES (?, ?, ?, ?, vec_bit(?))', [
+  await db.run('INSERT INTO message_embedding_signs (rowid, workspace_id, session_id, peer_id, session, embedding) VALUES (?, ?, ?, ?, ?, vec_bit(?))', [
     rowid,
     workspaceId,
     sessionId,
     peerId,
+    sessionId,
     signBits(vector),
   ]);
 }
@@ -240,6 +244,11 @@ export class SqliteVectorIndex implements VectorIndex {
     if (query.sessionId !== undefined) {
       where.push('s.session_id = ?');
       params.push(query.sessionId);
+    }
+    if (query.sessionIds !== undefined) {
+      if (query.sessionIds.length === 0) return [];
+      where.push('s.session IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(query.sessionIds));
     }
     if (query.peerId !== undefined) {
       where.push('s.peer_id = ?');
