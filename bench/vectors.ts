@@ -131,6 +131,9 @@ function nearTopic(topic: Float32Array, next: () => number): Float32Array {
   return v;
 }
 
+/** A session id of the length of a UUID, as clients often choose (long ids cost some filters more). */
+const sessionName = (i: number) => `a3e1c0de-5e55-4000-8000-${String(i).padStart(12, '0')}`;
+
 function summary(times: number[]): string {
   const sorted = [...times].sort((a, b) => a - b);
   return `p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms`;
@@ -144,7 +147,7 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
   const now = new Date();
   await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
   await store.peers.ensure(workspaceId, ['user', 'assistant'], now);
-  for (let s = 0; s < sessions; s++) await store.sessions.createIfAbsent(workspaceId, { id: `s${s}`, metadata: {}, configuration: {} }, now);
+  for (let s = 0; s < sessions; s++) await store.sessions.createIfAbsent(workspaceId, { id: sessionName(s), metadata: {}, configuration: {} }, now);
   const next = random(7);
   const topics = Array.from({ length: 2_000 }, () => unitVector(next));
   const started = performance.now();
@@ -152,7 +155,7 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
   for (let start = 0; start < MESSAGES; start += batch) {
     const rows = Array.from({ length: Math.min(batch, MESSAGES - start) }, (_, j) => {
       const i = start + j;
-      return { id: `m${i}`, workspaceId, sessionId: `s${i % sessions}`, peerId: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i}`, metadata: {}, tokenCount: 2, createdAt: now };
+      return { id: `m${i}`, workspaceId, sessionId: sessionName(i % sessions), peerId: i % 2 === 0 ? 'user' : 'assistant', content: `message ${i}`, metadata: {}, tokenCount: 2, createdAt: now };
     });
     await store.transaction(async (tx) => {
       await tx.messages.insert(rows);
@@ -165,7 +168,7 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
   const sessionTimes: number[] = [];
   const listTimes: number[] = [];
   // what a chat searches: the sessions its observer may see (here every tenth, 100 of them)
-  const observed = Array.from({ length: sessions / 10 }, (_, i) => `s${i * 10}`);
+  const observed = Array.from({ length: sessions / 10 }, (_, i) => sessionName(i * 10));
   const exactTimes: number[] = [];
   let found = 0;
   const exactTable = sqlite && (await database.driver.get("SELECT 1 AS x FROM sqlite_master WHERE name = 'message_embeddings'")) !== undefined;
@@ -175,7 +178,7 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
     const near = await store.vectors.nearestMessages({ workspaceId, vector, k: 40 });
     const workspaceMs = performance.now() - t0;
     t0 = performance.now();
-    await store.vectors.nearestMessages({ workspaceId, sessionId: `s${q % sessions}`, vector, k: 40 });
+    await store.vectors.nearestMessages({ workspaceId, sessionId: sessionName(q % sessions), vector, k: 40 });
     const sessionMs = performance.now() - t0;
     t0 = performance.now();
     await store.vectors.nearestMessages({ workspaceId, sessionIds: observed, vector, k: 40 });
@@ -201,7 +204,7 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
   if (exactTable) {
     console.log(`  exact ten nearest found among its first ten: ${((100 * found) / (MESSAGE_QUERIES * 10)).toFixed(1)} %; a scan of every vector (the exact answer): ${summary(exactTimes)}`);
   }
-  const purged = `s${sessions - 1}`;
+  const purged = sessionName(sessions - 1);
   const t0 = performance.now();
   await store.sessions.deactivate(workspaceId, purged);
   await store.sessions.purgeInactive(workspaceId, purged);
