@@ -75,6 +75,8 @@ export interface MessageVectorQuery {
   sessionId?: string;
   /** Only messages of these sessions (none: no message); applied by the search itself, so k counts only these. */
   sessionIds?: readonly string[];
+  /** Only messages of the sessions this peer is or was a member of; applied by the search itself. */
+  memberOf?: string;
   /** Only messages of this sender. */
   peerId?: string;
   vector: ArrayLike<number>;

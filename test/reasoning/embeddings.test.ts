@@ -426,6 +426,9 @@ describe('semantic search', () => {
     // the session's own search route finds it too
     const own = await api.post(`/v3/workspaces/${ws}/sessions/mine/search`, { query: 'Which pet does she have?', limit: 1 });
     expect((own.body as { content: string }[]).map((m) => m.content)).toEqual(['I adopted a puppy last spring']);
+    // what a peer could see: the vector search looks in its sessions (alice a member of 'mine' since before the messages)
+    await store.sessions.saveMemberships(ws, 'mine', [{ peerId: 'alice', configuration: {}, joinedAt: new Date(now.getTime() - 1000), leftAt: null }]);
+    expect(await search({ peer_perspective: 'alice' })).toEqual(['I adopted a puppy last spring']);
   });
 
   it('the representation with search_query: the nearest, then the most reinforced, then the newest', async () => {

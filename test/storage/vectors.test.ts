@@ -256,6 +256,12 @@ describe(`vector index (${DIALECT})`, () => {
     expect((await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['s2', 's1'], vector: angle(0), k: 2 })).map((n) => n.messageId)).toEqual([m1, m3]);
     expect((await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['s1', 'none'], peerId: 'bob', vector: angle(0), k: 5 })).map((n) => n.messageId)).toEqual([m2]);
     expect(await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: [], vector: angle(0), k: 5 })).toEqual([]);
+    // the sessions a peer is or was a member of: bob of s2 only, then of none (left s2, still counted)
+    await store.sessions.saveMemberships(ws, 's2', [{ peerId: 'bob', configuration: {}, joinedAt: NOW, leftAt: null }]);
+    expect((await store.vectors.nearestMessages({ workspaceId: ws, memberOf: 'bob', vector: angle(0), k: 1 })).map((n) => n.messageId)).toEqual([m3]);
+    await store.sessions.markMembersLeft(ws, 's2', ['bob'], NOW);
+    expect((await store.vectors.nearestMessages({ workspaceId: ws, memberOf: 'bob', vector: angle(0), k: 5 })).map((n) => n.messageId)).toEqual([m3]);
+    expect(await store.vectors.nearestMessages({ workspaceId: ws, memberOf: 'carol', vector: angle(0), k: 5 })).toEqual([]);
 
     // replacing a chunk's vector keeps one row for it
     await store.vectors.putMessageChunks([{ messageId: m2, chunk: 0, workspaceId: ws, sessionId: 's1', peerId: 'bob', vector: angle(1) }]);

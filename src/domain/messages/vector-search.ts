@@ -39,6 +39,8 @@ export async function rankMessagesByVector(
     sessionId: scope.sessionId ?? (sessions?.length === 1 ? sessions[0] : undefined),
     sessionIds: sessions !== undefined && sessions.length !== 1 ? sessions : undefined,
     peerId: scope.peerId,
+    // what the perspective's peer could see lies in its sessions; their time windows are checked after
+    memberOf: peerPerspective,
     vector,
     k: Math.min(MAX_NEIGHBOURS, options.limit * factor),
   });

@@ -124,6 +124,10 @@ export class PostgresVectorIndex implements VectorIndex {
       where.push('v.session_id = ANY (?::text[])');
       params.push(query.sessionIds);
     }
+    if (query.memberOf !== undefined) {
+      where.push('v.session_id IN (SELECT sp.session_id FROM session_peers sp WHERE sp.workspace_id = v.workspace_id AND sp.peer_id = ?)');
+      params.push(query.memberOf);
+    }
     if (query.peerId !== undefined) {
       where.push('v.peer_id = ?');
       params.push(query.peerId);

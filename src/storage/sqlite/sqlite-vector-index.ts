@@ -262,6 +262,11 @@ export class SqliteVectorIndex implements VectorIndex {
       where.push('s.session_pk IN (SELECT x.pk FROM sessions x WHERE x.workspace_id = ? AND x.id IN (SELECT value FROM json_each(?)))');
       params.push(query.workspaceId, JSON.stringify(query.sessionIds));
     }
+    if (query.memberOf !== undefined) {
+      // index-only through session_peers_peer_order
+      where.push('s.session_pk IN (SELECT sp.session_pk FROM session_peers sp WHERE sp.workspace_id = ? AND sp.peer_id = ?)');
+      params.push(query.workspaceId, query.memberOf);
+    }
     if (query.peerId !== undefined) {
       where.push('s.peer_id = ?');
       params.push(query.peerId);
