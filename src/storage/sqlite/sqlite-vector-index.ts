@@ -21,12 +21,13 @@ import {
  *   `level` and `session_id` ('' for none) narrow the scan. Searched exactly.
  * - message chunks, rowid = messages.pk * 1024 + chunk, in two tables: `message_embeddings` (a
  *   plain table: the float32 vector by rowid) and `message_embedding_signs` (vec0: one bit per
- *   dimension, its sign; partition keys workspace and session, metadata the sender). A search
+ *   dimension, its sign; partition keys workspace and session, metadata the sender and the
+ *   session's pk, which a search of a list of sessions filters on). A search
  *   scans the signs (Hamming distance, 32 times less to read than the floats and no arithmetic),
  *   then computes the exact cosine distance of the best `candidates` of them from the floats:
  *   exact whenever the partition holds no more vectors than that, approximate beyond (as
  *   PostgreSQL's HNSW index is). A workspace of 100,000 chunks of 1536 dimensions was scanned in
- *   about 210 ms as floats, 30 ms this way (bench/README.md, "Vector search").
+ *   about 207 ms as floats, 36 ms this way (bench/README.md, "Vector search").
  * Small chunks (16 vectors) keep a collection of a few conclusions from reserving space for a
  * thousand; bench/README.md has the measurements. Triggers drop the vectors of soft-deleted and
  * deleted conclusions and of deleted messages (cascades from sessions, peers and workspaces
@@ -53,9 +54,9 @@ export function signBits(vector: ArrayLike<number>): Buffer {
 
 /**
  * How many sign-nearest chunks a message search rescores exactly, for `k` chunks wanted: a
- * partition of at most this many vectors is searched exactly. Eight times `k` found 98 % of the
- * exact ten nearest among 100,000 clustered vectors of 1536 dimensions (scratch measurement,
- * bench/README.md).
+ * partition of at most this many vectors is searched exactly. With these, all of the exact ten
+ * nearest were found among 100,000 clustered vectors of 1536 dimensions (bench/vectors.ts; 98 %
+ * in a scratch run with looser clusters).
  */
 export function signCandidates(k: number): number {
   return Math.min(MAX_NEIGHBOURS, Math.max(MIN_SIGN_CANDIDATES, k * 8));
@@ -122,7 +123,7 @@ const DROP = [
  * message chunks are in the earlier layout, one vec0 table of floats (`message_vectors`), gets
  * them copied into `message_embeddings` and `message_embedding_signs`, and the old table and
  * trigger dropped. The old table is read by rowid one chunk at a time (a vec0 range read scans
- * the table): about 30 µs a chunk.
+ * the table): 9 s for 100,000 chunks.
  */
 export async function upgradeMessageVectors(tx: SqlExecutor): Promise<void> {
   const old = await tx.get<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'message_vectors'");
