@@ -10,10 +10,11 @@
  * Then `nearestMessages` on BENCH_VECTOR_MESSAGES message chunks (default 100,000; 0 skips it) of
  * one workspace in 1,000 sessions, vectors clustered around 2,000 topics (a unit vector each,
  * plus noise of the same size), as a workspace's messages are about a number of things: latency
- * for a workspace (k = 40, what a search of 10 asks), for a session and for a list of 100
+ * for a workspace (k = 40, what a search of 10 asks), for a session and for lists of 100 and of 4
  * sessions (what a chat searches), over 100 queries each;
  * on SQLite also the share of the exact ten nearest found (computed by a scan of every stored
- * vector), and the time of that scan, which is what every search cost before the signs; and the
+ * vector, or of the listed sessions' vectors), and the time of that scan, which is what every
+ * search cost before the signs; and the
  * purge of one session of 100 messages.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -167,10 +168,14 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
   const workspaceTimes: number[] = [];
   const sessionTimes: number[] = [];
   const listTimes: number[] = [];
-  // what a chat searches: the sessions its observer may see (here every tenth, 100 of them)
+  const fewTimes: number[] = [];
+  // what a chat searches: the sessions its observer may see (here every tenth, 100 of them), and
+  // for a peer that is in few sessions, four of them
   const observed = Array.from({ length: sessions / 10 }, (_, i) => sessionName(i * 10));
+  const few = Array.from({ length: 4 }, (_, i) => sessionName(i * 37 + 3));
   const exactTimes: number[] = [];
   let found = 0;
+  const foundInList = { observed: 0, few: 0 };
   const exactTable = sqlite && (await database.driver.get("SELECT 1 AS x FROM sqlite_master WHERE name = 'message_embeddings'")) !== undefined;
   for (let q = 0; q < MESSAGE_QUERIES + 10; q++) {
     const vector = nearTopic(topics[Math.floor(next() * topics.length)], next);
@@ -181,13 +186,26 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
     await store.vectors.nearestMessages({ workspaceId, sessionId: sessionName(q % sessions), vector, k: 40 });
     const sessionMs = performance.now() - t0;
     t0 = performance.now();
-    await store.vectors.nearestMessages({ workspaceId, sessionIds: observed, vector, k: 40 });
+    const inList = await store.vectors.nearestMessages({ workspaceId, sessionIds: observed, vector, k: 40 });
     const listMs = performance.now() - t0;
+    t0 = performance.now();
+    const inFew = await store.vectors.nearestMessages({ workspaceId, sessionIds: few, vector, k: 40 });
+    const fewMs = performance.now() - t0;
     if (q < 10) continue;
     workspaceTimes.push(workspaceMs);
     sessionTimes.push(sessionMs);
     listTimes.push(listMs);
+    fewTimes.push(fewMs);
     if (!exactTable) continue;
+    for (const [name, list, got] of [['observed', observed, inList], ['few', few, inFew]] as const) {
+      const exactInList = await database.driver.all<{ id: string }>(
+        `SELECT m.id FROM messages m JOIN message_embeddings e ON e.rowid = m.pk * 1024
+         WHERE m.workspace_id = ? AND m.session_id IN (SELECT value FROM json_each(?)) ORDER BY vec_distance_cosine(e.embedding, ?) LIMIT 10`,
+        [workspaceId, JSON.stringify(list), Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)],
+      );
+      const top = new Set(got.slice(0, 10).map((n) => n.messageId));
+      foundInList[name] += exactInList.filter((row) => top.has(row.id)).length;
+    }
     t0 = performance.now();
     const exact = await database.driver.all<{ id: string }>(
       `SELECT m.id FROM (SELECT rowid AS vid, vec_distance_cosine(embedding, ?) AS d FROM message_embeddings ORDER BY d LIMIT 10) e JOIN messages m ON m.pk = e.vid / 1024`,
@@ -199,10 +217,12 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
   }
   console.log(
     `  nearestMessages (k = 40), workspace: ${summary(workspaceTimes)}; session: ${summary(sessionTimes)}; ` +
-      `${observed.length} sessions of the workspace: ${summary(listTimes)}; over ${MESSAGE_QUERIES} queries each`,
+      `${observed.length} sessions of the workspace: ${summary(listTimes)}; ${few.length} sessions: ${summary(fewTimes)}; over ${MESSAGE_QUERIES} queries each`,
   );
   if (exactTable) {
-    console.log(`  exact ten nearest found among its first ten: ${((100 * found) / (MESSAGE_QUERIES * 10)).toFixed(1)} %; a scan of every vector (the exact answer): ${summary(exactTimes)}`);
+    const share = (n: number) => `${((100 * n) / (MESSAGE_QUERIES * 10)).toFixed(1)} %`;
+    console.log(`  exact ten nearest found among its first ten: ${share(found)}; a scan of every vector (the exact answer): ${summary(exactTimes)}`);
+    console.log(`  exact ten nearest of the sessions found: ${share(foundInList.observed)} of ${observed.length} sessions, ${share(foundInList.few)} of ${few.length}`);
   }
   const purged = sessionName(sessions - 1);
   const t0 = performance.now();

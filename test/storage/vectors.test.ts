@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { openDatabase } from '../../src/app.js';
 import type { SqlExecutor } from '../../src/storage/sql/driver.js';
-import { DELETE_CHUNK_SIGNS, DELETE_MESSAGE_CHUNKS, signBits, signCandidates } from '../../src/storage/sqlite/sqlite-vector-index.js';
+import { DELETE_CHUNK_SIGNS, DELETE_MESSAGE_CHUNKS, PARTITION_SEARCHES, signBits, signCandidates } from '../../src/storage/sqlite/sqlite-vector-index.js';
 import { openFreshDatabase } from '../support/fresh-database.js';
 import { DIALECT, uniqueId } from '../support/test-app.js';
 
@@ -347,6 +347,41 @@ describe.runIf(DIALECT === 'sqlite')('message vectors on SQLite: signs first, ex
     for (let i = 1; i < many.length; i++) expect(many[i].distance).toBeGreaterThanOrEqual(many[i - 1].distance);
     // a session, or a sender, holding few enough is exact again
     expect((await store.vectors.nearestMessages({ workspaceId: ws, peerId: 'alice', vector: query, k })).map((x) => x.messageId)).toEqual([hidden, close]);
+  });
+
+  it('search a few sessions by their partitions, each keeping its own candidates; more by a scan of the workspace', async () => {
+    const store = await freshStore();
+    const extra = Array.from({ length: PARTITION_SEARCHES }, (_, i) => `x${i}`);
+    const ws = await workspace(store, ['alice', 'bob'], ['s1', 's2', ...extra]);
+    const n = 64;
+    const query = seeded(999, n).map((x, i) => (i === 0 ? 4 : x * 0.01));
+    const opposite = query.map((x, i) => (i === 0 ? x : -x));
+    const hidden = await messageWithVector(store, ws, 's1', 'alice', opposite);
+    const close = await messageWithVector(store, ws, 's1', 'alice', query.map((x, i) => (i === 0 ? x : x * 4)));
+    // the two sessions hold more than one search's candidates between them, each of them fewer
+    const k = 5;
+    const each = signCandidates(k) / 2 + 20;
+    for (let i = 0; i < 2 * each; i++) await messageWithVector(store, ws, i % 2 === 0 ? 's1' : 's2', 'bob', seeded(i + 1, n));
+    await store.sessions.saveMemberships(ws, 's1', [{ peerId: 'alice', configuration: {}, joinedAt: NOW, leftAt: null }]);
+    await store.sessions.saveMemberships(ws, 's2', [{ peerId: 'alice', configuration: {}, joinedAt: NOW, leftAt: null }]);
+
+    const ids = (found: { messageId: string }[]) => found.map((x) => x.messageId);
+    // exact: each session's partition is searched with its own candidates
+    const listed = await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['s1', 's2'], vector: query, k });
+    expect(ids(listed).slice(0, 2)).toEqual([hidden, close]);
+    expect(listed).toHaveLength(k);
+    const member = await store.vectors.nearestMessages({ workspaceId: ws, memberOf: 'alice', vector: query, k });
+    expect(ids(member).slice(0, 2)).toEqual([hidden, close]);
+    // a list naming a session twice, or none that exists, or filtered by sender or membership too
+    expect(ids(await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['s2', 's1', 's1'], vector: query, k }))).toEqual(ids(listed));
+    expect(await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['nowhere'], vector: query, k })).toEqual([]);
+    expect(ids(await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['s1', 's2'], peerId: 'alice', vector: query, k }))).toEqual([hidden, close]);
+    expect(await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['s1', 's2'], memberOf: 'bob', vector: query, k })).toEqual([]);
+    // more sessions than PARTITION_SEARCHES: the workspace's scan, whose candidates miss the vector with opposite signs
+    const scanned = await store.vectors.nearestMessages({ workspaceId: ws, sessionIds: ['s1', 's2', ...extra], vector: query, k });
+    expect(scanned).toHaveLength(k);
+    expect(ids(scanned)).not.toContain(hidden);
+    expect(ids(scanned)[0]).toBe(close);
   });
 
   it('delete a message chunks through the primary key and each sign by rowid, never scanning the vec0 table', async () => {
