@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { openDatabase } from '../../src/app.js';
 import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { DELETE_CHUNK_SIGNS, DELETE_MESSAGE_CHUNKS, PARTITION_SEARCHES, signBits, signCandidates } from '../../src/storage/sqlite/sqlite-vector-index.js';
+import { MEMBER_SESSIONS_LISTED, PostgresVectorIndex } from '../../src/storage/postgres/postgres-vector-index.js';
 import { openFreshDatabase } from '../support/fresh-database.js';
 import { DIALECT, uniqueId } from '../support/test-app.js';
 
@@ -457,5 +458,69 @@ describe.runIf(DIALECT === 'sqlite')('message vectors on SQLite: signs first, ex
     } finally {
       rmSync(dirname(file), { recursive: true, force: true });
     }
+  });
+});
+
+describe.runIf(DIALECT === 'postgres')('message vectors on PostgreSQL: the sessions of a peer', () => {
+  it('are passed to the search as a list, so a peer of few sessions is read through the session index, not the HNSW index', async () => {
+    const database = await openFreshDatabase();
+    opened.push(database);
+    const { store, driver } = database;
+    const ws = await workspace(store, ['alice', 'bob', 'carol'], []);
+    // carol is a member of more sessions than are listed: hers stay a subquery
+    const sessions = MEMBER_SESSIONS_LISTED + 100;
+    const perSession = 5;
+    await store.transaction(async (tx) => {
+      for (let s = 0; s < sessions; s++) {
+        await tx.sessions.createIfAbsent(ws, { id: `s${s}`, metadata: {}, configuration: {} }, NOW);
+        await tx.sessions.saveMemberships(ws, `s${s}`, [{ peerId: 'carol', configuration: {}, joinedAt: NOW, leftAt: null }]);
+      }
+      const rows = Array.from({ length: sessions * perSession }, (_, i) => ({
+        id: `m${i}`, workspaceId: ws, sessionId: `s${i % sessions}`, peerId: 'alice', content: 'text', metadata: {}, tokenCount: 1, createdAt: NOW,
+      }));
+      await tx.messages.insert(rows);
+    });
+    for (const s of ['s3', 's40', 's77']) await store.sessions.saveMemberships(ws, s, [{ peerId: 'bob', configuration: {}, joinedAt: NOW, leftAt: null }]);
+    // the first vector fixes the size and makes the HNSW index; the rest in one statement
+    await store.vectors.putMessageChunks([{ messageId: 'm0', chunk: 0, workspaceId: ws, sessionId: 's0', peerId: 'alice', vector: angle(0, 8) }]);
+    await driver.run(
+      `INSERT INTO message_vectors (message_pk, chunk, workspace_id, session_id, peer_id, embedding)
+       SELECT m.pk, 0, m.workspace_id, m.session_id, m.peer_id, ('[' || (m.pk % 7) || ',1,' || (m.pk % 5) || ',0,0,0,0,' || (m.pk % 3) || ']')::vector
+       FROM messages m WHERE m.workspace_id = ? AND m.id <> 'm0'`,
+      [ws],
+    );
+    await driver.run('ANALYZE');
+
+    const issued: { sql: string; params: readonly unknown[] }[] = [];
+    const spy: SqlExecutor = {
+      dialect: driver.dialect,
+      all: (sql, params = []) => (issued.push({ sql, params }), driver.all(sql, params)),
+      get: (sql, params = []) => (issued.push({ sql, params }), driver.get(sql, params)),
+      run: (sql, params = []) => (issued.push({ sql, params }), driver.run(sql, params)),
+    };
+    const index = new PostgresVectorIndex(spy);
+    const searchOf = async (peer: string) => {
+      issued.length = 0;
+      const found = await index.nearestMessages({ workspaceId: ws, memberOf: peer, vector: angle(30, 8), k: 10 });
+      const statement = issued.find(({ sql }) => sql.includes('message_vectors v'));
+      expect(statement).toBeDefined();
+      return { found, statement: statement! };
+    };
+
+    const bob = await searchOf('bob');
+    expect(bob.found).toHaveLength(10);
+    const inSessions = await driver.all<{ id: string }>("SELECT id FROM messages WHERE workspace_id = ? AND session_id IN ('s3', 's40', 's77')", [ws]);
+    const allowed = new Set(inSessions.map((row) => row.id));
+    for (const n of bob.found) expect(allowed.has(n.messageId)).toBe(true);
+    const plan = (await driver.all<{ 'QUERY PLAN': string }>(`EXPLAIN ${bob.statement.sql}`, bob.statement.params)).map((row) => row['QUERY PLAN']).join('\n');
+    expect(plan).toMatch(/message_vectors_session/);
+    expect(plan).not.toMatch(/message_vectors_hnsw/);
+
+    // every session is carol's: her search is the workspace's nearest
+    const carol = await searchOf('carol');
+    expect(carol.statement.sql).toMatch(/session_peers/);
+    const everywhere = await index.nearestMessages({ workspaceId: ws, vector: angle(30, 8), k: 10 });
+    expect(carol.found.map((n) => n.distance)).toEqual(everywhere.map((n) => n.distance));
+    expect(await index.nearestMessages({ workspaceId: ws, memberOf: 'nobody', vector: angle(30, 8), k: 10 })).toEqual([]);
   });
 });

@@ -28,6 +28,9 @@ const INDEXES = [
   'CREATE INDEX IF NOT EXISTS message_vectors_hnsw ON message_vectors USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)',
 ];
 
+/** A peer's sessions up to this many are passed to a message search as a list, more by a subquery. */
+export const MEMBER_SESSIONS_LISTED = 1000;
+
 export class PostgresVectorIndex implements VectorIndex {
   private readonly sizes: VectorDimensions;
 
@@ -125,8 +128,22 @@ export class PostgresVectorIndex implements VectorIndex {
       params.push(query.sessionIds);
     }
     if (query.memberOf !== undefined) {
-      where.push('v.session_id IN (SELECT sp.session_id FROM session_peers sp WHERE sp.workspace_id = v.workspace_id AND sp.peer_id = ?)');
-      params.push(query.memberOf);
+      // the peer's sessions as a list, so the planner sees how many rows they hold (as for
+      // sessionIds): behind a subquery it took the HNSW index for a peer of 4 sessions among
+      // 1,000 and walked it 170 ms (100,000 chunks; a list: 1 ms through the session index)
+      const sessions = await this.db.all<{ session_id: string }>('SELECT session_id FROM session_peers WHERE workspace_id = ? AND peer_id = ? LIMIT ?', [
+        query.workspaceId,
+        query.memberOf,
+        MEMBER_SESSIONS_LISTED + 1,
+      ]);
+      if (sessions.length === 0) return [];
+      if (sessions.length <= MEMBER_SESSIONS_LISTED) {
+        where.push('v.session_id = ANY (?::text[])');
+        params.push(sessions.map((row) => row.session_id));
+      } else {
+        where.push('v.session_id IN (SELECT sp.session_id FROM session_peers sp WHERE sp.workspace_id = v.workspace_id AND sp.peer_id = ?)');
+        params.push(query.memberOf);
+      }
     }
     if (query.peerId !== undefined) {
       where.push('v.peer_id = ?');
