@@ -524,3 +524,63 @@ describe.runIf(DIALECT === 'postgres')('message vectors on PostgreSQL: the sessi
     expect(await index.nearestMessages({ workspaceId: ws, memberOf: 'nobody', vector: angle(30, 8), k: 10 })).toEqual([]);
   });
 });
+
+describe.runIf(DIALECT === 'postgres')('conclusion vectors on PostgreSQL: a large collection', () => {
+  it('is searched exactly, its nearest joined to their conclusions by key, never by reading every conclusion of the store', async () => {
+    const database = await openFreshDatabase();
+    opened.push(database);
+    const { store, driver } = database;
+    const observed = Array.from({ length: 40 }, (_, i) => `p${i}`);
+    const ws = await workspace(store, ['me', ...observed], []);
+    // one collection of 3,000 among 11,000 conclusions
+    const records: ConclusionRecord[] = [];
+    for (let i = 0; i < 11_000; i++) {
+      records.push({
+        id: `c${i}`, workspaceId: ws, observerId: 'me', observedId: i < 3_000 ? 'p0' : observed[1 + (i % 39)], sessionId: null,
+        content: `fact ${i}`, level: i % 2 === 0 ? 'explicit' : 'deductive', sourceIds: null, timesDerived: 1, createdAt: NOW,
+      });
+    }
+    await store.memory.insertConclusions(records);
+    await store.vectors.putConclusions([{ conclusionId: 'c0', workspaceId: ws, observerId: 'me', observedId: 'p0', level: 'explicit', sessionId: null, vector: angle(0, 8) }]);
+    await driver.run(
+      `INSERT INTO conclusion_vectors (conclusion_pk, workspace_id, observer_id, observed_id, level, session_id, embedding)
+       SELECT c.pk, c.workspace_id, c.observer_id, c.observed_id, c.level, c.session_id, ('[' || (c.pk % 7) || ',1,' || (c.pk % 5) || ',0,0,0,0,' || (c.pk % 3) || ']')::vector
+       FROM conclusions c WHERE c.workspace_id = ? AND c.id <> 'c0'`,
+      [ws],
+    );
+    await driver.run('ANALYZE');
+
+    const issued: { sql: string; params: readonly unknown[] }[] = [];
+    const spy: SqlExecutor = {
+      dialect: driver.dialect,
+      all: (sql, params = []) => (issued.push({ sql, params }), driver.all(sql, params)),
+      get: (sql, params = []) => (issued.push({ sql, params }), driver.get(sql, params)),
+      run: (sql, params = []) => (issued.push({ sql, params }), driver.run(sql, params)),
+    };
+    const index = new PostgresVectorIndex(spy);
+    const query = { workspaceId: ws, observerId: 'me', observedId: 'p0', vector: angle(30, 8), k: 10 };
+    for (const extra of [{}, { levels: ['explicit'] as ConclusionLevel[] }, { excludeIds: ['c0', 'c7'] }]) {
+      issued.length = 0;
+      const found = await index.nearestConclusions({ ...query, ...extra });
+      expect(found).toHaveLength(10);
+      for (const n of found) {
+        const row = Number(n.conclusionId.slice(1));
+        expect(row).toBeLessThan(3_000);
+        if ('levels' in extra) expect(row % 2).toBe(0);
+        if ('excludeIds' in extra) expect(extra.excludeIds).not.toContain(n.conclusionId);
+      }
+      // exact, ties by pk (the vectors here repeat: many ties)
+      const exact = await driver.all<{ id: string }>(
+        `SELECT c.id FROM conclusion_vectors v JOIN conclusions c ON c.pk = v.conclusion_pk
+         WHERE v.workspace_id = ? AND v.observer_id = 'me' AND v.observed_id = 'p0' AND v.level = ANY (?::text[]) AND NOT c.id = ANY (?::text[])
+         ORDER BY (v.embedding <=> ?::vector) + 0, c.pk LIMIT 10`,
+        [ws, 'levels' in extra ? extra.levels : ['explicit', 'deductive'], 'excludeIds' in extra ? extra.excludeIds : [], `[${angle(30, 8).join(',')}]`],
+      );
+      expect(found.map((n) => n.conclusionId)).toEqual(exact.map((row) => row.id));
+      const search = issued.find(({ sql }) => sql.includes('conclusion_vectors v'));
+      const plan = (await driver.all<{ 'QUERY PLAN': string }>(`EXPLAIN ${search!.sql}`, search!.params)).map((row) => row['QUERY PLAN']).join('\n');
+      expect(plan).not.toMatch(/Seq Scan on conclusions c\b/);
+      expect(plan).toMatch(/Index Scan using conclusions_pkey on conclusions c\b/);
+    }
+  });
+});
