@@ -1,5 +1,6 @@
 /**
- * Which SQL statements cost more when a scope holds more rows? (`npm run bench:scopes`, SQLite)
+ * Which SQL statements cost more when a scope holds more rows? (`npm run bench:scopes`; on
+ * PostgreSQL: `node scripts/with-postgres.mjs npm run bench:scopes`)
  *
  * Runs one mixed workload (HTTP routes of v2 and v3, the worker with the fake model server of the
  * tests) twice, against two stores that differ only in how much each scope holds: with
@@ -13,23 +14,28 @@
  * lists them by their mean time in the large store, with the growth.
  *
  * It hooks SqliteDriver's prepared-statement cache (a private method), as a measurement tool
- * may; the server runs unchanged otherwise.
+ * may; the server runs unchanged otherwise. On PostgreSQL (TEST_DATABASE_URL or DATABASE_URL
+ * postgres://, as the tests take it) it hooks node-postgres' `Client.query` instead: a call's
+ * time is then its round trip (with the wait for locks, as the worker runs beside the routes),
+ * and the store is ANALYZEd after loading, as autovacuum would soon do.
  *
  * Environment: BENCH_SCOPE_SMALL, BENCH_SCOPE_LARGE, BENCH_SCOPE_ROUNDS (workload rounds, 3),
  * BENCH_SCOPE_ALL=1 (list every statement, not only those over 30 µs or growing 3 times).
  */
 import type { Statement } from 'better-sqlite3';
+import pg from 'pg';
 import { createWorker } from '../src/main.js';
 import { SqliteDriver } from '../src/storage/sqlite/sqlite-driver.js';
 import type { ConclusionRecord, MessageRecord } from '../src/storage/store.js';
 import { hashedVector, startFakeModelServer } from '../test/support/fake-model-server.js';
 import { facts, silentLogger } from '../test/support/reasoning-harness.js';
-import { buildTestApp } from '../test/support/test-app.js';
+import { buildTestApp, DIALECT } from '../test/support/test-app.js';
 
 const SMALL = Number(process.env.BENCH_SCOPE_SMALL ?? 1_000);
 const LARGE = Number(process.env.BENCH_SCOPE_LARGE ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_SCOPE_ROUNDS ?? 3);
 const ALL = process.env.BENCH_SCOPE_ALL === '1';
+const SHOW_CHARS = Number(process.env.BENCH_SCOPE_SQL_CHARS ?? 150);
 const DIMENSIONS = 8;
 const WS = 'scopes';
 
@@ -57,16 +63,42 @@ driver.statement = function (this: unknown, sql: string): Statement {
       if (!recording) return call(...params);
       const started = performance.now();
       const result = call(...params);
-      const ms = performance.now() - started;
-      const timing = timings.get(sql) ?? { calls: 0, ms: 0, rows: 0 };
-      timing.calls++;
-      timing.ms += ms;
-      timing.rows += Array.isArray(result) ? result.length : result === undefined ? 0 : 1;
-      timings.set(sql, timing);
+      record(sql, performance.now() - started, Array.isArray(result) ? result.length : result === undefined ? 0 : 1);
       return result;
     };
   }
   return statement;
+};
+
+function record(sql: string, ms: number, rows: number): void {
+  const timing = timings.get(sql) ?? { calls: 0, ms: 0, rows: 0 };
+  timing.calls++;
+  timing.ms += ms;
+  timing.rows += rows;
+  timings.set(sql, timing);
+}
+
+// on PostgreSQL every statement goes through a client's query (the pool's own query passes a callback)
+const client = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+const clientQuery = client.query;
+client.query = function (this: unknown, ...args: unknown[]): unknown {
+  const sql = args[0];
+  if (!recording || typeof sql !== 'string') return clientQuery.apply(this, args);
+  const started = performance.now();
+  const last = args.length - 1;
+  const callback = args[last];
+  if (typeof callback === 'function') {
+    args[last] = (error: unknown, result: { rows?: unknown[] } | undefined) => {
+      record(sql, performance.now() - started, result?.rows?.length ?? 0);
+      return (callback as (...a: unknown[]) => unknown)(error, result);
+    };
+    return clientQuery.apply(this, args);
+  }
+  const result = clientQuery.apply(this, args) as Promise<{ rows?: unknown[] }>;
+  return result.then((value) => {
+    record(sql, performance.now() - started, value?.rows?.length ?? 0);
+    return value;
+  });
 };
 
 const WORDS = ['tea', 'coffee', 'garden', 'music', 'chess', 'hiking', 'dog', 'bread', 'train', 'river', 'lisbon', 'piano'];
@@ -145,6 +177,7 @@ async function measure(size: number): Promise<Map<string, Timing>> {
         await tx.vectors.putConclusions(conclusions.map((c) => ({ conclusionId: c.id, workspaceId: WS, observerId: c.observerId, observedId: c.observedId, level: c.level, sessionId: c.sessionId, vector: hashedVector(c.content, DIMENSIONS) })));
       });
     }
+    if (api.database.driver.dialect === 'postgres') await api.database.driver.run('ANALYZE');
     worker.start();
     timings = new Map();
     recording = true;
@@ -179,12 +212,12 @@ const rows = [...large]
   })
   .sort((x, y) => y.usB - x.usB);
 const shown = rows.filter((row) => ALL || row.usB >= 30 || row.growth >= 3);
-console.log(`SQL statements of one workload (${ROUTES.length} routes x ${ROUNDS} rounds, and the worker) with ${SMALL.toLocaleString('en')} and ${LARGE.toLocaleString('en')} rows per scope (SQLite): ${rows.length} statements ran in both, ${shown.length} shown`);
+console.log(`SQL statements of one workload (${ROUTES.length} routes x ${ROUNDS} rounds, and the worker) with ${SMALL.toLocaleString('en')} and ${LARGE.toLocaleString('en')} rows per scope (${DIALECT === 'postgres' ? 'PostgreSQL' : 'SQLite'}): ${rows.length} statements ran in both, ${shown.length} shown`);
 console.log(`| mean µs at ${SMALL.toLocaleString('en')} | at ${LARGE.toLocaleString('en')} | growth | calls | rows per call | statement |`);
 console.log('|---:|---:|---:|---|---|---|');
 for (const row of shown) {
   const text = row.sql.replace(/\s+/g, ' ').trim();
-  console.log(`| ${row.usA.toFixed(0)} | ${row.usB.toFixed(0)} | ${row.growth.toFixed(1)} | ${row.calls} | ${row.rows} | ${text.length > 150 ? `${text.slice(0, 150)}...` : text} |`);
+  console.log(`| ${row.usA.toFixed(0)} | ${row.usB.toFixed(0)} | ${row.growth.toFixed(1)} | ${row.calls} | ${row.rows} | ${text.length > SHOW_CHARS ? `${text.slice(0, SHOW_CHARS)}...` : text} |`);
 }
 const growing = rows.filter((row) => row.growth >= 3 && row.usB >= 100);
 console.log(`statements growing 3 times or more and over 100 µs at ${LARGE.toLocaleString('en')}: ${growing.length}`);
