@@ -68,8 +68,9 @@ const MIN_SIGN_CANDIDATES = 512;
 /**
  * A search of at most this many sessions (a list, or a peer's sessions) reads only their
  * partitions, with a search of each; more are filtered during a scan of the workspace. Measured
- * over 100,000 chunks in 1,000 sessions: 1 session 0.8 against 14 ms, 8 sessions 4 to 9 against
- * 19 ms, with all or nearly all of the exact ten nearest found (bench/README.md, "Message chunks").
+ * over 100,000 chunks (scratch): 1 session 0.7 against 13 ms, 8 sessions 6.7 (sessions of 100
+ * chunks) to 10 ms (of 1,000) against 19 to 20, with all or nearly all of the exact ten nearest
+ * found (docs/decisions.md, "Vectors").
  */
 export const PARTITION_SEARCHES = 8;
 
