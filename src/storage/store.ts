@@ -77,9 +77,8 @@ export interface SearchCandidate {
   content: string;
 }
 
-/** A message that matches a search term: its id and its place in write order (higher is newer). */
-export interface SearchMatch {
-  id: string;
+/** A message read by its place in write order (`seq`, higher is newer): its id and text. */
+export interface SeqCandidate extends SearchCandidate {
   seq: number;
 }
 
@@ -431,8 +430,8 @@ export interface MessageStore {
   copy(workspaceId: string, fromSessionId: string, toSessionId: string, untilMessageId: string | undefined, now: Date, newId: () => string): Promise<void>;
   /** Messages of the scope holding every term, newest first, at most `search.candidates`. */
   searchCandidates(search: MessageSearch): Promise<SearchCandidate[]>;
-  /** The same newest matches as searchCandidates, without their text. */
-  searchMatches(search: MessageSearch): Promise<SearchMatch[]>;
+  /** The same newest matches as searchCandidates, as their places in write order (seq) only. */
+  searchMatches(search: MessageSearch): Promise<number[]>;
   /** How many messages the scope holds, counted up to `cap`. */
   countInScope(scope: MessageScope, cap: number): Promise<number>;
   /**
@@ -441,10 +440,10 @@ export interface MessageStore {
    */
   filterIds(search: Omit<MessageSearch, 'terms' | 'candidates'>, ids: readonly string[]): Promise<Set<string>>;
   /**
-   * The id and text of the workspace's messages at these places in write order (SearchMatch
-   * `seq`), in no particular order: read by row, not through the id index.
+   * The id and text of the workspace's messages at these places in write order (searchMatches'
+   * seqs), in no particular order: read by row, not through the id index.
    */
-  searchContents(workspaceId: string, seqs: readonly number[]): Promise<SearchCandidate[]>;
+  searchContents(workspaceId: string, seqs: readonly number[]): Promise<SeqCandidate[]>;
   /** The workspace's messages with these ids, in no particular order. */
   byIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]>;
   /** The session's newest messages, newest first, `limit` at a time before `before` (a seq). */

@@ -151,20 +151,22 @@ async function manyTermCandidates(
   const matchesOf = await Promise.all(terms.map((term) => ctx.store.messages.searchMatches(termSearch(scope, term, filter, peerPerspective, TERM_MATCHES))));
   const total = await ctx.store.messages.countInScope(scope, SCOPE_COUNT_CAP);
   const ranked: RankTerm[] = terms.map((term, index) => ({ stem: term.stem, weight: inverseDocumentFrequency(matchesOf[index].length, total) }));
-  const found = new Map<string, { seq: number; score: number }>();
-  matchesOf.forEach((matches, index) => {
-    for (const match of matches) {
-      const entry = found.get(match.id);
-      if (entry === undefined) found.set(match.id, { seq: match.seq, score: ranked[index].weight });
-      else entry.score += ranked[index].weight;
-    }
+  // each message found (by its seq) with the summed weights of the terms that found it
+  const found = new Map<number, number>();
+  matchesOf.forEach((seqs, index) => {
+    const weight = ranked[index].weight;
+    for (const seq of seqs) found.set(seq, (found.get(seq) ?? 0) + weight);
   });
   const chosen = [...found.entries()]
-    .sort(([, a], [, b]) => b.score - a.score || b.seq - a.seq)
+    .sort(([seqA, a], [seqB, b]) => b - a || seqB - seqA)
     .slice(0, SEARCH_CANDIDATES)
-    .sort(([, a], [, b]) => b.seq - a.seq);
-  const texts = new Map((await ctx.store.messages.searchContents(scope.workspaceId, chosen.map(([, entry]) => entry.seq))).map((c) => [c.id, c]));
+    .map(([seq]) => seq)
+    .sort((a, b) => b - a);
+  const texts = new Map((await ctx.store.messages.searchContents(scope.workspaceId, chosen)).map((c) => [c.seq, c]));
   // a message deleted between the reads is left out
-  const candidates = chosen.flatMap(([id]) => texts.get(id) ?? []);
+  const candidates = chosen.flatMap((seq) => {
+    const text = texts.get(seq);
+    return text === undefined ? [] : [{ id: text.id, content: text.content }];
+  });
   return { ranked, candidates, matches: found.size };
 }

@@ -1,4 +1,4 @@
-import type { MessageRecord, MessageScope, MessageSearch, MessageStore, Page, SearchCandidate, SearchMatch, MessageListQuery } from '../store.js';
+import type { MessageRecord, MessageScope, MessageSearch, MessageStore, Page, SearchCandidate, SeqCandidate, MessageListQuery } from '../store.js';
 import type { FilterColumns } from './compile-filter.js';
 import { filterCondition } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
@@ -124,11 +124,12 @@ export class SqlMessageStore implements MessageStore {
     return this.db.all<SearchCandidate>(sql, params);
   }
 
-  async searchMatches(search: MessageSearch): Promise<SearchMatch[]> {
+  async searchMatches(search: MessageSearch): Promise<number[]> {
     if (search.terms.length === 0) return [];
-    const { sql, params } = this.searchQuery(search, 'm.id, m.pk AS seq');
-    const rows = await this.db.all<{ id: string; seq: number | string }>(sql, params);
-    return rows.map((row) => ({ id: row.id, seq: Number(row.seq) }));
+    // the pk alone: of up to 1,000 matches per term only the chosen candidates need their id
+    const { sql, params } = this.searchQuery(search, 'm.pk AS seq');
+    const rows = await this.db.all<{ seq: number | string }>(sql, params);
+    return rows.map((row) => Number(row.seq));
   }
 
   async countInScope(scope: MessageScope, cap: number): Promise<number> {
@@ -202,16 +203,16 @@ export class SqlMessageStore implements MessageStore {
     return { sql: `SELECT ${columns} FROM ${match.from} WHERE ${where.join(' AND ')} ORDER BY ${match.newestFirst} LIMIT ?`, params };
   }
 
-  async searchContents(workspaceId: string, seqs: readonly number[]): Promise<SearchCandidate[]> {
+  async searchContents(workspaceId: string, seqs: readonly number[]): Promise<SeqCandidate[]> {
     if (seqs.length === 0) return [];
     // by row (the primary key) through one statement whatever the count: about half the time of
     // 1,000 look-ups through the id index. The workspace is checked on the rows read: named in
     // the statement, it would lead SQLite to walk the workspace's index instead.
-    const rows = await this.db.all<SearchCandidate & { workspace_id: string }>(
-      `SELECT m.id, m.content, m.workspace_id FROM messages m WHERE m.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.d.jsonArrayElements('?', 'j')})`,
+    const rows = await this.db.all<SearchCandidate & { seq: number | string; workspace_id: string }>(
+      `SELECT m.pk AS seq, m.id, m.content, m.workspace_id FROM messages m WHERE m.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.d.jsonArrayElements('?', 'j')})`,
       [JSON.stringify(seqs)],
     );
-    return rows.filter((row) => row.workspace_id === workspaceId).map((row) => ({ id: row.id, content: row.content }));
+    return rows.filter((row) => row.workspace_id === workspaceId).map((row) => ({ seq: Number(row.seq), id: row.id, content: row.content }));
   }
 
   async byIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]> {
