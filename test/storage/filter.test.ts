@@ -742,6 +742,12 @@ const ERRORS: Case[] = [
   { filter: { metadata: { k: deepList(16) } }, error: 'Filter value nesting exceeds maximum depth of 16' },
   { filter: { metadata: { tags: Array.from({ length: 10001 }, () => 'b') } }, error: 'Filter is too large' },
   { filter: { OR: Array.from({ length: 10001 }, (_, i) => ({ id: `x${i}` })) }, error: 'Filter is too large' },
+  // an object or array inside a containment array costs a subquery of its own on SQLite: 16 more
+  { filter: { metadata: { list: Array.from({ length: 600 }, (_, i) => [i]) } }, error: 'Filter is too large' },
+  { filter: { metadata: { list: Array.from({ length: 600 }, (_, i) => ({ n: i })) } }, error: 'Filter is too large' },
+  { filter: { metadata: { tags: [...Array.from({ length: 9000 }, (_, i) => `t${i}`), 'b'] } }, ids: [] },
+  { filter: { metadata: { profile: { city: 'Paris', ...Object.fromEntries(Array.from({ length: 4000 }, (_, i) => [`k${i}`, i])) } } }, ids: [] },
+  { filter: { metadata: { list: Array.from({ length: 500 }, (_, i) => [i]) } }, ids: [] },
 ];
 
 // The v2 LIKE pattern guard only exists on SQLite (its LIKE patterns are limited to 50000 bytes).
@@ -929,6 +935,16 @@ function sqlChecks(dialect: DialectName): void {
     expect(params).toEqual(['first', 'alice']);
     expect(() => compileFilter({ id: 'alice', bogus: 1 }, PEER, dialect, params)).toThrow(FilterError);
     expect(params).toEqual(['first', 'alice']);
+  });
+
+  it('tests any number of scalars of a containment array or object with one subquery', () => {
+    const sizeOf = (n: number) => {
+      const params: unknown[] = [];
+      const wanted = { tags: Array.from({ length: n }, (_, i) => (i % 3 === 0 ? i : i % 3 === 1 ? `t${i}` : i % 2 === 0)), profile: Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i])) };
+      const where = compileFilter({ metadata: wanted }, PEER, dialect, params);
+      return { text: where!.length, params: params.length };
+    };
+    expect(sizeOf(2000)).toEqual(sizeOf(3));
   });
 
   it('rejects a non-object filter', () => {

@@ -44,8 +44,13 @@ function containsAt(f: FilterContext, path: JsonPath, type: Sql, value: Sql, wan
   }
   if (typeof wanted === 'string') return sql`(${type} IS 'text' AND ${value} = ${bind(wanted)})`;
   if (Array.isArray(wanted)) {
+    if (wanted.some((element) => typeof element === 'number' && !Number.isFinite(element))) return raw('(1 = 0)');
     const parts: Sql[] = [sql`(${type} IS 'array')`];
+    // the scalar elements in one subquery, however many: each must equal an element of the node
+    const scalars = distinctScalars(wanted);
+    if (scalars.length > 0) parts.push(scalarsContained(f, path, scalars, scalars.length, 'element'));
     for (const element of wanted) {
+      if (element === null || typeof element !== 'object') continue;
       const a = f.alias();
       // json_each reports each element's path (`fullkey`: the path given to it plus `[i]`).
       const elementPath: JsonPath = { base: raw(`${a}.fullkey`), rest: '' };
@@ -55,11 +60,51 @@ function containsAt(f: FilterContext, path: JsonPath, type: Sql, value: Sql, wan
     return join(parts, 'AND');
   }
   const parts: Sql[] = [sql`(${type} IS 'object')`];
-  for (const [key, member] of Object.entries(wanted as Record<string, unknown>)) {
+  const members = Object.entries(wanted as Record<string, unknown>);
+  if (members.some(([, member]) => typeof member === 'number' && !Number.isFinite(member))) return raw('(1 = 0)');
+  // the scalar members in one subquery, however many: each must be a member of the node, equal
+  const scalars = Object.fromEntries(members.filter(([, member]) => member === null || typeof member !== 'object'));
+  const count = Object.keys(scalars).length;
+  if (count > 0) parts.push(scalarsContained(f, path, scalars, count, 'key'));
+  for (const [key, member] of members) {
+    if (member === null || typeof member !== 'object') continue;
     const memberPath: JsonPath = { base: path.base, rest: path.rest + jsonPathLabel(key) };
     parts.push(containsAt(f, memberPath, sql`json_type(${f.metadata}, ${pathSql(memberPath)})`, sql`json_extract(${f.metadata}, ${pathSql(memberPath)})`, member));
   }
   return join(parts, 'AND');
+}
+
+/**
+ * Every one of `count` wanted scalars (a JSON array of distinct elements, or an object of scalar
+ * members) is in the node at `path`: as an element anywhere in it, or as the member of the same
+ * key. One subquery whatever their number: an EXISTS per scalar made a filter of thousands of
+ * them take SQLite seconds to prepare. Numbers compare by value (integer or real), text by bytes,
+ * true, false and null by their JSON type.
+ */
+function scalarsContained(f: FilterContext, path: JsonPath, scalars: unknown[] | Record<string, unknown>, count: number, by: 'element' | 'key'): Sql {
+  const [w, e] = [f.alias(), f.alias()];
+  const sameKey = by === 'key' ? `${e}.key = ${w}.key AND ` : '';
+  const equal = `(${sameKey}CASE WHEN ${w}.type IN ('integer', 'real') THEN ${e}.type IN ('integer', 'real') AND ${e}.value = ${w}.value
+    WHEN ${w}.type = 'text' THEN ${e}.type = 'text' AND ${e}.value = ${w}.value ELSE ${e}.type = ${w}.type END)`;
+  return sql`((SELECT COUNT(*) FROM json_each(${bind(jsonText(scalars))}) AS ${raw(w)}
+    WHERE EXISTS (SELECT 1 FROM json_each(${f.metadata}, ${pathSql(path)}) AS ${raw(e)} WHERE ${raw(equal)})) = ${bind(count)})`;
+}
+
+/**
+ * The scalar elements of a wanted array, each once (containment ignores repeats): numbers by
+ * value (1 and 1.0 are one), text, true, false and null.
+ */
+function distinctScalars(elements: readonly unknown[]): unknown[] {
+  const seen = new Set<string>();
+  const out: unknown[] = [];
+  for (const element of elements) {
+    if (element !== null && typeof element === 'object') continue;
+    const key = typeof element === 'string' ? `s${element}` : typeof element === 'number' ? `n${element === 0 ? 0 : element}` : String(element);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(element);
+  }
+  return out;
 }
 
 /**
