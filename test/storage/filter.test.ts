@@ -742,12 +742,16 @@ const ERRORS: Case[] = [
   { filter: { metadata: { k: deepList(16) } }, error: 'Filter value nesting exceeds maximum depth of 16' },
   { filter: { metadata: { tags: Array.from({ length: 10001 }, () => 'b') } }, error: 'Filter is too large' },
   { filter: { OR: Array.from({ length: 10001 }, (_, i) => ({ id: `x${i}` })) }, error: 'Filter is too large' },
-  // an object or array inside a containment array costs a subquery of its own on SQLite: 16 more
-  { filter: { metadata: { list: Array.from({ length: 600 }, (_, i) => [i]) } }, error: 'Filter is too large' },
-  { filter: { metadata: { list: Array.from({ length: 600 }, (_, i) => ({ n: i })) } }, error: 'Filter is too large' },
+  // at most 500 conditions (MAX_CONDITIONS); an object or array inside a containment array is one
+  { filter: { OR: Array.from({ length: 501 }, (_, i) => ({ id: `x${i}` })) }, error: 'Filter is too large' },
+  { filter: { OR: Array.from({ length: 500 }, (_, i) => ({ id: i === 499 ? 'alice' : `x${i}` })) }, ids: ['alice'] },
+  { filter: { AND: [{ metadata: { tier: 'pro' } }, { OR: Array.from({ length: 500 }, (_, i) => ({ metadata: { [`k${i}`]: { gt: i } } })) }] }, error: 'Filter is too large' },
+  { filter: { metadata: { list: Array.from({ length: 500 }, (_, i) => [i]) } }, error: 'Filter is too large' },
+  { filter: { metadata: { list: Array.from({ length: 500 }, (_, i) => ({ n: i })) } }, error: 'Filter is too large' },
+  { filter: { metadata: { list: Array.from({ length: 499 }, (_, i) => [i]) } }, ids: [] },
+  // scalars in a containment value are one condition, however many
   { filter: { metadata: { tags: [...Array.from({ length: 9000 }, (_, i) => `t${i}`), 'b'] } }, ids: [] },
   { filter: { metadata: { profile: { city: 'Paris', ...Object.fromEntries(Array.from({ length: 4000 }, (_, i) => [`k${i}`, i])) } } }, ids: [] },
-  { filter: { metadata: { list: Array.from({ length: 500 }, (_, i) => [i]) } }, ids: [] },
 ];
 
 // The v2 LIKE pattern guard only exists on SQLite (its LIKE patterns are limited to 50000 bytes).
