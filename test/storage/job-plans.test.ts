@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
-import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { SqlJobStore } from '../../src/storage/sql/job-store.js';
 import { SqlReasoningStore } from '../../src/storage/sql/reasoning-store.js';
 import { openFreshDatabase } from '../support/fresh-database.js';
+import { recordingExecutor } from '../support/recording-executor.js';
 import type { NewJob } from '../../src/storage/store.js';
 import { DIALECT } from '../support/test-app.js';
 
@@ -23,15 +23,9 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
   afterAll(() => database.driver.close());
 
   it('read the jobs table through an index on every write path and worker round', async () => {
-    const issued: { sql: string; params: readonly unknown[] }[] = [];
     const driver = database.driver;
-    const spy: SqlExecutor = {
-      dialect: driver.dialect,
-      all: (sql, params = []) => (issued.push({ sql, params }), driver.all(sql, params)),
-      get: (sql, params = []) => (issued.push({ sql, params }), driver.get(sql, params)),
-      run: (sql, params = []) => (issued.push({ sql, params }), driver.run(sql, params)),
-    };
-    const jobs = new SqlJobStore(spy);
+    const { executor, issued } = recordingExecutor(driver);
+    const jobs = new SqlJobStore(executor);
     const at = (seconds: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, seconds));
     const job = (id: string, kind: string, queueKey: string): NewJob => ({ id, kind, workspaceId: 'w', queueKey, payload: {}, maxAttempts: 3 });
 
@@ -67,18 +61,12 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
   });
 
   it('count the queue depth for /metrics through the partial index of each status', async () => {
-    const issued: string[] = [];
     const driver = database.driver;
-    const spy: SqlExecutor = {
-      dialect: driver.dialect,
-      all: (sql, params = []) => (issued.push(sql), driver.all(sql, params)),
-      get: (sql, params = []) => (issued.push(sql), driver.get(sql, params)),
-      run: (sql, params = []) => (issued.push(sql), driver.run(sql, params)),
-    };
-    const store = new SqlJobStore(spy);
+    const { executor, issued } = recordingExecutor(driver);
+    const store = new SqlJobStore(executor);
     await store.countByStatus();
     expect(issued).toHaveLength(1);
-    const plan = (await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${issued[0]}`)).map((row) => row.detail).filter((detail) => /\bjobs\b/.test(detail));
+    const plan = (await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${issued[0].sql}`)).map((row) => row.detail).filter((detail) => /\bjobs\b/.test(detail));
     // open jobs, finished ones (a day's worth, read from the index alone), dead-lettered ones
     expect(plan).toEqual([
       'SCAN jobs USING COVERING INDEX jobs_claimable',
@@ -88,7 +76,7 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     ]);
     // the open jobs by kind: the open jobs' index alone
     await store.countOpenByKind();
-    const byKind = (await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${issued[1]}`)).map((row) => row.detail).filter((detail) => /\bjobs\b/.test(detail));
+    const byKind = (await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${issued[1].sql}`)).map((row) => row.detail).filter((detail) => /\bjobs\b/.test(detail));
     expect(byKind).toEqual(['SCAN jobs USING COVERING INDEX jobs_claimable']);
   });
 });
@@ -115,14 +103,8 @@ describe.runIf(DIALECT === 'postgres')('queue status on PostgreSQL', () => {
         `INSERT INTO jobs (id, kind, workspace_id, queue_key, status, max_attempts, run_after, locked_until, created_at)
          VALUES ('j', 'reasoning.represent', 'w', 'representation:w:s:alice', 'running', 3, now(), now() + interval '1 hour', now())`,
       );
-      const issued: { sql: string; params: readonly unknown[] }[] = [];
-      const spy: SqlExecutor = {
-        dialect: driver.dialect,
-        all: (sql, params = []) => (issued.push({ sql, params }), driver.all(sql, params)),
-        get: (sql, params = []) => (issued.push({ sql, params }), driver.get(sql, params)),
-        run: (sql, params = []) => (issued.push({ sql, params }), driver.run(sql, params)),
-      };
-      const counts = await new SqlReasoningStore(spy).representationCounts('w', undefined, new Date());
+      const { executor, issued } = recordingExecutor(driver);
+      const counts = await new SqlReasoningStore(executor).representationCounts('w', undefined, new Date());
       expect(counts.map((c) => [c.observedId, c.inProgress, c.pending]).sort()).toEqual([
         ['alice', 100, 0],
         ['bob', 0, 100],

@@ -9,6 +9,7 @@ import { SqlV1Store } from '../../src/storage/sql/v1-store.js';
 import type { ConclusionRecord, FilterNode, JsonObject, MessageRecord, SessionOrder } from '../../src/storage/store.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-database.js';
+import { recordingExecutor, type IssuedStatement } from '../support/recording-executor.js';
 import { DIALECT } from '../support/test-app.js';
 
 /*
@@ -35,7 +36,7 @@ const sessionId = (i: number) => `z-${String(PER_SCOPE - i).padStart(5, '0')}`;
 
 describe(`reads of a scope (${DIALECT})`, () => {
   let database: Awaited<ReturnType<typeof openFreshDatabase>>;
-  const issued: { sql: string; params: readonly unknown[] }[] = [];
+  let issued: IssuedStatement[] = [];
   let spy: SqlExecutor;
 
   beforeAll(async () => {
@@ -67,12 +68,7 @@ describe(`reads of a scope (${DIALECT})`, () => {
     });
     // PostgreSQL plans from statistics: give it the ones autovacuum would have gathered
     if (DIALECT === 'postgres') await driver.run('ANALYZE');
-    spy = {
-      dialect: driver.dialect,
-      all: (sql, params = []) => (issued.push({ sql, params }), driver.all(sql, params)),
-      get: (sql, params = []) => (issued.push({ sql, params }), driver.get(sql, params)),
-      run: (sql, params = []) => (issued.push({ sql, params }), driver.run(sql, params)),
-    };
+    ({ executor: spy, issued } = recordingExecutor(driver));
   });
   afterAll(() => database.close());
 

@@ -14,6 +14,7 @@ import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { DELETE_CHUNK_SIGNS, DELETE_MESSAGE_CHUNKS, PARTITION_SEARCHES, signBits, signCandidates } from '../../src/storage/sqlite/sqlite-vector-index.js';
 import { MEMBER_SESSIONS_LISTED, PostgresVectorIndex } from '../../src/storage/postgres/postgres-vector-index.js';
 import { openFreshDatabase } from '../support/fresh-database.js';
+import { recordingExecutor } from '../support/recording-executor.js';
 import { DIALECT, uniqueId } from '../support/test-app.js';
 
 const opened: { close(): Promise<void> }[] = [];
@@ -491,14 +492,8 @@ describe.runIf(DIALECT === 'postgres')('message vectors on PostgreSQL: the sessi
     );
     await driver.run('ANALYZE');
 
-    const issued: { sql: string; params: readonly unknown[] }[] = [];
-    const spy: SqlExecutor = {
-      dialect: driver.dialect,
-      all: (sql, params = []) => (issued.push({ sql, params }), driver.all(sql, params)),
-      get: (sql, params = []) => (issued.push({ sql, params }), driver.get(sql, params)),
-      run: (sql, params = []) => (issued.push({ sql, params }), driver.run(sql, params)),
-    };
-    const index = new PostgresVectorIndex(spy);
+    const { executor, issued } = recordingExecutor(driver);
+    const index = new PostgresVectorIndex(executor);
     const searchOf = async (peer: string) => {
       issued.length = 0;
       const found = await index.nearestMessages({ workspaceId: ws, memberOf: peer, vector: angle(30, 8), k: 10 });
@@ -550,14 +545,8 @@ describe.runIf(DIALECT === 'postgres')('conclusion vectors on PostgreSQL: a larg
     );
     await driver.run('ANALYZE');
 
-    const issued: { sql: string; params: readonly unknown[] }[] = [];
-    const spy: SqlExecutor = {
-      dialect: driver.dialect,
-      all: (sql, params = []) => (issued.push({ sql, params }), driver.all(sql, params)),
-      get: (sql, params = []) => (issued.push({ sql, params }), driver.get(sql, params)),
-      run: (sql, params = []) => (issued.push({ sql, params }), driver.run(sql, params)),
-    };
-    const index = new PostgresVectorIndex(spy);
+    const { executor, issued } = recordingExecutor(driver);
+    const index = new PostgresVectorIndex(executor);
     const query = { workspaceId: ws, observerId: 'me', observedId: 'p0', vector: angle(30, 8), k: 10 };
     for (const extra of [{}, { levels: ['explicit'] as ConclusionLevel[] }, { excludeIds: ['c0', 'c7'] }]) {
       issued.length = 0;
