@@ -31,9 +31,11 @@ function pathSql(path: JsonPath): Sql {
 
 /**
  * SQLite has no containment operator, so the wanted value is unrolled into conditions on the
- * node at `path` (whose json type and SQL value are `type` and `value`): object members are
- * addressed by path (no nesting), and each wanted array element needs an EXISTS over json_each.
- * Every condition is true or false, never NULL (type tests use IS), like `@>`.
+ * node at `path` (whose json type and SQL value are `type` and `value`): the scalar members of a
+ * wanted object, or the scalar elements of a wanted array, are tested together by one subquery
+ * (scalarsContained); an object member is addressed by its path, and each object or array
+ * element of a wanted array needs an EXISTS over json_each. Every condition is true or false,
+ * never NULL (type tests use IS), like `@>`.
  */
 function containsAt(f: FilterContext, path: JsonPath, type: Sql, value: Sql, wanted: unknown): Sql {
   if (wanted === null) return sql`(${type} IS 'null')`;
