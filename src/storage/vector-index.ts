@@ -89,6 +89,19 @@ export type Neighbour<K extends string> = { [key in K]: string } & { distance: n
 /** Most results one vector query returns (sqlite-vec's limit on `k`). */
 export const MAX_NEIGHBOURS = 4096;
 
+/**
+ * The ids of the sessions `peerId` is or was a member of, when there are at most `atMost` of them
+ * (undefined: more), for a message search limited to that peer's sessions (`memberOf`).
+ */
+export async function memberSessions(db: SqlExecutor, workspaceId: string, peerId: string, atMost: number): Promise<string[] | undefined> {
+  const rows = await db.all<{ session_id: string }>('SELECT session_id FROM session_peers WHERE workspace_id = ? AND peer_id = ? LIMIT ?', [
+    workspaceId,
+    peerId,
+    atMost + 1,
+  ]);
+  return rows.length > atMost ? undefined : rows.map((row) => row.session_id);
+}
+
 /** The chunk number is kept below this, so (message, chunk) fits one SQLite rowid. */
 export const MAX_CHUNKS_PER_MESSAGE = 1024;
 

@@ -164,9 +164,6 @@ async function manyTermCandidates(
     .sort((a, b) => b - a);
   const texts = new Map((await ctx.store.messages.searchContents(scope.workspaceId, chosen)).map((c) => [c.seq, c]));
   // a message deleted between the reads is left out
-  const candidates = chosen.flatMap((seq) => {
-    const text = texts.get(seq);
-    return text === undefined ? [] : [{ id: text.id, content: text.content }];
-  });
+  const candidates = chosen.flatMap((seq) => texts.get(seq) ?? []);
   return { ranked, candidates, matches: found.size };
 }

@@ -4,6 +4,7 @@ import {
   VectorDimensions,
   MAX_CHUNKS_PER_MESSAGE,
   MAX_NEIGHBOURS,
+  memberSessions,
   vectorSize,
   vectorText,
   type ConclusionVector,
@@ -140,15 +141,11 @@ export class PostgresVectorIndex implements VectorIndex {
       // the peer's sessions as a list, so the planner sees how many rows they hold (as for
       // sessionIds): behind a subquery it took the HNSW index for a peer of 4 sessions among
       // 1,000 and walked it 170 ms (100,000 chunks; a list: 1 ms through the session index)
-      const sessions = await this.db.all<{ session_id: string }>('SELECT session_id FROM session_peers WHERE workspace_id = ? AND peer_id = ? LIMIT ?', [
-        query.workspaceId,
-        query.memberOf,
-        MEMBER_SESSIONS_LISTED + 1,
-      ]);
-      if (sessions.length === 0) return [];
-      if (sessions.length <= MEMBER_SESSIONS_LISTED) {
+      const sessions = await memberSessions(this.db, query.workspaceId, query.memberOf, MEMBER_SESSIONS_LISTED);
+      if (sessions?.length === 0) return [];
+      if (sessions !== undefined) {
         where.push('v.session_id = ANY (?::text[])');
-        params.push(sessions.map((row) => row.session_id));
+        params.push(sessions);
       } else {
         where.push('v.session_id IN (SELECT sp.session_id FROM session_peers sp WHERE sp.workspace_id = v.workspace_id AND sp.peer_id = ?)');
         params.push(query.memberOf);

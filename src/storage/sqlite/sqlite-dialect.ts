@@ -50,7 +50,7 @@ function containsAt(f: FilterContext, path: JsonPath, type: Sql, value: Sql, wan
     const parts: Sql[] = [sql`(${type} IS 'array')`];
     // the scalar elements in one subquery, however many: each must equal an element of the node
     const scalars = distinctScalars(wanted);
-    if (scalars.length > 0) parts.push(scalarsContained(f, path, scalars, scalars.length, 'element'));
+    if (scalars.length > 0) parts.push(scalarsContained(f, path, scalars, 'element'));
     for (const element of wanted) {
       if (element === null || typeof element !== 'object') continue;
       const a = f.alias();
@@ -65,9 +65,8 @@ function containsAt(f: FilterContext, path: JsonPath, type: Sql, value: Sql, wan
   const members = Object.entries(wanted as Record<string, unknown>);
   if (members.some(([, member]) => typeof member === 'number' && !Number.isFinite(member))) return raw('(1 = 0)');
   // the scalar members in one subquery, however many: each must be a member of the node, equal
-  const scalars = Object.fromEntries(members.filter(([, member]) => member === null || typeof member !== 'object'));
-  const count = Object.keys(scalars).length;
-  if (count > 0) parts.push(scalarsContained(f, path, scalars, count, 'key'));
+  const scalars = members.filter(([, member]) => member === null || typeof member !== 'object');
+  if (scalars.length > 0) parts.push(scalarsContained(f, path, Object.fromEntries(scalars), 'key'));
   for (const [key, member] of members) {
     if (member === null || typeof member !== 'object') continue;
     const memberPath: JsonPath = { base: path.base, rest: path.rest + jsonPathLabel(key) };
@@ -77,13 +76,14 @@ function containsAt(f: FilterContext, path: JsonPath, type: Sql, value: Sql, wan
 }
 
 /**
- * Every one of `count` wanted scalars (a JSON array of distinct elements, or an object of scalar
+ * Every one of the wanted scalars (a JSON array of distinct elements, or an object of scalar
  * members) is in the node at `path`: as an element anywhere in it, or as the member of the same
  * key. One subquery whatever their number: an EXISTS per scalar made a filter of thousands of
  * them take SQLite seconds to prepare. Numbers compare by value (integer or real), text by bytes,
  * true, false and null by their JSON type.
  */
-function scalarsContained(f: FilterContext, path: JsonPath, scalars: unknown[] | Record<string, unknown>, count: number, by: 'element' | 'key'): Sql {
+function scalarsContained(f: FilterContext, path: JsonPath, scalars: unknown[] | Record<string, unknown>, by: 'element' | 'key'): Sql {
+  const count = Array.isArray(scalars) ? scalars.length : Object.keys(scalars).length;
   const [w, e] = [f.alias(), f.alias()];
   const sameKey = by === 'key' ? `${e}.key = ${w}.key AND ` : '';
   const equal = `(${sameKey}CASE WHEN ${w}.type IN ('integer', 'real') THEN ${e}.type IN ('integer', 'real') AND ${e}.value = ${w}.value

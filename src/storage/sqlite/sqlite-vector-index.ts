@@ -4,6 +4,7 @@ import {
   VectorDimensions,
   MAX_CHUNKS_PER_MESSAGE,
   MAX_NEIGHBOURS,
+  memberSessions,
   vectorSize,
   type ConclusionVector,
   type ConclusionVectorQuery,
@@ -331,12 +332,8 @@ export class SqliteVectorIndex implements VectorIndex {
     if (query.sessionId !== undefined) return undefined;
     if (query.sessionIds !== undefined && query.sessionIds.length <= PARTITION_SEARCHES) return { sessions: [...new Set(query.sessionIds)], from: 'sessionIds' };
     if (query.memberOf === undefined) return undefined;
-    const rows = await this.db.all<{ session_id: string }>('SELECT session_id FROM session_peers WHERE workspace_id = ? AND peer_id = ? LIMIT ?', [
-      query.workspaceId,
-      query.memberOf,
-      PARTITION_SEARCHES + 1,
-    ]);
-    return rows.length > PARTITION_SEARCHES ? undefined : { sessions: rows.map((row) => row.session_id), from: 'memberOf' };
+    const sessions = await memberSessions(this.db, query.workspaceId, query.memberOf, PARTITION_SEARCHES);
+    return sessions === undefined ? undefined : { sessions, from: 'memberOf' };
   }
 
   async clear(): Promise<void> {
