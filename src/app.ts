@@ -36,6 +36,7 @@ export interface Database {
 export interface DatabaseOptions {
   sqlite?: SqliteOptions;
   connectTimeoutMs?: number;
+  filterTimeLimitMs?: number;
 }
 
 /** The connection settings of `config`, for openDatabase. */
@@ -43,6 +44,7 @@ export function databaseOptions(config: Config): DatabaseOptions {
   return {
     sqlite: { synchronous: config.sqliteSynchronous, cacheMb: config.sqliteCacheMb, mmapMb: config.sqliteMmapMb },
     connectTimeoutMs: config.databaseConnectTimeoutMs,
+    filterTimeLimitMs: config.filterTimeLimitMs,
   };
 }
 
@@ -52,8 +54,8 @@ export async function openDatabase(
   options: DatabaseOptions = {},
 ): Promise<Database> {
   const driver: SqlDriver = isPostgresUrl(databaseUrl)
-    ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs })
-    : new SqliteDriver(databaseUrl, options.sqlite);
+    ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs, filterTimeLimitMs: options.filterTimeLimitMs })
+    : new SqliteDriver(databaseUrl, { ...options.sqlite, filterTimeLimitMs: options.filterTimeLimitMs });
   try {
     const migrations = await migrate(driver);
     return { driver, store: SqlStore.over(driver), migrations };

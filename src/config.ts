@@ -4,6 +4,7 @@ import { parseReasoningConfig } from './config-reasoning.js';
 import { settingReaders } from './setting-readers.js';
 import type { ReasoningSettings } from './domain/reasoning/settings.js';
 import type { ModelSettings } from './llm/settings.js';
+import { DEFAULT_FILTER_TIME_LIMIT_MS } from './storage/filter-time-limit.js';
 import { SQLITE_DEFAULTS } from './storage/sqlite/sqlite-settings.js';
 
 /** Every setting Engram reads, parsed once at start-up. */
@@ -16,6 +17,8 @@ export interface Config {
   databaseUrl: string;
   /** PostgreSQL: longest wait in milliseconds for a connection before a request answers 503. */
   databaseConnectTimeoutMs: number;
+  /** Milliseconds one filtered statement may run before the request answers 422 (storage/filter-time-limit.ts). */
+  filterTimeLimitMs: number;
   /** Whether bearer JWTs are required (contract §2.1). */
   useAuth: boolean;
   /** HS256 secret for JWTs; required when auth is on. */
@@ -127,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     host: read('HOST') ?? '127.0.0.1',
     databaseUrl,
     databaseConnectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    filterTimeLimitMs: integer('FILTER_TIME_LIMIT_MS', DEFAULT_FILTER_TIME_LIMIT_MS, 10, 3_600_000),
     useAuth,
     jwtSecret,
     logLevel,

@@ -683,3 +683,4 @@ export type {
   Neighbour,
 } from './vector-index.js';
 export { StoreUnavailableError, isStoreUnavailable } from './unavailable.js';
+export { FilterTimeLimitError } from './filter-time-limit.js';

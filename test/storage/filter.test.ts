@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
 import { parseFilter, V2_FILTER_RULES, V3_FILTER_RULES, type ColumnKind, type FilterSchema } from '../../src/domain/filters/parse-filter.js';
-import { filterCondition } from '../../src/storage/sql/compile-filter.js';
+import { compileFilter as compileSql } from '../../src/storage/sql/compile-filter.js';
 import type { DialectName } from '../../src/storage/sql/dialect.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';
 
@@ -39,8 +39,12 @@ function compileFilter(filter: unknown, model: FilterModel, dialect: DialectName
     if (error instanceof DomainError && error.code === 'invalid_input') throw new FilterError(error.message);
     throw error;
   }
-  const columns = { columns: Object.fromEntries(Object.entries(model.columns).map(([key, c]) => [key, c.sql])), metadata: model.metadataSql };
-  return filterCondition(parsed, columns, sqlDialect, params);
+  // the condition alone: the time limit's guard (filterCondition) is tested with the drivers
+  const columns = { columns: Object.fromEntries(Object.entries(model.columns).map(([key, c]) => [key, c.sql])), metadata: model.metadataSql, key: 'pk' };
+  const compiled = compileSql(parsed, columns, sqlDialect);
+  if (compiled === null) return null;
+  params.push(...compiled.values);
+  return compiled.text;
 }
 
 const WPS_KEYS = new Set(['id', 'created_at', 'is_active', 'workspace_id', 'session_id', 'peer_id', 'metadata']);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, openDatabase, type Database } from '../../src/app.js';
+import { buildApp, databaseOptions, openDatabase, type Database } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { mintToken } from '../../src/http/shared/auth.js';
 
@@ -105,7 +105,7 @@ export async function buildTestApp(overrides: Record<string, string> = {}, optio
     { DATABASE_URL: own?.url ?? TEST_DATABASE_URL, AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'silent', ...overrides },
     '/nonexistent/.env',
   );
-  const database = await openDatabase(config.databaseUrl);
+  const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   const { app } = await buildApp({ config, database, logger: false });
   await app.ready();
 

@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/context.js';
-import { DomainError, unavailable } from '../../domain/errors.js';
+import { DomainError, invalidInput, unavailable } from '../../domain/errors.js';
 import { countAhead } from '../../domain/messages/token-count.js';
-import { StoreUnavailableError } from '../../storage/store.js';
+import { FilterTimeLimitError, StoreUnavailableError } from '../../storage/store.js';
 import { AuthError, authorizeV1, authorizeV2, authorizeV3, type Claims, type RouteScope, type V1Claims } from './auth.js';
 import { parseJsonLikePython } from './python-json.js';
 import { INVALID, type Field, type Schema, type ValidationItem, missingItem, validationBody } from './validate.js';
@@ -129,6 +129,8 @@ export function errorReply(error: unknown, mapDomain: (error: DomainError) => Re
   if (error instanceof DomainError) return mapDomain(error);
   // no log line per request: the request log shows the 503, the readiness route says why
   if (error instanceof StoreUnavailableError) return mapDomain(unavailable(error.message));
+  // a 4xx, not a 5xx the official clients would retry, each retry running as long again
+  if (error instanceof FilterTimeLimitError) return mapDomain(invalidInput(error.message));
   return undefined;
 }
 

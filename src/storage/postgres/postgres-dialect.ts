@@ -91,6 +91,10 @@ export const postgresDialect: Dialect = {
   vectorIndex: (db: SqlExecutor) => new PostgresVectorIndex(db),
 
   likePatternBytes: Infinity,
+  // the deadline is an InitPlan, computed once; migration 0027 raises past it
+  filterGuard: (key) =>
+    `(clock_timestamp() <= (SELECT statement_timestamp() + make_interval(secs => current_setting('engram.filter_time_limit_ms')::float8 / 1000))` +
+    ` OR engram_filter_time_exceeded(${key}))`,
   filterValue(value: FilterValue): Sql {
     switch (value.type) {
       case 'text':

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { DEFAULT_FILTER_TIME_LIMIT_MS, FilterTimeLimitError } from '../filter-time-limit.js';
 import { RowVanishedError, type ConflictCounts, type SqlDriver, type SqlExecutor } from '../sql/driver.js';
 import { StoreUnavailableError } from '../unavailable.js';
 
@@ -142,14 +143,21 @@ function withoutNul(params: readonly unknown[]): unknown[] {
   return out ?? (params as unknown[]);
 }
 
-/** `onConflict` hears of every statement a conflict ended (CONFLICT_CODES). */
-function executor(target: Queryable, onConflict?: (error: unknown) => void): SqlExecutor {
+/** The SQLSTATE engram_filter_time_exceeded raises (migration 0027). */
+const FILTER_TIME_EXCEEDED = 'ENG01';
+
+/**
+ * `onConflict` hears of every statement a conflict ended (CONFLICT_CODES); `filterTimeLimitMs`
+ * is the limit the connections were given, for the error of a filter that ran past it.
+ */
+function executor(target: Queryable, filterTimeLimitMs: number, onConflict?: (error: unknown) => void): SqlExecutor {
   const query = (sql: string, params: readonly unknown[]) =>
     guarded(async () => {
       try {
         return await target.query(numberPlaceholders(sql), withoutNul(params));
       } catch (error) {
         if (onConflict !== undefined && isConflict(error)) onConflict(error);
+        if ((error as { code?: unknown } | null)?.code === FILTER_TIME_EXCEEDED) throw new FilterTimeLimitError(filterTimeLimitMs);
         throw error;
       }
     });
@@ -174,6 +182,8 @@ export interface PostgresOptions {
    * unavailable instead of hanging while the server is unreachable.
    */
   connectTimeoutMs?: number;
+  /** How long a filtered statement may run (storage/filter-time-limit.ts). */
+  filterTimeLimitMs?: number;
 }
 
 export class PostgresDriver implements SqlDriver {
@@ -181,8 +191,11 @@ export class PostgresDriver implements SqlDriver {
   readonly conflicts: ConflictCounts = { retried: 0, failed: 0 };
   readonly pool: pg.Pool;
   private readonly direct: SqlExecutor;
+  private readonly filterTimeLimitMs: number;
 
   constructor(connectionString: string, options: PostgresOptions = {}) {
+    this.filterTimeLimitMs = options.filterTimeLimitMs ?? DEFAULT_FILTER_TIME_LIMIT_MS;
+    const setFilterTimeLimit = `SET engram.filter_time_limit_ms = '${Math.round(this.filterTimeLimitMs)}'`;
     this.pool = new pg.Pool({
       connectionString,
       max: options.maxConnections ?? 10,
@@ -194,10 +207,15 @@ export class PostgresDriver implements SqlDriver {
       // its k rows, in distance order, instead of stopping after ef_search candidates; k is at
       // most 100 through the API, hence ef_search 100. Options in the URL take precedence.
       ...(/[?&]options=/.test(connectionString) ? {} : { options: '-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=100' }),
+      // read by every filtered statement (Dialect.filterGuard); pg-pool awaits it before the new
+      // connection is used, and a failure fails that use as a failed connect would
+      onConnect: async (client) => {
+        await client.query(setFilterTimeLimit);
+      },
     });
     // An idle client losing its connection must not crash the process; the pool replaces it.
     this.pool.on('error', () => undefined);
-    this.direct = executor(this.pool);
+    this.direct = executor(this.pool, this.filterTimeLimitMs);
   }
 
   all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -272,7 +290,7 @@ export class PostgresDriver implements SqlDriver {
     try {
       await guarded(() => client.query('BEGIN'));
       try {
-        const result = await fn(executor(client, onConflict));
+        const result = await fn(executor(client, this.filterTimeLimitMs, onConflict));
         // A COMMIT lost with its connection may or may not have been applied; either way it was
         // never acknowledged, so the request fails and nothing the client was told of is lost.
         await guarded(() => client.query('COMMIT'));

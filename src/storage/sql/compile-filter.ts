@@ -23,12 +23,14 @@ import type { Dialect, FilterContext } from './dialect.js';
 import { jsonText } from './json-text.js';
 import { bind, join, raw, sql, type Sql } from './sql.js';
 
-/** Where a model's filterable fields live: public key -> SQL expression, and the metadata column. */
+/** Where a model's filterable fields live: public key -> SQL expression, the metadata column, the row key. */
 export interface FilterColumns {
   /** e.g. { id: 'p.id', created_at: 'p.created_at' } */
   columns: Readonly<Record<string, string>>;
   /** e.g. 'p.metadata' */
   metadata: string;
+  /** The table's row key, for the filter's time limit (Dialect.filterGuard), e.g. 'p.pk' */
+  key: string;
 }
 
 /**
@@ -116,10 +118,13 @@ export function compileFilter(filter: FilterNode | null, columns: FilterColumns,
   return compiled;
 }
 
-/** compileFilter for a query built as text and a parameter list: appends the values to `params`. */
+/**
+ * compileFilter for a query built as text and a parameter list: appends the values to `params`.
+ * The condition holds the time limit's guard (Dialect.filterGuard) ahead of the filter.
+ */
 export function filterCondition(filter: FilterNode | null, columns: FilterColumns, dialect: Dialect, params: unknown[]): string | null {
   const compiled = compileFilter(filter, columns, dialect);
   if (compiled === null) return null;
   for (const v of compiled.values) params.push(v);
-  return compiled.text;
+  return `${dialect.filterGuard(columns.key)} AND (${compiled.text})`;
 }

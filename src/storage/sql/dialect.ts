@@ -99,6 +99,12 @@ export interface Dialect {
   // ---- filters (compile-filter.ts)
   /** Longest LIKE pattern, in UTF-8 bytes, the database takes. */
   readonly likePatternBytes: number;
+  /**
+   * A condition true for every row, tested ahead of a filter on each row scanned: it ends the
+   * statement with FilterTimeLimitError once the statement has run past its time limit
+   * (storage/filter-time-limit.ts). `key` is the filtered table's row key.
+   */
+  filterGuard(key: string): string;
   /** A bound value for a column of the value's type. */
   filterValue(value: FilterValue): Sql;
   /** A value as an element of the JSON list bound for `in`. */

@@ -59,6 +59,7 @@ const DOCUMENT_FILTER: FilterColumns = {
     deleted_at: 'c.deleted_at',
   },
   metadata: 'c.metadata',
+  key: 'c.pk',
 };
 
 export class SqlMemoryStore implements MemoryStore {

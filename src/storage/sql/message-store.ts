@@ -10,6 +10,7 @@ import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, type VersionRow, vers
 const MESSAGE_FILTER: FilterColumns = {
   columns: { workspace_id: 'm.workspace_id', session_id: 'm.session_id', peer_id: 'm.peer_id', token_count: 'm.token_count', created_at: 'm.created_at' },
   metadata: 'm.metadata',
+  key: 'm.pk',
 };
 
 const INSERTION_ORDER = ['m.pk'];

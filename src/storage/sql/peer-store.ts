@@ -8,7 +8,7 @@ import { lockWorkspaceRow } from './workspace-store.js';
 import { PEER_COLUMNS, peerFromRow, type PeerRow, type VersionRow, versionText } from './rows.js';
 
 const PEER_ORDER = ['p.created_at', 'p.pk'];
-const PEER_FILTER: FilterColumns = { columns: { id: 'p.id', created_at: 'p.created_at', workspace_id: 'p.workspace_id' }, metadata: 'p.metadata' };
+const PEER_FILTER: FilterColumns = { columns: { id: 'p.id', created_at: 'p.created_at', workspace_id: 'p.workspace_id' }, metadata: 'p.metadata', key: 'p.pk' };
 
 /** The `peers` table. */
 export class SqlPeerStore implements PeerStore {

@@ -22,6 +22,7 @@ import { MEMBERSHIP_COLUMNS, membershipFromRow, PEER_COLUMNS, peerFromRow, SESSI
 const SESSION_FILTER: FilterColumns = {
   columns: { id: 's.id', created_at: 's.created_at', is_active: 's.is_active', workspace_id: 's.workspace_id' },
   metadata: 's.metadata',
+  key: 's.pk',
 };
 
 const SESSION_ORDER: Record<SessionOrder, string[]> = {

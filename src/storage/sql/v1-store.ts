@@ -125,7 +125,10 @@ export class SqlV1Store implements V1Store {
 
   // ------------------------------------------------------------ shared pieces
 
-  /** A v1 list page in insertion order (`order`); the filter is metadata containment (§0.4) on `metadata`. */
+  /**
+   * A v1 list page in insertion order (`order`: the listed table's row key); the filter is
+   * metadata containment (§0.4) on `metadata`.
+   */
   private page<R, T>(
     base: { from: string; where: string; params: unknown[]; order: string; metadata: string },
     select: string,
@@ -135,7 +138,7 @@ export class SqlV1Store implements V1Store {
     return listPage<R, T>(
       this.db,
       this.dialect,
-      { from: base.from, where: base.where, params: base.params, select, order: [base.order], filterColumns: { columns: {}, metadata: base.metadata } },
+      { from: base.from, where: base.where, params: base.params, select, order: [base.order], filterColumns: { columns: {}, metadata: base.metadata, key: base.order } },
       query,
       map,
     );

@@ -6,7 +6,7 @@ import { listPage, type PageBase } from './list-page.js';
 import { WORKSPACE_COLUMNS, workspaceFromRow, type WorkspaceRow } from './rows.js';
 import { fieldChanges } from './field-changes.js';
 
-const WORKSPACE_FILTER: FilterColumns = { columns: { id: 'w.id', created_at: 'w.created_at' }, metadata: 'w.metadata' };
+const WORKSPACE_FILTER: FilterColumns = { columns: { id: 'w.id', created_at: 'w.created_at' }, metadata: 'w.metadata', key: 'w.pk' };
 
 const WORKSPACE_LIST: PageBase = {
   from: 'workspaces w',

@@ -166,6 +166,9 @@ export const sqliteDialect: Dialect = {
   vectorIndex: (db: SqlExecutor) => new SqliteVectorIndex(db),
 
   likePatternBytes: MAX_LIKE_BYTES,
+  // a function of the connection (SqliteDriver); its argument keeps SQLite from calling it once
+  // per statement, and being covered by every index of the table, it is tested first
+  filterGuard: (key) => `engram_filter_guard(${key})`,
   filterValue(value: FilterValue): Sql {
     switch (value.type) {
       case 'text':

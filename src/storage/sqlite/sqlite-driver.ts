@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, readSync, statfsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
+import { DEFAULT_FILTER_TIME_LIMIT_MS, FilterTimeLimitError } from '../filter-time-limit.js';
 import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
 import { StoreUnavailableError } from '../unavailable.js';
 import { SQLITE_DEFAULTS, type SqliteOptions } from './sqlite-settings.js';
@@ -63,6 +64,8 @@ export class SqliteDriver implements SqlDriver {
   /** The wal-index file (`-shm`) of a database file, open for changeToken; undefined in memory. */
   private walIndex: number | undefined;
   private readonly walIndexHeader = Buffer.alloc(2 * WAL_INDEX_HEADER_BYTES);
+  /** When the statement running now began (performance.now()), for engram_filter_guard. */
+  private statementStarted = 0;
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.folder = path !== ':memory:' && !path.startsWith('file:') ? dirname(path) : undefined;
@@ -76,6 +79,15 @@ export class SqliteDriver implements SqlDriver {
     this.db.pragma(`mmap_size = ${Math.round((options.mmapMb ?? SQLITE_DEFAULTS.mmapMb) * 1024 * 1024)}`);
     // vec0 tables for conclusion and message vectors (sqlite-vector-index.ts)
     sqliteVec.load(this.db);
+    // Called with the row key of every row a filtered statement tests (storage/sql/compile-filter.ts):
+    // better-sqlite3 cannot interrupt a statement, so the statement checks the clock itself, and
+    // the exception thrown here ends it (better-sqlite3 rethrows it from the statement's call).
+    // About 50 ns a row. Not deterministic, or SQLite would call it once per statement.
+    const limitMs = options.filterTimeLimitMs ?? DEFAULT_FILTER_TIME_LIMIT_MS;
+    this.db.function('engram_filter_guard', { deterministic: false, directOnly: true }, (_key: unknown) => {
+      if (performance.now() - this.statementStarted > limitMs) throw new FilterTimeLimitError(limitMs);
+      return 1;
+    });
     // a first read transaction makes sure the wal-index exists (a new file gets it lazily);
     // without it changeToken cannot tell
     if (this.folder !== undefined) {
@@ -97,19 +109,26 @@ export class SqliteDriver implements SqlDriver {
     return statement;
   }
 
+  /** Prepares `sql` (or takes it from the cache) and starts the filter guard's clock. */
+  private starting(sql: string): Statement {
+    const statement = this.statement(sql);
+    this.statementStarted = performance.now();
+    return statement;
+  }
+
   private readonly direct: SqlExecutor = {
     dialect: 'sqlite',
-    all: async <T>(sql: string, params: readonly unknown[] = []) => guarded(() => this.statement(sql).all(...params) as T[]),
+    all: async <T>(sql: string, params: readonly unknown[] = []) => guarded(() => this.starting(sql).all(...params) as T[]),
     get: async <T>(sql: string, params: readonly unknown[] = []) =>
       guarded(() => {
-        const statement = this.statement(sql);
+        const statement = this.starting(sql);
         // A write (INSERT ... RETURNING) is run to completion: get() stops after the first row,
         // and outside a transaction SQLite then commits in a reset whose error better-sqlite3
         // drops, so a commit refused by a full or read-only disk would look like a success.
         if (!statement.readonly) return statement.all(...params)[0] as T | undefined;
         return statement.get(...params) as T | undefined;
       }),
-    run: async (sql: string, params: readonly unknown[] = []) => guarded(() => this.statement(sql).run(...params).changes),
+    run: async (sql: string, params: readonly unknown[] = []) => guarded(() => this.starting(sql).run(...params).changes),
   };
 
   /**

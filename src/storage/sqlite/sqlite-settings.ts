@@ -7,11 +7,13 @@
  * - `mmapMb`: how much of the file is read through a memory map: full-text search over a large
  *   file otherwise spends half its time in read() system calls (bench/README.md, search
  *   analysis). Mapped pages are the kernel's page cache, shared by every process on the file.
+ * - `filterTimeLimitMs`: how long a filtered statement may run (storage/filter-time-limit.ts).
  */
 export interface SqliteOptions {
   synchronous?: 'NORMAL' | 'FULL';
   cacheMb?: number;
   mmapMb?: number;
+  filterTimeLimitMs?: number;
 }
 
 /** SQLITE_CACHE_MB and SQLITE_MMAP_MB when unset (docs/decisions.md, "Memory per process"). */
