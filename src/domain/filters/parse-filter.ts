@@ -124,7 +124,10 @@ class FilterParser {
 
   /* ---- the size budget ---- */
 
-  /** Counts against the size budget (in values SQLite binds, so the same for both dialects). */
+  /**
+   * Counts against the size budget, in values bound (the same for both dialects; SQLite binds a
+   * metadata key's path twice, at most MAX_CONDITIONS more).
+   */
   private spend(cost: number): void {
     this.cost += cost;
     if (this.cost > MAX_BOUND_VALUES) throw invalidInput('Filter is too large');

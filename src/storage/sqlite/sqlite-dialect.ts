@@ -24,6 +24,16 @@ function jsonPathLabel(key: string): string {
   return `."${key.replace(/["\\]/g, (c) => (c === '"' ? '\\u0022' : '\\\\'))}"`;
 }
 
+/**
+ * The JSON path of a top-level metadata key, bound. A key's value is read with json_type and
+ * json_extract, which share SQLite's cache of parsed JSON within a statement: all the conditions
+ * of a filter parse a row's metadata once between them, where a json_each per condition parsed
+ * it each time (1.6 against 0.4 µs a condition for 40 fields; 1.5 against 0.56 for a number).
+ */
+function keyPath(key: string): Sql {
+  return bind(`$${jsonPathLabel(key)}`);
+}
+
 function pathSql(path: JsonPath): Sql {
   if (path.base === null) return bind(path.rest);
   return path.rest === '' ? path.base : sql`(${path.base} || ${bind(path.rest)})`;
@@ -80,16 +90,28 @@ function containsAt(f: FilterContext, path: JsonPath, type: Sql, value: Sql, wan
  * members) is in the node at `path`: as an element anywhere in it, or as the member of the same
  * key. One subquery whatever their number: an EXISTS per scalar made a filter of thousands of
  * them take SQLite seconds to prepare. Numbers compare by value (integer or real), text by bytes,
- * true, false and null by their JSON type.
+ * true, false and null by their JSON type. Members are looked up by path (json_type and
+ * json_extract, which share the statement's cache of parsed JSON: 0.5 against 2.5 µs a
+ * condition for 40 fields when each walked the node with json_each): the wanted object is bound
+ * with each key written as its path label, appended to `path` in the statement.
  */
 function scalarsContained(f: FilterContext, path: JsonPath, scalars: unknown[] | Record<string, unknown>, by: 'element' | 'key'): Sql {
-  const count = Array.isArray(scalars) ? scalars.length : Object.keys(scalars).length;
-  const [w, e] = [f.alias(), f.alias()];
-  const sameKey = by === 'key' ? `${e}.key = ${w}.key AND ` : '';
-  const equal = `(${sameKey}CASE WHEN ${w}.type IN ('integer', 'real') THEN ${e}.type IN ('integer', 'real') AND ${e}.value = ${w}.value
-    WHEN ${w}.type = 'text' THEN ${e}.type = 'text' AND ${e}.value = ${w}.value ELSE ${e}.type = ${w}.type END)`;
-  return sql`((SELECT COUNT(*) FROM json_each(${bind(jsonText(scalars))}) AS ${raw(w)}
-    WHERE EXISTS (SELECT 1 FROM json_each(${f.metadata}, ${pathSql(path)}) AS ${raw(e)} WHERE ${raw(equal)})) = ${bind(count)})`;
+  const w = f.alias();
+  const equal = (type: Sql, value: Sql) =>
+    sql`(CASE WHEN ${raw(w)}.type IN ('integer', 'real') THEN ${type} IN ('integer', 'real') AND ${value} = ${raw(w)}.value
+    WHEN ${raw(w)}.type = 'text' THEN ${type} = 'text' AND ${value} = ${raw(w)}.value ELSE ${type} = ${raw(w)}.type END)`;
+  if (by === 'key') {
+    const members = Object.entries(scalars as Record<string, unknown>);
+    const labelled = jsonText(Object.fromEntries(members.map(([key, value]) => [jsonPathLabel(key), value])));
+    const at = sql`(${pathSql(path)} || ${raw(w)}.key)`;
+    const found = equal(sql`json_type(${f.metadata}, ${at})`, sql`json_extract(${f.metadata}, ${at})`);
+    return sql`((SELECT COUNT(*) FROM json_each(${bind(labelled)}) AS ${raw(w)} WHERE ${found}) = ${bind(members.length)})`;
+  }
+  const elements = scalars as unknown[];
+  const e = f.alias();
+  const found = equal(raw(`${e}.type`), raw(`${e}.value`));
+  return sql`((SELECT COUNT(*) FROM json_each(${bind(jsonText(elements))}) AS ${raw(w)}
+    WHERE EXISTS (SELECT 1 FROM json_each(${f.metadata}, ${pathSql(path)}) AS ${raw(e)} WHERE ${found})) = ${bind(elements.length)})`;
 }
 
 /**
@@ -200,12 +222,13 @@ export const sqliteDialect: Dialect = {
   containsText: (target, needle) => sql`(instr(lower(${target}), lower(${bind(needle)})) > 0)`,
   likePattern: (target, pattern) => sql`(lower(${target}) LIKE lower(${bind(pattern)}) ESCAPE '\\')`,
   metadataText(f: FilterContext, key: string): Sql {
-    const a = raw(f.alias());
-    const text = sql`CASE ${a}.type WHEN 'null' THEN NULL WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE CAST(${a}.value AS TEXT) END`;
-    return sql`(SELECT ${text} FROM json_each(${f.metadata}) AS ${a} WHERE ${a}.key = ${bind(key)})`;
+    const path = keyPath(key);
+    return sql`(CASE json_type(${f.metadata}, ${path}) WHEN 'null' THEN NULL WHEN 'true' THEN 'true' WHEN 'false' THEN 'false'
+      ELSE CAST(json_extract(${f.metadata}, ${path}) AS TEXT) END)`;
   },
   metadataNumber(f: FilterContext, key: string): Sql {
     const a = raw(f.alias());
+    const path = keyPath(key);
     const v = sql`${a}.value`;
     // Comparing the text with its NUMERIC cast applies numeric affinity to it, which succeeds only
     // for a well-formed number; the GLOBs narrow that grammar to the PostgreSQL one.
@@ -220,7 +243,7 @@ export const sqliteDialect: Dialect = {
       'AND',
     );
     const number = sql`CASE WHEN ${a}.type IN ('integer', 'real') THEN ${v} WHEN ${numericText} THEN CAST(${v} AS NUMERIC) END`;
-    return sql`(SELECT ${number} FROM json_each(${f.metadata}) AS ${a} WHERE ${a}.key = ${bind(key)})`;
+    return sql`(SELECT ${number} FROM (SELECT json_type(${f.metadata}, ${path}) AS type, json_extract(${f.metadata}, ${path}) AS value) AS ${a})`;
   },
   // BINARY collation: byte order already
   textCompare: (text: Sql, op: FilterComparison, value: string) => sql`(${text} ${raw(op)} ${bind(value)})`,
