@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FilterTimeLimitError, TIME_LIMITED } from '../../src/storage/filter-time-limit.js';
+import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';
-import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
+import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
  * A filtered statement ends once it has run past FILTER_TIME_LIMIT_MS (storage/filter-time-limit.ts):
@@ -29,6 +32,9 @@ beforeAll(async () => {
 afterAll(() => api.close());
 
 const slowFilter = { OR: Array.from({ length: 500 }, (_, i) => ({ metadata: { [`field${i % 40}`]: { contains: `absent ${i}` } } })) };
+// conditions each true for every peer but the last: PostgreSQL's planner tests these cheap ones
+// first, so a clock test in the statement would never be reached
+const slowAnd = { AND: [...Array.from({ length: 499 }, (_, i) => ({ metadata: { [`field${i % 40}`]: { contains: 'of a peer' } } })), { metadata: { field0: { contains: 'absent' } } }] };
 const expectedDetail = `The filter took longer than ${LIMIT_MS} ms to evaluate; narrow the query's scope or simplify the filter`;
 
 describe('the filter time limit', () => {
@@ -39,6 +45,9 @@ describe('the filter time limit', () => {
     const v2 = await api.post(`/v2/workspaces/${ws}/peers/list`, { filters: slowFilter });
     expect(v2.status).toBe(422);
     expect(v2.body).toEqual({ detail: expectedDetail });
+    const conjunction = await api.post(`/v3/workspaces/${ws}/peers/list`, { filters: slowAnd });
+    expect(conjunction.status).toBe(422);
+    expect(conjunction.body).toEqual({ detail: expectedDetail });
 
     const cheap = await api.post(`/v3/workspaces/${ws}/peers/list?size=5`, { filters: { metadata: { field3: 'value 3 of a peer' } } });
     expect(cheap.status).toBe(200);
@@ -54,5 +63,62 @@ describe('the filter time limit', () => {
     const response = await api.post(`/v3/workspaces/${small}/peers/list`, { filters: slowFilter });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ items: [], total: 0 });
+  });
+});
+
+describe.skipIf(DIALECT !== 'sqlite')('the SQLite guard', () => {
+  it('ends a statement past the limit, and a transaction it was part of commits nothing', async () => {
+    const driver = new SqliteDriver(':memory:', { filterTimeLimitMs: LIMIT_MS });
+    try {
+      await driver.run('CREATE TABLE t (n INTEGER)');
+      const endless = `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < 1000000000) SELECT COUNT(*) AS c FROM g WHERE engram_filter_guard(n)`;
+      await expect(driver.get(endless)).rejects.toThrow(FilterTimeLimitError);
+      await expect(
+        driver.transaction(async (tx) => {
+          await tx.run('INSERT INTO t (n) VALUES (1)');
+          await tx.get(endless);
+        }),
+      ).rejects.toThrow(FilterTimeLimitError);
+      expect(await driver.get('SELECT COUNT(*) AS c FROM t')).toEqual({ c: 0 });
+      // each statement has the whole limit: a quick one after a slow one runs
+      expect(await driver.get('SELECT COUNT(*) AS c FROM (SELECT 1 AS n) WHERE engram_filter_guard(n)')).toEqual({ c: 1 });
+    } finally {
+      await driver.close();
+    }
+  });
+});
+
+describe.skipIf(DIALECT !== 'postgres')('the PostgreSQL statement timeout', () => {
+  it('holds for marked statements only, in a transaction or not, and ends them past the limit', async () => {
+    const driver = new PostgresDriver(TEST_DATABASE_URL, { maxConnections: 2, filterTimeLimitMs: LIMIT_MS });
+    const setting = `SELECT current_setting('statement_timeout') AS t`;
+    const marked = `${setting} WHERE ${TIME_LIMITED} TRUE`;
+    const slow = `SELECT pg_sleep(2) AS slept WHERE ${TIME_LIMITED} TRUE`;
+    try {
+      expect(await driver.get(marked)).toEqual({ t: `${LIMIT_MS}ms` });
+      expect(await driver.get(setting)).toEqual({ t: '0' });
+      await expect(driver.get(slow)).rejects.toThrow(FilterTimeLimitError);
+      // a slow statement without the mark is not limited
+      expect(await driver.get('SELECT pg_sleep(0.3)::text AS slept')).toEqual({ slept: '' });
+
+      const table = `time_limit_${process.pid}`;
+      await driver.run(`CREATE TABLE ${table} (n integer)`);
+      try {
+        await expect(
+          driver.transaction(async (tx) => {
+            await tx.run(`INSERT INTO ${table} (n) VALUES (1)`);
+            await tx.get(slow);
+          }),
+        ).rejects.toThrow(FilterTimeLimitError);
+        expect(await driver.get(`SELECT COUNT(*) AS c FROM ${table}`)).toEqual({ c: 0 });
+        const inside = await driver.transaction(async (tx) => [await tx.get(marked), await tx.get(setting)]);
+        expect(inside).toEqual([{ t: `${LIMIT_MS}ms` }, { t: '0' }]);
+        expect(await driver.get(setting)).toEqual({ t: '0' });
+      } finally {
+        await driver.run(`DROP TABLE ${table}`);
+      }
+    } finally {
+      await driver.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { TIME_LIMITED } from '../filter-time-limit.js';
 import type { FilterComparison, FilterInstant, FilterNumber, FilterValue, JsonObject } from '../store.js';
 import type { Dialect, FilterContext } from '../sql/dialect.js';
 import type { SqlExecutor } from '../sql/driver.js';
@@ -91,10 +92,8 @@ export const postgresDialect: Dialect = {
   vectorIndex: (db: SqlExecutor) => new PostgresVectorIndex(db),
 
   likePatternBytes: Infinity,
-  // the deadline is an InitPlan, computed once; migration 0027 raises past it
-  filterGuard: (key) =>
-    `(clock_timestamp() <= (SELECT statement_timestamp() + make_interval(secs => current_setting('engram.filter_time_limit_ms')::float8 / 1000))` +
-    ` OR engram_filter_time_exceeded(${key}))`,
+  // no test in the statement: the driver runs it under statement_timeout (storage/filter-time-limit.ts)
+  filterGuard: () => `${TIME_LIMITED} TRUE`,
   filterValue(value: FilterValue): Sql {
     switch (value.type) {
       case 'text':

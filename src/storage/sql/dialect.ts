@@ -100,9 +100,9 @@ export interface Dialect {
   /** Longest LIKE pattern, in UTF-8 bytes, the database takes. */
   readonly likePatternBytes: number;
   /**
-   * A condition true for every row, tested ahead of a filter on each row scanned: it ends the
-   * statement with FilterTimeLimitError once the statement has run past its time limit
-   * (storage/filter-time-limit.ts). `key` is the filtered table's row key.
+   * A condition true for every row, put ahead of a filter, by which the statement ends with
+   * FilterTimeLimitError once it has run past its time limit (storage/filter-time-limit.ts).
+   * `key` is the filtered table's row key.
    */
   filterGuard(key: string): string;
   /** A bound value for a column of the value's type. */
