@@ -63,6 +63,16 @@ function readPayload(handler: JobHandler<unknown>, job: JobRecord): unknown {
   }
 }
 
+/** The jobs of one kind, claimed on their own (Worker.lanes). */
+interface Lane {
+  kind: string;
+  leaseMs: number;
+  concurrency: number;
+  running: Set<string>;
+  quietUntil: number;
+  woken: number;
+}
+
 /** Delay before attempt `attempts + 1`: doubling from the base, capped, with jitter (50-100%). */
 export function retryDelay(attempts: number, baseMs: number, maxMs: number, random: () => number): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
@@ -93,9 +103,11 @@ export class Worker {
    * behind a running head of its queue: a deriver unit's next batch while the model answers the
    * last) is not claimed again until one of its own jobs ends here, a job is queued here, or a
    * poll interval has passed; rounds that other kinds' jobs set off would walk its queues for
-   * nothing.
+   * nothing. `woken` counts those ends and queuings: one during a claim makes its empty answer
+   * stale (the claim may have read the queue before the head's end was recorded), so the lane
+   * does not go quiet on it.
    */
-  private readonly lanes: { kind: string; leaseMs: number; concurrency: number; running: Set<string>; quietUntil: number }[];
+  private readonly lanes: Lane[];
   /** Set while the store is unavailable: claims back off and the state is reported as paused. */
   private pausedSince: Date | undefined;
   private unavailableStreak = 0;
@@ -119,6 +131,7 @@ export class Worker {
       concurrency: Math.min(catalog[kind].concurrency ?? options.concurrency, options.concurrency),
       running: new Set<string>(),
       quietUntil: 0,
+      woken: 0,
     }));
   }
 
@@ -141,7 +154,7 @@ export class Worker {
   /** Polls at once instead of after the idle pause (e.g. right after enqueuing). */
   notify(): void {
     this.poked = true;
-    for (const lane of this.lanes) lane.quietUntil = 0;
+    for (const lane of this.lanes) this.wakeLane(lane);
     this.wake?.();
   }
 
@@ -161,8 +174,9 @@ export class Worker {
           for (const lane of this.lanes) {
             const room = Math.min(lane.concurrency - lane.running.size, this.options.concurrency - this.active.size - claimed.length);
             if (room <= 0 || !ready.has(lane.kind)) continue;
+            const woken = lane.woken;
             const jobs = await this.store.jobs.claim(room, now, new Date(now.getTime() + lane.leaseMs), lane.kind);
-            if (jobs.length === 0) lane.quietUntil = now.getTime() + this.options.pollMs;
+            if (jobs.length === 0 && lane.woken === woken) lane.quietUntil = now.getTime() + this.options.pollMs;
             for (const job of jobs) {
               this.leaseEnds.set(job.id, now.getTime() + lane.leaseMs);
               lane.running.add(job.id);
@@ -186,7 +200,7 @@ export class Worker {
             this.active.delete(job.id);
             for (const lane of this.lanes) {
               // its queue's head moved: the job behind it may be claimable now
-              if (lane.running.delete(job.id)) lane.quietUntil = 0;
+              if (lane.running.delete(job.id)) this.wakeLane(lane);
             }
             // a round already under way may have claimed before this job was recorded: the
             // next pause returns at once, as after a notify, instead of waiting a poll interval
@@ -198,6 +212,12 @@ export class Worker {
       }
       if (claimed.length === 0 || this.active.size >= this.options.concurrency) await this.pause();
     }
+  }
+
+  /** Ends a lane's quiet time (see `lanes`). */
+  private wakeLane(lane: Lane): void {
+    lane.quietUntil = 0;
+    lane.woken++;
   }
 
   /** Waits `ms`; a notify cuts it short unless `onlyStop` (then only stop() does). */

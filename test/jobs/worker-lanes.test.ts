@@ -198,4 +198,55 @@ describe('the worker', () => {
     // (without the quiet: one claim per round the quick jobs set off, 126 when measured)
     expect(claims.length).toBeLessThanOrEqual(4);
   });
+
+  it('claims again at once when its head ends while an empty claim of its lane is in flight', async () => {
+    // The empty claim's answer reaches the worker after the head's end has cleared the lane's
+    // quiet time: the lane must not then go quiet for a poll interval, or the job behind waits
+    // that long (seen on PostgreSQL, where the answer comes over the network after the end).
+    const slow = uniqueId('test.head');
+    const catalog: JobCatalog = {
+      [slow]: {
+        readPayload: (payload) => payload,
+        async run() {
+          await sleep(300);
+          return { kind: 'done' };
+        },
+        timeoutMs: 10_000,
+      },
+    };
+    const queue = uniqueId('q');
+    const [head, behind] = [uniqueId('job'), uniqueId('job')];
+    let delayed = 0;
+    const jobs = new Proxy(database.store.jobs, {
+      get(target, key, receiver) {
+        if (key !== 'claim') return Reflect.get(target, key, receiver) as unknown;
+        return async (limit: number, now: Date, leaseUntil: Date, kind?: string) => {
+          const claimed = await target.claim(limit, now, leaseUntil, kind);
+          // an empty claim while the head runs: answered only once the head is done
+          if (claimed.length === 0 && (await status(head)) === 'running') {
+            delayed++;
+            await waitFor(async () => (await status(head)) === 'done');
+            await sleep(50);
+          }
+          return claimed;
+        };
+      },
+    });
+    const store = new Proxy(database.store, { get: (target, key, receiver) => (key === 'jobs' ? jobs : (Reflect.get(target, key, receiver) as unknown)) });
+    const worker = new Worker(store, catalog, { concurrency: 2, pollMs: 10_000, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
+    await database.store.jobs.enqueue(
+      [head, behind].map((id) => ({ id, kind: slow, workspaceId: null, queueKey: queue, payload: {}, maxAttempts: 1 })),
+      new Date(),
+    );
+    const started = Date.now();
+    worker.start();
+    try {
+      await waitFor(async () => (await status(behind)) === 'done', 15_000);
+    } finally {
+      await worker.stop(2_000);
+    }
+    expect(delayed).toBeGreaterThan(0);
+    // 300 + 300 ms of runs, not the 10 s poll interval
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
 });
