@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
-import type { JobCatalog } from '../../src/jobs/catalog.js';
+import type { JobCatalog, JobHandler } from '../../src/jobs/catalog.js';
 import { Worker } from '../../src/jobs/worker.js';
+import type { JobStore, Store } from '../../src/storage/store.js';
 import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -22,6 +23,51 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promi
 }
 
 const status = async (id: string) => (await database.driver.get<{ status: string }>('SELECT status FROM jobs WHERE id = ?', [id]))?.status;
+
+/** A kind whose every run sleeps `ms`, then is done. */
+const sleeper = (ms: number, handler: Partial<JobHandler> = {}): JobHandler => ({
+  readPayload: (payload) => payload,
+  async run() {
+    await sleep(ms);
+    return { kind: 'done' };
+  },
+  timeoutMs: 10_000,
+  ...handler,
+});
+
+/** Queues jobs of `kind` in one new queue, each behind the one before. */
+async function enqueueInOneQueue(kind: string, ids: string[]): Promise<void> {
+  const queueKey = uniqueId('q');
+  await database.store.jobs.enqueue(
+    ids.map((id) => ({ id, kind, workspaceId: null, queueKey, payload: {}, maxAttempts: 1 })),
+    new Date(),
+  );
+}
+
+/** Starts `worker`, waits for job `id` to be done, stops it: the milliseconds until done. */
+async function msUntilDone(worker: Worker, id: string): Promise<number> {
+  const started = Date.now();
+  worker.start();
+  try {
+    await waitFor(async () => (await status(id)) === 'done', 15_000);
+    return Date.now() - started;
+  } finally {
+    await worker.stop(2_000);
+  }
+}
+
+type Claim = JobStore['claim'];
+
+/** The test store, its jobs claimed through `claim` (given the store's own). */
+function claimingThrough(claim: (own: Claim, ...args: Parameters<Claim>) => ReturnType<Claim>): Store {
+  const jobs = new Proxy(database.store.jobs, {
+    get(target, key, receiver) {
+      if (key !== 'claim') return Reflect.get(target, key, receiver) as unknown;
+      return (...args: Parameters<Claim>) => claim((...own) => target.claim(...own), ...args);
+    },
+  });
+  return new Proxy(database.store, { get: (target, key, receiver) => (key === 'jobs' ? jobs : (Reflect.get(target, key, receiver) as unknown)) });
+}
 
 describe('the worker', () => {
   it('renews a short lease while a long run goes on, so no other worker takes the job meanwhile', async () => {
@@ -136,64 +182,29 @@ describe('the worker', () => {
   it('does not walk the queues of a kind again while its due job waits behind a running head', async () => {
     const slow = uniqueId('test.head');
     const quick = uniqueId('test.quick');
-    const catalog: JobCatalog = {
-      [slow]: {
-        readPayload: (payload) => payload,
-        async run() {
-          await sleep(800);
-          return { kind: 'done' };
-        },
-        timeoutMs: 10_000,
-      },
-      [quick]: {
-        readPayload: (payload) => payload,
-        async run() {
-          await sleep(5);
-          return { kind: 'done' };
-        },
-        timeoutMs: 1_000,
-        concurrency: 1,
-      },
-    };
+    const catalog: JobCatalog = { [slow]: sleeper(800), [quick]: sleeper(5, { timeoutMs: 1_000, concurrency: 1 }) };
     // the slow kind's claims, counted
     const claims: string[] = [];
-    const jobs = new Proxy(database.store.jobs, {
-      get(target, key, receiver) {
-        if (key !== 'claim') return Reflect.get(target, key, receiver) as unknown;
-        return (limit: number, now: Date, leaseUntil: Date, kind?: string) => {
-          if (kind === slow) claims.push(kind);
-          return target.claim(limit, now, leaseUntil, kind);
-        };
-      },
+    const store = claimingThrough((claim, limit, now, leaseUntil, kind) => {
+      if (kind === slow) claims.push(kind);
+      return claim(limit, now, leaseUntil, kind);
     });
-    const store = new Proxy(database.store, { get: (target, key, receiver) => (key === 'jobs' ? jobs : (Reflect.get(target, key, receiver) as unknown)) });
     // a poll interval longer than the whole test: only the head's end may wake the lane
     const worker = new Worker(store, catalog, { concurrency: 4, pollMs: 10_000, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
-    const queue = uniqueId('q');
-    const head = uniqueId('job');
-    const behind = uniqueId('job');
-    await database.store.jobs.enqueue(
-      [head, behind].map((id) => ({ id, kind: slow, workspaceId: null, queueKey: queue, payload: {}, maxAttempts: 1 })),
-      new Date(),
-    );
+    const [head, behind] = [uniqueId('job'), uniqueId('job')];
+    await enqueueInOneQueue(slow, [head, behind]);
     // 60 quick jobs, one at a time: each one's end starts a worker round
     const quickIds = Array.from({ length: 60 }, () => uniqueId('job'));
     await database.store.jobs.enqueue(
       quickIds.map((id) => ({ id, kind: quick, workspaceId: null, queueKey: uniqueId('q'), payload: {}, maxAttempts: 1 })),
       new Date(),
     );
-    const started = Date.now();
-    worker.start();
-    try {
-      await waitFor(async () => (await status(behind)) === 'done', 15_000);
-    } finally {
-      await worker.stop(2_000);
-    }
+    const ms = await msUntilDone(worker, behind);
     expect(await Promise.all(quickIds.map(status))).toEqual(quickIds.map(() => 'done'));
     // the job behind the head is claimed as soon as the head is done (800 + 800 ms of runs),
     // not when the lane's quiet time of one poll interval (10 s, far from the runs' 1.6 s so that
     // a busy machine cannot blur the two) runs out
-    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(ms).toBeLessThan(8_000);
     // the head's claim, one empty claim, then quiet until the head ended, and the claim after it
     // (without the quiet: one claim per round the quick jobs set off, 126 when measured)
     expect(claims.length).toBeLessThanOrEqual(4);
@@ -204,49 +215,24 @@ describe('the worker', () => {
     // quiet time: the lane must not then go quiet for a poll interval, or the job behind waits
     // that long (seen on PostgreSQL, where the answer comes over the network after the end).
     const slow = uniqueId('test.head');
-    const catalog: JobCatalog = {
-      [slow]: {
-        readPayload: (payload) => payload,
-        async run() {
-          await sleep(300);
-          return { kind: 'done' };
-        },
-        timeoutMs: 10_000,
-      },
-    };
-    const queue = uniqueId('q');
+    const catalog: JobCatalog = { [slow]: sleeper(300) };
     const [head, behind] = [uniqueId('job'), uniqueId('job')];
     let delayed = 0;
-    const jobs = new Proxy(database.store.jobs, {
-      get(target, key, receiver) {
-        if (key !== 'claim') return Reflect.get(target, key, receiver) as unknown;
-        return async (limit: number, now: Date, leaseUntil: Date, kind?: string) => {
-          const claimed = await target.claim(limit, now, leaseUntil, kind);
-          // an empty claim while the head runs: answered only once the head is done
-          if (claimed.length === 0 && (await status(head)) === 'running') {
-            delayed++;
-            await waitFor(async () => (await status(head)) === 'done');
-            await sleep(50);
-          }
-          return claimed;
-        };
-      },
+    const store = claimingThrough(async (claim, limit, now, leaseUntil, kind) => {
+      const claimed = await claim(limit, now, leaseUntil, kind);
+      // an empty claim while the head runs: answered only once the head is done
+      if (claimed.length === 0 && (await status(head)) === 'running') {
+        delayed++;
+        await waitFor(async () => (await status(head)) === 'done');
+        await sleep(50);
+      }
+      return claimed;
     });
-    const store = new Proxy(database.store, { get: (target, key, receiver) => (key === 'jobs' ? jobs : (Reflect.get(target, key, receiver) as unknown)) });
     const worker = new Worker(store, catalog, { concurrency: 2, pollMs: 10_000, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
-    await database.store.jobs.enqueue(
-      [head, behind].map((id) => ({ id, kind: slow, workspaceId: null, queueKey: queue, payload: {}, maxAttempts: 1 })),
-      new Date(),
-    );
-    const started = Date.now();
-    worker.start();
-    try {
-      await waitFor(async () => (await status(behind)) === 'done', 15_000);
-    } finally {
-      await worker.stop(2_000);
-    }
+    await enqueueInOneQueue(slow, [head, behind]);
+    const ms = await msUntilDone(worker, behind);
     expect(delayed).toBeGreaterThan(0);
     // 300 + 300 ms of runs, not the 10 s poll interval
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(ms).toBeLessThan(5_000);
   });
 });
