@@ -486,7 +486,7 @@ describe('the server V8 flags', () => {
   });
 
   it('serverExecArgv keeps a flag the command line sets itself, either way or with another value', () => {
-    const own = ['--memory-reducer', '--max_semi_space_size=32'];
+    const own = ['--memory-reducer', '--max_semi_space_size=32', '--no-expose-gc'];
     expect(serverExecArgv(own)).toEqual(own);
   });
 

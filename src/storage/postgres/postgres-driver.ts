@@ -1,20 +1,18 @@
 import pg from 'pg';
 import { DEFAULT_FILTER_TIME_LIMIT_MS, FilterTimeLimitError, TIME_LIMITED } from '../filter-time-limit.js';
 import { RowVanishedError, type ConflictCounts, type SqlDriver, type SqlExecutor } from '../sql/driver.js';
+import { statementCache } from '../sql/statement-cache.js';
 import { StoreUnavailableError } from '../unavailable.js';
 
 // timestamptz and jsonb come back parsed by pg (Date and objects); int8 (counts) as numbers,
 // which is safe for row counts far beyond what one server stores.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-/** Rewrites `?` placeholders to `$1..$n`, leaving quoted text alone. Cached per query text. */
-const numbered = new Map<string, string>();
+/** Rewrites `?` placeholders to `$1..$n`, leaving quoted text alone. */
 export function numberPlaceholders(sql: string): string {
-  let out = numbered.get(sql);
-  if (out !== undefined) return out;
   let n = 0;
   let quote: string | undefined;
-  out = '';
+  let out = '';
   for (const ch of sql) {
     if (quote !== undefined) {
       if (ch === quote) quote = undefined;
@@ -28,19 +26,24 @@ export function numberPlaceholders(sql: string): string {
       out += ch;
     }
   }
-  numbered.set(sql, out);
   return out;
 }
 
-/** Whether a statement tests a request's filter (it holds TIME_LIMITED). Cached per query text. */
-const limitedStatements = new Map<string, boolean>();
-function isTimeLimited(sql: string): boolean {
-  let limited = limitedStatements.get(sql);
-  if (limited === undefined) {
-    limited = sql.includes(TIME_LIMITED);
-    limitedStatements.set(sql, limited);
+/** A statement as sent: its text with numbered placeholders, and whether it tests a filter (TIME_LIMITED). */
+interface Statement {
+  text: string;
+  limited: boolean;
+}
+
+const statements = statementCache<Statement>();
+
+function statement(sql: string): Statement {
+  let found = statements.get(sql);
+  if (found === undefined) {
+    found = { text: numberPlaceholders(sql), limited: sql.includes(TIME_LIMITED) };
+    statements.set(sql, found);
   }
-  return limited;
+  return found;
 }
 
 const UNREACHABLE = 'The database is unreachable; try again shortly';
@@ -185,9 +188,9 @@ type Run = (text: string, values: unknown[], limited: boolean) => Promise<pg.Que
 function executor(run: Run, filterTimeLimitMs: number, onConflict?: (error: unknown) => void): SqlExecutor {
   const query = (sql: string, params: readonly unknown[]) =>
     guarded(async () => {
-      const limited = isTimeLimited(sql);
+      const { text, limited } = statement(sql);
       try {
-        return await run(numberPlaceholders(sql), withoutNul(params), limited);
+        return await run(text, withoutNul(params), limited);
       } catch (error) {
         if (onConflict !== undefined && isConflict(error)) onConflict(error);
         if (limited && (error as { code?: unknown } | null)?.code === QUERY_CANCELED) throw new FilterTimeLimitError(filterTimeLimitMs);

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { DEFAULT_FILTER_TIME_LIMIT_MS, FilterTimeLimitError } from '../filter-time-limit.js';
 import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
+import { STATEMENT_CACHE_CHARS, statementCache } from '../sql/statement-cache.js';
 import { StoreUnavailableError } from '../unavailable.js';
 import { SQLITE_DEFAULTS, type SqliteOptions } from './sqlite-settings.js';
 
@@ -59,7 +60,9 @@ export class SqliteDriver implements SqlDriver {
   readonly dialect = 'sqlite' as const;
   readonly conflicts = { retried: 0, failed: 0 };
   private readonly db: Database.Database;
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = statementCache<Statement>((sql) => this.dropped(sql));
+  /** Text of the statements dropped from the cache since the last collection was asked for. */
+  private droppedChars = 0;
   private openTransaction: Promise<void> | undefined;
 
   /** The folder of the database file, whose free space the probe checks (none in memory). */
@@ -113,6 +116,21 @@ export class SqliteDriver implements SqlDriver {
       this.statements.set(sql, statement);
     }
     return statement;
+  }
+
+  /**
+   * better-sqlite3 finalizes a statement only when V8 collects its object, and V8 does not count
+   * the statement's native memory (about 7 times its text), so statements dropped from the cache
+   * piled up between collections: with 40,000 filters of distinct shapes, a server stayed at
+   * about 520 MB. When the dropped statements add up to a cache's worth, a full collection is
+   * asked for, if the process exposes one (`npm start` runs node with --expose-gc).
+   */
+  private dropped(sql: string): void {
+    this.droppedChars += sql.length;
+    if (this.droppedChars < STATEMENT_CACHE_CHARS) return;
+    this.droppedChars = 0;
+    const collect = (globalThis as { gc?: () => void }).gc;
+    if (collect !== undefined) setImmediate(collect);
   }
 
   /** Prepares `sql` (or takes it from the cache) and starts the filter guard's clock. */
