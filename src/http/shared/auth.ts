@@ -20,6 +20,7 @@
  *   does; other registered claims (`iat`, `aud`, `sub`, `jti`) are not inspected.
  */
 
+import { LRUCache } from 'lru-cache';
 import { createSigner, createVerifier } from 'fast-jwt';
 
 /** The token's scope after §2.3 normalisation: `""` claims are absent, `ad` is any truthy value. */
@@ -113,17 +114,18 @@ export function createTokenReader(
   // skips the HMAC, base64 and JSON work for the handful of keys a deployment really uses. The
   // signature of a given token never changes validity, so only expiry is re-checked on a hit;
   // failures are never stored, so garbage tokens cannot flush the cache.
-  const cache = new LruCache<string, VerifiedToken>(options.cacheSize ?? 1000);
+  const cacheSize = options.cacheSize ?? 1000;
+  const cache = cacheSize > 0 ? new LRUCache<string, VerifiedToken>({ max: cacheSize }) : undefined;
 
   return (authorization) => {
     const token = bearerToken(authorization);
     if (token === undefined) throw new AuthError(AUTH_DETAIL.noToken);
     const at = now();
 
-    const hit = cache.get(token);
+    const hit = cache?.get(token);
     if (hit !== undefined) {
       if (at < hit.expiresAtMs) return hit.claims;
-      cache.delete(token);
+      cache?.delete(token);
       throw new AuthError(AUTH_DETAIL.invalidToken);
     }
 
@@ -134,7 +136,7 @@ export function createTokenReader(
       throw new AuthError(AUTH_DETAIL.invalidToken);
     }
     const verified = readPayload(payload, at);
-    cache.set(token, verified);
+    cache?.set(token, verified);
     return verified.claims;
   };
 }
@@ -241,36 +243,6 @@ function parseIsoInstant(text: string): number | undefined {
   if (offsetHours > 23 || offsetMinutes > 59) return undefined;
   const offsetMs = (offsetHours * 60 + offsetMinutes) * 60_000;
   return m[9] === '+' ? local - offsetMs : local + offsetMs;
-}
-
-/** Map-backed LRU: Map keeps insertion order, so the first key is the least recently used. */
-class LruCache<K, V> {
-  private readonly entries = new Map<K, V>();
-
-  constructor(private readonly capacity: number) {}
-
-  get(key: K): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
-  }
-
-  set(key: K, value: V): void {
-    if (this.capacity <= 0) return;
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-  }
-
-  delete(key: K): void {
-    this.entries.delete(key);
-  }
 }
 
 function same(claim: string | undefined, routeId: string | undefined): boolean {

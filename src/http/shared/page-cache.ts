@@ -1,3 +1,14 @@
+import { LRUCache } from 'lru-cache';
+
+/** Budget of the caches of sessions-of-a-peer and message pages (peers/list keeps the default). */
+export const LIST_CACHE_BYTES = 8 * 1024 * 1024;
+
+interface Page {
+  version: string;
+  body: string;
+  token: string | undefined;
+}
+
 /**
  * Serialised list pages, each stored with the data version it was built from. A page is only
  * served while the version read from the database is still the same, so every process that
@@ -6,27 +17,16 @@
  * seen when the page was last checked: nothing has committed since, from any process. The
  * least recently used pages go first once `maxBytes` is reached.
  */
-/** Budget of the caches of sessions-of-a-peer and message pages (peers/list keeps the default). */
-export const LIST_CACHE_BYTES = 8 * 1024 * 1024;
-
 export class PageCache {
-  private readonly entries = new Map<string, { version: string; body: string; token: string | undefined }>();
-  private bytes = 0;
+  private readonly pages: LRUCache<string, Page>;
 
   /** `changeToken`: the store's change token (Store.changeToken), read first on every request. */
   constructor(
     private readonly changeToken: () => string | undefined,
-    private readonly maxBytes = 32 * 1024 * 1024,
-  ) {}
-
-  /** The entry, made the most recently used. */
-  private take(key: string): { version: string; body: string; token: string | undefined } | undefined {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
-    // refresh recency: Map iteration order is insertion order
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry;
+    maxBytes = 32 * 1024 * 1024,
+  ) {
+    // a page larger than a quarter of the budget is not kept (nor is an older version of it)
+    this.pages = new LRUCache<string, Page>({ maxSize: maxBytes, maxEntrySize: maxBytes / 4, sizeCalculation: (page) => Math.max(1, page.body.length) });
   }
 
   /**
@@ -40,7 +40,7 @@ export class PageCache {
   async serve(key: string, version: (() => Promise<string | undefined>) | undefined, build: () => Promise<string>): Promise<string> {
     if (version === undefined) return build();
     const token = this.changeToken();
-    const entry = this.take(key);
+    const entry = this.pages.get(key);
     if (entry !== undefined && token !== undefined && entry.token === token) return entry.body;
     const current = await version();
     if (current === undefined) return build();
@@ -49,24 +49,8 @@ export class PageCache {
       return entry.body;
     }
     const body = await build();
-    this.set(key, current, body, token);
+    this.pages.set(key, { version: current, body, token });
     return body;
-  }
-
-  private set(key: string, version: string, body: string, token: string | undefined): void {
-    if (body.length > this.maxBytes / 4) return;
-    const previous = this.entries.get(key);
-    if (previous !== undefined) {
-      this.bytes -= previous.body.length;
-      this.entries.delete(key);
-    }
-    this.entries.set(key, { version, body, token });
-    this.bytes += body.length;
-    for (const [oldest, entry] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
-      this.entries.delete(oldest);
-      this.bytes -= entry.body.length;
-    }
   }
 }
 
