@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
 import { FilterTimeLimitError, TIME_LIMITED } from '../../src/storage/filter-time-limit.js';
 import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';
@@ -53,6 +55,25 @@ describe('the filter time limit', () => {
     expect(cheap.status).toBe(200);
     expect(cheap.body).toMatchObject({ total: PEERS, size: 5 });
     expect(cheap.body.items).toHaveLength(5);
+  });
+
+  it('logs a warning naming the limit', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const { app } = await buildApp({ config: api.config, database: api.database, logger: { level: 'warn', stream } });
+    try {
+      const response = await app.inject({ method: 'POST', url: `/v3/workspaces/${ws}/peers/list`, payload: { filters: slowFilter } });
+      expect(response.statusCode).toBe(422);
+    } finally {
+      await app.close();
+    }
+    const warnings = lines.map((line) => JSON.parse(line) as { level: number; msg: string; limitMs?: number }).filter((line) => line.level === 40);
+    expect(warnings).toEqual([expect.objectContaining({ msg: 'a filtered statement ran past FILTER_TIME_LIMIT_MS', limitMs: LIMIT_MS })]);
   });
 
   it('lets a statement that finishes within the limit answer', async () => {

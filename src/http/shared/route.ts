@@ -249,6 +249,8 @@ export function defineRoute<F extends QueryFields, B = undefined>(
       const result = await spec.handler(input);
       return send(reply, result);
     } catch (error) {
+      // the 422 alone would not tell an operator that a filter, or the limit, needs a look
+      if (error instanceof FilterTimeLimitError) request.log.warn({ limitMs: error.limitMs }, 'a filtered statement ran past FILTER_TIME_LIMIT_MS');
       const known = errorReply(error, mapDomain);
       if (known !== undefined) return send(reply, known);
       request.log.error({ err: error }, 'unhandled error');
