@@ -5,7 +5,8 @@
  * would otherwise run for minutes, on SQLite holding its whole process. Every filtered statement
  * carries Dialect.filterGuard ahead of the filter:
  * - SQLite: a function of the connection (SqliteDriver's `engram_filter_guard`) called on each
- *   row scanned, which checks the clock; better-sqlite3 has no way to interrupt a statement.
+ *   row scanned, which reads the clock every 64 rows; better-sqlite3 has no way to interrupt a
+ *   statement.
  * - PostgreSQL: TIME_LIMITED, a comment by which the driver knows to run the statement under
  *   `statement_timeout`. A test in the statement cannot do it there: the planner evaluates a
  *   row's conditions cheapest first, and a clock test costs two operators, so conditions of one
