@@ -83,13 +83,10 @@ export async function loadDataset(store: BulkStore, shape: DatasetShape): Promis
   for (let start = 0; start < shape.sessions; start += TRANSACTION_ROWS) {
     const end = Math.min(shape.sessions, start + TRANSACTION_ROWS);
     await store.transaction(async (tx) => {
-      // All issued at once: SQLite runs each as it is called, pg queues them on the one
-      // transaction connection in call order, so ids and row order stay sequential.
-      const created: Promise<unknown>[] = [];
+      // one after another: node-postgres deprecates queries queued on a client that is busy
       for (let i = start; i < end; i++) {
-        created.push(tx.sessions.createIfAbsent(workspaceId, { id: sessionId(i), metadata: {}, configuration: {} }, new Date(sessionBase + i)));
+        await tx.sessions.createIfAbsent(workspaceId, { id: sessionId(i), metadata: {}, configuration: {} }, new Date(sessionBase + i));
       }
-      await Promise.all(created);
     });
   }
   const sessionsMs = performance.now() - mark;
@@ -198,11 +195,9 @@ export async function loadMessages(
   const base = Date.now() - span - 60_000;
   await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, new Date(base));
   await store.transaction(async (tx) => {
-    const created: Promise<unknown>[] = [];
     for (let i = 0; i < sessions; i++) {
-      created.push(tx.sessions.createIfAbsent(workspaceId, { id: chatSessionId(i), metadata: {}, configuration: {} }, new Date(base)));
+      await tx.sessions.createIfAbsent(workspaceId, { id: chatSessionId(i), metadata: {}, configuration: {} }, new Date(base));
     }
-    await Promise.all(created);
     const users = Array.from({ length: sessions }, (_, i) => `user-${pad(i)}`);
     for (let start = 0; start < users.length; start += INSERT_ROWS) {
       await tx.peers.ensure(workspaceId, [...users.slice(start, start + INSERT_ROWS), 'assistant'], new Date(base));
