@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { FilterTimeLimitError, TIME_LIMITED } from '../../src/storage/filter-time-limit.js';
 import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';
@@ -84,6 +85,18 @@ describe('the filter time limit', () => {
     const response = await api.post(`/v3/workspaces/${small}/peers/list`, { filters: slowFilter });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ items: [], total: 0 });
+  });
+});
+
+describe('FILTER_TIME_LIMIT_MS', () => {
+  it('defaults to 5,000 ms and refuses what is not a whole number of milliseconds in range, naming the setting', () => {
+    expect(loadConfig({}, '/nonexistent/.env').filterTimeLimitMs).toBe(5000);
+    expect(loadConfig({ FILTER_TIME_LIMIT_MS: '250' }, '/nonexistent/.env').filterTimeLimitMs).toBe(250);
+    for (const value of ['5', 'soon', '1.5', '3600001']) {
+      const attempt = () => loadConfig({ FILTER_TIME_LIMIT_MS: value }, '/nonexistent/.env');
+      expect(attempt).toThrow(ConfigError);
+      expect(attempt).toThrow(/FILTER_TIME_LIMIT_MS must be an integer/);
+    }
   });
 });
 
