@@ -9,7 +9,7 @@ import { StoreUnavailableError } from '../unavailable.js';
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 /** Rewrites `?` placeholders to `$1..$n`, leaving quoted text alone. */
-export function numberPlaceholders(sql: string): string {
+function numberPlaceholders(sql: string): string {
   let n = 0;
   let quote: string | undefined;
   let out = '';
@@ -226,7 +226,7 @@ function transactionRun(client: pg.PoolClient, limitMs: number): Run {
 }
 
 /** Connections of the pool for time-limited statements, at most (see PostgresDriver). */
-export const TIME_LIMITED_CONNECTIONS = 4;
+const TIME_LIMITED_CONNECTIONS = 4;
 
 export interface PostgresOptions {
   maxConnections?: number;
