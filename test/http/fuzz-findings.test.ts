@@ -81,6 +81,19 @@ describe('NUL in a lookup id', () => {
     expect(status.status, status.text).toBe(200);
     expect(status.body.total_work_units).toBe(0);
   });
+
+  it('in a session context confined to that session (a JSON list of session ids): no conclusions, not a 500', async () => {
+    for (const query of ['limit_to_session=true', 'sessions=a%00b']) {
+      const url = `/v3/workspaces/${ws}/sessions/a%00b/context?peer_target=alice&peer_perspective=bob&${query}`;
+      const context = await api.get(url);
+      expect(context.status, `${url}: ${context.text}`).toBe(200);
+      expect(context.body.messages).toEqual([]);
+      expect(context.body.peer_representation).toBe('');
+    }
+    // the same context unconfined finds bob's conclusion, so the empty answers above are the confinement's
+    const open = await api.get(`/v3/workspaces/${ws}/sessions/a%00b/context?peer_target=alice&peer_perspective=bob`);
+    expect(open.body.peer_representation).toContain('Alice says hello');
+  });
 });
 
 describe('unpaired surrogates in JSON values', () => {
