@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
+import { purgeDeletedSession } from '../../src/domain/follow-ups.js';
 import { CONFLICT_ATTEMPTS } from '../../src/storage/postgres/postgres-driver.js';
 import { RowVanishedError } from '../../src/storage/sql/driver.js';
 import { StoreUnavailableError } from '../../src/storage/store.js';
@@ -87,6 +88,32 @@ describe('concurrent writes to a workspace, its peers and their sessions', () =>
     });
     expect([...statuses.get('message')!].every((status) => status === 201 || status === 404)).toBe(true);
     expect(api.database.driver.conflicts.failed - before.failed).toBe(0);
+  }, 60_000);
+
+  it('a workspace delete racing session deletes and purges, new members and peer updates: none waits on a deadlock', async () => {
+    const before = api.database.driver.conflicts.retried;
+    for (let i = 0; i < 15; i++) {
+      const ws = uniqueId('doomed');
+      // sessions without messages: the delete's first steps lock none of them
+      for (const id of ['a', 'b', 'c']) expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id, peers: { p: {}, q: {} } })).status).toBe(201);
+      // a deleted session of many messages whose purge (the job's, in batches) runs meanwhile
+      const messages = Array.from({ length: 100 }, (_, n) => ({ peer_id: 'p', content: `note ${n}` }));
+      for (let sent = 0; sent < 600; sent += 100) expect((await api.post(`/v3/workspaces/${ws}/sessions/gone/messages`, { messages })).status).toBe(201);
+      expect((await api.delete(`/v3/workspaces/${ws}/sessions/gone`)).status).toBe(202);
+      const purge = purgeDeletedSession(api.database.store, ws, 'gone');
+      const responses = await Promise.all([
+        api.delete(`/v3/workspaces/${ws}/sessions/a`),
+        api.delete(`/v2/workspaces/${ws}/sessions/b`),
+        api.post(`/v3/workspaces/${ws}/sessions/c/peers`, { [`r${i}`]: {}, p: {} }),
+        api.put(`/v3/workspaces/${ws}/peers/q`, { metadata: { i } }),
+        api.delete(`/v2/workspaces/${ws}`),
+        api.put(`/v3/workspaces/${ws}/sessions/c`, { metadata: { i } }),
+      ]);
+      for (const response of responses) expect(response.status, response.text).toBeLessThan(500);
+      expect(['purged', 'absent']).toContain(await purge);
+    }
+    // a deadlock is found after PostgreSQL's deadlock_timeout (a second) and its victim run again
+    expect(api.database.driver.conflicts.retried - before).toBe(0);
   }, 60_000);
 
   it('v1 writes into a session while it is purged: none fails with a 5xx, none is left behind', async () => {

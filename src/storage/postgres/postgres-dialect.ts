@@ -66,6 +66,7 @@ export const postgresDialect: Dialect = {
     await tx.get('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK_KEY]);
   },
   forWrite: ' FOR NO KEY UPDATE',
+  forDelete: ' FOR UPDATE',
 
   // heads another worker is claiming are skipped, not waited for
   claimLocking: ' FOR UPDATE OF head SKIP LOCKED',

@@ -82,6 +82,8 @@ export interface Dialect {
    * (`FOR NO KEY UPDATE`; empty on SQLite, whose writers take turns).
    */
   readonly forWrite: string;
+  /** As `forWrite`, for rows about to be deleted (`FOR UPDATE`, which also waits for foreign key checks). */
+  readonly forDelete: string;
 
   // ---- the job queue
   /** Appended to the claim's head selection: skip heads another worker is claiming. */

@@ -146,12 +146,16 @@ export class SqlSessionStore implements SessionStore {
     const count = Math.max(1, Math.trunc(limit));
     let deleted = 0;
     for (const table of ['messages', 'conclusions']) {
-      // the rows that cascade from each (full-text entries, vectors, sources, metamessages) go with it
+      // The rows that cascade from each (full-text entries, vectors, sources, metamessages) go
+      // with it. The session's row is locked (the one-time test of the subquery, before any row is
+      // deleted) ahead of the rows whose triggers write it, the order of the session's other
+      // writers and of a workspace delete (SqlWorkspaceStore.delete); otherwise a purge and a
+      // workspace delete each hold what the other waits for.
       deleted += await this.db.run(
         `DELETE FROM ${table} WHERE pk IN (
            SELECT c.pk FROM ${table} c
            WHERE c.workspace_id = ? AND c.session_id = ?
-             AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = ? AND s.id = ? AND s.is_active = ?)
+             AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = ? AND s.id = ? AND s.is_active = ?${this.d.forWrite})
            LIMIT ${count - deleted})`,
         [workspaceId, id, workspaceId, id, this.d.bool(false)],
       );

@@ -68,6 +68,17 @@ export class SqlWorkspaceStore implements WorkspaceStore {
   }
 
   async delete(id: string): Promise<boolean> {
+    const lock = this.d.forDelete;
+    if (lock !== '') {
+      // Writers take a session's row, then the workspace row (the counters' triggers), then peer
+      // rows (lockWorkspaceRow); the cascade below would take them in its own order and meet a
+      // writer holding a session while waiting for the workspace row this delete holds, a
+      // deadlock PostgreSQL ends after deadlock_timeout (a second). Taking them first, in the
+      // writers' order (sessions sorted, as no writer takes two), keeps one order.
+      await this.db.all(`SELECT 1 FROM sessions WHERE workspace_id = ? ORDER BY id${lock}`, [id]);
+      await this.db.get(`SELECT 1 FROM workspaces WHERE id = ?${lock}`, [id]);
+      await this.db.all(`SELECT 1 FROM peers WHERE workspace_id = ? ORDER BY id${lock}`, [id]);
+    }
     // Children first so the counters' triggers find the workspace row still present.
     await this.db.run('DELETE FROM messages WHERE workspace_id = ?', [id]);
     await this.db.run('DELETE FROM session_peers WHERE workspace_id = ?', [id]);

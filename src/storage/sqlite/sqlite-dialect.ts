@@ -168,6 +168,7 @@ export const sqliteDialect: Dialect = {
   lockMigrations: async () => {},
   // one writer at a time: there is no lock order to keep
   forWrite: '',
+  forDelete: '',
 
   // claims run in an IMMEDIATE transaction, which already serialises them
   claimLocking: '',
