@@ -340,7 +340,12 @@ export interface WorkspaceStore {
   createIfAbsent(row: NewRow, now: Date): Promise<Created<WorkspaceRecord>>;
   update(id: string, changes: FieldChanges): Promise<WorkspaceRecord | undefined>;
   list(query: ListQuery): Promise<Page<WorkspaceRecord>>;
-  delete(id: string): Promise<boolean>;
+  /**
+   * Deletes the workspace and everything in it. With `yieldLocks` (PostgreSQL), a lock the
+   * delete waits for briefly ends its transaction as a conflict, run again, so that writers of
+   * the workspace go first instead of closing a cycle with it (SqlWorkspaceStore.delete).
+   */
+  delete(id: string, options?: { yieldLocks?: boolean }): Promise<boolean>;
   countActiveSessions(workspaceId: string): Promise<number>;
 }
 
@@ -368,6 +373,7 @@ export interface SessionStore {
    * of one session take its row first (docs/decisions.md, "Concurrent writers on PostgreSQL").
    */
   findForWrite(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
+  /** A session created by another transaction meanwhile is returned locked, as by `findForWrite`. */
   createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<SessionRecord>>;
   update(workspaceId: string, id: string, changes: FieldChanges): Promise<SessionRecord | undefined>;
   /** Active sessions only. */

@@ -16,6 +16,12 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * Conflicting writes (deadlocks, serialization failures, a transaction that yielded its lock
+ * waits) ended the work on every attempt (PostgreSQL).
+ */
+export class ConflictsPersistedError extends StoreUnavailableError {}
+
 export function isStoreUnavailable(error: unknown): error is StoreUnavailableError {
   return error instanceof StoreUnavailableError;
 }

@@ -89,7 +89,8 @@ export interface FuzzResult {
 /** A request line this long may exceed the server's header limit (16 KiB by default). */
 const OVERSIZE_URL = 8_192;
 
-const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+// enough sockets for runConcurrentFuzz's requests in flight; runFuzz sends one at a time
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /** Reads the operations of a served OpenAPI document, in a stable order. */
 export function operationsOf(document: { paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: JsonSchema }> } }>> }): Operation[] {
@@ -383,5 +384,73 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
       log(`ok   ${op.id}`);
     }
   }
+  return result;
+}
+
+export interface ConcurrentFuzzOptions {
+  baseUrl: string;
+  seed: number;
+  /** Requests to send in all. */
+  requests: number;
+  /** Requests in flight at once. */
+  inFlight: number;
+  /** Workspaces (each a fixture) the requests share. */
+  workspaces?: number;
+  timeoutMs?: number;
+  isAlive?: () => boolean;
+}
+
+/**
+ * Requests of every operation at once, `inFlight` of them at a time, on a few shared workspaces:
+ * deletes racing writes racing reads, as many clients of one server send them. Each request is
+ * drawn as `runFuzz` draws it (request `i` from seed `operationSeed(seed, i)`), and each answer
+ * is held to the same rules (no 5xx, the contract's error bodies, in time); the order in which
+ * they meet on the server is not reproducible, so a failure is reported with its whole request.
+ * The fixtures are made again as the requests delete them (every 200 requests, each skipped
+ * when a delete interferes).
+ */
+export async function runConcurrentFuzz(options: ConcurrentFuzzOptions): Promise<FuzzResult> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const document = JSON.parse((await send(options.baseUrl, { method: 'GET', url: '/openapi.json', shape: 'none' }, 30_000)).text);
+  const all = operationsOf(document);
+  const tags = Array.from({ length: options.workspaces ?? 3 }, (_, i) => `${(options.seed >>> 0).toString(36)}-shared-${i}`);
+  const fixtures = await Promise.all(tags.map((tag) => createFixture(options.baseUrl, tag)));
+  const result: FuzzResult = { operations: all.length, requests: 0, statuses: {}, statusesByOperation: {}, failures: [], slowestMs: 0 };
+  const remake = (index: number) =>
+    createFixture(options.baseUrl, tags[index]).then(
+      (fixture) => void (fixtures[index] = fixture),
+      () => undefined, // a delete in flight took part of it: the old ids serve until the next try
+    );
+  let next = 0;
+  const remaking: Promise<void>[] = [];
+  const worker = async () => {
+    while (next < options.requests) {
+      const i = next++;
+      if (i > 0 && i % 200 === 0) remaking.push(remake((i / 200) % tags.length));
+      const seed = operationSeed(options.seed, i);
+      const op = all[(seed >>> 0) % all.length];
+      const fixture = fixtures[i % fixtures.length];
+      const [req] = fc.sample(requestArbitrary(op, op.generation === 'v1' ? fixture.v1 : fixture.current), { seed, numRuns: 1 });
+      result.requests++;
+      let response: FuzzResponse;
+      try {
+        response = await send(options.baseUrl, req, timeoutMs);
+      } catch (error) {
+        const alive = options.isAlive?.() ?? true;
+        if (alive && req.url.length > OVERSIZE_URL) continue;
+        result.failures.push({ operation: op.id, seed, report: `${op.id}: ${alive ? 'request failed' : 'the server process exited'}: ${(error as Error).message}\n${describe(req)}` });
+        if (!alive) return;
+        continue;
+      }
+      result.statuses[response.status] = (result.statuses[response.status] ?? 0) + 1;
+      const seen = (result.statusesByOperation[op.id] ??= {});
+      seen[response.status] = (seen[response.status] ?? 0) + 1;
+      result.slowestMs = Math.max(result.slowestMs, response.ms);
+      const problem = violation(op, response);
+      if (problem !== undefined) result.failures.push({ operation: op.id, seed, report: `${op.id}: ${problem}\n${describe(req)}` });
+    }
+  };
+  await Promise.all(Array.from({ length: options.inFlight }, worker));
+  await Promise.all(remaking);
   return result;
 }

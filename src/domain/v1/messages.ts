@@ -50,6 +50,9 @@ export async function createMessages(
     const scope = await findSessionOfUser(store, appId, userId, sessionId);
     if (scope === undefined) throw notFound(SESSION_NOT_FOUND);
     const { user, session } = scope;
+    // the session's row locked first, before the workspace's and the senders' rows, as in
+    // the v3 write and the session's delete (which would otherwise each wait for the other)
+    if ((await store.sessions.findForWrite(session.workspaceId, session.id)) === undefined) throw notFound(SESSION_NOT_FOUND);
     const now = ctx.now();
 
     // Senders become active members, as a v3 write would make them (active members keep their config).

@@ -27,10 +27,13 @@ export async function createUser(
   input: { name: string; metadata: JsonObject },
 ): Promise<V1UserRecord> {
   refuseReservedName(input.name);
-  const app = await getAppForWrite(ctx, appId);
-  const user = await ctx.store.v1.insertUser(app.name, ctx.newId(), input.name, input.metadata, ctx.now());
-  if (user === undefined) throw conflict('User with this name already exists');
-  return user;
+  // in a transaction, so an app deleted between the lookup and the insert is found gone when it runs again
+  return inTransaction(ctx, async (ctx) => {
+    const app = await getAppForWrite(ctx, appId);
+    const user = await ctx.store.v1.insertUser(app.name, ctx.newId(), input.name, input.metadata, ctx.now());
+    if (user === undefined) throw conflict('User with this name already exists');
+    return user;
+  });
 }
 
 export async function getUser(ctx: DomainContext, appId: string, userId: string): Promise<V1UserRecord> {
@@ -48,11 +51,14 @@ export async function getUserByName(ctx: DomainContext, appId: string, name: str
 
 export async function getOrCreateUser(ctx: DomainContext, appId: string, name: string): Promise<V1UserRecord> {
   refuseReservedName(name);
-  const app = await getAppForWrite(ctx, appId);
-  const existing = await ctx.store.v1.findUserByName(app.name, name);
-  if (existing !== undefined) return existing;
-  const created = await ctx.store.v1.insertUser(app.name, ctx.newId(), name, {}, ctx.now());
-  return created ?? getUserByName(ctx, appId, name);
+  // in a transaction, as createUser
+  return inTransaction(ctx, async (ctx) => {
+    const app = await getAppForWrite(ctx, appId);
+    const existing = await ctx.store.v1.findUserByName(app.name, name);
+    if (existing !== undefined) return existing;
+    const created = await ctx.store.v1.insertUser(app.name, ctx.newId(), name, {}, ctx.now());
+    return created ?? getUserByName(ctx, appId, name);
+  });
 }
 
 /** Unknown app: an empty page (§0.5). */

@@ -4,6 +4,7 @@ import { listQuery, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 import { purgeQueuedSessions } from '../follow-ups.js';
+import { ConflictsPersistedError } from '../../storage/unavailable.js';
 
 export interface WorkspaceInput {
   id: string;
@@ -64,14 +65,23 @@ export interface DeleteWorkspaceRules {
  */
 export async function deleteWorkspace(ctx: DomainContext, id: string, rules: DeleteWorkspaceRules): Promise<WorkspaceRecord> {
   await purgeQueuedSessions(ctx.store, id);
-  return inTransaction(ctx, async (ctx) => {
-    const { store } = ctx;
-    const workspace = await store.workspaces.find(id);
-    if (workspace === undefined) throw notFound(rules.notFoundMessage);
-    if (rules.refuseWithActiveSessions && (await store.workspaces.countActiveSessions(id)) > 0) {
-      throw conflict(`Cannot delete workspace '${id}': active session(s) remain. Delete all sessions first.`);
-    }
-    await store.workspaces.delete(id);
-    return workspace;
-  });
+  const remove = (yieldLocks: boolean) =>
+    inTransaction(ctx, async (ctx) => {
+      const { store } = ctx;
+      const workspace = await store.workspaces.find(id);
+      if (workspace === undefined) throw notFound(rules.notFoundMessage);
+      if (rules.refuseWithActiveSessions && (await store.workspaces.countActiveSessions(id)) > 0) {
+        throw conflict(`Cannot delete workspace '${id}': active session(s) remain. Delete all sessions first.`);
+      }
+      await store.workspaces.delete(id, { yieldLocks });
+      return workspace;
+    });
+  try {
+    // writers of the workspace go first (WorkspaceStore.delete)
+    return await remove(true);
+  } catch (error) {
+    if (!(error instanceof ConflictsPersistedError)) throw error;
+    // they kept it waiting on every attempt: once more, waiting its turn
+    return remove(false);
+  }
 }

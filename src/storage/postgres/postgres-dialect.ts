@@ -67,6 +67,9 @@ export const postgresDialect: Dialect = {
   },
   forWrite: ' FOR NO KEY UPDATE',
   forDelete: ' FOR UPDATE',
+  yieldLocksAfter: async (tx: SqlExecutor, ms: number) => {
+    await tx.run(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(ms))}`);
+  },
 
   // heads another worker is claiming are skipped, not waited for
   claimLocking: ' FOR UPDATE OF head SKIP LOCKED',

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { DEFAULT_FILTER_TIME_LIMIT_MS, FilterTimeLimitError, TIME_LIMITED } from '../filter-time-limit.js';
 import { RowVanishedError, type ConflictCounts, type SqlDriver, type SqlExecutor } from '../sql/driver.js';
 import { statementCache } from '../sql/statement-cache.js';
-import { StoreUnavailableError } from '../unavailable.js';
+import { ConflictsPersistedError, StoreUnavailableError } from '../unavailable.js';
 
 // timestamptz and jsonb come back parsed by pg (Date and objects); int8 (counts) as numbers,
 // which is safe for row counts far beyond what one server stores.
@@ -94,10 +94,11 @@ async function guarded<T>(run: () => Promise<T>): Promise<T> {
 
 /**
  * SQLSTATEs after which the same work, run again, may succeed: 40P01 deadlock detected (the
- * server chose this transaction to end a cycle of lock waits) and 40001 serialization failure.
+ * server chose this transaction to end a cycle of lock waits), 40001 serialization failure,
+ * and 55P03 lock not available (a transaction that yields its lock waits, Dialect.yieldLocksAfter).
  * PostgreSQL rolled the transaction back; its documentation asks the client to retry it.
  */
-const CONFLICT_CODES = new Set(['40P01', '40001']);
+const CONFLICT_CODES = new Set(['40P01', '40001', '55P03']);
 
 /** How many times work ended by a conflict is run in all before the request fails with 503. */
 export const CONFLICT_ATTEMPTS = 5;
@@ -107,20 +108,18 @@ export const CONFLICT_ATTEMPTS = 5;
  * the rows it refers to first, in its transaction, so a missing one was deleted by a commit in
  * between (a workspace or session deleted while the write went on). Run again, the work sees the
  * deletion: a 404, or the workspace created anew where the route creates missing ones, as if it
- * had come after. Once only: work that meets it again does not check the row first, which no
- * further run mends, so its error is thrown as it is (a failed job, a 500 with the cause in the
- * log), not as a 503.
+ * had come after. Within the same budget as other conflicts (a workspace deleted and created
+ * again by other clients can be gone again when the work runs again); work that meets it every
+ * time does not check the row first, which no further run mends, so its error is thrown as it is
+ * (a failed job, a 500 with the cause in the log), not as a 503.
  */
 function isParentGone(error: unknown): boolean {
   return error instanceof RowVanishedError || (error as { code?: unknown } | null)?.code === '23503';
 }
 
-const PARENT_GONE_ATTEMPTS = 2;
-
-/** The attempts of one piece of work a conflict ended so far, and how many for a parent gone. */
+/** The attempts of one piece of work a conflict ended so far. */
 interface ConflictRuns {
   attempt: number;
-  parentGone: number;
 }
 
 function isConflict(error: unknown): boolean {
@@ -131,7 +130,7 @@ function isConflict(error: unknown): boolean {
 /** The error for work still ended by conflicts after CONFLICT_ATTEMPTS attempts: a 503, try again. */
 function conflictsPersisted(error: unknown): StoreUnavailableError {
   const code = String((error as { code?: unknown }).code);
-  return new StoreUnavailableError('The database kept ending this write to resolve conflicting writes; try again shortly', `conflict ${code}`, {
+  return new ConflictsPersistedError('The database kept ending this write to resolve conflicting writes; try again shortly', `conflict ${code}`, {
     cause: error,
   });
 }
@@ -298,7 +297,7 @@ export class PostgresDriver implements SqlDriver {
 
   /** A statement of its own (its own transaction), run again when a conflict ended it. */
   private async retried<T>(statement: () => Promise<T>): Promise<T> {
-    const runs: ConflictRuns = { attempt: 0, parentGone: 0 };
+    const runs: ConflictRuns = { attempt: 0 };
     for (;;) {
       try {
         return await statement();
@@ -316,7 +315,7 @@ export class PostgresDriver implements SqlDriver {
    * and writes through `tx` and computes.
    */
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    const runs: ConflictRuns = { attempt: 0, parentGone: 0 };
+    const runs: ConflictRuns = { attempt: 0 };
     for (;;) {
       let conflict: unknown;
       try {
@@ -333,13 +332,9 @@ export class PostgresDriver implements SqlDriver {
   /** Counts the conflict; waits before the next attempt, or throws after the last (the 503, or a parent gone as it is). */
   private async afterConflict(conflict: unknown, runs: ConflictRuns): Promise<void> {
     runs.attempt++;
-    if (isParentGone(conflict) && ++runs.parentGone >= PARENT_GONE_ATTEMPTS) {
-      this.conflicts.failed++;
-      throw conflict;
-    }
     if (runs.attempt >= CONFLICT_ATTEMPTS) {
       this.conflicts.failed++;
-      throw conflictsPersisted(conflict);
+      throw isParentGone(conflict) ? conflict : conflictsPersisted(conflict);
     }
     this.conflicts.retried++;
     // a short random wait, longer after each attempt, so the two sides part

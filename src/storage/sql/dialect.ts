@@ -84,6 +84,11 @@ export interface Dialect {
   readonly forWrite: string;
   /** As `forWrite`, for rows about to be deleted (`FOR UPDATE`, which also waits for foreign key checks). */
   readonly forDelete: string;
+  /**
+   * For the rest of `tx`'s transaction, a lock not granted within `ms` ends it as a conflict
+   * (run again by the driver) instead of waiting on (a no-op where writers take turns).
+   */
+  yieldLocksAfter(tx: SqlExecutor, ms: number): Promise<void>;
 
   // ---- the job queue
   /** Appended to the claim's head selection: skip heads another worker is claiming. */

@@ -85,10 +85,14 @@ export class SqlMessageStore implements MessageStore {
   }
 
   async updateMetadata(workspaceId: string, sessionId: string, id: string, metadata: Record<string, unknown>): Promise<MessageRecord | undefined> {
+    // The session's row is locked first (the subquery's one-time test runs before the message's
+    // row is taken), ahead of the message whose trigger writes it, as the session's other
+    // writers and its purge take them.
     const row = await this.db.get<MessageRow>(
       `UPDATE messages SET metadata = ? WHERE workspace_id = ? AND session_id = ? AND id = ?
+         AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = ? AND s.id = ?${this.d.forWrite})
        RETURNING id, workspace_id, session_id, peer_id, content, metadata, token_count, created_at`,
-      [this.d.json(metadata), workspaceId, sessionId, id],
+      [this.d.json(metadata), workspaceId, sessionId, id, workspaceId, sessionId],
     );
     return row && messageFromRow(this.d, row);
   }

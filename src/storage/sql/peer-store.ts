@@ -24,6 +24,10 @@ export class SqlPeerStore implements PeerStore {
 
   async createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<PeerRecord>> {
     const d = this.d;
+    const found = await this.find(workspaceId, row.id);
+    if (found !== undefined) return { record: found, created: false };
+    // the workspace row before the new peer's, as in ensure
+    await lockWorkspaceRow(this.db, d, workspaceId);
     const inserted = await this.db.get<PeerRow>(
       `INSERT INTO peers (workspace_id, id, metadata, configuration, created_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (workspace_id, id) DO NOTHING RETURNING id, workspace_id, metadata, configuration, created_at`,
@@ -37,8 +41,17 @@ export class SqlPeerStore implements PeerStore {
 
   async ensure(workspaceId: string, ids: string[], now: Date): Promise<void> {
     if (ids.length === 0) return;
-    // Sorted, so concurrent transactions lock rows in one order and cannot deadlock.
-    const sorted = [...new Set(ids)].sort();
+    const wanted = [...new Set(ids)];
+    const present = await this.db.all<{ id: string }>(
+      `SELECT id FROM peers WHERE workspace_id = ? AND id IN (${wanted.map(() => '?').join(', ')})`,
+      [workspaceId, ...wanted],
+    );
+    if (present.length === wanted.length) return;
+    // A new peer's trigger writes the workspace row: locked before any peer row, so that a
+    // transaction already holding it (one that created a session) and this one do not each
+    // wait for what the other inserted. Sorted, so concurrent inserts take rows in one order.
+    await lockWorkspaceRow(this.db, this.d, workspaceId);
+    const sorted = wanted.sort();
     const time = this.d.time(now);
     const values = sorted.map(() => "(?, ?, '{}', '{}', ?)").join(', ');
     const params = sorted.flatMap((id) => [workspaceId, id, time]);

@@ -65,7 +65,11 @@ export class SqlSessionStore implements SessionStore {
       [workspaceId, row.id, d.bool(true), d.json(row.metadata), d.json(row.configuration), d.time(now)],
     );
     if (inserted !== undefined) return { record: sessionFromRow(d, inserted), created: true };
-    const existing = await this.find(workspaceId, row.id);
+    // Created by another transaction meanwhile: locked as findForWrite does, so that this one holds
+    // the session's row before the workspace's and the peers' rows either way (a message to a
+    // session created at the same moment otherwise took the session's row last, and deadlocked
+    // with a writer of the session that took it first).
+    const existing = await this.findLocking(workspaceId, row.id, d.forWrite);
     if (existing === undefined) throw new RowVanishedError(`session ${row.id} vanished during get-or-create`);
     return { record: existing, created: false };
   }

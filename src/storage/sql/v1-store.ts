@@ -203,6 +203,8 @@ export class SqlV1Store implements V1Store {
     metadata: JsonObject,
     now: Date,
   ): Promise<V1UserRecord | undefined> {
+    // the workspace row before the new peer's (SqlPeerStore.ensure)
+    await lockWorkspaceRow(this.db, this.dialect, workspaceId);
     const inserted = await this.db.get<{ v1_id: string }>(
       `INSERT INTO peers (workspace_id, id, v1_id, metadata, configuration, created_at) VALUES (?, ?, ?, ?, '{}', ?)
        ON CONFLICT (workspace_id, id) DO NOTHING RETURNING v1_id`,

@@ -28,6 +28,9 @@ export async function lockWorkspaceRow(db: SqlExecutor, d: Dialect, workspaceId:
   await db.get(`SELECT 1 FROM workspaces WHERE id = ?${d.forWrite}`, [workspaceId]);
 }
 
+/** How long a workspace delete waits for a lock before it yields and runs again (PostgreSQL). */
+const DELETE_LOCK_WAIT_MS = 200;
+
 /** The `workspaces` table. */
 export class SqlWorkspaceStore implements WorkspaceStore {
   constructor(
@@ -67,14 +70,20 @@ export class SqlWorkspaceStore implements WorkspaceStore {
     return listPage<WorkspaceRow, WorkspaceRecord>(this.db, this.d, WORKSPACE_LIST, query, (row) => workspaceFromRow(this.d, row));
   }
 
-  async delete(id: string): Promise<boolean> {
+  async delete(id: string, options: { yieldLocks?: boolean } = {}): Promise<boolean> {
     const lock = this.d.forDelete;
     if (lock !== '') {
       // Writers take a session's row, then the workspace row (the counters' triggers), then peer
       // rows (lockWorkspaceRow); the cascade below would take them in its own order and meet a
       // writer holding a session while waiting for the workspace row this delete holds, a
       // deadlock PostgreSQL ends after deadlock_timeout (a second). Taking them first, in the
-      // writers' order (sessions sorted, as no writer takes two), keeps one order.
+      // writers' order (sessions sorted, as no writer takes two), keeps one order with most.
+      // Writers whose foreign key checks take a parent's row before their own writes (a
+      // conclusion, a membership) can still close a cycle with a delete, which whatever order
+      // it takes its rows in must wait for every reference: so with `yieldLocks` the delete gives
+      // way, its lock waits ending after DELETE_LOCK_WAIT_MS and the delete run again, rather
+      // than a writer being ended a second later.
+      if (options.yieldLocks === true) await this.d.yieldLocksAfter(this.db, DELETE_LOCK_WAIT_MS);
       await this.db.all(`SELECT 1 FROM sessions WHERE workspace_id = ? ORDER BY id${lock}`, [id]);
       await this.db.get(`SELECT 1 FROM workspaces WHERE id = ?${lock}`, [id]);
       await this.db.all(`SELECT 1 FROM peers WHERE workspace_id = ? ORDER BY id${lock}`, [id]);

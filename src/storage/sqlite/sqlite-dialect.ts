@@ -169,6 +169,7 @@ export const sqliteDialect: Dialect = {
   // one writer at a time: there is no lock order to keep
   forWrite: '',
   forDelete: '',
+  yieldLocksAfter: async () => {},
 
   // claims run in an IMMEDIATE transaction, which already serialises them
   claimLocking: '',
