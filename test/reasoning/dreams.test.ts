@@ -141,6 +141,14 @@ describe('schedule_dream', () => {
     expect(bad.status).toBe(422);
     expect(bad.body.detail[0]).toMatchObject({ type: 'enum', loc: ['body', 'dream_type'] });
     expect((await s.api.post(`/v3/workspaces/${s.ws}/schedule_dream`, { dream_type: 'omni' })).status).toBe(422);
+    // an empty id names nothing: 204 as for any other, and no job (it could only be dead-lettered)
+    for (const body of [{ observer: '' }, { observer: 'alice', observed: '' }, { observer: 'alice', session_id: '' }]) {
+      expect((await s.api.post(`/v3/workspaces/${s.ws}/schedule_dream`, { ...body, dream_type: 'card_refresh' })).status).toBe(204);
+    }
+    expect((await s.api.post('/v3/workspaces//schedule_dream', { observer: 'alice', dream_type: 'omni' })).status).toBe(204);
+    expect(await openDreamJobs(s, 'alice')).toHaveLength(0);
+    expect(await openDreamJobs(s, '')).toHaveLength(0);
+    expect(Number((await s.api.database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE kind = 'reasoning.dream'"))?.n)).toBe(0);
     await s.api.post('/v3/workspaces', { id: s.ws, configuration: { dream: { enabled: false } } });
     const off = await s.api.post(`/v3/workspaces/${s.ws}/schedule_dream`, { observer: 'alice', dream_type: 'omni' });
     expect(off.status).toBe(400);

@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import { ModelError, type ChatMessage, type ChatModel, type JsonSchema, type Usage } from '../../llm/provider.js';
 import type { ConclusionRecord, JsonObject } from '../../storage/store.js';
 import { sessionOrder } from '../filters/filters.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { DomainError, invalidInput, notFound, unavailable } from '../errors.js';
 import { searchMessages } from '../messages/search.js';
 import { tokenCount } from '../messages/token-count.js';
@@ -174,12 +174,16 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
   if (model === undefined) {
     throw unavailable(`Chat needs a dialectic model and none is configured for level ${request.level} (set LLM_OPENAI_API_KEY or LLM_OPENAI_BASE_URL, or DIALECTIC_LEVELS__${request.level}__MODEL_CONFIG__*)`);
   }
-  const workspace = await store.workspaces.find(workspaceId);
-  if (workspace === undefined) throw notFound(`Workspace ${workspaceId} not found`);
   const observerId = request.observerId;
   const targetId = request.targetId ?? observerId;
-  // the asking peer is created when missing, as the reference does
-  if (observerId !== undefined && (await store.peers.find(workspaceId, observerId)) === undefined) await store.peers.ensure(workspaceId, [observerId], ctx.now());
+  // the asking peer is created when missing, as the reference does; in a transaction, so that a
+  // workspace deleted between the check and the insert is found gone when it runs again
+  const workspace = await inTransaction(ctx, async ({ store }) => {
+    const found = await store.workspaces.find(workspaceId);
+    if (found === undefined) throw notFound(`Workspace ${workspaceId} not found`);
+    if (observerId !== undefined && (await store.peers.find(workspaceId, observerId)) === undefined) await store.peers.ensure(workspaceId, [observerId], ctx.now());
+    return found;
+  });
   if (targetId !== undefined && targetId !== observerId && (await store.peers.find(workspaceId, targetId)) === undefined) throw notFound(`Peer ${targetId} not found in workspace ${workspaceId}`);
   const session = request.sessionId !== undefined ? await store.sessions.find(workspaceId, request.sessionId) : undefined;
   if (request.sessionId !== undefined && session === undefined) throw notFound(`Session ${request.sessionId} not found in workspace ${workspaceId}`);

@@ -90,6 +90,9 @@ export async function scheduleDream(ctx: DomainContext, request: DreamRequest): 
     const session = request.sessionId === null ? undefined : await store.sessions.find(request.workspaceId, request.sessionId);
     const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session?.configuration ?? {} });
     if (!config.dreamEnabled) throw notConfigured('Dreams are disabled in the configuration of this workspace or session');
+    // No existence checks (contract), so a dream for a workspace or peers not created yet is
+    // queued; but no row has an empty id, and a job naming one could only be dead-lettered.
+    if ([request.workspaceId, request.observerId, request.observedId, request.sessionId].includes('')) return 'skipped';
     const now = ctx.now();
     const key = dreamQueueKey(request);
     // an automatic dream waiting for the collection to be idle runs now (it would hold this one back)
