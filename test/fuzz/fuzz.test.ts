@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, TEST_DATABASE_URL } from '../support/test-app.js';
-import { startFakeModelServer } from '../support/fake-model-server.js';
-import { facts, REASONING_TEST_ENV } from '../support/reasoning-harness.js';
 import { runConcurrentFuzz, runFuzz } from './fuzz-engine.js';
+import { serverProblems, startFuzzModel } from './fuzz-model.js';
 import { fuzzTokens } from './tokens.js';
 
 /**
@@ -78,23 +77,8 @@ describe('fuzzing every route of /openapi.json', () => {
   it('answers requests of every route sent 16 at a time on shared workspaces, to two server processes with a model, without a 5xx, a hang, an error logged or a dead job', async () => {
     // deletes of the workspaces, their sessions and peers race every write and read, and the
     // deriver, summaries, dreams and chat (a fake model answering every call)
-    const fake = await startFakeModelServer();
-    fake.script.defaultChat((request) => {
-      if (request.body.tools) return { text: 'Alice lives in Lisbon, as far as I know.' };
-      if (request.body.response_format) return facts('alice lives in Lisbon', 'alice swims on weekends');
-      return { text: 'A short summary of the conversation.' };
-    });
-    const group = await startServerProcess({
-      DATABASE_URL: databaseUrl,
-      LOG_LEVEL: 'warn',
-      WEB_CONCURRENCY: '2',
-      METRICS_ENABLED: 'true',
-      ...fake.env(),
-      ...REASONING_TEST_ENV,
-      SUMMARY_MESSAGES_PER_SHORT_SUMMARY: '10',
-      SUMMARY_MESSAGES_PER_LONG_SUMMARY: '20',
-      DREAM_DOCUMENT_THRESHOLD: '5',
-    });
+    const { fake, env } = await startFuzzModel();
+    const group = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', WEB_CONCURRENCY: '2', ...env });
     let groupExited = false;
     void group.exited.then(() => (groupExited = true));
     try {
@@ -115,9 +99,7 @@ describe('fuzzing every route of /openapi.json', () => {
       expect(result.statusesByOperation['POST /v3/workspaces/{workspace_id}/peers/{peer_id}/chat']?.[200]).toBeGreaterThan(0);
       // the reasoning work ran, and none of it was dead-lettered (a payload it could not read, a failure every time)
       expect(fake.requests('chat').length).toBeGreaterThan(0);
-      const metrics = (await (await fetch(`${group.baseUrl}/metrics`)).text()).split('\n');
-      expect(metrics).toContain('engram_queue_jobs{status="dead"} 0');
-      expect(group.output().split('\n').filter((line) => line.includes('"level":50'))).toEqual([]);
+      expect(await serverProblems(group.baseUrl, group.output())).toEqual([]);
     } finally {
       group.child.kill('SIGTERM');
       await group.exited;

@@ -9,7 +9,8 @@
  * operation with the seed that replays it. --auth runs the server with auth on and mixes an
  * admin's token with another workspace's (whose successes must not touch the fixtures) and broken ones.
  * --concurrent N sends as many requests (runs x operations) in a random mix, N at a time, on
- * shared workspaces (runConcurrentFuzz), to a server of --processes processes (default 1).
+ * shared workspaces (runConcurrentFuzz), to a server of --processes processes (default 1) whose
+ * reasoning work runs on a fake model; afterwards no job may be dead-lettered, no error logged.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startServerProcess } from '../support/server-process.js';
 import { runConcurrentFuzz, runFuzz } from './fuzz-engine.js';
+import { serverProblems, startFuzzModel } from './fuzz-model.js';
 import { fuzzTokens } from './tokens.js';
 
 const { values } = parseArgs({
@@ -42,11 +44,14 @@ console.log(
     (concurrent === undefined ? '' : `, ${concurrent} in flight on shared workspaces, ${values.processes} server process(es)`),
 );
 const SECRET = 'fuzz-secret-of-reasonable-length';
+// the concurrent run races the reasoning work too, on a fake model
+const model = concurrent === undefined ? undefined : await startFuzzModel();
 const server = await startServerProcess({
   DATABASE_URL: databaseUrl,
   LOG_LEVEL: 'warn',
   WEB_CONCURRENCY: values.processes,
   ...(values.auth ? { AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET } : {}),
+  ...model?.env,
 });
 let exited = false;
 void server.exited.then(() => (exited = true));
@@ -70,18 +75,22 @@ try {
   console.log(`\nfuzz: ${result.requests} requests to ${result.operations} operations in ${seconds.toFixed(1)} s; slowest answer ${result.slowestMs.toFixed(0)} ms`);
   console.log(`fuzz: statuses ${JSON.stringify(result.statuses)}`);
   if (process.env.FUZZ_VERBOSE) for (const [op, seen] of Object.entries(result.statusesByOperation)) console.log(`  ${op}: ${JSON.stringify(seen)}`);
+  const problems = model === undefined || exited ? [] : await serverProblems(server.baseUrl, server.output());
+  for (const problem of problems) console.log(`\nfuzz: the server afterwards: ${problem}`);
+  if (problems.length > 0) process.exitCode = 1;
   if (result.failures.length > 0) {
     console.log(`\nfuzz: ${result.failures.length} operation(s) failed with seed ${seed}:`);
     for (const failure of result.failures) console.log(`\n${failure.report}`);
     if (concurrent === undefined) console.log(`\nreplay: npm run fuzz -- --seed ${seed} --runs ${runs} --only '<operation>'`);
     if (server.output().includes('"level":50') || exited) console.log(`\nserver output (tail):\n${server.output().slice(-4000)}`);
     process.exitCode = 1;
-  } else {
+  } else if (problems.length === 0) {
     console.log('fuzz: no failures');
   }
 } finally {
   server.child.kill('SIGTERM');
   await server.exited;
+  await model?.fake.close();
   rmSync(dir, { recursive: true, force: true });
 }
 
