@@ -193,6 +193,23 @@ describe('the deriver', () => {
     const stored = await api.database.driver.get<{ n: number | string }>('SELECT count(*) AS n FROM conclusions WHERE workspace_id = ?', [ws]);
     expect(Number(stored?.n)).toBe(0);
   });
+
+  it('a workspace deleted and written again (a new session of the same id) while a batch is with the model: nothing of the batch is written, no attempt fails', async () => {
+    const s = await setup();
+    const { api, worker, ws } = s;
+    fake.script.chat({ ...facts('alice likes tea'), delayMs: 400 });
+    fake.script.defaultChat(facts('bob likes maps'));
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
+    worker.start();
+    await vi.waitFor(() => expect(fake.requests('chat')).toHaveLength(1), { timeout: 10_000 });
+    expect((await api.delete(`/v2/workspaces/${ws}`)).status).toBe(200);
+    // the same session id again, without alice: her batch's items went with the old session
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'bob', content: 'I like maps' }] })).status).toBe(201);
+    await drain(s);
+    expect((await jobsOf(api, ws, REPRESENT)).filter((job) => job.attempts !== 1 || job.last_error !== null)).toEqual([]);
+    const stored = await api.database.driver.all<{ observer_id: string; content: string }>('SELECT observer_id, content FROM conclusions WHERE workspace_id = ?', [ws]);
+    expect(stored).toEqual([{ observer_id: 'bob', content: 'bob likes maps' }]);
+  });
 });
 
 describe('engram derive', () => {

@@ -285,18 +285,16 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
   const sourceIds = batch.filter((item) => item.peerId === unit.observedId).map((item) => item.messageId);
   const written = await inTransaction(ctx, async (ctx) => {
     const tx = ctx.store;
-    // the session may have been deleted and purged (its items with it) while the model answered
+    // the session may have been deleted and purged (its items with it) while the model answered,
+    // or deleted with its workspace and created again by new writes: the batch's items are then
+    // gone (and its observers may be), so nothing of it is written
     if ((await tx.sessions.findForWrite(unit.workspaceId, unit.sessionId)) === undefined) return undefined;
+    if ((await tx.reasoning.markItems(batch.map((item) => item.pk), ctx.now(), null)) === 0) return undefined;
     const result = await storeExplicitConclusions(ctx, { ...unit, observers, sourceIds, facts, vectors, now: ctx.now() });
     // new conclusions: a dream may now be due, or a waiting one postponed (dream-schedule.ts)
     if (facts.length > 0) {
       await considerAutomaticDreams(ctx, observers.map((observerId) => ({ workspaceId: unit.workspaceId, sessionId: unit.sessionId, observerId, observedId: unit.observedId })), ctx.now());
     }
-    await tx.reasoning.markItems(
-      batch.map((item) => item.pk),
-      ctx.now(),
-      null,
-    );
     await afterBatch(ctx, settings, unit, ctx.now());
     return result;
   });

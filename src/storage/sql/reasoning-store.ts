@@ -136,8 +136,8 @@ export class SqlReasoningStore implements ReasoningStore {
     return row && this.message(row);
   }
 
-  async markItems(pks: number[], now: Date, error: string | null): Promise<void> {
-    if (pks.length === 0) return;
+  async markItems(pks: number[], now: Date, error: string | null): Promise<number> {
+    if (pks.length === 0) return 0;
     const list = pks.map(() => '?').join(', ');
     // the units' counters first, from the items still open (a repeat of the call counts nothing)
     const units = await this.db.all<{ workspace_id: string; session_id: string; observed_id: string; observers: unknown; n: number | string }>(
@@ -159,6 +159,7 @@ export class SqlReasoningStore implements ReasoningStore {
         [unit.workspace_id, unit.session_id, unit.observed_id, jsonText(this.readList(unit.observers)), error === null ? n : 0, error === null ? 0 : n],
       );
     }
+    return units.reduce((sum, unit) => sum + Number(unit.n), 0);
   }
 
   async openItemCount(workspaceId: string, sessionId?: string): Promise<number> {
