@@ -219,7 +219,7 @@ export interface ReasoningStore {
   /** The message just before the one with `messagePk` in its session. */
   messageBefore(workspaceId: string, sessionId: string, messagePk: number): Promise<(MessageRecord & { pk: number }) | undefined>;
   /** Marks the items processed (with the error when it failed); returns how many were still open. */
-  markItems(pks: number[], now: Date, error: string | null): Promise<number>;
+  markItems(items: readonly { pk: number; messageId: string }[], now: Date, error: string | null): Promise<number>;
   sessionMessageCount(workspaceId: string, sessionId: string): Promise<number>;
   /** The `count` messages of the session up to and including `messageId`, oldest first. */
   messagesUpTo(workspaceId: string, sessionId: string, messageId: string, count: number): Promise<MessageRecord[]>;

@@ -60,12 +60,32 @@ describe('representation items', () => {
     expect(before?.id).toBe(messages[1].id);
     expect(await store.messageBefore(ws, 's', open[0].messagePk)).toBeUndefined();
 
-    await store.markItems([open[0].pk, open[1].pk], t0, null);
+    await store.markItems([open[0], open[1]], t0, null);
     expect(await store.openUnitTotals(ws, 's', 'alice')).toMatchObject({ items: 1, tokens: 10 });
     expect(await store.openItemCount(ws, 's')).toBe(2);
     // a deleted message takes its items with it
     await database.driver.run('DELETE FROM messages WHERE id = ?', [messages[1].id]);
     expect(await store.openItemCount(ws)).toBe(1);
+  });
+
+  it('markItems closes an item by its pk and its message: a new item that took a deleted one\'s pk stays open', async () => {
+    const { ws, messages } = await session(2);
+    const store = database.store.reasoning;
+    const t0 = new Date('2026-01-02T00:00:00Z');
+    await store.addRepresentationItems([item(ws, messages[1])], t0);
+    const [old] = await store.openItems(ws, 's', 'bob', 10);
+    // the message goes (its session purged, say) while a deriver holds its batch ...
+    await database.driver.run('DELETE FROM messages WHERE id = ?', [messages[1].id]);
+    // ... and a new message's item is queued: on SQLite it takes the freed pk at the top of the range
+    const next = { ...messages[1], id: uniqueId('m'), content: 'a new message' };
+    await database.store.messages.insert([next]);
+    await store.addRepresentationItems([item(ws, next)], t0);
+    const [fresh] = await store.openItems(ws, 's', 'bob', 10);
+    if (database.driver.dialect === 'sqlite') expect(fresh.pk).toBe(old.pk);
+    expect(await store.markItems([old], t0, null)).toBe(0);
+    expect((await store.openItems(ws, 's', 'bob', 10)).map((i) => i.messageId)).toEqual([next.id]);
+    expect(await store.markItems([fresh], t0, null)).toBe(1);
+    expect(await store.openItemCount(ws)).toBe(0);
   });
 
   it('messagesUpTo and messagesAfter read a session window and a scan', async () => {

@@ -275,7 +275,7 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
     if (retryable && !options.isLastAttempt) return { kind: 'failed', error: error.message, retryable: true };
     await inTransaction(ctx, async (ctx) => {
       const tx = ctx.store;
-      await tx.reasoning.markItems([batch[0].pk], ctx.now(), error.message.slice(0, 2000));
+      await tx.reasoning.markItems([batch[0]], ctx.now(), error.message.slice(0, 2000));
       await afterBatch(ctx, settings, unit, ctx.now());
     });
     return { kind: 'failed', error: error.message, retryable: false };
@@ -289,7 +289,7 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
     // or deleted with its workspace and created again by new writes: the batch's items are then
     // gone (and its observers may be), so nothing of it is written
     if ((await tx.sessions.findForWrite(unit.workspaceId, unit.sessionId)) === undefined) return undefined;
-    if ((await tx.reasoning.markItems(batch.map((item) => item.pk), ctx.now(), null)) === 0) return undefined;
+    if ((await tx.reasoning.markItems(batch, ctx.now(), null)) === 0) return undefined;
     const result = await storeExplicitConclusions(ctx, { ...unit, observers, sourceIds, facts, vectors, now: ctx.now() });
     // new conclusions: a dream may now be due, or a waiting one postponed (dream-schedule.ts)
     if (facts.length > 0) {
