@@ -51,11 +51,17 @@ describe('tokenCount', () => {
     }
   });
 
-  it('never cuts a surrogate pair: a run of emoji counts like its exact count', () => {
-    // U+1F600 is two UTF-16 units; a chunk boundary between them would count replacement characters
-    // the first chunk would end between the two halves of the 512th emoji; it takes the whole of it
+  it('cuts a long run into chunks of at most LONG_PIECE bytes of UTF-8, never inside a surrogate pair', () => {
+    // U+1F600 is four bytes (two UTF-16 units): after the '!', 255 fit in the first chunk, then 256 a chunk
     const run = '!' + '😀'.repeat(LONG_PIECE);
-    expect(tokenCount(run)).toBe(exact('!' + '😀'.repeat(LONG_PIECE / 2)) + exact('😀'.repeat(LONG_PIECE / 2)));
+    expect(tokenCount(run)).toBe(exact('!' + '😀'.repeat(255)) + 3 * exact('😀'.repeat(256)) + exact('😀'));
+    // a CJK character is three bytes: 341 of them a chunk, so a chunk costs about as much as 1,024 letters
+    // (a sentence without punctuation repeated: its tokens span characters, so where a chunk ends changes the count)
+    const cjk = '我们的国家人民今天非常高兴地一起工作'.repeat(120).slice(0, 2_000);
+    const chunks = [0, 341, 682, 1023, 1364, 1705].map((start) => exact(cjk.slice(start, start + 341)));
+    expect(tokenCount(cjk)).toBe(chunks.reduce((sum, tokens) => sum + tokens, 0));
+    // a piece of exactly LONG_PIECE bytes (341 x 3 + 1) is counted whole
+    expect(tokenCount(cjk.slice(0, 341) + 'a')).toBe(exact(cjk.slice(0, 341) + 'a'));
   });
 
   it('stops once the limit is passed', () => {
