@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -5,12 +6,18 @@ import { defineConfig } from 'vitest/config';
  * running while a long text is counted) run after the others, one file at a time, so that other
  * test files' processes sharing the cores cannot delay them: what they measure is Engram's loop,
  * not the machine's load.
+ *
+ * The others run in one worker process per core (Vitest's default leaves one core out, which on
+ * a 2-core machine ran the files one at a time): most of their time is spent waiting on server
+ * processes they start, on PostgreSQL, or on timers. On PostgreSQL each worker has a database of
+ * its own (test/support/worker-database.ts).
  */
 const TIMED = ['test/http/event-loop.test.ts', 'src/domain/messages/token-count.test.ts'];
-const shared = { testTimeout: 30_000, hookTimeout: 60_000 };
+const shared = { testTimeout: 30_000, hookTimeout: 60_000, setupFiles: ['test/support/setup-worker-database.ts'] };
 
 export default defineConfig({
   test: {
+    maxWorkers: Math.max(2, availableParallelism()),
     projects: [
       { test: { ...shared, name: 'suite', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: TIMED } },
       { test: { ...shared, name: 'timed', include: TIMED, fileParallelism: false, sequence: { groupOrder: 1 } } },

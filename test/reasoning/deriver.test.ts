@@ -40,16 +40,30 @@ async function jobsOf(api: TestApi, ws: string, kind: string) {
   return rows.map((row) => ({ ...row, attempts: Number(row.attempts) }));
 }
 
+/** Answers held back by the fake model until the test releases them (every one by the end of each test). */
+const holds: (() => void)[] = [];
+afterEach(() => holds.splice(0).forEach((release) => release()));
+
+/** A promise for ScriptedAnswer's `until`, and the function that settles it. */
+function heldBack(): { until: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const until = new Promise<void>((resolve) => (release = resolve));
+  holds.push(release);
+  return { until, release };
+}
+
 /**
- * Starts the worker; once the model has the job's first request (answered after a delay), deletes
- * session s1 and waits for the purge job to remove its row, the job of `kind` still running.
+ * Starts the worker; once the model has the job's first request (its answer held back by `hold`),
+ * deletes session s1 and waits for the purge job to remove its row, the job of `kind` still
+ * running, then lets the model answer.
  */
-async function purgeWhileTheModelAnswers({ api, worker, ws }: Setup, kind: string): Promise<void> {
+async function purgeWhileTheModelAnswers({ api, worker, ws }: Setup, kind: string, hold: { release: () => void }): Promise<void> {
   worker.start();
   await vi.waitFor(() => expect(fake.requests('chat')).toHaveLength(1), { timeout: 10_000 });
   expect((await api.delete(`/v3/workspaces/${ws}/sessions/s1`)).status).toBe(202);
   await vi.waitFor(async () => expect(await api.database.driver.get('SELECT id FROM sessions WHERE workspace_id = ?', [ws])).toBeUndefined(), { timeout: 5000 });
   expect((await jobsOf(api, ws, kind)).map((job) => job.status)).toEqual(['running']);
+  hold.release();
 }
 
 describe('the deriver', () => {
@@ -183,9 +197,10 @@ describe('the deriver', () => {
   it('a session deleted and purged while its batch is with the model: the job ends after one attempt, not failed, and stores nothing', async () => {
     const s = await setup();
     const { api, ws } = s;
-    fake.script.defaultChat({ ...facts('alice likes tea'), delayMs: 400 });
+    const hold = heldBack();
+    fake.script.defaultChat({ ...facts('alice likes tea'), until: hold.until });
     await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
-    await purgeWhileTheModelAnswers(s, REPRESENT);
+    await purgeWhileTheModelAnswers(s, REPRESENT, hold);
     await drain(s);
     // one attempt, not a failure retried
     expect(await jobsOf(api, ws, REPRESENT)).toEqual([{ status: 'done', attempts: 1, last_error: null }]);
@@ -197,7 +212,8 @@ describe('the deriver', () => {
   it('a workspace deleted and written again (a new session of the same id) while a batch is with the model: nothing of the batch is written, no attempt fails', async () => {
     const s = await setup();
     const { api, worker, ws } = s;
-    fake.script.chat({ ...facts('alice likes tea'), delayMs: 400 });
+    const hold = heldBack();
+    fake.script.chat({ ...facts('alice likes tea'), until: hold.until });
     fake.script.defaultChat(facts('bob likes maps'));
     await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
     worker.start();
@@ -205,6 +221,7 @@ describe('the deriver', () => {
     expect((await api.delete(`/v2/workspaces/${ws}`)).status).toBe(200);
     // the same session id again, without alice: her batch's items went with the old session
     expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'bob', content: 'I like maps' }] })).status).toBe(201);
+    hold.release();
     await drain(s);
     expect((await jobsOf(api, ws, REPRESENT)).filter((job) => job.attempts !== 1 || job.last_error !== null)).toEqual([]);
     const stored = await api.database.driver.all<{ observer_id: string; content: string }>('SELECT observer_id, content FROM conclusions WHERE workspace_id = ?', [ws]);
@@ -285,9 +302,10 @@ describe('summaries', () => {
     const { api, ws } = s;
     const configuration = { summary: { messages_per_short_summary: 10, messages_per_long_summary: 20 }, reasoning: { enabled: false } };
     expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', configuration })).status).toBe(201);
-    fake.script.defaultChat({ text: 'a short summary', delayMs: 400 });
+    const hold = heldBack();
+    fake.script.defaultChat({ text: 'a short summary', until: hold.until });
     await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: Array.from({ length: 10 }, (_, i) => ({ peer_id: 'alice', content: `turn ${i}` })) });
-    await purgeWhileTheModelAnswers(s, SUMMARIZE);
+    await purgeWhileTheModelAnswers(s, SUMMARIZE, hold);
     await drain(s);
     expect(await jobsOf(api, ws, SUMMARIZE)).toEqual([{ status: 'done', attempts: 1, last_error: null }]);
   });

@@ -267,13 +267,19 @@ describe('the omni dream', () => {
     // the deduction's vector comes after the session below is deleted and purged: the sources
     // were found before, the write comes after
     const embeds = (request: RecordedRequest) => JSON.stringify(request.body.input).includes(deduction);
-    fake.script.defaultEmbeddings((request) => (embeds(request) ? { delayMs: 600 } : {}));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    fake.script.defaultEmbeddings((request) => (embeds(request) ? { until: held } : {}));
     expect((await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'omni' })).status).toBe(204);
     s.worker.start();
-    await until('the deduction\'s embedding request', async () => fake.requests('embeddings').some(embeds));
-    expect((await api.delete(`/v3/workspaces/${ws}/sessions/s2`)).status).toBe(202);
-    await until('the purge', async () => (await api.database.driver.get('SELECT id FROM conclusions WHERE id = ?', [purged])) === undefined);
-    expect(await openDreamJobs(s, 'alice')).toMatchObject([{ status: 'running' }]);
+    try {
+      await until('the deduction\'s embedding request', async () => fake.requests('embeddings').some(embeds));
+      expect((await api.delete(`/v3/workspaces/${ws}/sessions/s2`)).status).toBe(202);
+      await until('the purge', async () => (await api.database.driver.get('SELECT id FROM conclusions WHERE id = ?', [purged])) === undefined);
+      expect(await openDreamJobs(s, 'alice')).toMatchObject([{ status: 'running' }]);
+    } finally {
+      release();
+    }
     await drainDreams(s, 'alice');
 
     const toolResults = (fake.requests('chat').filter(isDream)[1].body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool').map((m) => m.content);

@@ -173,12 +173,18 @@ describe('queue status', () => {
   it('shows work in progress while the model answers', async () => {
     const s = await setup();
     const { api, ws } = s;
-    fake.script.chat({ ...facts('alice likes tea'), delayMs: 800 });
+    // the model's answer is held back until the status in progress has been read
+    let release!: () => void;
+    fake.script.chat({ ...facts('alice likes tea'), until: new Promise<void>((resolve) => (release = resolve)) });
     await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
     s.worker.start();
-    const deadline = Date.now() + 5_000;
-    while (fake.requests('chat').length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(await status(api, ws, '?session_id=s1')).toEqual({ ...counts(1, 0, 1, 0), sessions: null });
+    try {
+      const deadline = Date.now() + 5_000;
+      while (fake.requests('chat').length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(await status(api, ws, '?session_id=s1')).toEqual({ ...counts(1, 0, 1, 0), sessions: null });
+    } finally {
+      release();
+    }
     await drain(s);
     expect(await status(api, ws, '?session_id=s1')).toEqual({ ...counts(1, 1, 0, 0), sessions: null });
   });

@@ -36,6 +36,8 @@ export interface ScriptedAnswer {
   headers?: Record<string, string>;
   /** Milliseconds to wait before answering (before the first chunk when streaming). */
   delayMs?: number;
+  /** Answer once this settles (after `delayMs`): a test holds the answer back until it has done what must happen meanwhile. */
+  until?: Promise<unknown>;
   /** Streaming: the text split in these pieces (default: about three pieces). */
   chunks?: string[];
   /** Streaming: milliseconds between chunks. */
@@ -235,6 +237,7 @@ export async function startFakeModelServer(options: FakeModelServerOptions = {})
     recorded.push(recordedRequest);
     const answer = next(target.kind, recordedRequest);
     if (answer.delayMs) await sleep(answer.delayMs);
+    if (answer.until !== undefined) await answer.until.catch(() => undefined);
     if (answer.hangUp) {
       request.socket.destroy();
       return;

@@ -6,9 +6,14 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, databaseOptions, openDatabase, type Database } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { mintToken } from '../../src/http/shared/auth.js';
+import { workerDatabaseUrl } from './worker-database.js';
 
-/** `DATABASE_URL=postgres://...` runs the suite on PostgreSQL; otherwise an in-memory SQLite. */
-export const TEST_DATABASE_URL = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : ':memory:';
+/**
+ * `DATABASE_URL=postgres://...` runs the suite on PostgreSQL; otherwise an in-memory SQLite. Test
+ * files run in several worker processes at once: on PostgreSQL each worker has a database of its
+ * own (see workerDatabaseUrl), so the job workers of one file never claim another file's jobs.
+ */
+export const TEST_DATABASE_URL = process.env.DATABASE_URL?.startsWith('postgres') ? workerDatabaseUrl(process.env.DATABASE_URL) : ':memory:';
 export const DIALECT = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
 
 export const TEST_SECRET = 'test-secret-of-reasonable-length';
