@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenCount } from '../../src/domain/messages/token-count.js';
-import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { buildTestApp, DIALECT, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
  * Requests whose cost grows faster than their size (token counting of long runs without a
@@ -74,7 +74,12 @@ async function whileInFlight(heavy: (round: number) => Promise<Response>[]): Pro
   return { ...(await requests), probes };
 }
 
-describe('heavy requests leave the event loop free', () => {
+/*
+ * The timings run on SQLite only: the work that could hold the loop (token counting, ranking,
+ * validation) is the same on both databases, and SQLite's driver is synchronous, the stricter
+ * case; PostgreSQL's answers arrive as events. The tests of stored counts below run on both.
+ */
+describe.skipIf(DIALECT === 'postgres')('heavy requests leave the event loop free', () => {
   it('a search whose query is one 200,000-character word (v3 workspace, session and peer, v2)', async () => {
     const ws = uniqueId();
     expect((await post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'a plain message about hiking' }] })).status).toBe(201);
@@ -130,7 +135,7 @@ describe('heavy requests leave the event loop free', () => {
   });
 });
 
-describe('heavy conclusions leave the event loop free', () => {
+describe.skipIf(DIALECT === 'postgres')('heavy conclusions leave the event loop free', () => {
   it('a batch of conclusions of 65,535 CJK characters each, over the token limit (v3 and v2)', async () => {
     const ws = uniqueId();
     expect((await post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: {}, bob: {} })).status).toBe(200);

@@ -34,7 +34,7 @@ export async function openUnmigratedDriver(): Promise<SqlDriver & { discard(): P
     const driver = new SqliteDriver(':memory:');
     return Object.assign(driver, { discard: () => driver.close() });
   }
-  const own = await ownPostgresDatabase();
+  const own = await ownPostgresDatabase({ migrated: false });
   const driver = new PostgresDriver(own.url, { maxConnections: 2 });
   return Object.assign(driver, {
     async discard() {

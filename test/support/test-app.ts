@@ -1,5 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
@@ -51,17 +53,56 @@ export function uniqueId(prefix = 'ws'): string {
   return `${prefix}-${randomBytes(6).toString('hex')}`;
 }
 
+let template: Promise<string> | undefined;
+
+/**
+ * The name of a database on the test server with every migration applied, made once per server
+ * and set of migrations (its name carries their hash) by whichever test process needs it first,
+ * under an advisory lock; nothing connects to it afterwards, so it can be copied.
+ */
+function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const dir = fileURLToPath(new URL('../../src/storage/postgres/migrations/', import.meta.url));
+    const hash = createHash('sha256');
+    for (const file of readdirSync(dir).sort()) hash.update(file).update(readFileSync(join(dir, file)));
+    const name = `engram_template_${hash.digest('hex').slice(0, 16)}`;
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
+      const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      if (found.rowCount === 0) {
+        // migrated under another name and renamed when done, so a half-migrated one is never copied
+        const building = `${name}_building`;
+        await admin.query(`DROP DATABASE IF EXISTS ${building}`);
+        await admin.query(`CREATE DATABASE ${building}`);
+        const url = new URL(TEST_DATABASE_URL);
+        url.pathname = `/${building}`;
+        const database = await openDatabase(url.toString());
+        await database.driver.close();
+        await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+      }
+    } finally {
+      await admin.end();
+    }
+    return name;
+  })();
+  return template;
+}
+
 /**
  * A PostgreSQL database of its own on the test server (dropped by the returned function), for
  * tests that run workers: on one shared database a test file's worker would claim another file's
  * jobs and run them with its own fake model.
  */
-export async function ownPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function ownPostgresDatabase(options: { migrated?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `engram_own_${randomBytes(6).toString('hex')}`;
+  // a copy of a migrated template: 0.3 s, where creating and migrating an empty one took 0.9 s
+  const template = options.migrated === false ? undefined : await migratedTemplate();
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(`CREATE DATABASE ${name}${template === undefined ? '' : ` TEMPLATE ${template}`}`);
   } finally {
     await admin.end();
   }
