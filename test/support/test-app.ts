@@ -58,7 +58,8 @@ let template: Promise<string> | undefined;
 /**
  * The name of a database on the test server with every migration applied, made once per server
  * and set of migrations (its name carries their hash) by whichever test process needs it first,
- * under an advisory lock; nothing connects to it afterwards, so it can be copied.
+ * under an advisory lock taken in the suite's base database; nothing connects to it afterwards,
+ * so it can be copied.
  */
 function migratedTemplate(): Promise<string> {
   template ??= (async () => {
@@ -66,7 +67,9 @@ function migratedTemplate(): Promise<string> {
     const hash = createHash('sha256');
     for (const file of readdirSync(dir).sort()) hash.update(file).update(readFileSync(join(dir, file)));
     const name = `engram_template_${hash.digest('hex').slice(0, 16)}`;
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    // connected to the database DATABASE_URL names, the same for every test worker: an advisory
+    // lock holds only within one database, and each worker has its own (worker-database.ts)
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
     await admin.connect();
     try {
       await admin.query('SELECT pg_advisory_lock(hashtext($1))', [name]);
