@@ -4,7 +4,7 @@ import { deriveStoredMessages, REPRESENT, SUMMARIZE } from '../../src/domain/rea
 import { reasoningRuntime } from '../../src/app.js';
 import { buildModels } from '../../src/llm/models.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
-import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
+import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import type { TestApi } from '../support/test-app.js';
 
 /*
@@ -44,12 +44,11 @@ async function jobsOf(api: TestApi, ws: string, kind: string) {
 const holds: (() => void)[] = [];
 afterEach(() => holds.splice(0).forEach((release) => release()));
 
-/** A promise for ScriptedAnswer's `until`, and the function that settles it. */
+/** heldAnswer, released at the end of the test at the latest. */
 function heldBack(): { until: Promise<void>; release: () => void } {
-  let release!: () => void;
-  const until = new Promise<void>((resolve) => (release = resolve));
-  holds.push(release);
-  return { until, release };
+  const hold = heldAnswer();
+  holds.push(hold.release);
+  return hold;
 }
 
 /**

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DREAM, DREAM_AUTO, dreamQueueKey } from '../../src/domain/reasoning/dream-schedule.js';
 import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/main.js';
-import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
+import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
 import { facts, silentLogger } from '../support/reasoning-harness.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
 import { buildTestApp, DIALECT, ownPostgresDatabase, uniqueId, type TestApi } from '../support/test-app.js';
@@ -267,9 +267,8 @@ describe('the omni dream', () => {
     // the deduction's vector comes after the session below is deleted and purged: the sources
     // were found before, the write comes after
     const embeds = (request: RecordedRequest) => JSON.stringify(request.body.input).includes(deduction);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    fake.script.defaultEmbeddings((request) => (embeds(request) ? { until: held } : {}));
+    const hold = heldAnswer();
+    fake.script.defaultEmbeddings((request) => (embeds(request) ? { until: hold.until } : {}));
     expect((await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'omni' })).status).toBe(204);
     s.worker.start();
     try {
@@ -278,7 +277,7 @@ describe('the omni dream', () => {
       await until('the purge', async () => (await api.database.driver.get('SELECT id FROM conclusions WHERE id = ?', [purged])) === undefined);
       expect(await openDreamJobs(s, 'alice')).toMatchObject([{ status: 'running' }]);
     } finally {
-      release();
+      hold.release();
     }
     await drainDreams(s, 'alice');
 

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
+import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
 import { uniqueId, type TestApi } from '../support/test-app.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
@@ -174,8 +174,8 @@ describe('queue status', () => {
     const s = await setup();
     const { api, ws } = s;
     // the model's answer is held back until the status in progress has been read
-    let release!: () => void;
-    fake.script.chat({ ...facts('alice likes tea'), until: new Promise<void>((resolve) => (release = resolve)) });
+    const hold = heldAnswer();
+    fake.script.chat({ ...facts('alice likes tea'), until: hold.until });
     await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
     s.worker.start();
     try {
@@ -183,7 +183,7 @@ describe('queue status', () => {
       while (fake.requests('chat').length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
       expect(await status(api, ws, '?session_id=s1')).toEqual({ ...counts(1, 0, 1, 0), sessions: null });
     } finally {
-      release();
+      hold.release();
     }
     await drain(s);
     expect(await status(api, ws, '?session_id=s1')).toEqual({ ...counts(1, 1, 0, 0), sessions: null });

@@ -54,6 +54,13 @@ export interface ScriptedAnswer {
   dimensions?: number;
 }
 
+/** A promise for ScriptedAnswer's `until`, and the function that settles it. */
+export function heldAnswer(): { until: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const until = new Promise<void>((resolve) => (release = resolve));
+  return { until, release };
+}
+
 export type Api = 'openai' | 'anthropic' | 'gemini';
 export type RequestKind = 'chat' | 'embeddings';
 

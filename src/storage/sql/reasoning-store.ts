@@ -142,17 +142,17 @@ export class SqlReasoningStore implements ReasoningStore {
     // range to new ones, so a batch read before its session was deleted and written again must
     // not close the new items that took its pks
     const list = items.map(() => '(CAST(? AS BIGINT), ?)').join(', ');
-    const pks = items.flatMap((item) => [item.pk, item.messageId]);
+    const pairs = items.flatMap((item) => [item.pk, item.messageId]);
     // the units' counters first, from the items still open (a repeat of the call counts nothing)
     const units = await this.db.all<{ workspace_id: string; session_id: string; observed_id: string; observers: unknown; n: number | string }>(
       `SELECT workspace_id, session_id, observed_id, observers, count(*) AS n FROM representation_items
        WHERE (pk, message_id) IN (VALUES ${list}) AND processed_at IS NULL GROUP BY workspace_id, session_id, observed_id, observers`,
-      pks,
+      pairs,
     );
     await this.db.run(`UPDATE representation_items SET processed_at = ?, error = ? WHERE (pk, message_id) IN (VALUES ${list}) AND processed_at IS NULL`, [
       this.dialect.time(now),
       error,
-      ...pks,
+      ...pairs,
     ]);
     for (const unit of units) {
       const n = Number(unit.n);
