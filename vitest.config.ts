@@ -11,15 +11,22 @@ import { defineConfig } from 'vitest/config';
  * a 2-core machine ran the files one at a time): most of their time is spent waiting on server
  * processes they start, on PostgreSQL, or on timers. On PostgreSQL each worker has a database of
  * its own (test/support/worker-database.ts).
+ *
+ * The files of a worker share one module graph (`isolate: false`): each file would otherwise
+ * import the whole app again, about 70 s of a suite's run on 2 cores. No test replaces a module
+ * or changes the environment, and each builds its own app and store. A file that asserts on a
+ * module's state from start-up (ISOLATED) gets a graph of its own.
  */
 const TIMED = ['test/http/event-loop.test.ts', 'src/domain/messages/token-count.test.ts'];
+const ISOLATED = ['test/http/tokenizer-lazy.test.ts'];
 const shared = { testTimeout: 30_000, hookTimeout: 60_000, setupFiles: ['test/support/setup-worker-database.ts'] };
 
 export default defineConfig({
   test: {
     maxWorkers: Math.max(2, availableParallelism()),
     projects: [
-      { test: { ...shared, name: 'suite', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: TIMED } },
+      { test: { ...shared, name: 'suite', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: [...TIMED, ...ISOLATED], isolate: false } },
+      { test: { ...shared, name: 'isolated', include: ISOLATED } },
       { test: { ...shared, name: 'timed', include: TIMED, fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],
   },
