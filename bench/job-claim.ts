@@ -5,7 +5,8 @@
  *
  * Queues: 2 webhook endpoints with BENCH_CLAIM_DELIVERIES (12,000) deliveries waiting behind a
  * running head each, 250 deriver queues and BENCH_CLAIM_DREAMS (2,000) automatic dreams not due
- * for an hour, 20 due embedding queues. Then each worker lane (one kind) claims up to 8 jobs, 30
+ * for an hour, BENCH_CLAIM_DUE (20) due embedding queues (one per session: a backlog after an import
+ * or a slow model has thousands). Then each worker lane (one kind) claims up to 8 jobs, 30
  * times in a transaction that is rolled back; it prints the median time of one claim per lane and
  * their sum, then the median of a worker's round as the worker runs it after every finished job:
  * one statement naming the kinds with work (claimableKinds), then those kinds' claims.
@@ -22,6 +23,7 @@ import type { NewJob } from '../src/storage/store.js';
 
 const deliveries = Number(process.env.BENCH_CLAIM_DELIVERIES ?? 12_000);
 const dreams = Number(process.env.BENCH_CLAIM_DREAMS ?? 2_000);
+const due = Number(process.env.BENCH_CLAIM_DUE ?? 20);
 const url = process.env.BENCH_DATABASE_URL;
 const dir = url === undefined ? mkdtempSync(join(tmpdir(), 'engram-claim-')) : undefined;
 const db = await openDatabase(url ?? join(dir!, 'claim.db'));
@@ -34,7 +36,7 @@ try {
   for (let i = 0; i < deliveries; i++) add(DELIVER_WEBHOOK, `webhook:${i % 2}`);
   for (let i = 0; i < 250; i++) add(REPRESENT, `represent:${i}`, later);
   for (let i = 0; i < dreams; i++) add(DREAM_AUTO, `dream:${i}`, later);
-  for (let i = 0; i < 20; i++) add(EMBED_MESSAGES, `embed:${i}`);
+  for (let i = 0; i < due; i++) add(EMBED_MESSAGES, `embed:${i}`);
   for (let i = 0; i < jobs.length; i += 500) await db.store.transaction((tx) => tx.jobs.enqueue(jobs.slice(i, i + 500), now));
   // the two endpoints' first deliveries are running
   await db.store.jobs.claim(8, now, later, DELIVER_WEBHOOK);

@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
+import { SqlJobStore } from '../../src/storage/sql/job-store.js';
 import type { NewJob } from '../../src/storage/store.js';
+import { recordingExecutor } from '../support/recording-executor.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 const job = (): NewJob => ({ id: uniqueId('job'), kind: 'test.noop', workspaceId: null, queueKey: uniqueId('q'), payload: {}, maxAttempts: 1 });
@@ -132,6 +134,42 @@ describe('claim', () => {
     expect(ids(await lane('x', 102))).toEqual(['q-x']);
     expect(ids(await lane('z', 102))).toEqual(['s-z']);
     expect(await lane('w', 102)).toEqual([]);
+  });
+
+  it('with many queues due, a lane takes heads from its earliest due jobs without walking every queue, and each queue once', async () => {
+    const { executor, issued } = recordingExecutor(database.driver);
+    const jobs = new SqlJobStore(executor);
+    // 300 queues of kind m, two jobs each; the second waits behind the first
+    const many = Array.from({ length: 300 }, (_, i) => [0, 1].map((n): NewJob => ({ id: `m${i}-${n}`, kind: 'm', workspaceId: null, queueKey: `m${i}`, payload: {}, maxAttempts: 3 }))).flat();
+    for (let i = 0; i < many.length; i += 100) await jobs.enqueue(many.slice(i, i + 100), at(0));
+    issued.length = 0;
+    const first = await jobs.claim(8, at(1), at(600), 'm');
+    expect(first).toHaveLength(8);
+    expect(new Set(first.map((job) => job.queueKey)).size).toBe(8);
+    expect(first.every((job) => job.id.endsWith('-0'))).toBe(true);
+    // the earliest due heads were enough: no statement walked the queues
+    expect(issued.some(({ sql }) => sql.includes('WITH RECURSIVE'))).toBe(false);
+    // drained 8 at a time, every queue's first job once, never a second job while the first runs
+    const claimed = [...first];
+    for (let round = 0; round < 50; round++) {
+      const next = await jobs.claim(8, at(2), at(600), 'm');
+      if (next.length === 0) break;
+      claimed.push(...next);
+    }
+    expect(claimed.map((job) => job.id).sort()).toEqual(Array.from({ length: 300 }, (_, i) => `m${i}-0`).sort());
+  });
+
+  it('a lane whose earliest due jobs wait behind running heads still finds the heads due after them', async () => {
+    const jobs = database.store.jobs;
+    const of = (id: string, queueKey: string): NewJob => ({ id, kind: 'w', workspaceId: null, queueKey, payload: {}, maxAttempts: 3 });
+    // 100 deliveries to one endpoint (the first then running), due before three other queues' heads
+    await jobs.enqueue(Array.from({ length: 100 }, (_, i) => of(`e-${i}`, 'endpoint')), at(0));
+    expect(ids(await jobs.claim(1, at(0), at(600), 'w'))).toEqual(['e-0']);
+    await jobs.enqueue([of('x-0', 'x'), of('y-0', 'y'), of('z-0', 'z')], at(1));
+    expect(ids(await jobs.claim(8, at(2), at(1200), 'w')).sort()).toEqual(['x-0', 'y-0', 'z-0']);
+    expect(await jobs.claim(8, at(2), at(1200), 'w')).toEqual([]);
+    // e-0's lease runs out: it is taken again, and e-1 still waits behind it
+    expect(ids(await jobs.claim(8, at(601), at(1200), 'w'))).toEqual(['e-0']);
   });
 
   it('tells which kinds may have a job to claim: a pending one due, or a running one whose lease ran out', async () => {
