@@ -160,16 +160,29 @@ describe('claim', () => {
   });
 
   it('a lane whose earliest due jobs wait behind running heads still finds the heads due after them', async () => {
-    const jobs = database.store.jobs;
+    const { executor, issued } = recordingExecutor(database.driver);
+    const jobs = new SqlJobStore(executor);
     const of = (id: string, queueKey: string): NewJob => ({ id, kind: 'w', workspaceId: null, queueKey, payload: {}, maxAttempts: 3 });
     // 100 deliveries to one endpoint (the first then running), due before three other queues' heads
     await jobs.enqueue(Array.from({ length: 100 }, (_, i) => of(`e-${i}`, 'endpoint')), at(0));
     expect(ids(await jobs.claim(1, at(0), at(600), 'w'))).toEqual(['e-0']);
     await jobs.enqueue([of('x-0', 'x'), of('y-0', 'y'), of('z-0', 'z')], at(1));
+    issued.length = 0;
     expect(ids(await jobs.claim(8, at(2), at(1200), 'w')).sort()).toEqual(['x-0', 'y-0', 'z-0']);
+    const walked = (from: number) => issued.slice(from).map(({ sql }) => (sql.includes('WITH RECURSIVE') ? 'walk' : sql.trimStart().split(/\s/)[0]));
+    // the due jobs read, then the walk
+    expect(walked(0)).toEqual(['SELECT', 'walk']);
+    // the lane walks at once from then on, while its walks find fewer heads than it asks for
     expect(await jobs.claim(8, at(2), at(1200), 'w')).toEqual([]);
+    expect(walked(2)).toEqual(['walk']);
     // e-0's lease runs out: it is taken again, and e-1 still waits behind it
     expect(ids(await jobs.claim(8, at(601), at(1200), 'w'))).toEqual(['e-0']);
+    // a walk that fills the claim: the next claim reads the due jobs first again
+    await jobs.enqueue(Array.from({ length: 10 }, (_, i) => of(`n-${i}`, `n${i}`)), at(602));
+    const from = issued.length;
+    expect(await jobs.claim(8, at(603), at(1800), 'w')).toHaveLength(8);
+    expect(await jobs.claim(8, at(603), at(1800), 'w')).toHaveLength(2);
+    expect(walked(from)).toEqual(['walk', 'SELECT', 'walk']);
   });
 
   it('tells which kinds may have a job to claim: a pending one due, or a running one whose lease ran out', async () => {

@@ -29,10 +29,17 @@ const claimScan = (count: number) => Math.min(256, Math.max(32, 4 * count));
 export class SqlJobStore implements JobStore {
   private readonly dialect: Dialect;
 
-  /** `onQueued` is called after every enqueue that wrote a job. */
+  /**
+   * `onQueued` is called after every enqueue that wrote a job. `walkFirst` holds the kinds whose
+   * earliest due jobs last waited behind running heads (a backlog of deliveries to one endpoint):
+   * their claims walk the queues at once instead of reading those jobs again for nothing, until a
+   * walk finds as many heads as it was asked for. A hint of this process only (shared with the
+   * stores of its transactions): either way of claiming is correct.
+   */
   constructor(
     private readonly db: SqlExecutor,
     private readonly onQueued: () => void = () => undefined,
+    private readonly walkFirst = new Set<string>(),
   ) {
     this.dialect = DIALECTS[db.dialect];
   }
@@ -85,11 +92,15 @@ export class SqlJobStore implements JobStore {
   async claim(limit: number, now: Date, leaseUntil: Date, kind?: string): Promise<JobRecord[]> {
     const count = Math.min(Math.trunc(limit), MAX_CLAIM);
     if (!(count >= 1)) return [];
-    if (kind !== undefined) {
+    if (kind !== undefined && !this.walkFirst.has(kind)) {
       const heads = await this.dueHeads(count, now, kind);
       if (heads !== undefined) return heads.length === 0 ? [] : this.claimHeads(heads, now, leaseUntil);
+      this.walkFirst.add(kind);
     }
-    return this.claimByWalk(count, now, leaseUntil, kind);
+    const claimed = await this.claimByWalk(count, now, leaseUntil, kind);
+    // a walk that found as many heads as wanted: there may be many, look at the due jobs again
+    if (kind !== undefined && claimed.length >= count) this.walkFirst.delete(kind);
+    return claimed;
   }
 
   /**

@@ -40,13 +40,14 @@ export class SqlStore implements Store {
   /**
    * `queued` is shared by a store and the stores of its transactions; `onQueued` is what this
    * store's job queue calls after an enqueue: tell at once outside a transaction, after the
-   * commit inside one.
+   * commit inside one. `walkFirst` (the job claims' hint, job-store.ts) is shared alike.
    */
   constructor(
     private readonly db: SqlExecutor,
     private readonly driver?: SqlDriver,
     private readonly queued = new JobsQueued(),
     private readonly onQueued: () => void = () => queued.tell(),
+    private readonly walkFirst = new Set<string>(),
   ) {
     this.dialect = db.dialect;
     this.sqlDialect = DIALECTS[db.dialect];
@@ -95,7 +96,7 @@ export class SqlStore implements Store {
   private jobStore: SqlJobStore | undefined;
 
   get jobs(): SqlJobStore {
-    this.jobStore ??= new SqlJobStore(this.db, this.onQueued);
+    this.jobStore ??= new SqlJobStore(this.db, this.onQueued, this.walkFirst);
     return this.jobStore;
   }
 
@@ -135,7 +136,7 @@ export class SqlStore implements Store {
     // Already inside one: join it.
     if (this.driver === undefined) return fn(this);
     let queuedJobs = false;
-    const result = await this.driver.transaction((tx) => fn(new SqlStore(tx, undefined, this.queued, () => (queuedJobs = true))));
+    const result = await this.driver.transaction((tx) => fn(new SqlStore(tx, undefined, this.queued, () => (queuedJobs = true), this.walkFirst)));
     if (queuedJobs) this.queued.tell();
     return result;
   }
