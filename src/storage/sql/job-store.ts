@@ -21,7 +21,7 @@ const MAX_CLAIM = 1000;
 
 /**
  * How many of a kind's earliest due jobs a claim of `count` looks at for heads before it walks
- * the queues: four per job wanted, at least 32, at most 256 (about 3 µs each on SQLite).
+ * the queues: four per job wanted, at least 32, at most 256 (a few µs each on SQLite).
  */
 const claimScan = (count: number) => Math.min(256, Math.max(32, 4 * count));
 
@@ -104,8 +104,8 @@ export class SqlJobStore implements JobStore {
   }
 
   /**
-   * The heads among the first claimScan(count) due jobs of `kind` (earliest due first) and the jobs of
-   * `kind` whose lease ran out, the oldest `count` of them; undefined when that cannot be told
+   * The heads among the first claimScan(count) due jobs of `kind` (earliest due first) and the
+   * jobs of `kind` whose lease ran out, the oldest `count` of them; undefined when that cannot be told
    * without walking the queues (more due jobs than were looked at, too few of them heads). Its
    * cost follows claimScan(count), not the number of queues: with thousands of queues holding due
    * work (one per session for embeddings and summaries) a claim no longer walks them all.
