@@ -241,7 +241,9 @@ clearInterval(perMinute);
 
 // Every message.created event must reach both endpoints once the queue drains.
 const expected = messagesCreated * ENDPOINTS;
-const tally = await receiver.call<ReceiverTally>('expect', { total: expected, timeoutMs: 120_000 }, 180_000);
+const tally = await receiver.call<ReceiverTally>('expect', { total: expected, type: 'message.created', timeoutMs: 120_000 }, 180_000);
+const createdDelivered = tally.perType['message.created'] ?? 0;
+const otherEvents = Object.entries(tally.perType).filter(([type]) => type !== 'message.created');
 // judged on the last sample under load; the drained state is reported beside it
 const last = samples.at(-1) ?? (await sample(started));
 const drained = await sample(started);
@@ -255,7 +257,7 @@ const problems: string[] = [];
 const achieved = totalRequests / (minutes * 60);
 if (achieved < rate * 0.9) problems.push(`the clients achieved ${achieved.toFixed(0)} requests/s of the ${rate} aimed at`);
 if (totalErrors > 0) problems.push(`${totalErrors} requests failed, e.g.\n  ${errorSamples.join('\n  ')}`);
-if (tally.delivered < expected) problems.push(`webhooks: ${tally.delivered} of ${expected} deliveries arrived`);
+if (createdDelivered < expected) problems.push(`webhooks: ${createdDelivered} of ${expected} message.created deliveries arrived`);
 if (tally.badSignatures > 0) problems.push(`webhooks: ${tally.badSignatures} bad signatures`);
 if (grew(middle.rssAnon, last.rssAnon)) problems.push(`anonymous memory grew from ${mb(middle.rssAnon)} to ${mb(last.rssAnon)} MB`);
 if (grew(middle.heapUsed, last.heapUsed)) problems.push(`heap grew from ${mb(middle.heapUsed)} to ${mb(last.heapUsed)} MB`);
@@ -263,7 +265,7 @@ if (last.handles > middle.handles + 20) problems.push(`active handles grew from 
 if (last.fds > middle.fds + 20) problems.push(`open file descriptors grew from ${middle.fds} to ${last.fds}`);
 if (drained.dead > 0) problems.push(`${drained.dead} background jobs were dead-lettered`);
 
-console.log(`\nsoak: ${totalRequests} requests, ${totalErrors} errors, ${messagesCreated} messages, ${tally.delivered}/${expected} webhook deliveries (${tally.duplicates} repeated), ${modelCalls} model calls by the background work`);
+console.log(`\nsoak: ${totalRequests} requests, ${totalErrors} errors, ${messagesCreated} messages, ${createdDelivered}/${expected} message.created webhook deliveries${otherEvents.map(([type, n]) => `, ${n} ${type}`).join('')} (${tally.duplicates} repeated), ${modelCalls} model calls by the background work`);
 console.log(
   `soak: at ${middle.at.toFixed(0)} s anon ${mb(middle.rssAnon)} MB, heap ${mb(middle.heapUsed)} MB, fds ${middle.fds}, handles ${middle.handles}; ` +
     `at ${last.at.toFixed(0)} s anon ${mb(last.rssAnon)} MB, heap ${mb(last.heapUsed)} MB, fds ${last.fds}, handles ${last.handles}; file-backed ${mb(last.rssFile)} MB (the database's pages)`,

@@ -2,7 +2,8 @@
  * The webhook cases' receiver, in its own process: a `node:http` server on 127.0.0.1 that
  * answers every POST with 200 and counts deliveries per endpoint path (`/hook/<n>`), checking
  * each `X-Honcho-Signature` and counting repeats of an `Idempotency-Key` on one path. The
- * parent asks it (`expect`) to report once a number of distinct deliveries has arrived.
+ * parent asks it (`expect`) to report once a number of distinct deliveries (of one event type,
+ * when it names one) has arrived.
  */
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -17,6 +18,8 @@ export interface ReceiverTally {
   badSignatures: number;
   /** Distinct deliveries per path. */
   perPath: Record<string, number>;
+  /** Distinct deliveries per event type (the body's `type`). */
+  perType: Record<string, number>;
   /** Whether `expect` returned because the count was reached (false: it timed out). */
   complete: boolean;
 }
@@ -24,9 +27,22 @@ export interface ReceiverTally {
 let secret = '';
 const seen = new Set<string>();
 const perPath: Record<string, number> = {};
+const perType: Record<string, number> = {};
 let duplicates = 0;
 let badSignatures = 0;
-let waiter: { total: number; resolve: () => void } | undefined;
+let waiter: { total: number; type?: string; resolve: () => void } | undefined;
+
+/** Distinct deliveries so far, of `type` when given. */
+const count = (type?: string) => (type === undefined ? seen.size : (perType[type] ?? 0));
+
+function eventType(body: Buffer): string {
+  try {
+    const type = (JSON.parse(body.toString('utf8')) as { type?: unknown }).type;
+    return typeof type === 'string' ? type : '(none)';
+  } catch {
+    return '(not JSON)';
+  }
+}
 
 const server = createServer((request, response) => {
   const chunks: Buffer[] = [];
@@ -42,15 +58,17 @@ const server = createServer((request, response) => {
     } else {
       seen.add(key);
       perPath[path] = (perPath[path] ?? 0) + 1;
+      const type = eventType(body);
+      perType[type] = (perType[type] ?? 0) + 1;
     }
     response.writeHead(200, { 'content-length': 0 });
     response.end();
-    if (waiter !== undefined && seen.size >= waiter.total) waiter.resolve();
+    if (waiter !== undefined && count(waiter.type) >= waiter.total) waiter.resolve();
   });
 });
 server.keepAliveTimeout = 72_000;
 
-const tally = (complete: boolean): ReceiverTally => ({ delivered: seen.size, duplicates, badSignatures, perPath: { ...perPath }, complete });
+const tally = (complete: boolean): ReceiverTally => ({ delivered: seen.size, duplicates, badSignatures, perPath: { ...perPath }, perType: { ...perType }, complete });
 
 answerCalls({
   async listen(request: { secret: string }) {
@@ -65,16 +83,17 @@ answerCalls({
   reset() {
     seen.clear();
     for (const path of Object.keys(perPath)) delete perPath[path];
+    for (const type of Object.keys(perType)) delete perType[type];
     duplicates = 0;
     badSignatures = 0;
     return null;
   },
-  /** Resolves once `total` distinct deliveries have arrived, or after `timeoutMs`. */
-  async expect(request: { total: number; timeoutMs: number }) {
-    if (seen.size >= request.total) return tally(true);
+  /** Resolves once `total` distinct deliveries (of `type`, when given) have arrived, or after `timeoutMs`. */
+  async expect(request: { total: number; type?: string; timeoutMs: number }) {
+    if (count(request.type) >= request.total) return tally(true);
     let timer: NodeJS.Timeout | undefined;
     const complete = await new Promise<boolean>((resolve) => {
-      waiter = { total: request.total, resolve: () => resolve(true) };
+      waiter = { total: request.total, type: request.type, resolve: () => resolve(true) };
       timer = setTimeout(() => resolve(false), request.timeoutMs);
     });
     clearTimeout(timer);
