@@ -16,6 +16,9 @@ interface JobRow {
 
 const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_attempts, created_at';
 
+/** A job `head` that may be claimed at `?` (twice): pending and due, or running with its lease run out. */
+const CLAIMABLE = "((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))";
+
 /** Most jobs one claim takes (a worker asks for its free slots). */
 const MAX_CLAIM = 1000;
 
@@ -138,23 +141,28 @@ export class SqlJobStore implements JobStore {
    * they were read (a head stays its queue's head until it finishes, so only its state is
    * checked again). PostgreSQL skips the rows another claim holds instead of waiting.
    */
-  private async claimHeads(pks: readonly (number | string)[], now: Date, leaseUntil: Date): Promise<JobRecord[]> {
-    const c = this.dialect;
-    const at = c.time(now);
+  private claimHeads(pks: readonly (number | string)[], now: Date, leaseUntil: Date): Promise<JobRecord[]> {
+    const at = this.dialect.time(now);
+    return this.take(
+      `SELECT head.pk FROM jobs head WHERE head.pk IN (${pks.map(() => '?').join(', ')}) AND ${CLAIMABLE}${this.dialect.claimLocking}`,
+      [...pks, at, at],
+      leaseUntil,
+    );
+  }
+
+  /** Marks the jobs `pkQuery` selects running, leased until `leaseUntil`, and returns them. */
+  private async take(pkQuery: string, params: readonly unknown[], leaseUntil: Date): Promise<JobRecord[]> {
     const rows = await this.db.all<JobRow>(
       `UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ?
-       WHERE pk IN (
-         SELECT head.pk FROM jobs head
-         WHERE head.pk IN (${pks.map(() => '?').join(', ')})
-           AND ((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))${c.claimLocking})
+       WHERE pk IN (${pkQuery})
        RETURNING ${JOB_COLUMNS}`,
-      [c.time(leaseUntil), ...pks, at, at],
+      [this.dialect.time(leaseUntil), ...params],
     );
     return rows.map((row) => this.job(row));
   }
 
   /** The claim that walks every queue holding an open job (of `kind`) for its head. */
-  private async claimByWalk(count: number, now: Date, leaseUntil: Date, kind: string | undefined): Promise<JobRecord[]> {
+  private claimByWalk(count: number, now: Date, leaseUntil: Date, kind: string | undefined): Promise<JobRecord[]> {
     const c = this.dialect;
     const at = c.time(now);
     // Only the head of each queue (its first open job) can run, so the statement walks the
@@ -169,23 +177,20 @@ export class SqlJobStore implements JobStore {
     const kindParams = kind === undefined ? [] : [kind];
     // The dialect's claim locking: PostgreSQL skips heads another worker is claiming rather than
     // wait for them; SQLite runs claims in an IMMEDIATE transaction, which serialises them.
-    const rows = await this.db.all<JobRow>(
-      `UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ?
-       WHERE pk IN (
-         WITH RECURSIVE queues (queue_key) AS (
-           SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')${ofKind}
-           UNION ALL
-           SELECT (SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')${ofKind} AND queue_key > q.queue_key)
-           FROM queues q WHERE q.queue_key IS NOT NULL
-         )
-         SELECT head.pk FROM queues q
-         ${c.claimHead("SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = q.queue_key AND o.status IN ('pending', 'running')")}
-         WHERE ((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))${kind === undefined ? '' : ' AND head.kind = ?'}
-         ORDER BY head.pk LIMIT ${count}${c.claimLocking})
-       RETURNING ${JOB_COLUMNS}`,
-      [c.time(leaseUntil), ...kindParams, ...kindParams, at, at, ...kindParams],
+    return this.take(
+      `WITH RECURSIVE queues (queue_key) AS (
+         SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')${ofKind}
+         UNION ALL
+         SELECT (SELECT MIN(queue_key) FROM jobs WHERE status IN ('pending', 'running')${ofKind} AND queue_key > q.queue_key)
+         FROM queues q WHERE q.queue_key IS NOT NULL
+       )
+       SELECT head.pk FROM queues q
+       ${c.claimHead("SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = q.queue_key AND o.status IN ('pending', 'running')")}
+       WHERE ${CLAIMABLE}${kind === undefined ? '' : ' AND head.kind = ?'}
+       ORDER BY head.pk LIMIT ${count}${c.claimLocking}`,
+      [...kindParams, ...kindParams, at, at, ...kindParams],
+      leaseUntil,
     );
-    return rows.map((row) => this.job(row));
   }
 
   async claimableKinds(kinds: readonly string[], now: Date): Promise<Set<string>> {
