@@ -222,7 +222,8 @@ export class Worker {
 
   /** Waits `ms`; a notify cuts it short unless `onlyStop` (then only stop() does). */
   private pause(ms = this.options.pollMs, onlyStop = false): Promise<void> {
-    if (this.poked && !onlyStop) return Promise.resolve();
+    // a stop during the round found no pause to wake: the loop ends instead of sleeping a poll
+    if (this.stopping || (this.poked && !onlyStop)) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

@@ -179,6 +179,30 @@ describe('the worker', () => {
     expect(ran.every((e) => e.durationMs >= 14)).toBe(true);
   });
 
+  it('stops at once when stopped during a claim round, instead of sleeping the poll interval first', async () => {
+    const kind = uniqueId('test.stop');
+    const catalog: JobCatalog = { [kind]: sleeper(5) };
+    // the claim waits until the test has asked the worker to stop, then finds nothing
+    let entered!: () => void;
+    const claiming = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const store = claimingThrough(async () => {
+      entered();
+      await released;
+      return [];
+    });
+    const worker = new Worker(store, catalog, { concurrency: 1, pollMs: 60_000, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
+    await database.store.jobs.enqueue([{ id: uniqueId('job'), kind, workspaceId: null, queueKey: uniqueId('q'), payload: {}, maxAttempts: 1 }], new Date());
+    worker.start();
+    await claiming;
+    const started = Date.now();
+    const stopped = worker.stop(1_000);
+    release();
+    await stopped;
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('does not walk the queues of a kind again while its due job waits behind a running head', async () => {
     const slow = uniqueId('test.head');
     const quick = uniqueId('test.quick');
