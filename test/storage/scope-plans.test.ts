@@ -26,7 +26,9 @@ import { DIALECT } from '../support/test-app.js';
  * triggers (migration 0023). Exact repeats of a conclusion's text are looked up through an index
  * on the folded text (migration 0022). In v1, a user's sessions are read from its memberships
  * (they walked every session of the app), and an app's users come in pk order through an index
- * (migration 0024; every page sorted all of them).
+ * (migration 0024; every page sorted all of them). A session's messages in order come through the
+ * session's index even when the session holds most of the workspace's messages (PostgreSQL
+ * walked the primary key past the other sessions' messages: session-messages.ts).
  */
 
 const PER_SCOPE = 1_500;
@@ -319,6 +321,67 @@ describe(`reads of a scope (${DIALECT})`, () => {
       const found = await messages.filterIds(search, ids);
       expect([...found].sort()).toEqual([...kept].sort());
       expectReadById(await planOf(() => messages.filterIds(search, ids)), 'messages', 'm');
+    }
+  });
+
+  it('a session\'s messages in order through the session\'s index, also when it holds most of its workspace\'s messages', async () => {
+    // 'old' holds 3,000 messages, all older than 'new''s 2,000. Written as session_id = ?,
+    // PostgreSQL expected the session's rows soon along the primary key and walked it (for
+    // 'old' newest first, past all of 'new''s; for 'new' oldest first, past all of 'old''s)
+    const { store, driver } = database;
+    const now = new Date(Date.UTC(2026, 0, 3));
+    await store.workspaces.createIfAbsent({ id: 'skew', metadata: {}, configuration: {} }, now);
+    await store.peers.ensure('skew', ['alice'], now);
+    const sizes = { old: 3_000, new: 2_000 };
+    await store.transaction(async (tx) => {
+      for (const [session, size] of Object.entries(sizes)) {
+        await tx.sessions.createIfAbsent('skew', { id: session, metadata: {}, configuration: {} }, now);
+        const rows = Array.from({ length: size }, (_, i): MessageRecord => ({
+          id: `${session}-${i}`, workspaceId: 'skew', sessionId: session, peerId: 'alice', content: `said ${i}`, metadata: {}, tokenCount: 2, createdAt: now,
+        }));
+        await tx.messages.insert(rows);
+      }
+    });
+    if (DIALECT === 'postgres') await driver.run('ANALYZE');
+    const pkOf = async (id: string) => Number((await driver.get<{ pk: number | string }>('SELECT pk FROM messages WHERE id = ?', [id]))!.pk);
+    const ids = (session: string, from: number, to: number) => Array.from({ length: Math.abs(to - from) + 1 }, (_, k) => `${session}-${from <= to ? from + k : from - k}`);
+
+    const d = DIALECTS[spy.dialect];
+    const messages = new SqlMessageStore(spy, d);
+    const reasoning = new SqlReasoningStore(spy);
+    const v1 = new SqlV1Store(spy);
+    const page = (n: number, reverse: boolean) => ({ filter: null, page: n, size: 50, reverse });
+    const reads: [string, () => Promise<string[]>][] = [
+      ['v3 page, newest first', async () => (await messages.list('skew', 'old', page(1, true))).items.map((m) => m.id)],
+      ['v3 page, oldest first', async () => (await messages.list('skew', 'new', page(2, false))).items.map((m) => m.id)],
+      ['recent', async () => (await messages.recent('skew', 'old', 5)).map((m) => m.id)],
+      ['recent before', async () => (await messages.recent('skew', 'old', 3, await pkOf('old-100'))).map((m) => m.id)],
+      ['message before', async () => [(await reasoning.messageBefore('skew', 'new', await pkOf('new-7')))!.id]],
+      ['messages up to', async () => (await reasoning.messagesUpTo('skew', 'old', 'old-2999', 4)).map((m) => m.id)],
+      ['v1 page, newest first', async () => (await v1.listMessages('skew', 'old', page(1, true))).items.map((m) => m.id)],
+    ];
+    const expected: Record<string, string[]> = {
+      'v3 page, newest first': ids('old', 2999, 2950),
+      'v3 page, oldest first': ids('new', 50, 99),
+      recent: ids('old', 2999, 2995),
+      'recent before': ids('old', 99, 97),
+      'message before': ['new-6'],
+      'messages up to': ids('old', 2996, 2999),
+      'v1 page, newest first': ids('old', 2999, 2950),
+    };
+    for (const [name, read] of reads) {
+      expect(await read(), name).toEqual(expected[name]);
+      // the page's total is the session's counter (v3) or a count (v1): only the rows' read is checked
+      const plans = await plansOf(read);
+      const rowsRead = plans.find((plan) => /messages m\b|SEARCH m\b|SCAN m\b/.test(plan.join('\n')) && !/COUNT|Aggregate/.test(plan.join('\n')))!;
+      const text = rowsRead.join('\n');
+      if (DIALECT === 'postgres') {
+        expect(text, name).toMatch(/Index Scan (Backward )?using messages_session_seq on messages m\b/);
+        expect(text, name).not.toMatch(/messages_pkey|\bSort\b/);
+      } else {
+        expect(rowsRead.filter((line) => /^(SCAN|SEARCH) m\b/.test(line)), name).toEqual([expect.stringMatching(/^SEARCH m USING INDEX messages_session_seq \(workspace_id=\? AND session_id[=>]/)]);
+        expect(text, name).not.toMatch(/TEMP B-TREE/);
+      }
     }
   });
 });

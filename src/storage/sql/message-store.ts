@@ -6,14 +6,13 @@ import type { SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
 import { listPage } from './list-page.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, type VersionRow, versionText } from './rows.js';
+import { IN_SESSION, inSession, SESSION_ORDER, sessionOrder } from './session-messages.js';
 
 const MESSAGE_FILTER: FilterColumns = {
   columns: { workspace_id: 'm.workspace_id', session_id: 'm.session_id', peer_id: 'm.peer_id', token_count: 'm.token_count', created_at: 'm.created_at' },
   metadata: 'm.metadata',
   key: 'm.pk',
 };
-
-const INSERTION_ORDER = ['m.pk'];
 
 /** Message `m` was sent while the peer (the `?`) was a member of its session: what that peer could see. */
 const SEEN_BY_PEER = `EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_id = m.workspace_id
@@ -44,8 +43,8 @@ export class SqlMessageStore implements MessageStore {
   }
 
   list(workspaceId: string, sessionId: string, query: MessageListQuery): Promise<Page<MessageRecord>> {
-    let where = 'm.workspace_id = ? AND m.session_id = ?';
-    const params: unknown[] = [workspaceId, sessionId];
+    let where = IN_SESSION;
+    const params = inSession(workspaceId, sessionId);
     if (query.peerPerspective !== undefined) {
       where += ` AND ${SEEN_BY_PEER}`;
       params.push(query.peerPerspective);
@@ -53,7 +52,7 @@ export class SqlMessageStore implements MessageStore {
     return listPage<MessageRow, MessageRecord>(
       this.db,
       this.d,
-      { from: 'messages m', where, params, select: MESSAGE_COLUMNS, order: INSERTION_ORDER, filterColumns: MESSAGE_FILTER },
+      { from: 'messages m', where, params, select: MESSAGE_COLUMNS, order: SESSION_ORDER, filterColumns: MESSAGE_FILTER },
       query,
       (row) => messageFromRow(this.d, row),
       query.peerPerspective === undefined ? () => this.sessionMessageCount(workspaceId, sessionId) : undefined,
@@ -229,15 +228,14 @@ export class SqlMessageStore implements MessageStore {
   }
 
   async recent(workspaceId: string, sessionId: string, limit: number, before?: number): Promise<(MessageRecord & { seq: number })[]> {
-    const params: unknown[] = [workspaceId, sessionId];
+    const params = inSession(workspaceId, sessionId);
     let older = '';
     if (before !== undefined) {
       older = ' AND m.pk < ?';
       params.push(before);
     }
     const rows = await this.db.all<MessageRow & { pk: number }>(
-      `SELECT ${MESSAGE_COLUMNS}, m.pk FROM messages m WHERE m.workspace_id = ? AND m.session_id = ?${older}
-       ORDER BY m.pk DESC LIMIT ?`,
+      `SELECT ${MESSAGE_COLUMNS}, m.pk FROM messages m WHERE ${IN_SESSION}${older} ORDER BY ${sessionOrder('DESC')} LIMIT ?`,
       [...params, limit],
     );
     return rows.map((row) => ({ ...messageFromRow(this.d, row), seq: Number(row.pk) }));

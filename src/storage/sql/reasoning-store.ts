@@ -13,6 +13,7 @@ import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
 import { MESSAGE_COLUMNS as ROW_COLUMNS, messageFromRow, type MessageRow as BaseMessageRow } from './rows.js';
+import { IN_SESSION, inSession, sessionOrder } from './session-messages.js';
 
 interface ItemRow {
   pk: number | string;
@@ -130,8 +131,8 @@ export class SqlReasoningStore implements ReasoningStore {
 
   async messageBefore(workspaceId: string, sessionId: string, messagePk: number): Promise<(MessageRecord & { pk: number }) | undefined> {
     const row = await this.db.get<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.workspace_id = ? AND m.session_id = ? AND m.pk < ? ORDER BY m.pk DESC LIMIT 1`,
-      [workspaceId, sessionId, messagePk],
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${IN_SESSION} AND m.pk < ? ORDER BY ${sessionOrder('DESC')} LIMIT 1`,
+      [...inSession(workspaceId, sessionId), messagePk],
     );
     return row && this.message(row);
   }
@@ -229,9 +230,9 @@ export class SqlReasoningStore implements ReasoningStore {
   async messagesUpTo(workspaceId: string, sessionId: string, messageId: string, count: number): Promise<MessageRecord[]> {
     const rows = await this.db.all<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages m
-       WHERE m.workspace_id = ? AND m.session_id = ? AND m.pk <= (SELECT pk FROM messages WHERE id = ?)
-       ORDER BY m.pk DESC LIMIT ?`,
-      [workspaceId, sessionId, messageId, count],
+       WHERE ${IN_SESSION} AND m.pk <= (SELECT pk FROM messages WHERE id = ?)
+       ORDER BY ${sessionOrder('DESC')} LIMIT ?`,
+      [...inSession(workspaceId, sessionId), messageId, count],
     );
     return rows.reverse().map((row) => this.message(row));
   }

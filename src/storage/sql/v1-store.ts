@@ -16,6 +16,7 @@ import type { SqlExecutor } from './driver.js';
 import { listPage } from './list-page.js';
 import { lockWorkspaceRow } from './workspace-store.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
+import { IN_SESSION, inSession, SESSION_ORDER } from './session-messages.js';
 
 /*
  * The v1 generation's queries over the workspace tables (contract-v1 §5): apps are workspaces
@@ -126,19 +127,20 @@ export class SqlV1Store implements V1Store {
   // ------------------------------------------------------------ shared pieces
 
   /**
-   * A v1 list page in insertion order (`order`: the listed table's row key); the filter is
-   * metadata containment (§0.4) on `metadata`.
+   * A v1 list page in insertion order (`order`: the listed table's row key, or columns ending
+   * with it); the filter is metadata containment (§0.4) on `metadata`.
    */
   private page<R, T>(
-    base: { from: string; where: string; params: unknown[]; order: string; metadata: string },
+    base: { from: string; where: string; params: unknown[]; order: readonly string[]; metadata: string },
     select: string,
     query: V1ListQuery,
     map: (row: R) => T,
   ): Promise<Page<T>> {
+    const { order } = base;
     return listPage<R, T>(
       this.db,
       this.dialect,
-      { from: base.from, where: base.where, params: base.params, select, order: [base.order], filterColumns: { columns: {}, metadata: base.metadata, key: base.order } },
+      { from: base.from, where: base.where, params: base.params, select, order, filterColumns: { columns: {}, metadata: base.metadata, key: order[order.length - 1] } },
       query,
       map,
     );
@@ -171,7 +173,7 @@ export class SqlV1Store implements V1Store {
 
   listApps(query: V1ListQuery): Promise<Page<V1AppRecord>> {
     return this.page<AppRow, V1AppRecord>(
-      { from: 'workspaces w', where: '1 = 1', params: [], order: 'w.pk', metadata: 'w.metadata' },
+      { from: 'workspaces w', where: '1 = 1', params: [], order: ['w.pk'], metadata: 'w.metadata' },
       APP_COLUMNS,
       query,
       (row) => this.app(row),
@@ -225,7 +227,7 @@ export class SqlV1Store implements V1Store {
         from: USER_FROM,
         where: `p.workspace_id = ?${hidden}`,
         params: [workspaceId, ...hiddenPeerIds],
-        order: 'p.pk',
+        order: ['p.pk'],
         metadata: 'p.metadata',
       },
       USER_COLUMNS,
@@ -271,7 +273,7 @@ export class SqlV1Store implements V1Store {
       params.push(this.dialect.bool(true));
     }
     return this.page<SessionRow, V1SessionRecord>(
-      { from: 'session_peers sp CROSS JOIN sessions s', where, params, order: 's.pk', metadata: 's.metadata' },
+      { from: 'session_peers sp CROSS JOIN sessions s', where, params, order: ['s.pk'], metadata: 's.metadata' },
       SESSION_COLUMNS,
       query,
       (row) => this.session(row),
@@ -300,9 +302,9 @@ export class SqlV1Store implements V1Store {
     return this.page<MessageRow, MessageRecord>(
       {
         from: 'messages m',
-        where: 'm.workspace_id = ? AND m.session_id = ?',
-        params: [workspaceId, sessionId],
-        order: 'm.pk',
+        where: IN_SESSION,
+        params: inSession(workspaceId, sessionId),
+        order: SESSION_ORDER,
         metadata: 'm.metadata',
       },
       MESSAGE_COLUMNS,
@@ -390,7 +392,7 @@ export class SqlV1Store implements V1Store {
       params.push(match.messageId);
     }
     return this.page<MetamessageRow, V1MetamessageRecord>(
-      { from: METAMESSAGE_FROM, where, params, order: 'mm.pk', metadata: 'mm.metadata' },
+      { from: METAMESSAGE_FROM, where, params, order: ['mm.pk'], metadata: 'mm.metadata' },
       METAMESSAGE_COLUMNS,
       query,
       (row) => this.metamessage(row),
