@@ -26,9 +26,9 @@ import { DIALECT } from '../support/test-app.js';
  * triggers (migration 0023). Exact repeats of a conclusion's text are looked up through an index
  * on the folded text (migration 0022). In v1, a user's sessions are read from its memberships
  * (they walked every session of the app), and an app's users come in pk order through an index
- * (migration 0024; every page sorted all of them). A session's messages in order come through the
- * session's index even when the session holds most of the workspace's messages (PostgreSQL
- * walked the primary key past the other sessions' messages: session-messages.ts).
+ * (migration 0024; every page sorted all of them). A session's messages in order, and a session's
+ * or a sender's search, come through their own index even when they hold most of the workspace's
+ * messages (PostgreSQL walked the primary key past the others' messages: session-messages.ts).
  */
 
 const PER_SCOPE = 1_500;
@@ -324,20 +324,20 @@ describe(`reads of a scope (${DIALECT})`, () => {
     }
   });
 
-  it('a session\'s messages in order through the session\'s index, also when it holds most of its workspace\'s messages', async () => {
+  it('a session\'s messages in order, and a session\'s or a sender\'s search, through their own index, also when they hold most of the workspace\'s messages', async () => {
     // 'old' holds 3,000 messages, all older than 'new''s 2,000. Written as session_id = ?,
     // PostgreSQL expected the session's rows soon along the primary key and walked it (for
     // 'old' newest first, past all of 'new''s; for 'new' oldest first, past all of 'old''s)
     const { store, driver } = database;
     const now = new Date(Date.UTC(2026, 0, 3));
     await store.workspaces.createIfAbsent({ id: 'skew', metadata: {}, configuration: {} }, now);
-    await store.peers.ensure('skew', ['alice'], now);
+    await store.peers.ensure('skew', ['alice', 'bob'], now);
     const sizes = { old: 3_000, new: 2_000 };
     await store.transaction(async (tx) => {
       for (const [session, size] of Object.entries(sizes)) {
         await tx.sessions.createIfAbsent('skew', { id: session, metadata: {}, configuration: {} }, now);
         const rows = Array.from({ length: size }, (_, i): MessageRecord => ({
-          id: `${session}-${i}`, workspaceId: 'skew', sessionId: session, peerId: 'alice', content: `said ${i}`, metadata: {}, tokenCount: 2, createdAt: now,
+          id: `${session}-${i}`, workspaceId: 'skew', sessionId: session, peerId: session === 'old' ? 'alice' : 'bob', content: `said ${i}`, metadata: {}, tokenCount: 2, createdAt: now,
         }));
         await tx.messages.insert(rows);
       }
@@ -381,6 +381,21 @@ describe(`reads of a scope (${DIALECT})`, () => {
       } else {
         expect(rowsRead.filter((line) => /^(SCAN|SEARCH) m\b/.test(line)), name).toEqual([expect.stringMatching(/^SEARCH m USING INDEX messages_session_seq \(workspace_id=\? AND session_id[=>]/)]);
         expect(text, name).not.toMatch(/TEMP B-TREE/);
+      }
+    }
+
+    // a search of a word in every message, in the session and of its sender (alice sent all of
+    // 'old'): the newest 100 of 'old', through the session's and the sender's index (on
+    // SQLite, FTS5's own scope tokens)
+    const newest = await Promise.all(ids('old', 2999, 2900).map(pkOf));
+    for (const [scope, index] of [[{ sessionId: 'old' }, 'messages_session_seq'], [{ peerId: 'alice' }, 'messages_peer']] as const) {
+      const search = { workspaceId: 'skew', ...scope, terms: ['said'], filter: null, candidates: 100 };
+      expect(await messages.searchMatches(search), index).toEqual(newest);
+      if (DIALECT === 'postgres') {
+        const text = (await planOf(() => messages.searchMatches(search))).join('\n');
+        // newest first along the index (or, for many of the scope's rows, those rows sorted)
+        expect(text, index).toMatch(new RegExp(`(Index Scan Backward using|Bitmap Index Scan on) ${index}\\b`));
+        expect(text, index).not.toMatch(/messages_pkey/);
       }
     }
   });

@@ -78,12 +78,25 @@ export const postgresDialect: Dialect = {
   // per queue (0.9 ms)
   claimHead: (headPk) => `CROSS JOIN LATERAL (SELECT h.* FROM jobs h WHERE h.pk = (${headPk}) OFFSET 0) head`,
 
-  messageSearch: (search) => ({
-    from: 'messages m',
+  messageSearch: (search) => {
     // engram_porter: the words stemmed as the stored search_vector (migration 0010)
-    where: sql`m.search_vector @@ plainto_tsquery('engram_porter', ${bind(search.terms.join(' '))})`,
-    newestFirst: 'm.pk DESC',
-  }),
+    const match = sql`m.search_vector @@ plainto_tsquery('engram_porter', ${bind(search.terms.join(' '))})`;
+    // A session's or a sender's search reads its own index newest first: the session (or the
+    // sender) as a range of one value, first in the order (sql/session-messages.ts). As
+    // `session_id = ?`, a common word's search in a session of 60,000 messages behind 40,000
+    // newer ones walked the primary key past those (24.7 ms; 0.9 ms through the session's index).
+    const scope = search.sessionId !== undefined ? { holds: 'session' as const, column: 'm.session_id', value: search.sessionId }
+      : search.peerId !== undefined ? { holds: 'sender' as const, column: 'm.peer_id', value: search.peerId }
+      : undefined;
+    if (scope === undefined) return { from: 'messages m', where: match, newestFirst: 'm.pk DESC' };
+    const column = raw(scope.column);
+    return {
+      from: 'messages m',
+      where: sql`${match} AND ${column} >= ${bind(scope.value)} AND ${column} <= ${bind(scope.value)}`,
+      newestFirst: `${scope.column} DESC, m.pk DESC`,
+      holds: scope.holds,
+    };
+  },
   conclusionSearch: (terms) => {
     // each term a quoted lexeme, ORed: terms hold only letters, digits and underscores
     const query = terms.map((term) => `'${term}'`).join(' | ');

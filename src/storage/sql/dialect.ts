@@ -97,8 +97,11 @@ export interface Dialect {
   claimHead(headPk: string): string;
 
   // ---- full text and vectors
-  /** FROM, match condition and newest-first order of a message search (columns of `m`). */
-  messageSearch(search: MessageTextSearch): { from: string; where: Sql; newestFirst: string };
+  /**
+   * FROM, match condition and newest-first order of a message search (columns of `m`); `holds`
+   * names the scope condition the match already holds (the caller adds the others).
+   */
+  messageSearch(search: MessageTextSearch): { from: string; where: Sql; newestFirst: string; holds?: 'session' | 'sender' };
   /** FROM, match condition and best-first order of a conclusion search (columns of `c`); terms are ORed. */
   conclusionSearch(terms: string[]): { from: string; where: Sql; bestFirst: Sql };
   vectorIndex(db: SqlExecutor): VectorIndex;

@@ -180,12 +180,12 @@ export class SqlMessageStore implements MessageStore {
    * Adds a message search's session, sender and `peer_perspective` conditions (messages `m`) to
    * `where`, compiles its filter, and returns its SQL (null: none).
    */
-  private scope(search: Omit<MessageSearch, 'terms' | 'candidates'>, where: string[], params: unknown[]): string | null {
-    if (search.sessionId !== undefined) {
+  private scope(search: Omit<MessageSearch, 'terms' | 'candidates'>, where: string[], params: unknown[], holds?: 'session' | 'sender'): string | null {
+    if (search.sessionId !== undefined && holds !== 'session') {
       where.push('m.session_id = ?');
       params.push(search.sessionId);
     }
-    if (search.peerId !== undefined) {
+    if (search.peerId !== undefined && holds !== 'sender') {
       where.push('m.peer_id = ?');
       params.push(search.peerId);
     }
@@ -201,7 +201,7 @@ export class SqlMessageStore implements MessageStore {
     const match = this.d.messageSearch(search);
     const params: unknown[] = [...match.where.values, search.workspaceId];
     const where: string[] = [match.where.text, 'm.workspace_id = ?'];
-    const filterSql = this.scope(search, where, params);
+    const filterSql = this.scope(search, where, params, match.holds);
     if (filterSql !== null) where.push(`(${filterSql})`);
     params.push(search.candidates);
     return { sql: `SELECT ${columns} FROM ${match.from} WHERE ${where.join(' AND ')} ORDER BY ${match.newestFirst} LIMIT ?`, params };
