@@ -3,6 +3,7 @@ import type { FilterComparison, FilterInstant, FilterNumber, FilterValue, JsonOb
 import type { Dialect, FilterContext } from '../sql/dialect.js';
 import type { SqlExecutor } from '../sql/driver.js';
 import { jsonText } from '../sql/json-text.js';
+import { orderBy } from '../sql/session-messages.js';
 import { bind, raw, sql, type Sql } from '../sql/sql.js';
 import { PostgresVectorIndex } from './postgres-vector-index.js';
 
@@ -18,6 +19,9 @@ const MAX_NUMERIC_TEXT = raw('1000');
 
 /** `expression` is one of `subquery`'s values, as an array: estimated at its length (a set-returning function at 100 rows). */
 const anyOf = (expression: string, subquery: string) => `${expression} = ANY (ARRAY(${subquery}))`;
+
+/** Dialect.orderedWithin: one value as a range of one, so that `column` stays in the order. */
+const orderedWithin = (column: string, key: string) => ({ where: `${column} >= ? AND ${column} <= ?`, binds: 2, order: [column, key] });
 
 const LIST_CAST: Record<FilterValue['type'], string> = { text: '', bool: '::boolean', number: '::numeric', time: '::timestamptz' };
 
@@ -60,6 +64,7 @@ export const postgresDialect: Dialect = {
   contentKey: (expression) => `md5(lower(trim(${expression})))`,
   inSubquery: anyOf,
   rowsByJsonIds: (table, alias) => ({ from: `${table} ${alias}`, where: anyOf(`${alias}.id`, 'SELECT jsonb_array_elements_text(?::jsonb)') }),
+  orderedWithin,
   migrationTimeType: 'TIMESTAMPTZ',
   // an advisory lock keeps several starting processes from migrating at once
   lockMigrations: async (tx: SqlExecutor) => {
@@ -89,11 +94,11 @@ export const postgresDialect: Dialect = {
       : search.peerId !== undefined ? { holds: 'sender' as const, column: 'm.peer_id', value: search.peerId }
       : undefined;
     if (scope === undefined) return { from: 'messages m', where: match, newestFirst: 'm.pk DESC' };
-    const column = raw(scope.column);
+    const within = orderedWithin(scope.column, 'm.pk');
     return {
       from: 'messages m',
-      where: sql`${match} AND ${column} >= ${bind(scope.value)} AND ${column} <= ${bind(scope.value)}`,
-      newestFirst: `${scope.column} DESC, m.pk DESC`,
+      where: sql`${match} AND ${{ text: within.where, values: Array.from({ length: within.binds }, () => scope.value) }}`,
+      newestFirst: orderBy(within.order, 'DESC'),
       holds: scope.holds,
     };
   },

@@ -6,7 +6,7 @@ import type { SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
 import { listPage } from './list-page.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, type VersionRow, versionText } from './rows.js';
-import { IN_SESSION, inSession, SESSION_ORDER, sessionOrder } from './session-messages.js';
+import { orderBy, sessionMessages } from './session-messages.js';
 
 const MESSAGE_FILTER: FilterColumns = {
   columns: { workspace_id: 'm.workspace_id', session_id: 'm.session_id', peer_id: 'm.peer_id', token_count: 'm.token_count', created_at: 'm.created_at' },
@@ -43,8 +43,9 @@ export class SqlMessageStore implements MessageStore {
   }
 
   list(workspaceId: string, sessionId: string, query: MessageListQuery): Promise<Page<MessageRecord>> {
-    let where = IN_SESSION;
-    const params = inSession(workspaceId, sessionId);
+    const session = sessionMessages(this.d, workspaceId, sessionId);
+    let where = session.where;
+    const params = session.params;
     if (query.peerPerspective !== undefined) {
       where += ` AND ${SEEN_BY_PEER}`;
       params.push(query.peerPerspective);
@@ -52,7 +53,7 @@ export class SqlMessageStore implements MessageStore {
     return listPage<MessageRow, MessageRecord>(
       this.db,
       this.d,
-      { from: 'messages m', where, params, select: MESSAGE_COLUMNS, order: SESSION_ORDER, filterColumns: MESSAGE_FILTER },
+      { from: 'messages m', where, params, select: MESSAGE_COLUMNS, order: session.order, filterColumns: MESSAGE_FILTER },
       query,
       (row) => messageFromRow(this.d, row),
       query.peerPerspective === undefined ? () => this.sessionMessageCount(workspaceId, sessionId) : undefined,
@@ -228,14 +229,15 @@ export class SqlMessageStore implements MessageStore {
   }
 
   async recent(workspaceId: string, sessionId: string, limit: number, before?: number): Promise<(MessageRecord & { seq: number })[]> {
-    const params = inSession(workspaceId, sessionId);
+    const session = sessionMessages(this.d, workspaceId, sessionId);
+    const params = session.params;
     let older = '';
     if (before !== undefined) {
       older = ' AND m.pk < ?';
       params.push(before);
     }
     const rows = await this.db.all<MessageRow & { pk: number }>(
-      `SELECT ${MESSAGE_COLUMNS}, m.pk FROM messages m WHERE ${IN_SESSION}${older} ORDER BY ${sessionOrder('DESC')} LIMIT ?`,
+      `SELECT ${MESSAGE_COLUMNS}, m.pk FROM messages m WHERE ${session.where}${older} ORDER BY ${orderBy(session.order, 'DESC')} LIMIT ?`,
       [...params, limit],
     );
     return rows.map((row) => ({ ...messageFromRow(this.d, row), seq: Number(row.pk) }));

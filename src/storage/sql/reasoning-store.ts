@@ -13,7 +13,7 @@ import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
 import { MESSAGE_COLUMNS as ROW_COLUMNS, messageFromRow, type MessageRow as BaseMessageRow } from './rows.js';
-import { IN_SESSION, inSession, sessionOrder } from './session-messages.js';
+import { orderBy, sessionMessages } from './session-messages.js';
 
 interface ItemRow {
   pk: number | string;
@@ -130,9 +130,10 @@ export class SqlReasoningStore implements ReasoningStore {
   }
 
   async messageBefore(workspaceId: string, sessionId: string, messagePk: number): Promise<(MessageRecord & { pk: number }) | undefined> {
+    const session = sessionMessages(this.dialect, workspaceId, sessionId);
     const row = await this.db.get<MessageRow>(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${IN_SESSION} AND m.pk < ? ORDER BY ${sessionOrder('DESC')} LIMIT 1`,
-      [...inSession(workspaceId, sessionId), messagePk],
+      `SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${session.where} AND m.pk < ? ORDER BY ${orderBy(session.order, 'DESC')} LIMIT 1`,
+      [...session.params, messagePk],
     );
     return row && this.message(row);
   }
@@ -228,11 +229,12 @@ export class SqlReasoningStore implements ReasoningStore {
   }
 
   async messagesUpTo(workspaceId: string, sessionId: string, messageId: string, count: number): Promise<MessageRecord[]> {
+    const session = sessionMessages(this.dialect, workspaceId, sessionId);
     const rows = await this.db.all<MessageRow>(
       `SELECT ${MESSAGE_COLUMNS} FROM messages m
-       WHERE ${IN_SESSION} AND m.pk <= (SELECT pk FROM messages WHERE id = ?)
-       ORDER BY ${sessionOrder('DESC')} LIMIT ?`,
-      [...inSession(workspaceId, sessionId), messageId, count],
+       WHERE ${session.where} AND m.pk <= (SELECT pk FROM messages WHERE id = ?)
+       ORDER BY ${orderBy(session.order, 'DESC')} LIMIT ?`,
+      [...session.params, messageId, count],
     );
     return rows.reverse().map((row) => this.message(row));
   }

@@ -1,3 +1,5 @@
+import type { Dialect } from './dialect.js';
+
 /*
  * One session's messages (alias `m`) in insertion order, read through the session's index
  * `messages_session_seq` (workspace_id, session_id, pk).
@@ -9,22 +11,30 @@
  * 16 ms for the newest page of a session whose 60,000 messages are older than another
  * session's 40,000, 25 ms for the other's first page, against 0.1 ms through the session's
  * index (a workspace with a few long sessions, as a single user's agent has). As a range of one
- * value the session stays a column of the order, which only the session's index gives. The
- * range holds exactly the rows of `=`: text compares byte for byte when equal under
- * PostgreSQL's deterministic collations and SQLite's BINARY. SQLite reads the index either way.
+ * value the session stays a column of the order, which only the session's index gives; a bound
+ * on `pk` still positions the index scan. The range holds exactly the rows of `=`: text compares
+ * byte for byte when equal under PostgreSQL's deterministic collations. SQLite keeps `=`
+ * (Dialect.orderedWithin).
  */
 
-/** The condition; its parameters are `inSession(workspaceId, sessionId)`. */
-export const IN_SESSION = 'm.workspace_id = ? AND m.session_id >= ? AND m.session_id <= ?';
-
-export function inSession(workspaceId: string, sessionId: string): unknown[] {
-  return [workspaceId, sessionId, sessionId];
+export interface SessionMessages {
+  /** Condition on `m`, with `params` bound to its placeholders. */
+  where: string;
+  params: unknown[];
+  /** ORDER BY columns, oldest first (a list page's `order`). */
+  order: readonly string[];
 }
 
-/** The order's columns (a list page's `order`). */
-export const SESSION_ORDER: readonly string[] = ['m.session_id', 'm.pk'];
+export function sessionMessages(d: Dialect, workspaceId: string, sessionId: string): SessionMessages {
+  const within = d.orderedWithin('m.session_id', 'm.pk');
+  return {
+    where: `m.workspace_id = ? AND ${within.where}`,
+    params: [workspaceId, ...Array.from({ length: within.binds }, () => sessionId)],
+    order: within.order,
+  };
+}
 
-/** `ORDER BY` text of the session's messages, oldest first or newest first. */
-export function sessionOrder(direction: 'ASC' | 'DESC'): string {
-  return `m.session_id ${direction}, m.pk ${direction}`;
+/** `ORDER BY` text of `order`, each column ascending or descending. */
+export function orderBy(order: readonly string[], direction: 'ASC' | 'DESC'): string {
+  return order.map((column) => `${column} ${direction}`).join(', ');
 }

@@ -16,7 +16,7 @@ import type { SqlExecutor } from './driver.js';
 import { listPage } from './list-page.js';
 import { lockWorkspaceRow } from './workspace-store.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
-import { IN_SESSION, inSession, SESSION_ORDER } from './session-messages.js';
+import { sessionMessages } from './session-messages.js';
 
 /*
  * The v1 generation's queries over the workspace tables (contract-v1 §5): apps are workspaces
@@ -299,14 +299,9 @@ export class SqlV1Store implements V1Store {
   }
 
   listMessages(workspaceId: string, sessionId: string, query: V1ListQuery): Promise<Page<MessageRecord>> {
+    const session = sessionMessages(this.dialect, workspaceId, sessionId);
     return this.page<MessageRow, MessageRecord>(
-      {
-        from: 'messages m',
-        where: IN_SESSION,
-        params: inSession(workspaceId, sessionId),
-        order: SESSION_ORDER,
-        metadata: 'm.metadata',
-      },
+      { from: 'messages m', where: session.where, params: session.params, order: session.order, metadata: 'm.metadata' },
       MESSAGE_COLUMNS,
       query,
       (row) => this.message(row),
