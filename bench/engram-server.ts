@@ -478,6 +478,8 @@ answerCalls({
         WEBHOOK_SECRET: request.webhookSecret,
         WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
         WORKER_POLL_MS: String(request.workerPollMs),
+        // `WEBHOOK_ORDERED=false npm run bench`: the webhook cases with deliveries side by side
+        ...(process.env.WEBHOOK_ORDERED === undefined ? {} : { WEBHOOK_ORDERED: process.env.WEBHOOK_ORDERED }),
       },
       '/nonexistent/.env',
     );

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../src/app.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
 import { percentile } from './load.js';
+import { VECTOR_CASE } from './case-names.js';
 
 const env = process.env;
 const CONCLUSIONS = Number(env.BENCH_VECTOR_CONCLUSIONS ?? 100_000);
@@ -58,6 +59,9 @@ function unitVector(next: () => number): Float32Array {
 }
 
 async function main(): Promise<void> {
+  // `npm run bench` runs this after bench/run.ts: with BENCH_ONLY it runs only when asked for
+  const only = env.BENCH_ONLY;
+  if (only && !only.split('|').some((part) => VECTOR_CASE.includes(part))) return;
   const pgUrl = env.BENCH_DATABASE_URL?.startsWith('postgres') ? env.BENCH_DATABASE_URL : undefined;
   const folder = pgUrl === undefined ? mkdtempSync(join(tmpdir(), 'engram-vectors-')) : undefined;
   const file = folder === undefined ? undefined : join(folder, 'vectors.db');

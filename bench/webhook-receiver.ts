@@ -1,6 +1,7 @@
 /**
  * The webhook cases' receiver, in its own process: a `node:http` server on 127.0.0.1 that
- * answers every POST with 200 and counts deliveries per endpoint path (`/hook/<n>`), checking
+ * answers every POST with 200 (at once, or after `answerMs`: a receiver that takes its time, as
+ * one across a network does) and counts deliveries per endpoint path (`/hook/<n>`), checking
  * each `X-Honcho-Signature` and counting repeats of an `Idempotency-Key` on one path. The
  * parent asks it (`expect`) to report once a number of distinct deliveries (of one event type,
  * when it names one) has arrived.
@@ -31,6 +32,7 @@ const perType: Record<string, number> = {};
 let duplicates = 0;
 let badSignatures = 0;
 let waiter: { total: number; type?: string; resolve: () => void } | undefined;
+let answerMs = 0;
 
 /** Distinct deliveries so far, of `type` when given. */
 const count = (type?: string) => (type === undefined ? seen.size : (perType[type] ?? 0));
@@ -61,8 +63,12 @@ const server = createServer((request, response) => {
       const type = eventType(body);
       perType[type] = (perType[type] ?? 0) + 1;
     }
-    response.writeHead(200, { 'content-length': 0 });
-    response.end();
+    const answer = () => {
+      response.writeHead(200, { 'content-length': 0 });
+      response.end();
+    };
+    if (answerMs > 0) setTimeout(answer, answerMs);
+    else answer();
     if (waiter !== undefined && count(waiter.type) >= waiter.total) waiter.resolve();
   });
 });
@@ -79,8 +85,9 @@ answerCalls({
     });
     return { port: (server.address() as AddressInfo).port };
   },
-  /** Forgets every delivery seen (between cases). */
-  reset() {
+  /** Forgets every delivery seen (between cases); later answers wait `answerMs` (default 0). */
+  reset(request?: { answerMs?: number }) {
+    answerMs = request?.answerMs ?? 0;
     seen.clear();
     for (const path of Object.keys(perPath)) delete perPath[path];
     for (const type of Object.keys(perType)) delete perType[type];

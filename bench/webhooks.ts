@@ -14,11 +14,17 @@ import type { ReceiverTally } from './webhook-receiver.js';
 export interface WebhookCase {
   name: string;
   endpoints: number;
+  /** The receiver answers each delivery after this many ms (default: at once). */
+  answerMs?: number;
+  /** Events of the case (default BENCH_WEBHOOK_EVENTS). */
+  events?: number;
 }
 
 export const WEBHOOK_CASES: WebhookCase[] = [
   { name: 'webhooks, 1 endpoint', endpoints: 1 },
   { name: 'webhooks, 5 endpoints', endpoints: 5 },
+  // one delivery at a time per endpoint (in order): its rate is one per answer time
+  { name: 'webhooks, 1 endpoint answering in 20 ms', endpoints: 1, answerMs: 20, events: 300 },
 ];
 
 export interface WebhookResult {
@@ -68,12 +74,13 @@ export async function measureWebhooks(options: {
   texts: string[];
   timeoutMs: number;
 }): Promise<WebhookResult> {
-  const { kase, engram, receiver, engramBase, workspaceId: ws, events } = options;
+  const { kase, engram, receiver, engramBase, workspaceId: ws } = options;
+  const events = kase.events ?? options.events;
   await post(`${engramBase}/v3/workspaces`, { id: ws }, [200, 201]);
   for (let i = 0; i < kase.endpoints; i++) {
     await post(`${engramBase}/v3/workspaces/${ws}/webhooks`, { url: `http://localhost:${options.receiverPort}/hook/${i}` }, [200, 201]);
   }
-  await receiver.call('reset');
+  await receiver.call('reset', { answerMs: kase.answerMs ?? 0 });
   const deliveries = events * kase.endpoints;
   const statsBefore = await engram.call<WorkerStats>('workerStats');
   const [engramBefore, receiverBefore] = await Promise.all([engram.call<NodeJS.CpuUsage>('cpu'), receiver.call<NodeJS.CpuUsage>('cpu')]);

@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import pino from 'pino';
 import { isPostgresUrl, type Config } from './config.js';
-import { createDomainContext, type DomainContext, type ReasoningRuntime } from './domain/context.js';
+import { createDomainContext, type DomainContext, type DomainLimits, type ReasoningRuntime } from './domain/context.js';
 import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
@@ -45,6 +45,16 @@ export function databaseOptions(config: Config): DatabaseOptions {
     sqlite: { synchronous: config.sqliteSynchronous, cacheMb: config.sqliteCacheMb, mmapMb: config.sqliteMmapMb },
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     filterTimeLimitMs: config.filterTimeLimitMs,
+  };
+}
+
+/** The domain's limits and delivery order as `config` sets them. */
+export function domainLimits(config: Config): DomainLimits {
+  return {
+    sessionObservers: config.sessionObserversLimit,
+    webhookEndpoints: config.webhookMaxWorkspaceLimit,
+    jobMaxAttempts: config.jobMaxAttempts,
+    webhooksInOrder: config.webhookOrdered,
   };
 }
 
@@ -145,11 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
 
   const ctx = createDomainContext(
     deps.database.store,
-    {
-      sessionObservers: config.sessionObserversLimit,
-      webhookEndpoints: config.webhookMaxWorkspaceLimit,
-      jobMaxAttempts: config.jobMaxAttempts,
-    },
+    domainLimits(config),
     deps.now,
     reasoningRuntime(config, models, (report) => {
       modelCalls.onChat(report);

@@ -37,6 +37,11 @@ export interface Config {
   webhookAllowPrivateUrls: boolean;
   /** Milliseconds a webhook delivery may take. */
   webhookTimeoutMs: number;
+  /**
+   * Deliveries to one endpoint one at a time, in the order of their events (WEBHOOK_ORDERED,
+   * default true); false sends them side by side, each retried on its own.
+   */
+  webhookOrdered: boolean;
   /** Days a dead-lettered job (with its last error) is kept before it is removed. */
   jobDeadRetentionDays: number;
   /** Attempts before a job is dead-lettered. */
@@ -140,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     webhookSecret: read('WEBHOOK_SECRET') ?? '',
     webhookAllowPrivateUrls: boolean('WEBHOOK_ALLOW_PRIVATE_URLS', false),
     webhookTimeoutMs: integer('WEBHOOK_TIMEOUT_MS', 30_000, 1, 600_000),
+    webhookOrdered: boolean('WEBHOOK_ORDERED', true),
     jobMaxAttempts: integer('JOB_MAX_ATTEMPTS', 10, 1, 1000),
     jobDeadRetentionDays: integer('JOB_DEAD_RETENTION_DAYS', 30, 1, 3650),
     jobRetryBaseMs: integer('JOB_RETRY_BASE_MS', 1000, 1, 3_600_000),

@@ -1,4 +1,4 @@
-import { buildApp, databaseOptions, openDatabase, reasoningRuntime, type Database } from './app.js';
+import { buildApp, databaseOptions, domainLimits, openDatabase, reasoningRuntime, type Database } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { buildCatalog } from './jobs/catalog.js';
 import { Worker, type WorkerLogger, type WorkerOptions } from './jobs/worker.js';
@@ -22,7 +22,7 @@ export function createWorker(config: Config, database: Database, logger: WorkerL
   if (reasoning !== undefined) {
     const ctx = createDomainContext(
       database.store,
-      { sessionObservers: config.sessionObserversLimit, webhookEndpoints: config.webhookMaxWorkspaceLimit, jobMaxAttempts: config.jobMaxAttempts },
+      domainLimits(config),
       undefined,
       reasoning,
     );

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { databaseOptions, openDatabase, reasoningRuntime } from '../app.js';
+import { databaseOptions, domainLimits, openDatabase, reasoningRuntime } from '../app.js';
 import { createDomainContext } from '../domain/context.js';
 import { deriveStoredMessages } from '../domain/reasoning/deriver.js';
 import { mintToken } from '../http/shared/auth.js';
@@ -53,7 +53,7 @@ async function runDerive(config: Config, scope: { workspaceId?: string; sessionI
   try {
     const ctx = createDomainContext(
       database.store,
-      { sessionObservers: config.sessionObserversLimit, webhookEndpoints: config.webhookMaxWorkspaceLimit, jobMaxAttempts: config.jobMaxAttempts },
+      domainLimits(config),
       undefined,
       reasoning,
     );

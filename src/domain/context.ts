@@ -11,6 +11,8 @@ export interface DomainLimits {
   webhookEndpoints: number;
   /** Attempts a background job gets before it is dead-lettered. */
   jobMaxAttempts: number;
+  /** false: deliveries to one endpoint are not kept in order (WEBHOOK_ORDERED); default true. */
+  webhooksInOrder?: boolean;
 }
 
 /** The reasoning layer's settings and the models of this process (a module without one is off). */

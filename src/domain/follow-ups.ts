@@ -72,7 +72,11 @@ export interface WebhookEvent {
   timestamp: string;
 }
 
-/** One event for one endpoint; the job's queue key is `webhook:<endpoint id>`, so deliveries to it stay in order. */
+/**
+ * One event for one endpoint; the job's queue key is `webhook:<endpoint id>`, so deliveries to it
+ * stay in order, or with WEBHOOK_ORDERED=false `webhook:<endpoint id>:<event id>`, a queue of its
+ * own, so they run side by side.
+ */
 export interface DeliverWebhookPayload extends JsonObject {
   endpointId: string;
   /** Same for every endpoint and every retry of one event: receivers drop duplicates by it. */
@@ -95,12 +99,14 @@ export async function emitWebhookEvents(
   const endpointIds = await store.webhooks.ids(workspaceId);
   if (endpointIds.length === 0) return 0;
   const jobs: NewJob[] = [];
+  const inOrder = ctx.limits.webhooksInOrder ?? true;
   for (const { type, data } of events) {
     const eventId = ctx.newId();
     const event = { type, data, timestamp: isoSeconds(now) };
     for (const endpointId of endpointIds) {
       const payload: DeliverWebhookPayload = { endpointId, eventId, event };
-      jobs.push({ id: `${eventId}:${endpointId}`, kind: DELIVER_WEBHOOK, workspaceId, queueKey: `webhook:${endpointId}`, payload, maxAttempts: ctx.limits.jobMaxAttempts });
+      const queueKey = inOrder ? `webhook:${endpointId}` : `webhook:${endpointId}:${eventId}`;
+      jobs.push({ id: `${eventId}:${endpointId}`, kind: DELIVER_WEBHOOK, workspaceId, queueKey, payload, maxAttempts: ctx.limits.jobMaxAttempts });
     }
   }
   await store.jobs.enqueue(jobs, now);

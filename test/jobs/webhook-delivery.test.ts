@@ -98,6 +98,37 @@ describe('webhook delivery', () => {
     expect(ids).toEqual(listed.body.items.map((m: { id: string }) => m.id));
   });
 
+  it('sends one delivery at a time to an endpoint, and side by side with WEBHOOK_ORDERED=false', async () => {
+    const messages = Array.from({ length: 6 }, (_, i) => ({ peer_id: 'a', content: `m${i}` }));
+    for (const [ordered, inFlight] of [['true', 1], ['false', 6]] as const) {
+      const { api, sink, ws } = await setup({ WEBHOOK_ORDERED: ordered });
+      // each answer takes 150 ms: in order, the six take at least 0.9 s
+      sink.delayMs = 150;
+      const started = Date.now();
+      await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages });
+      await sink.waitFor(6);
+      const took = Date.now() - started;
+      expect(sink.maxInFlight, `WEBHOOK_ORDERED=${ordered}`).toBe(inFlight);
+      if (ordered === 'true') expect(took).toBeGreaterThanOrEqual(900);
+      else expect(took).toBeLessThan(900);
+      const contents = sink.received.map((r) => JSON.parse(r.body).data.message_id);
+      expect(new Set(contents).size).toBe(6);
+    }
+  });
+
+  it('with WEBHOOK_ORDERED=false, a failing delivery does not hold back the later ones', async () => {
+    const { api, sink, ws } = await setup({ WEBHOOK_ORDERED: 'false', JOB_RETRY_BASE_MS: '1000', JOB_RETRY_MAX_MS: '1000' });
+    sink.answers = [500];
+    for (let i = 0; i < 3; i++) await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: [{ peer_id: 'a', content: `m${i}` }] });
+    // the first is retried a second later; the other two arrive before it
+    await sink.waitFor(2);
+    const listed = await api.post(`/v3/workspaces/${ws}/sessions/s/messages/list`);
+    const ids = listed.body.items.map((m: { id: string }) => m.id);
+    expect(sink.received.map((r) => JSON.parse(r.body).data.message_id)).toEqual(ids.slice(1));
+    await sink.waitFor(3);
+    expect(JSON.parse(sink.received[2].body).data.message_id).toBe(ids[0]);
+  });
+
   it('dead-letters after the configured attempts and stops delivering to a deleted endpoint', async () => {
     const { api, sink, ws } = await setup({ JOB_MAX_ATTEMPTS: '2' });
     sink.answers = [500, 500, 500];

@@ -1,4 +1,4 @@
-import { reasoningRuntime, type Database } from '../../app.js';
+import { domainLimits, reasoningRuntime, type Database } from '../../app.js';
 import type { Config } from '../../config.js';
 import { createDomainContext } from '../../domain/context.js';
 import { queueReembedding } from '../../domain/reasoning/embeddings.js';
@@ -34,7 +34,7 @@ export async function reembed(config: Config, database: Database): Promise<strin
   }
   const ctx = createDomainContext(
     database.store,
-    { sessionObservers: config.sessionObserversLimit, webhookEndpoints: config.webhookMaxWorkspaceLimit, jobMaxAttempts: config.jobMaxAttempts },
+    domainLimits(config),
     undefined,
     reasoning,
   );
