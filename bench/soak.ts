@@ -74,6 +74,8 @@ const server = await startServerProcess({
   EMBEDDING_VECTOR_DIMENSIONS: '64',
   // units are taken at 512 tokens or after 30 s, so reasoning keeps pace within a run
   DERIVER_REPRESENTATION_BATCH_MAX_AGE_SECONDS: '30',
+  // `WEBHOOK_ORDERED=false npm run soak`: deliveries to an endpoint side by side
+  ...(process.env.WEBHOOK_ORDERED === undefined ? {} : { WEBHOOK_ORDERED: process.env.WEBHOOK_ORDERED }),
 }, [], process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : []);
 const pid = server.child.pid!;
 
