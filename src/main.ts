@@ -13,20 +13,19 @@ import type { Models } from './llm/provider.js';
  * same process, so their limits on concurrent calls are shared; `onAttempt`: the app's job metrics).
  */
 export function createWorker(config: Config, database: Database, logger: WorkerLogger, models?: Models, onAttempt?: WorkerOptions['onAttempt']): Worker {
-  const catalog = buildCatalog({
-    secret: config.webhookSecret,
-    timeoutMs: config.webhookTimeoutMs,
-    allowPrivate: config.webhookAllowPrivateUrls,
-  });
   const reasoning = reasoningRuntime(config, models ?? buildModels(config.models, logFailedModelCalls(logger)));
+  // With model work beside them, deliveries take at most half of the process's runs, as each
+  // reasoning kind does: a backlog of deliveries to slow receivers (side by side with
+  // WEBHOOK_ORDERED=false, or to many endpoints) would otherwise take every free run as it came
+  // (their lane is claimed first) and hold the deriver back for as long as the backlog lasted.
+  const share = { concurrency: Math.max(1, Math.ceil(config.workerConcurrency / 2)) };
+  const catalog = buildCatalog(
+    { secret: config.webhookSecret, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivateUrls },
+    reasoning === undefined ? undefined : share,
+  );
   if (reasoning !== undefined) {
-    const ctx = createDomainContext(
-      database.store,
-      domainLimits(config),
-      undefined,
-      reasoning,
-    );
-    Object.assign(catalog, reasoningHandlers(ctx, { concurrency: Math.max(1, Math.ceil(config.workerConcurrency / 2)) }));
+    const ctx = createDomainContext(database.store, domainLimits(config), undefined, reasoning);
+    Object.assign(catalog, reasoningHandlers(ctx, share));
   }
   return new Worker(database.store, catalog, {
     concurrency: config.workerConcurrency,

@@ -54,13 +54,18 @@ export function readPurgeSessionPayload(payload: JsonObject): PurgeSessionPayloa
   return isText(sessionId) ? { sessionId } : undefined;
 }
 
-export function buildCatalog(webhooks: WebhookDeliveryConfig): JobCatalog {
+/**
+ * The handlers that need no model. `deliveries`: most webhook deliveries one process runs at once
+ * (default: the worker's concurrency).
+ */
+export function buildCatalog(webhooks: WebhookDeliveryConfig, deliveries?: { concurrency: number }): JobCatalog {
   return {
     [DELIVER_WEBHOOK]: jobHandler({
       readPayload: readDeliverWebhookPayload,
       run: (payload, _job, store) => deliverWebhook(payload, store, webhooks),
       // the request timeout plus time to look up the endpoint and record the outcome
       timeoutMs: webhooks.timeoutMs + 2_000,
+      concurrency: deliveries?.concurrency,
     }),
     [PURGE_SESSION]: jobHandler({
       readPayload: readPurgeSessionPayload,

@@ -3,6 +3,7 @@ import { createWorker } from '../../src/main.js';
 import { signBody } from '../../src/jobs/webhook-body.js';
 import type { Worker } from '../../src/jobs/worker.js';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { startFakeModelServer } from '../support/fake-model-server.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
 
 const SECRET = 'webhook-test-secret';
@@ -113,6 +114,19 @@ describe('webhook delivery', () => {
       else expect(took).toBeLessThan(900);
       const contents = sink.received.map((r) => JSON.parse(r.body).data.message_id);
       expect(new Set(contents).size).toBe(6);
+    }
+  });
+
+  it('deliveries take at most half of the worker\'s runs when model work runs beside them', async () => {
+    const fake = await startFakeModelServer();
+    cleanups.push(() => fake.close());
+    const messages = Array.from({ length: 8 }, (_, i) => ({ peer_id: 'a', content: `m${i}` }));
+    for (const [name, env, inFlight] of [['without a model', {}, 4], ['with a model', fake.env(), 2]] as const) {
+      const { api, sink, ws } = await setup({ WEBHOOK_ORDERED: 'false', WORKER_CONCURRENCY: '4', ...env });
+      sink.delayMs = 150;
+      await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages });
+      await sink.waitFor(8);
+      expect(sink.maxInFlight, name).toBe(inFlight);
     }
   });
 
