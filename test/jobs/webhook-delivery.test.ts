@@ -102,7 +102,7 @@ describe('webhook delivery', () => {
   it('sends one delivery at a time to an endpoint, and side by side with WEBHOOK_ORDERED=false', async () => {
     const messages = Array.from({ length: 6 }, (_, i) => ({ peer_id: 'a', content: `m${i}` }));
     for (const [ordered, inFlight] of [['true', 1], ['false', 6]] as const) {
-      const { api, sink, ws } = await setup({ WEBHOOK_ORDERED: ordered });
+      const { api, sink, ws, worker } = await setup({ WEBHOOK_ORDERED: ordered });
       // each answer takes 150 ms: in order, the six take at least 0.9 s
       sink.delayMs = 150;
       const started = Date.now();
@@ -114,6 +114,8 @@ describe('webhook delivery', () => {
       else expect(took).toBeLessThan(900);
       const contents = sink.received.map((r) => JSON.parse(r.body).data.message_id);
       expect(new Set(contents).size).toBe(6);
+      // on PostgreSQL the test apps share a database: the next worker must be the only one
+      await worker.stop(1000);
     }
   });
 
@@ -122,11 +124,12 @@ describe('webhook delivery', () => {
     cleanups.push(() => fake.close());
     const messages = Array.from({ length: 8 }, (_, i) => ({ peer_id: 'a', content: `m${i}` }));
     for (const [name, env, inFlight] of [['without a model', {}, 4], ['with a model', fake.env(), 2]] as const) {
-      const { api, sink, ws } = await setup({ WEBHOOK_ORDERED: 'false', WORKER_CONCURRENCY: '4', ...env });
+      const { api, sink, ws, worker } = await setup({ WEBHOOK_ORDERED: 'false', WORKER_CONCURRENCY: '4', ...env });
       sink.delayMs = 150;
       await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages });
       await sink.waitFor(8);
       expect(sink.maxInFlight, name).toBe(inFlight);
+      await worker.stop(1000);
     }
   });
 
