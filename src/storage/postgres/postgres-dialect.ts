@@ -21,7 +21,7 @@ const MAX_NUMERIC_TEXT = raw('1000');
 const anyOf = (expression: string, subquery: string) => `${expression} = ANY (ARRAY(${subquery}))`;
 
 /** Dialect.orderedWithin: one value as a range of one, so that `column` stays in the order. */
-const orderedWithin = (column: string, key: string) => ({ where: `${column} >= ? AND ${column} <= ?`, binds: 2, order: [column, key] });
+const orderedWithin = (column: string, key: string, value: string) => ({ where: `${column} >= ? AND ${column} <= ?`, params: [value, value], order: [column, key] });
 
 const LIST_CAST: Record<FilterValue['type'], string> = { text: '', bool: '::boolean', number: '::numeric', time: '::timestamptz' };
 
@@ -94,10 +94,10 @@ export const postgresDialect: Dialect = {
       : search.peerId !== undefined ? { holds: 'sender' as const, column: 'm.peer_id', value: search.peerId }
       : undefined;
     if (scope === undefined) return { from: 'messages m', where: match, newestFirst: 'm.pk DESC' };
-    const within = orderedWithin(scope.column, 'm.pk');
+    const within = orderedWithin(scope.column, 'm.pk', scope.value);
     return {
       from: 'messages m',
-      where: sql`${match} AND ${{ text: within.where, values: Array.from({ length: within.binds }, () => scope.value) }}`,
+      where: sql`${match} AND ${{ text: within.where, values: within.params }}`,
       newestFirst: orderBy(within.order, 'DESC'),
       holds: scope.holds,
     };

@@ -61,13 +61,13 @@ export interface Dialect {
    */
   rowsByJsonIds(table: string, alias: string): { from: string; where: string };
   /**
-   * Rows whose `column` is one value, read in `key` order through an index that starts
-   * (workspace_id, column, key): the condition (each of its `binds` placeholders bound to the
-   * value) and the ORDER BY columns (sql/session-messages.ts). PostgreSQL names the value as a
-   * range of one, so that `column` stays in the order and only that index gives it; SQLite's
-   * planner takes the index for `=`, and as a range could not seek to a bound on `key`.
+   * Rows whose `column` is `value`, read in `key` order through an index that starts
+   * (workspace_id, column, key): the condition with its parameters, and the ORDER BY columns
+   * (sql/session-messages.ts). PostgreSQL names the value as a range of one, so that `column`
+   * stays in the order and only that index gives it; SQLite's planner takes the index for `=`,
+   * and as a range could not seek to a bound on `key`.
    */
-  orderedWithin(column: string, key: string): { where: string; binds: number; order: readonly string[] };
+  orderedWithin(column: string, key: string, value: string): { where: string; params: unknown[]; order: readonly string[] };
   /**
    * The indexed key of a conclusion's text for exact-repeat lookups (migration 0022): its
    * space-trimmed, lower-cased form (an MD5 of it on PostgreSQL, whose B-tree entries are limited

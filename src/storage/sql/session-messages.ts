@@ -26,12 +26,8 @@ export interface SessionMessages {
 }
 
 export function sessionMessages(d: Dialect, workspaceId: string, sessionId: string): SessionMessages {
-  const within = d.orderedWithin('m.session_id', 'm.pk');
-  return {
-    where: `m.workspace_id = ? AND ${within.where}`,
-    params: [workspaceId, ...Array.from({ length: within.binds }, () => sessionId)],
-    order: within.order,
-  };
+  const within = d.orderedWithin('m.session_id', 'm.pk', sessionId);
+  return { where: `m.workspace_id = ? AND ${within.where}`, params: [workspaceId, ...within.params], order: within.order };
 }
 
 /** `ORDER BY` text of `order`, each column ascending or descending. */

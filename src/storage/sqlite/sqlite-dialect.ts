@@ -165,7 +165,7 @@ export const sqliteDialect: Dialect = {
   rowsByJsonIds: (table, alias) => ({ from: `json_each(?) ${alias}_ids CROSS JOIN ${table} ${alias}`, where: `${alias}.id = ${alias}_ids.value` }),
   // as a range, a session's message before a pk walked the session's index from its newest
   // message down to it (13 ms for one near the start of a session of 60,000; 2.7 ms with `=`)
-  orderedWithin: (column, key) => ({ where: `${column} = ?`, binds: 1, order: [key] }),
+  orderedWithin: (column, key, value) => ({ where: `${column} = ?`, params: [value], order: [key] }),
   migrationTimeType: 'TEXT',
   // better-sqlite3 transactions are IMMEDIATE: one process migrates at a time already
   lockMigrations: async () => {},
