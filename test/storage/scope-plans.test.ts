@@ -359,6 +359,7 @@ describe(`reads of a scope (${DIALECT})`, () => {
       ['message before', async () => [(await reasoning.messageBefore('skew', 'new', await pkOf('new-7')))!.id]],
       ['messages up to', async () => (await reasoning.messagesUpTo('skew', 'old', 'old-2999', 4)).map((m) => m.id)],
       ['v1 page, newest first', async () => (await v1.listMessages('skew', 'old', page(1, true))).items.map((m) => m.id)],
+      ['messages after (engram derive)', async () => (await reasoning.messagesAfter({ workspaceId: 'skew', sessionId: 'new' }, 0, 3)).map((m) => m.id)],
     ];
     const expected: Record<string, string[]> = {
       'v3 page, newest first': ids('old', 2999, 2950),
@@ -368,6 +369,7 @@ describe(`reads of a scope (${DIALECT})`, () => {
       'message before': ['new-6'],
       'messages up to': ids('old', 2996, 2999),
       'v1 page, newest first': ids('old', 2999, 2950),
+      'messages after (engram derive)': ids('new', 0, 2),
     };
     for (const [name, read] of reads) {
       expect(await read(), name).toEqual(expected[name]);
@@ -380,9 +382,9 @@ describe(`reads of a scope (${DIALECT})`, () => {
         expect(text, name).not.toMatch(/messages_pkey|\bSort\b/);
       } else {
         // the session by `=`, so a bound on pk positions the search (Dialect.orderedWithin)
-        const bounded = name === 'recent before' || name === 'message before' || name === 'messages up to';
+        const bound = name === 'messages after (engram derive)' ? ' AND pk>?' : ['recent before', 'message before', 'messages up to'].includes(name) ? ' AND pk<?' : '';
         expect(rowsRead.filter((line) => /^(SCAN|SEARCH) m\b/.test(line)), name).toEqual([
-          `SEARCH m USING INDEX messages_session_seq (workspace_id=? AND session_id=?${bounded ? ' AND pk<?' : ''})`,
+          `SEARCH m USING INDEX messages_session_seq (workspace_id=? AND session_id=?${bound})`,
         ]);
         expect(text, name).not.toMatch(/TEMP B-TREE/);
       }

@@ -242,15 +242,21 @@ export class SqlReasoningStore implements ReasoningStore {
   async messagesAfter(scope: { workspaceId?: string; sessionId?: string }, afterPk: number, limit: number): Promise<(MessageRecord & { pk: number })[]> {
     const where = ['m.pk > ?'];
     const params: unknown[] = [afterPk];
-    if (scope.workspaceId !== undefined) {
+    let order: readonly string[] = ['m.pk'];
+    if (scope.workspaceId !== undefined && scope.sessionId !== undefined) {
+      // through the session's index, as its other ordered reads (session-messages.ts)
+      const session = sessionMessages(this.dialect, scope.workspaceId, scope.sessionId);
+      where.push(session.where);
+      params.push(...session.params);
+      order = session.order;
+    } else if (scope.workspaceId !== undefined) {
       where.push('m.workspace_id = ?');
       params.push(scope.workspaceId);
-    }
-    if (scope.sessionId !== undefined) {
+    } else if (scope.sessionId !== undefined) {
       where.push('m.session_id = ?');
       params.push(scope.sessionId);
     }
-    const rows = await this.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where.join(' AND ')} ORDER BY m.pk LIMIT ?`, [
+    const rows = await this.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE ${where.join(' AND ')} ORDER BY ${orderBy(order, 'ASC')} LIMIT ?`, [
       ...params,
       limit,
     ]);
