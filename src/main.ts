@@ -20,7 +20,7 @@ export function createWorker(config: Config, database: Database, logger: WorkerL
   // (their lane is claimed first) and hold the deriver back for as long as the backlog lasted.
   const share = { concurrency: Math.max(1, Math.ceil(config.workerConcurrency / 2)) };
   const catalog = buildCatalog(
-    { secret: config.webhookSecret, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivateUrls },
+    { secret: config.webhookSecret, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivateUrls, inOrder: config.webhookOrdered },
     reasoning === undefined ? undefined : share,
   );
   if (reasoning !== undefined) {

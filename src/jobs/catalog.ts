@@ -25,6 +25,11 @@ export interface JobHandler<P = unknown> {
   leaseMs?: number;
   /** Most runs of this kind at once in one process (default: the worker's concurrency). */
   concurrency?: number;
+  /**
+   * Its queues hold many jobs to run one after another (an endpoint's deliveries in order): a
+   * run that ends well claims the next job of its queue as it is recorded (Worker.chainLane).
+   */
+  ordered?: boolean;
 }
 
 /** Job kind -> handler. Each handler's payload type is its own, checked by its `readPayload`. */
@@ -66,6 +71,7 @@ export function buildCatalog(webhooks: WebhookDeliveryConfig, deliveries?: { con
       // the request timeout plus time to look up the endpoint and record the outcome
       timeoutMs: webhooks.timeoutMs + 2_000,
       concurrency: deliveries?.concurrency,
+      ordered: webhooks.inOrder ?? true,
     }),
     [PURGE_SESSION]: jobHandler({
       readPayload: readPurgeSessionPayload,

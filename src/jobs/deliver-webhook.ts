@@ -8,6 +8,8 @@ export interface WebhookDeliveryConfig {
   secret: string;
   timeoutMs: number;
   allowPrivate: boolean;
+  /** Deliveries to an endpoint one after another in one queue (WEBHOOK_ORDERED; default true). */
+  inOrder?: boolean;
 }
 
 /**

@@ -258,6 +258,12 @@ export interface JobStore {
    */
   claimableKinds(kinds: readonly string[], now: Date): Promise<Set<string>>;
   /**
+   * Leases the head of queue `queueKey` (its first open job) when it is of kind `kind` and
+   * claimable now; undefined otherwise. The worker asks it in the transaction that completes the
+   * job before it, so the next delivery to an endpoint starts without a round of claims.
+   */
+  claimHead(queueKey: string, kind: string, now: Date, leaseUntil: Date): Promise<JobRecord | undefined>;
+  /**
    * Makes sure a pending job of `job.queueKey` runs by `runAfter`: brings the pending one
    * forward if it is due later, or queues `job` when none is pending (one running is not
    * enough: it may have read its work already).

@@ -259,4 +259,94 @@ describe('the worker', () => {
     // 300 + 300 ms of runs, not the 10 s poll interval
     expect(ms).toBeLessThan(5_000);
   });
+
+  describe('an ordered kind (deliveries to an endpoint)', () => {
+    /** A kind whose runs take `ms` and note their job's id, in the order they start. */
+    const noting = (ms: number, ordered: boolean, started: string[]): JobHandler => ({
+      readPayload: (payload) => payload,
+      async run(_payload, job) {
+        started.push(job.id);
+        await sleep(ms);
+        return { kind: 'done' };
+      },
+      timeoutMs: 10_000,
+      ordered,
+    });
+    /** Claims of `kind` through the worker's store, counted. */
+    const counting = (kind: string) => {
+      const claims = { count: 0 };
+      const store = claimingThrough((claim, limit, now, leaseUntil, claimed) => {
+        if (claimed === kind) claims.count++;
+        return claim(limit, now, leaseUntil, claimed);
+      });
+      return { store, claims };
+    };
+
+    it('goes on with the next job of the queue as it records the one before, in order, without a round of claims between them', async () => {
+      const results: Record<string, { started: string[]; claims: number; ids: string[] }> = {};
+      for (const ordered of [true, false]) {
+        const kind = uniqueId('test.ordered');
+        const started: string[] = [];
+        const { store, claims } = counting(kind);
+        // a poll interval longer than the test: only the worker's own wake-ups claim
+        const worker = new Worker(store, { [kind]: noting(5, ordered, started) }, { concurrency: 4, pollMs: 10_000, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
+        const ids = Array.from({ length: 12 }, () => uniqueId('job'));
+        await enqueueInOneQueue(kind, ids);
+        await msUntilDone(worker, ids[ids.length - 1]);
+        results[String(ordered)] = { started, claims: claims.count, ids };
+      }
+      for (const { started, ids } of Object.values(results)) expect(started).toEqual(ids);
+      // the head's claim and one that found it running; then each job's end took the next
+      expect(results.true.claims).toBeLessThanOrEqual(3);
+      // the same queue without the option: a claim after every job's end
+      expect(results.false.claims).toBeGreaterThanOrEqual(12);
+    });
+
+    it('leaves the run to the oldest head of any queue when no other run is free', async () => {
+      const kind = uniqueId('test.ordered');
+      const started: string[] = [];
+      const worker = new Worker(database.store, { [kind]: noting(5, true, started) }, { concurrency: 1, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
+      // two queues, their jobs queued alternately: with one run, oldest first takes turns
+      const [a, b] = [uniqueId('q'), uniqueId('q')];
+      const ids: string[] = [];
+      const jobs = [];
+      for (let i = 0; i < 4; i++) {
+        for (const queueKey of [a, b]) {
+          const id = `${queueKey}-${i}`;
+          ids.push(id);
+          jobs.push({ id, kind, workspaceId: null, queueKey, payload: {}, maxAttempts: 1 });
+        }
+      }
+      await database.store.jobs.enqueue(jobs, new Date());
+      await msUntilDone(worker, ids[ids.length - 1]);
+      expect(started).toEqual(ids);
+    });
+
+    it('gives the next job back unrun when the worker stops while it is being claimed', async () => {
+      const kind = uniqueId('test.ordered');
+      const started: string[] = [];
+      const [first, second] = [uniqueId('job'), uniqueId('job')];
+      let stopping: Promise<void> | undefined;
+      // the transaction that completes the first job and claims the second ends as stop() begins
+      const store = new Proxy(database.store, {
+        get(target, key, receiver) {
+          if (key !== 'transaction') return Reflect.get(target, key, receiver) as unknown;
+          return async (fn: Parameters<Store['transaction']>[0]) => {
+            const result: unknown = await target.transaction(fn);
+            stopping ??= worker.stop(2_000);
+            return result;
+          };
+        },
+      });
+      const worker = new Worker(store, { [kind]: noting(5, true, started) }, { concurrency: 4, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
+      await enqueueInOneQueue(kind, [first, second]);
+      worker.start();
+      await waitFor(async () => stopping !== undefined);
+      await stopping;
+      expect(started).toEqual([first]);
+      expect(await status(first)).toBe('done');
+      const row = await database.driver.get<{ status: string; attempts: number | string }>('SELECT status, attempts FROM jobs WHERE id = ?', [second]);
+      expect({ status: row?.status, attempts: Number(row?.attempts) }).toEqual({ status: 'pending', attempts: 0 });
+    });
+  });
 });

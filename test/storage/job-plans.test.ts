@@ -40,6 +40,9 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     expect(claimed.map((j) => j.id).sort()).toEqual(['a', 'e']);
     await jobs.extendLease('a', at(80));
     await jobs.complete('a', at(11));
+    // the worker's next delivery of an ordered queue, claimed as the one before is completed
+    expect((await jobs.claimHead('q1', 'k', at(11), at(70)))?.id).toBe('b');
+    await jobs.release('b');
     await jobs.retry('e', at(20), 'failed once');
     await jobs.release('e');
     await jobs.deadLetter('b', at(12), 'gave up');

@@ -136,6 +136,41 @@ describe('claim', () => {
     expect(await lane('w', 102)).toEqual([]);
   });
 
+  it("claims the next head of one queue in the transaction that completes the job before it, only when it is that kind's and due", async () => {
+    const store = database.store;
+    const of = (kind: string, id: string, runAfter?: Date): NewJob => ({ id, kind, workspaceId: null, queueKey: 'chain', payload: {}, maxAttempts: 3, runAfter });
+    await store.jobs.enqueue([of('d', 'h-0'), of('d', 'h-1'), of('d', 'h-2', at(50)), of('e', 'h-3'), of('d', 'h-4')], at(0));
+    const completeThenHead = (id: string, seconds: number) =>
+      store.transaction(async (tx) => {
+        await tx.jobs.complete(id, at(seconds));
+        return tx.jobs.claimHead('chain', 'd', at(seconds), at(seconds + 60));
+      });
+    // while c-0 runs, c-1 is not its queue's head
+    expect(ids(await store.jobs.claim(10, at(1), at(61), 'd'))).toEqual(['h-0']);
+    expect(await store.jobs.claimHead('chain', 'd', at(1), at(61))).toBeUndefined();
+    const next = await completeThenHead('h-0', 2);
+    expect(next?.id).toBe('h-1');
+    expect(next?.attempts).toBe(1);
+    // it is running now: no claim hands it out again, and the queue holds the rest behind it
+    expect(await store.jobs.claim(10, at(3), at(63), 'd')).toEqual([]);
+    // c-2 is due at 50: nothing is claimed, the queue waits for it
+    expect(await completeThenHead('h-1', 4)).toBeUndefined();
+    expect(await store.jobs.claim(10, at(5), at(65), 'd')).toEqual([]);
+    expect(ids(await store.jobs.claim(10, at(50), at(110), 'd'))).toEqual(['h-2']);
+    // the next head is of another kind: left to that kind's lane
+    expect(await completeThenHead('h-2', 51)).toBeUndefined();
+    expect(ids(await store.jobs.claim(10, at(52), at(112), 'e'))).toEqual(['h-3']);
+    expect(await store.jobs.claimHead('chain', 'd', at(52), at(112))).toBeUndefined();
+    // the last one, then an empty queue
+    expect((await store.transaction(async (tx) => {
+      await tx.jobs.complete('h-3', at(53));
+      return tx.jobs.claimHead('chain', 'd', at(53), at(113));
+    }))?.id).toBe('h-4');
+    expect(await completeThenHead('h-4', 54)).toBeUndefined();
+    const statuses = await database.driver.all<{ id: string; status: string }>("SELECT id, status FROM jobs WHERE queue_key = 'chain' ORDER BY pk");
+    expect(statuses.map((row) => row.status)).toEqual(['done', 'done', 'done', 'done', 'done']);
+  });
+
   it('with many queues due, a lane takes heads from its earliest due jobs without walking every queue, and each queue once', async () => {
     const { executor, issued } = recordingExecutor(database.driver);
     const jobs = new SqlJobStore(executor);

@@ -150,6 +150,19 @@ export class SqlJobStore implements JobStore {
     );
   }
 
+  async claimHead(queueKey: string, kind: string, now: Date, leaseUntil: Date): Promise<JobRecord | undefined> {
+    const at = this.dialect.time(now);
+    // the queue's first open job through jobs_open (its condition word for word, for SQLite)
+    const [job] = await this.take(
+      `SELECT head.pk FROM jobs head
+       WHERE head.pk = (SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = ? AND o.status IN ('pending', 'running'))
+         AND head.kind = ? AND ${CLAIMABLE}${this.dialect.claimLocking}`,
+      [queueKey, kind, at, at],
+      leaseUntil,
+    );
+    return job;
+  }
+
   /** Marks the jobs `pkQuery` selects running, leased until `leaseUntil`, and returns them. */
   private async take(pkQuery: string, params: readonly unknown[], leaseUntil: Date): Promise<JobRecord[]> {
     const rows = await this.db.all<JobRow>(
