@@ -25,8 +25,9 @@ import { DIALECT } from '../support/test-app.js';
  * membership carries its session's creation time and pk), whose total is kept on the peer by
  * triggers (migration 0023). Exact repeats of a conclusion's text are looked up through an index
  * on the folded text (migration 0022). In v1, a user's sessions are read from its memberships
- * (they walked every session of the app), and an app's users come in pk order through an index
- * (migration 0024; every page sorted all of them). A session's messages in order, and a session's
+ * (they walked every session of the app), an app's users come in pk order through an index
+ * (migration 0024; every page sorted all of them), and a user's metamessages through the user's
+ * index (on PostgreSQL, a user holding most of the app's older ones walked the primary key). A session's messages in order, and a session's
  * or a sender's search, come through their own index even when they hold most of the workspace's
  * messages (PostgreSQL walked the primary key past the others' messages: session-messages.ts).
  */
@@ -303,6 +304,58 @@ describe(`reads of a scope (${DIALECT})`, () => {
         expect.stringMatching(/^SEARCH sp USING COVERING INDEX session_peers_peer\w* \(workspace_id=\? AND peer_id=\?\)$/),
         expect.stringMatching(/^SEARCH s USING INDEX sqlite_autoindex_sessions_1 \(workspace_id=\? AND id=\?\)$/),
       ]);
+    }
+  });
+
+  it('v1: a user\'s metamessages through the user\'s index, also when the user holds most of the app\'s older ones', async () => {
+    const { store, driver } = database;
+    const now = new Date(Date.UTC(2026, 0, 4));
+    await store.workspaces.createIfAbsent({ id: 'meta', metadata: {}, configuration: {} }, now);
+    await store.peers.ensure('meta', ['old-user', 'new-user'], now);
+    await driver.run("UPDATE workspaces SET v1_id = 'app-v1' WHERE id = 'meta'");
+    await driver.run("UPDATE peers SET v1_id = 'user-' || id WHERE workspace_id = 'meta'");
+    await store.sessions.createIfAbsent('meta', { id: 'talk', metadata: {}, configuration: {} }, now);
+    await driver.run("UPDATE sessions SET v1_id = 'talk-v1' WHERE workspace_id = 'meta' AND id = 'talk'");
+    // 3,000 of old-user's, then 2,000 of new-user's: walked along the primary key, old-user's
+    // newest page passes all of new-user's, new-user's first page all of old-user's
+    const sizes = { 'old-user': 3_000, 'new-user': 2_000 };
+    const v1 = new SqlV1Store(spy);
+    await store.transaction(async (tx) => {
+      for (const [user, size] of Object.entries(sizes)) {
+        for (let i = 0; i < size; i++) {
+          await tx.v1.insertMetamessage({
+            id: `${user}-${i}`, workspaceId: 'meta', peerId: user, appV1Id: 'app-v1', userV1Id: `user-${user}`, label: i % 2 === 0 ? 'even' : 'odd', content: `note ${i}`,
+            sessionId: i % 10 === 0 ? 'talk' : null, sessionV1Id: null, messageId: null, metadata: {}, createdAt: now,
+          });
+        }
+      }
+    });
+    if (DIALECT === 'postgres') await driver.run('ANALYZE');
+    const ids = (user: string, from: number, to: number, step = 1) =>
+      Array.from({ length: Math.floor(Math.abs(to - from) / step) + 1 }, (_, k) => `${user}-${from <= to ? from + k * step : from - k * step}`);
+    const page = (n: number, reverse: boolean) => ({ filter: null, page: n, size: 50, reverse });
+    const reads: [string, () => Promise<{ items: { id: string; userV1Id: string; appV1Id: string }[]; total: number }>, string[], number][] = [
+      ['newest first', () => v1.listMetamessages('meta', 'old-user', {}, page(1, true)), ids('old-user', 2999, 2950), 3_000],
+      ['oldest first', () => v1.listMetamessages('meta', 'new-user', {}, page(2, false)), ids('new-user', 50, 99), 2_000],
+      ['by label', () => v1.listMetamessages('meta', 'old-user', { label: 'odd' }, page(1, true)), ids('old-user', 2999, 2901, 2), 1_500],
+      ['by session', () => v1.listMetamessages('meta', 'new-user', { sessionV1Id: 'talk-v1' }, page(1, false)), ids('new-user', 0, 490, 10), 200],
+    ];
+    for (const [name, read, expected, total] of reads) {
+      const listed = await read();
+      expect(listed.items.map((m) => m.id), name).toEqual(expected);
+      expect(listed.total, name).toBe(total);
+      expect(new Set(listed.items.map((m) => `${m.appV1Id} ${m.userV1Id}`)), name).toEqual(new Set([`app-v1 user-${expected[0].replace(/-\d+$/, '')}`]));
+      const rowsRead = (await plansOf(read)).find((plan) => !/COUNT|Aggregate/.test(plan.join('\n')))!.join('\n');
+      // a filter by session may read the session's metamessages instead (its own index)
+      const index = name === 'by session' ? '(metamessages_peer|metamessages_session)' : 'metamessages_peer';
+      if (DIALECT === 'postgres') {
+        expect(rowsRead, name).toMatch(new RegExp(`(Index Scan (Backward )?using|Bitmap Index Scan on) ${index} `));
+        expect(rowsRead, name).not.toMatch(/metamessages_pkey/);
+        if (name !== 'by session') expect(rowsRead, name).not.toMatch(/\bSort\b/);
+      } else {
+        expect(rowsRead, name).toMatch(new RegExp(`SEARCH mm USING INDEX ${index} \\(workspace_id=\\? AND (peer|session)_id=\\?\\)`));
+        expect(rowsRead, name).not.toMatch(/TEMP B-TREE/);
+      }
     }
   });
 

@@ -61,12 +61,18 @@ const SESSION_COLUMNS = 's.v1_id, s.id, s.workspace_id, s.is_active, s.metadata,
 /** A session the peer (the extra `?`) has a membership row in, left or not. */
 const MEMBER_OF_SESSION = `EXISTS (SELECT 1 FROM session_peers sp
   WHERE sp.workspace_id = s.workspace_id AND sp.session_id = s.id AND sp.peer_id = ?)`;
+/*
+ * The app's and the user's v1 ids are read per row by key, not joined: joined on
+ * `p.id = mm.peer_id`, the user stays a constant to PostgreSQL's planner however the page names it,
+ * and a user holding most of an app's older metamessages had its pages walked along the primary
+ * key (Dialect.orderedWithin, session-messages.ts). The rows always exist (foreign keys).
+ */
 const METAMESSAGE_FROM = `metamessages mm
-  JOIN workspaces w ON w.id = mm.workspace_id
-  JOIN peers p ON p.workspace_id = mm.workspace_id AND p.id = mm.peer_id
   LEFT JOIN sessions s ON s.workspace_id = mm.workspace_id AND s.id = mm.session_id`;
-const METAMESSAGE_COLUMNS = `mm.id, mm.workspace_id, mm.peer_id, w.v1_id AS app_v1_id, p.v1_id AS user_v1_id, mm.label,
-  mm.content, mm.session_id, s.v1_id AS session_v1_id, mm.message_id, mm.metadata, mm.created_at`;
+const METAMESSAGE_COLUMNS = `mm.id, mm.workspace_id, mm.peer_id,
+  (SELECT w.v1_id FROM workspaces w WHERE w.id = mm.workspace_id) AS app_v1_id,
+  (SELECT p.v1_id FROM peers p WHERE p.workspace_id = mm.workspace_id AND p.id = mm.peer_id) AS user_v1_id,
+  mm.label, mm.content, mm.session_id, s.v1_id AS session_v1_id, mm.message_id, mm.metadata, mm.created_at`;
 
 export class SqlV1Store implements V1Store {
   private readonly dialect: Dialect;
@@ -372,8 +378,10 @@ export class SqlV1Store implements V1Store {
     match: { label?: string; sessionV1Id?: string; messageId?: string },
     query: V1ListQuery,
   ): Promise<Page<V1MetamessageRecord>> {
-    let where = 'mm.workspace_id = ? AND mm.peer_id = ?';
-    const params: unknown[] = [workspaceId, peerId];
+    // the user's metamessages in order through metamessages_peer (workspace_id, peer_id, pk)
+    const user = this.dialect.orderedWithin('mm.peer_id', 'mm.pk', peerId);
+    let where = `mm.workspace_id = ? AND ${user.where}`;
+    const params: unknown[] = [workspaceId, ...user.params];
     if (match.label !== undefined) {
       where += ' AND mm.label = ?';
       params.push(match.label);
@@ -387,7 +395,7 @@ export class SqlV1Store implements V1Store {
       params.push(match.messageId);
     }
     return this.page<MetamessageRow, V1MetamessageRecord>(
-      { from: METAMESSAGE_FROM, where, params, order: ['mm.pk'], metadata: 'mm.metadata' },
+      { from: METAMESSAGE_FROM, where, params, order: user.order, metadata: 'mm.metadata' },
       METAMESSAGE_COLUMNS,
       query,
       (row) => this.metamessage(row),
