@@ -68,6 +68,8 @@ export interface Config {
   sqliteCacheMb: number;
   /** How much of the SQLite file is read through a memory map, MiB; 0 turns it off (SQLITE_MMAP_MB). */
   sqliteMmapMb: number;
+  /** Where the SQLite WAL is copied into the database: a thread of its own, or the commit that fills it (SQLITE_CHECKPOINTS). */
+  sqliteCheckpoints: 'background' | 'inline';
   /** Milliseconds a client may take to send a request's headers (answered 408 after). */
   headersTimeoutMs: number;
   /** Milliseconds a client may take to send a whole request, body included (answered 408 after). */
@@ -116,6 +118,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     return 'NORMAL';
   };
 
+  const sqliteCheckpoints = (): 'background' | 'inline' => {
+    const raw = (read('SQLITE_CHECKPOINTS') ?? 'background').toLowerCase();
+    if (raw === 'background' || raw === 'inline') return raw;
+    problems.push(`SQLITE_CHECKPOINTS must be background or inline, got "${raw}"`);
+    return 'background';
+  };
+
   const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase();
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -158,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     sqliteSynchronous: sqliteSynchronous(),
     sqliteCacheMb: integer('SQLITE_CACHE_MB', SQLITE_DEFAULTS.cacheMb, 1, 1_048_576),
     sqliteMmapMb: integer('SQLITE_MMAP_MB', SQLITE_DEFAULTS.mmapMb, 0, 1_048_576),
+    sqliteCheckpoints: sqliteCheckpoints(),
     headersTimeoutMs: integer('HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
     requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
     keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),

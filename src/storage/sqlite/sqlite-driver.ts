@@ -1,4 +1,5 @@
 import { closeSync, mkdirSync, openSync, readSync, statfsSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
@@ -7,6 +8,7 @@ import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
 import { STATEMENT_CACHE_CHARS, statementCache } from '../sql/statement-cache.js';
 import { StoreUnavailableError } from '../unavailable.js';
 import { SQLITE_DEFAULTS, type SqliteOptions } from './sqlite-settings.js';
+import { BACKSTOP_FRAMES, CHECKPOINT_FRAMES, WalCheckpointer } from './wal-checkpointer.js';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
@@ -55,6 +57,10 @@ function guarded<T>(run: () => T): T {
  */
 /** Size of one copy of SQLite's wal-index header (WalIndexHdr), which the `-shm` file begins with, twice. */
 const WAL_INDEX_HEADER_BYTES = 48;
+/** In the `-shm` file: the WAL's last valid frame (WalIndexHdr.mxFrame), and the frames already copied into the database (WalCkptInfo.nBackfill, after the two headers); native byte order. */
+const MX_FRAME_AT = 16;
+const N_BACKFILL_AT = 2 * WAL_INDEX_HEADER_BYTES;
+const readU32 = endianness() === 'LE' ? (b: Buffer, at: number) => b.readUInt32LE(at) : (b: Buffer, at: number) => b.readUInt32BE(at);
 
 export class SqliteDriver implements SqlDriver {
   readonly dialect = 'sqlite' as const;
@@ -70,6 +76,9 @@ export class SqliteDriver implements SqlDriver {
   /** The wal-index file (`-shm`) of a database file, open for changeToken; undefined in memory. */
   private walIndex: number | undefined;
   private readonly walIndexHeader = Buffer.alloc(2 * WAL_INDEX_HEADER_BYTES);
+  private readonly walState = Buffer.alloc(N_BACKFILL_AT + 4);
+  /** Checkpoints in a thread of their own; undefined in memory or with `checkpoints: 'inline'`. */
+  private readonly checkpointer: WalCheckpointer | undefined;
   /** When the statement running now began (performance.now()), for engram_filter_guard. */
   private statementStarted = 0;
 
@@ -107,6 +116,38 @@ export class SqliteDriver implements SqlDriver {
         this.walIndex = undefined;
       }
     }
+    if (this.walIndex !== undefined && options.checkpoints !== 'inline') {
+      const synchronous = options.synchronous ?? 'NORMAL';
+      this.checkpointer = new WalCheckpointer(path, synchronous, (message) => {
+        // back to SQLite's own checkpoints in the commits, and said where an operator sees it
+        this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_FRAMES}`);
+        process.emitWarning(`${message}; checkpoints are made by the commits again`, { code: 'ENGRAM_SQLITE_CHECKPOINT' });
+      });
+      this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
+    }
+  }
+
+  /** Checkpoints the background thread ran (and whether it failed); undefined when there is none. */
+  get checkpoints(): { done: number; failed: number } | undefined {
+    return this.checkpointer?.counts;
+  }
+
+  /**
+   * After a write committed: frames of the WAL not yet in the database, read from the wal-index
+   * (one `pread`, as changeToken), handed to the checkpointer, which asks its thread for a
+   * checkpoint past CHECKPOINT_FRAMES.
+   */
+  private committed(): void {
+    if (this.checkpointer === undefined || this.walIndex === undefined) return;
+    const state = this.walState;
+    try {
+      if (readSync(this.walIndex, state, 0, state.length, 0) !== state.length) return;
+    } catch {
+      return;
+    }
+    // a header being rewritten (its two copies differ) is read again after the next commit
+    if (state.compare(state, WAL_INDEX_HEADER_BYTES, 2 * WAL_INDEX_HEADER_BYTES, 0, WAL_INDEX_HEADER_BYTES) !== 0) return;
+    this.checkpointer.afterCommit(readU32(state, MX_FRAME_AT) - readU32(state, N_BACKFILL_AT));
   }
 
   private statement(sql: string): Statement {
@@ -166,19 +207,26 @@ export class SqliteDriver implements SqlDriver {
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     while (this.openTransaction !== undefined) await this.openTransaction;
     this.discardBrokenTransaction();
-    return this.direct.all<T>(sql, params);
+    const rows = await this.direct.all<T>(sql, params);
+    // a write outside a transaction (UPDATE ... RETURNING) committed as it ran
+    if (this.checkpointer !== undefined && !this.statement(sql).readonly) this.committed();
+    return rows;
   }
 
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
     while (this.openTransaction !== undefined) await this.openTransaction;
     this.discardBrokenTransaction();
-    return this.direct.get<T>(sql, params);
+    const row = await this.direct.get<T>(sql, params);
+    if (this.checkpointer !== undefined && !this.statement(sql).readonly) this.committed();
+    return row;
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<number> {
     while (this.openTransaction !== undefined) await this.openTransaction;
     this.discardBrokenTransaction();
-    return this.direct.run(sql, params);
+    const changes = await this.direct.run(sql, params);
+    this.committed();
+    return changes;
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -193,6 +241,7 @@ export class SqliteDriver implements SqlDriver {
       try {
         const result = await fn(this.direct);
         guarded(() => this.db.exec('COMMIT'));
+        this.committed();
         return result;
       } catch (error) {
         // SQLite may have rolled back already (a failed write, a full disk); a failing ROLLBACK
@@ -267,6 +316,7 @@ export class SqliteDriver implements SqlDriver {
 
   async close(): Promise<void> {
     while (this.openTransaction !== undefined) await this.openTransaction;
+    await this.checkpointer?.close();
     if (this.walIndex !== undefined) closeSync(this.walIndex);
     this.walIndex = undefined;
     this.db.close();

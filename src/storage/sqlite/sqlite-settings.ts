@@ -8,12 +8,16 @@
  *   file otherwise spends half its time in read() system calls (bench/README.md, search
  *   analysis). Mapped pages are the kernel's page cache, shared by every process on the file.
  * - `filterTimeLimitMs`: how long a filtered statement may run (storage/filter-time-limit.ts).
+ * - `checkpoints`: `background` (the default for a file) copies the WAL into the database in a
+ *   thread of its own (wal-checkpointer.ts); `inline` leaves it to the commit that fills the WAL,
+ *   as SQLite does by itself.
  */
 export interface SqliteOptions {
   synchronous?: 'NORMAL' | 'FULL';
   cacheMb?: number;
   mmapMb?: number;
   filterTimeLimitMs?: number;
+  checkpoints?: 'background' | 'inline';
 }
 
 /** SQLITE_CACHE_MB and SQLITE_MMAP_MB when unset (docs/decisions.md, "Memory per process"). */
