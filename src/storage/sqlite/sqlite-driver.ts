@@ -120,7 +120,11 @@ export class SqliteDriver implements SqlDriver {
       const synchronous = options.synchronous ?? 'NORMAL';
       this.checkpointer = new WalCheckpointer(path, synchronous, (message) => {
         // back to SQLite's own checkpoints in the commits, and said where an operator sees it
-        this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_FRAMES}`);
+        try {
+          this.db.pragma(`wal_autocheckpoint = ${CHECKPOINT_FRAMES}`);
+        } catch {
+          // the connection is closed or broken: its next statement reports that
+        }
         process.emitWarning(`${message}; checkpoints are made by the commits again`, { code: 'ENGRAM_SQLITE_CHECKPOINT' });
       });
       this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
