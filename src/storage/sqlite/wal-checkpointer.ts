@@ -62,7 +62,12 @@ export class WalCheckpointer {
     if (now - this.lastAsked < MIN_INTERVAL_MS) return;
     this.lastAsked = now;
     this.inFlight = true;
-    this.started().postMessage('checkpoint');
+    try {
+      this.started().postMessage('checkpoint');
+    } catch (error) {
+      // called after a commit: whatever happens here must not look like the commit failing
+      this.fail(`the checkpoint thread could not be started: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 
   private started(): Worker {
