@@ -189,7 +189,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   );
   mountReadiness(app, deps.database.store, deps.workers ?? (() => undefined));
   const jobMetrics = new JobMetrics();
-  mountMetrics(app, deps.database.store, deps.database.driver.conflicts, config.metricsEnabled, modelCalls, jobMetrics);
+  mountMetrics(app, deps.database.store, deps.database.driver, config.metricsEnabled, modelCalls, jobMetrics);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   mountV1(app, httpDeps);

@@ -6,7 +6,7 @@ import { databaseOptions, openDatabase } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
 import { BACKSTOP_FRAMES, CHECKPOINT_FRAMES, WalCheckpointer } from '../../src/storage/sqlite/wal-checkpointer.js';
-import { DIALECT } from '../support/test-app.js';
+import { buildTestApp, DIALECT, uniqueId } from '../support/test-app.js';
 
 /*
  * SQLite's checkpoints (the WAL copied into the database) run in a thread of their own
@@ -72,6 +72,27 @@ describe.skipIf(DIALECT === 'postgres')('SQLite checkpoints', () => {
     const memory = new SqliteDriver(':memory:');
     expect(memory.checkpoints).toBeUndefined();
     await memory.close();
+  });
+
+  it('are counted at /metrics', async () => {
+    const api = await buildTestApp({ DATABASE_URL: join(dir, 'metrics.db'), METRICS_ENABLED: 'true' });
+    try {
+      const counted = async () => (await api.get('/metrics')).text.split('\n').filter((line) => line.startsWith('engram_sqlite_checkpoints_total'));
+      expect(await counted()).toEqual(['engram_sqlite_checkpoints_total{outcome="done"} 0', 'engram_sqlite_checkpoints_total{outcome="failed"} 0']);
+      // messages of about a page each, 20 to a request, until the thread has run
+      const ws = uniqueId();
+      await api.post('/v3/workspaces', { id: ws });
+      await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's' });
+      const deadline = Date.now() + 30_000;
+      for (let batch = 0; (await counted())[0].endsWith(' 0'); batch++) {
+        if (Date.now() > deadline) throw new Error('no checkpoint by the thread');
+        const messages = Array.from({ length: 20 }, (_, i) => ({ peer_id: 'alice', content: `note ${batch} ${i} ${'word '.repeat(800)}` }));
+        expect((await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages })).status).toBe(201);
+      }
+      expect(await counted()).toEqual([expect.stringMatching(/^engram_sqlite_checkpoints_total\{outcome="done"\} [1-9]\d*$/), 'engram_sqlite_checkpoints_total{outcome="failed"} 0']);
+    } finally {
+      await api.close();
+    }
   });
 
   it('refuse a SQLITE_CHECKPOINTS that is neither background nor inline', () => {

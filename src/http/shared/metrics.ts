@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, Gauge, collectDefaultMetrics } from 'prom-client';
 import type { ChatReport } from '../../domain/reasoning/chat.js';
 import type { Store } from '../../storage/store.js';
-import type { ConflictCounts } from '../../storage/sql/driver.js';
+import type { SqlDriver } from '../../storage/sql/driver.js';
 import type { AttemptOutcome } from '../../jobs/worker.js';
 import type { ModelCallEvent, ModelCallObserver } from '../../llm/models.js';
 import { GroupMetricsError, metricsSource } from './group-metrics.js';
@@ -80,13 +80,13 @@ export class JobMetrics {
 /**
  * Prometheus metrics at `GET /metrics` (contract §7.8): request counts and latencies per route
  * pattern and status, process metrics, the work queue's depth by job status, job attempts
- * (`jobs`), and the writes the database ended to resolve conflicts (`conflicts`: the driver's
- * counts). A process of a group answers with the whole group's (group-metrics.ts).
+ * (`jobs`), the writes the database ended to resolve conflicts and SQLite's checkpoints in their
+ * thread (the driver's counts). A process of a group answers with the whole group's (group-metrics.ts).
  */
 export function mountMetrics(
   app: FastifyInstance,
   store: Store,
-  conflicts: Readonly<ConflictCounts>,
+  driver: Pick<SqlDriver, 'conflicts' | 'checkpoints'>,
   enabled: boolean,
   modelCalls?: ModelCallMetrics,
   jobs?: JobMetrics,
@@ -142,8 +142,22 @@ export function mountMetrics(
     registers: [registry],
     collect() {
       this.reset();
-      this.inc({ outcome: 'retried' }, conflicts.retried);
-      this.inc({ outcome: 'failed' }, conflicts.failed);
+      this.inc({ outcome: 'retried' }, driver.conflicts.retried);
+      this.inc({ outcome: 'failed' }, driver.conflicts.failed);
+    },
+  });
+
+  new Counter({
+    name: 'engram_sqlite_checkpoints_total',
+    help: "SQLite checkpoints (the WAL copied into the database file) run by the process's checkpoint thread, and the thread's failure (the commits then checkpoint again): SQLITE_CHECKPOINTS",
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const checkpoints = driver.checkpoints;
+      if (checkpoints === undefined) return;
+      this.inc({ outcome: 'done' }, checkpoints.done);
+      this.inc({ outcome: 'failed' }, checkpoints.failed);
     },
   });
 

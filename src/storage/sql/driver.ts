@@ -29,6 +29,8 @@ export class RowVanishedError extends Error {}
 export interface SqlDriver extends SqlExecutor {
   /** Conflicts so far (always none on SQLite, whose writers take turns). */
   readonly conflicts: Readonly<ConflictCounts>;
+  /** SQLite: checkpoints its background thread ran, and whether it failed (undefined when there is none). */
+  readonly checkpoints?: Readonly<{ done: number; failed: number }>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**
