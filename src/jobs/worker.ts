@@ -351,9 +351,10 @@ export class Worker {
       }
     }
     this.options.onAttempt?.({ kind: job.kind, outcome: attemptOutcome(job, outcome), durationMs: started === undefined ? 0 : performance.now() - started });
+    const chain = this.chainLane(job, handler);
     let next: { job: JobRecord; leaseEnds: number } | undefined;
     try {
-      next = await this.record(job, outcome, this.chainLane(job, handler));
+      next = await this.record(job, outcome, chain);
     } catch (error) {
       if (isStoreUnavailable(error)) {
         // kept and written once the store answers again (before the lease runs out)
@@ -366,14 +367,14 @@ export class Worker {
     } finally {
       this.leaseEnds.delete(job.id);
     }
-    if (next === undefined) return false;
+    if (next === undefined || chain === undefined) return false;
     if (this.stopping) {
       // stop() may have counted the running jobs already: give the next one back unrun
       await this.store.jobs.release(next.job.id).catch(() => undefined);
       return false;
     }
     this.leaseEnds.set(next.job.id, next.leaseEnds);
-    for (const lane of this.lanes) if (lane.kind === next.job.kind) lane.running.add(next.job.id);
+    chain.running.add(next.job.id);
     this.launch(next.job);
     return true;
   }

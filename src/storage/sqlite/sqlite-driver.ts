@@ -75,8 +75,8 @@ export class SqliteDriver implements SqlDriver {
   private readonly folder: string | undefined;
   /** The wal-index file (`-shm`) of a database file, open for changeToken; undefined in memory. */
   private walIndex: number | undefined;
-  private readonly walIndexHeader = Buffer.alloc(2 * WAL_INDEX_HEADER_BYTES);
-  private readonly walState = Buffer.alloc(N_BACKFILL_AT + 4);
+  /** The wal-index header's two copies and the checkpoint's nBackfill after them, as read last. */
+  private readonly walIndexHeader = Buffer.alloc(N_BACKFILL_AT + 4);
   /** Checkpoints in a thread of their own; undefined in memory or with `checkpoints: 'inline'`. */
   private readonly checkpointer: WalCheckpointer | undefined;
   /** When the statement running now began (performance.now()), for engram_filter_guard. */
@@ -142,16 +142,28 @@ export class SqliteDriver implements SqlDriver {
    * checkpoint past CHECKPOINT_FRAMES.
    */
   private committed(): void {
-    if (this.checkpointer === undefined || this.walIndex === undefined) return;
-    const state = this.walState;
+    if (this.checkpointer === undefined) return;
+    // a header being rewritten is read again after the next commit
+    const header = this.readWalIndex();
+    if (header !== undefined) this.checkpointer.afterCommit(readU32(header, MX_FRAME_AT) - readU32(header, N_BACKFILL_AT));
+  }
+
+  /**
+   * The start of the `-shm` file in one `pread`: the wal-index header (twice) and the
+   * checkpoint's nBackfill; undefined when it cannot be read, is not built yet, or is being
+   * rewritten (SQLite writes the second copy first, so the two differ during a commit).
+   */
+  private readWalIndex(): Buffer | undefined {
+    if (this.walIndex === undefined) return undefined;
+    const header = this.walIndexHeader;
     try {
-      if (readSync(this.walIndex, state, 0, state.length, 0) !== state.length) return;
+      if (readSync(this.walIndex, header, 0, header.length, 0) !== header.length) return undefined;
     } catch {
-      return;
+      return undefined;
     }
-    // a header being rewritten (its two copies differ) is read again after the next commit
-    if (state.compare(state, WAL_INDEX_HEADER_BYTES, 2 * WAL_INDEX_HEADER_BYTES, 0, WAL_INDEX_HEADER_BYTES) !== 0) return;
-    this.checkpointer.afterCommit(readU32(state, MX_FRAME_AT) - readU32(state, N_BACKFILL_AT));
+    // isInit (byte 12) is 1 once a connection has built the index
+    if (header[12] !== 1 || header.compare(header, WAL_INDEX_HEADER_BYTES, 2 * WAL_INDEX_HEADER_BYTES, 0, WAL_INDEX_HEADER_BYTES) !== 0) return undefined;
+    return header;
   }
 
   private statement(sql: string): Statement {
@@ -185,19 +197,38 @@ export class SqliteDriver implements SqlDriver {
     return statement;
   }
 
+  /** After `statement` ran: a write outside a transaction has committed (transaction() tells of its own commit). */
+  private ran(statement: Statement): void {
+    if (this.checkpointer !== undefined && !statement.readonly && !this.db.inTransaction) this.committed();
+  }
+
   private readonly direct: SqlExecutor = {
     dialect: 'sqlite',
-    all: async <T>(sql: string, params: readonly unknown[] = []) => guarded(() => this.starting(sql).all(...params) as T[]),
+    all: async <T>(sql: string, params: readonly unknown[] = []) =>
+      guarded(() => {
+        const statement = this.starting(sql);
+        const rows = statement.all(...params) as T[];
+        this.ran(statement);
+        return rows;
+      }),
     get: async <T>(sql: string, params: readonly unknown[] = []) =>
       guarded(() => {
         const statement = this.starting(sql);
         // A write (INSERT ... RETURNING) is run to completion: get() stops after the first row,
         // and outside a transaction SQLite then commits in a reset whose error better-sqlite3
         // drops, so a commit refused by a full or read-only disk would look like a success.
-        if (!statement.readonly) return statement.all(...params)[0] as T | undefined;
-        return statement.get(...params) as T | undefined;
+        if (statement.readonly) return statement.get(...params) as T | undefined;
+        const [row] = statement.all(...params) as T[];
+        this.ran(statement);
+        return row;
       }),
-    run: async (sql: string, params: readonly unknown[] = []) => guarded(() => this.starting(sql).run(...params).changes),
+    run: async (sql: string, params: readonly unknown[] = []) =>
+      guarded(() => {
+        const statement = this.starting(sql);
+        const { changes } = statement.run(...params);
+        this.ran(statement);
+        return changes;
+      }),
   };
 
   /**
@@ -211,26 +242,19 @@ export class SqliteDriver implements SqlDriver {
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     while (this.openTransaction !== undefined) await this.openTransaction;
     this.discardBrokenTransaction();
-    const rows = await this.direct.all<T>(sql, params);
-    // a write outside a transaction (UPDATE ... RETURNING) committed as it ran
-    if (this.checkpointer !== undefined && !this.statement(sql).readonly) this.committed();
-    return rows;
+    return this.direct.all<T>(sql, params);
   }
 
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
     while (this.openTransaction !== undefined) await this.openTransaction;
     this.discardBrokenTransaction();
-    const row = await this.direct.get<T>(sql, params);
-    if (this.checkpointer !== undefined && !this.statement(sql).readonly) this.committed();
-    return row;
+    return this.direct.get<T>(sql, params);
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<number> {
     while (this.openTransaction !== undefined) await this.openTransaction;
     this.discardBrokenTransaction();
-    const changes = await this.direct.run(sql, params);
-    this.committed();
-    return changes;
+    return this.direct.run(sql, params);
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -306,16 +330,7 @@ export class SqliteDriver implements SqlDriver {
    * closes), so the descriptor always reads the live header.
    */
   changeToken(): string | undefined {
-    if (this.walIndex === undefined) return undefined;
-    const header = this.walIndexHeader;
-    try {
-      if (readSync(this.walIndex, header, 0, header.length, 0) !== header.length) return undefined;
-    } catch {
-      return undefined;
-    }
-    // isInit (byte 12) is 1 once a connection has built the index
-    if (header[12] !== 1 || header.compare(header, WAL_INDEX_HEADER_BYTES, 2 * WAL_INDEX_HEADER_BYTES, 0, WAL_INDEX_HEADER_BYTES) !== 0) return undefined;
-    return header.toString('latin1', 0, WAL_INDEX_HEADER_BYTES);
+    return this.readWalIndex()?.toString('latin1', 0, WAL_INDEX_HEADER_BYTES);
   }
 
   async close(): Promise<void> {
