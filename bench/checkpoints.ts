@@ -15,6 +15,7 @@ import { openDatabase } from '../src/app.js';
 import { DELIVER_WEBHOOK } from '../src/domain/follow-ups.js';
 import { SqliteDriver } from '../src/storage/sqlite/sqlite-driver.js';
 import type { NewJob } from '../src/storage/store.js';
+import { percentile } from './load.js';
 
 const jobCount = Number(process.env.BENCH_CHECKPOINT_JOBS ?? 8_000);
 const commits = Number(process.env.BENCH_CHECKPOINT_COMMITS ?? 5_000);
@@ -45,11 +46,11 @@ async function run(checkpoints: 'inline' | 'background'): Promise<void> {
     delay.disable();
     times.sort((a, b) => a - b);
     const us = (ms: number) => `${Math.round(ms * 1000).toLocaleString('en-US')} µs`;
-    const at = (q: number) => us(times[Math.floor(q * (times.length - 1))]);
+    const at = (p: number) => us(percentile(times, p));
     const mean = times.reduce((a, b) => a + b, 0) / times.length;
     const ran = db.driver instanceof SqliteDriver ? db.driver.checkpoints : undefined;
     console.log(
-      `${checkpoints.padEnd(10)} ${times.length} commits: mean ${us(mean)}, p50 ${at(0.5)}, p99 ${at(0.99)}, max ${at(1)}, ${times.filter((t) => t > 5).length} over 5 ms; ` +
+      `${checkpoints.padEnd(10)} ${times.length} commits: mean ${us(mean)}, p50 ${at(50)}, p99 ${at(99)}, max ${at(100)}, ${times.filter((t) => t > 5).length} over 5 ms; ` +
         `event loop held at most ${(delay.max / 1e6).toFixed(1)} ms; checkpoints by the thread: ${ran?.done ?? 0}${ran?.failed ? ' (it failed)' : ''}`,
     );
   } finally {
