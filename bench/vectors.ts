@@ -14,11 +14,13 @@
  * sessions (what a chat searches), over 100 queries each;
  * on SQLite also the share of the exact ten nearest found (computed by a scan of every stored
  * vector, or of the listed sessions' vectors), and the time of that scan, which is what every
- * search cost before the signs; and the
+ * search cost before the signs; on SQLite the event loop's delay during workspace searches with
+ * the scans in the read thread and on the server connection; and the
  * purge of one session of 100 messages.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { openDatabase } from '../src/app.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
@@ -33,6 +35,7 @@ const QUERIES = Number(env.BENCH_VECTOR_QUERIES ?? 2_000);
 const K = 10;
 const MESSAGES = Number(env.BENCH_VECTOR_MESSAGES ?? 100_000);
 const MESSAGE_QUERIES = 100;
+const LOOP_SEARCHES = 50;
 
 /** A deterministic generator, so runs compare. */
 function random(seed: number): () => number {
@@ -115,7 +118,7 @@ async function main(): Promise<void> {
         `max ${times[times.length - 1].toFixed(2)} ms over ${QUERIES.toLocaleString('en')} queries (aim: p99 under 20 ms on SQLite)`,
     );
     await store.workspaces.delete(workspaceId);
-    if (MESSAGES > 0) await messages(database, pgUrl === undefined);
+    if (MESSAGES > 0) await messages(database, file);
   } finally {
     await database.driver.close();
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
@@ -144,7 +147,8 @@ function summary(times: number[]): string {
   return `p50 ${percentile(sorted, 50).toFixed(2)} ms, p99 ${percentile(sorted, 99).toFixed(2)} ms`;
 }
 
-async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqlite: boolean): Promise<void> {
+async function messages(database: Awaited<ReturnType<typeof openDatabase>>, file: string | undefined): Promise<void> {
+  const sqlite = file !== undefined;
   const store = database.store;
   const sessions = 1_000;
   console.log(`\nMessage vector search: ${MESSAGES.toLocaleString('en')} message chunks in one workspace of ${sessions.toLocaleString('en')} sessions, ${DIMENSIONS} dimensions`);
@@ -228,12 +232,46 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, sqli
     console.log(`  exact ten nearest found among its first ten: ${share(found)}; a scan of every vector (the exact answer): ${summary(exactTimes)}`);
     console.log(`  exact ten nearest of the sessions found: ${share(foundInList.observed)} of ${observed.length} sessions, ${share(foundInList.few)} of ${few.length}`);
   }
+  if (file !== undefined) await loopWhileSearching(database, file, workspaceId, () => nearTopic(topics[Math.floor(next() * topics.length)], next));
   const purged = sessionName(sessions - 1);
   const t0 = performance.now();
   await store.sessions.deactivate(workspaceId, purged);
   await store.sessions.purgeInactive(workspaceId, purged);
   console.log(`  purge of a session of ${Math.ceil(MESSAGES / sessions)} messages with vectors: ${(performance.now() - t0).toFixed(1)} ms`);
   await store.workspaces.delete(workspaceId);
+}
+
+/**
+ * SQLite: what the workspace searches do to the rest of the process. LOOP_SEARCHES searches run
+ * one after another (a turn of the event loop between two), once on the store as opened (the scans in the read thread,
+ * SQLITE_VECTOR_SCANS=thread) and once through a second connection with the scans inline; the
+ * event loop's delay during each (monitorEventLoopDelay, 1 ms resolution) is what any other
+ * request of the process would have waited.
+ */
+async function loopWhileSearching(database: Awaited<ReturnType<typeof openDatabase>>, file: string, workspaceId: string, query: () => Float32Array): Promise<void> {
+  const inline = await openDatabase(file, { sqlite: { vectorScans: 'inline' } });
+  try {
+    const vectors = Array.from({ length: LOOP_SEARCHES }, query);
+    const line: string[] = [];
+    for (const [name, store] of [['inline', inline.store], ['read thread', database.store]] as const) {
+      const delay = monitorEventLoopDelay({ resolution: 1 });
+      const times: number[] = [];
+      delay.enable();
+      for (const vector of vectors) {
+        // a turn of the event loop between searches, as between the requests of a server
+        await new Promise((resolve) => setImmediate(resolve));
+        const t0 = performance.now();
+        await store.vectors.nearestMessages({ workspaceId, vector, k: 40 });
+        times.push(performance.now() - t0);
+      }
+      delay.disable();
+      const ms = (ns: number) => (ns / 1e6).toFixed(1);
+      line.push(`${name}: search ${summary(times)}, event-loop delay p99 ${ms(delay.percentile(99))} ms, max ${ms(delay.max)} ms`);
+    }
+    console.log(`  ${LOOP_SEARCHES} workspace searches one after another, ${line.join('; ')}`);
+  } finally {
+    await inline.driver.close();
+  }
 }
 
 function walSize(file: string): number {

@@ -42,7 +42,7 @@ export interface DatabaseOptions {
 /** The connection settings of `config`, for openDatabase. */
 export function databaseOptions(config: Config): DatabaseOptions {
   return {
-    sqlite: { synchronous: config.sqliteSynchronous, cacheMb: config.sqliteCacheMb, mmapMb: config.sqliteMmapMb, checkpoints: config.sqliteCheckpoints },
+    sqlite: { synchronous: config.sqliteSynchronous, cacheMb: config.sqliteCacheMb, mmapMb: config.sqliteMmapMb, checkpoints: config.sqliteCheckpoints, vectorScans: config.sqliteVectorScans },
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     filterTimeLimitMs: config.filterTimeLimitMs,
   };

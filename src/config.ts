@@ -70,6 +70,8 @@ export interface Config {
   sqliteMmapMb: number;
   /** Where the SQLite WAL is copied into the database: a thread of its own, or the commit that fills it (SQLITE_CHECKPOINTS). */
   sqliteCheckpoints: 'background' | 'inline';
+  /** Where SQLite's scans of vectors run: a connection in a thread of its own, or the server connection (SQLITE_VECTOR_SCANS). */
+  sqliteVectorScans: 'thread' | 'inline';
   /** Milliseconds a client may take to send a request's headers (answered 408 after). */
   headersTimeoutMs: number;
   /** Milliseconds a client may take to send a whole request, body included (answered 408 after). */
@@ -118,11 +120,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     return 'NORMAL';
   };
 
-  const sqliteCheckpoints = (): 'background' | 'inline' => {
-    const raw = (read('SQLITE_CHECKPOINTS') ?? 'background').toLowerCase();
-    if (raw === 'background' || raw === 'inline') return raw;
-    problems.push(`SQLITE_CHECKPOINTS must be background or inline, got "${raw}"`);
-    return 'background';
+  /** A setting with one of `values` (in any case); the first is the default. */
+  const oneOf = <T extends string>(name: string, values: readonly [T, ...T[]]): T => {
+    const raw = (read(name) ?? values[0]).toLowerCase();
+    if ((values as readonly string[]).includes(raw)) return raw as T;
+    problems.push(`${name} must be ${values.join(' or ')}, got "${raw}"`);
+    return values[0];
   };
 
   const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase();
@@ -167,7 +170,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     sqliteSynchronous: sqliteSynchronous(),
     sqliteCacheMb: integer('SQLITE_CACHE_MB', SQLITE_DEFAULTS.cacheMb, 1, 1_048_576),
     sqliteMmapMb: integer('SQLITE_MMAP_MB', SQLITE_DEFAULTS.mmapMb, 0, 1_048_576),
-    sqliteCheckpoints: sqliteCheckpoints(),
+    sqliteCheckpoints: oneOf('SQLITE_CHECKPOINTS', ['background', 'inline']),
+    sqliteVectorScans: oneOf('SQLITE_VECTOR_SCANS', ['thread', 'inline']),
     headersTimeoutMs: integer('HEADERS_TIMEOUT_MS', 10_000, 100, 3_600_000),
     requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
     keepAliveTimeoutMs: integer('KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),

@@ -80,13 +80,13 @@ export class JobMetrics {
 /**
  * Prometheus metrics at `GET /metrics` (contract §7.8): request counts and latencies per route
  * pattern and status, process metrics, the work queue's depth by job status, job attempts
- * (`jobs`), the writes the database ended to resolve conflicts and SQLite's checkpoints in their
- * thread (the driver's counts). A process of a group answers with the whole group's (group-metrics.ts).
+ * (`jobs`), the writes the database ended to resolve conflicts and SQLite's checkpoints and reads in
+ * their threads (the driver's counts). A process of a group answers with the whole group's (group-metrics.ts).
  */
 export function mountMetrics(
   app: FastifyInstance,
   store: Store,
-  driver: Pick<SqlDriver, 'conflicts' | 'checkpoints'>,
+  driver: Pick<SqlDriver, 'conflicts' | 'checkpoints' | 'threadReads'>,
   enabled: boolean,
   modelCalls?: ModelCallMetrics,
   jobs?: JobMetrics,
@@ -147,19 +147,31 @@ export function mountMetrics(
     },
   });
 
-  new Counter({
-    name: 'engram_sqlite_checkpoints_total',
-    help: "SQLite checkpoints (the WAL copied into the database file) run by the process's checkpoint thread, and the thread's failure (the commits then checkpoint again): SQLITE_CHECKPOINTS",
-    labelNames: ['outcome'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const checkpoints = driver.checkpoints;
-      if (checkpoints === undefined) return;
-      this.inc({ outcome: 'done' }, checkpoints.done);
-      this.inc({ outcome: 'failed' }, checkpoints.failed);
-    },
-  });
+  // the driver's threads (SQLite): what each ran, and its failure
+  const threadCounter = (name: string, help: string, counts: () => Readonly<{ done: number; failed: number }> | undefined) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['outcome'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        const now = counts();
+        if (now === undefined) return;
+        this.inc({ outcome: 'done' }, now.done);
+        this.inc({ outcome: 'failed' }, now.failed);
+      },
+    });
+  threadCounter(
+    'engram_sqlite_checkpoints_total',
+    "SQLite checkpoints (the WAL copied into the database file) run by the process's checkpoint thread, and the thread's failure (the commits then checkpoint again): SQLITE_CHECKPOINTS",
+    () => driver.checkpoints,
+  );
+  threadCounter(
+    'engram_sqlite_thread_reads_total',
+    "SQLite statements (vector scans) run by the process's read thread, and the thread's failure (the scans then run on the server connection again): SQLITE_VECTOR_SCANS",
+    () => driver.threadReads,
+  );
 
   app.addHook('onResponse', (request, reply, done) => {
     // the route pattern, not the URL: ids must not become label values

@@ -6,6 +6,13 @@ export interface SqlExecutor {
   all<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
   run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /**
+   * A long read-only statement (a scan of vectors), run where it holds no other work: SQLite runs
+   * it on a connection in a thread of its own when this is a file database's driver outside a
+   * transaction (sqlite/read-thread.ts). Absent where `all` does as well (PostgreSQL, whose
+   * statements never hold the event loop; a transaction, whose own writes the read must see).
+   */
+  allAside?<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
 }
 
 /**
@@ -31,6 +38,8 @@ export interface SqlDriver extends SqlExecutor {
   readonly conflicts: Readonly<ConflictCounts>;
   /** SQLite: checkpoints its background thread ran, and whether it failed (undefined when there is none). */
   readonly checkpoints?: Readonly<{ done: number; failed: number }>;
+  /** SQLite: statements its read thread ran, and whether it failed (undefined when there is none). */
+  readonly threadReads?: Readonly<{ done: number; failed: number }>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**

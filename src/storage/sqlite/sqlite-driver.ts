@@ -8,6 +8,7 @@ import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
 import { STATEMENT_CACHE_CHARS, statementCache } from '../sql/statement-cache.js';
 import { StoreUnavailableError } from '../unavailable.js';
 import { SQLITE_DEFAULTS, type SqliteOptions } from './sqlite-settings.js';
+import { ReadThread, ReadThreadUnavailable } from './read-thread.js';
 import { BACKSTOP_FRAMES, CHECKPOINT_FRAMES, WalCheckpointer } from './wal-checkpointer.js';
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -79,6 +80,8 @@ export class SqliteDriver implements SqlDriver {
   private readonly walIndexHeader = Buffer.alloc(N_BACKFILL_AT + 4);
   /** Checkpoints in a thread of their own; undefined in memory or with `checkpoints: 'inline'`. */
   private readonly checkpointer: WalCheckpointer | undefined;
+  /** Vector scans on a connection in a thread of its own; undefined in memory or with `vectorScans: 'inline'`. */
+  private readonly reader: ReadThread | undefined;
   /** When the statement running now began (performance.now()), for engram_filter_guard. */
   private statementStarted = 0;
 
@@ -129,6 +132,17 @@ export class SqliteDriver implements SqlDriver {
       });
       this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
     }
+    if (this.walIndex !== undefined && options.vectorScans !== 'inline') {
+      const settings = { cacheMb: options.cacheMb ?? SQLITE_DEFAULTS.cacheMb, mmapMb: options.mmapMb ?? SQLITE_DEFAULTS.mmapMb };
+      this.reader = new ReadThread(path, settings, (message) => {
+        process.emitWarning(`${message}; vector scans run on the server connection again`, { code: 'ENGRAM_SQLITE_READ_THREAD' });
+      });
+    }
+  }
+
+  /** Statements the read thread ran (and whether it failed); undefined when there is none. */
+  get threadReads(): { done: number; failed: number } | undefined {
+    return this.reader?.counts;
   }
 
   /** Checkpoints the background thread ran (and whether it failed); undefined when there is none. */
@@ -245,6 +259,23 @@ export class SqliteDriver implements SqlDriver {
     return this.direct.all<T>(sql, params);
   }
 
+  /**
+   * `all`, on the read thread's connection while it works (see SqlExecutor.allAside): it reads
+   * the last commit, as `all` does outside a transaction, without waiting for a transaction open
+   * on this connection. A statement's own error is thrown as `all` would throw it; a thread that
+   * failed leaves the read (and the next ones) to `all`.
+   */
+  async allAside<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    if (this.reader?.available === true) {
+      try {
+        return await this.reader.all<T>(sql, params);
+      } catch (error) {
+        if (!(error instanceof ReadThreadUnavailable)) throw classifySqliteError(error);
+      }
+    }
+    return this.all<T>(sql, params);
+  }
+
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
     while (this.openTransaction !== undefined) await this.openTransaction;
     this.discardBrokenTransaction();
@@ -336,6 +367,7 @@ export class SqliteDriver implements SqlDriver {
   async close(): Promise<void> {
     while (this.openTransaction !== undefined) await this.openTransaction;
     await this.checkpointer?.close();
+    await this.reader?.close();
     if (this.walIndex !== undefined) closeSync(this.walIndex);
     this.walIndex = undefined;
     this.db.close();

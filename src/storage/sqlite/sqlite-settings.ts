@@ -11,6 +11,8 @@
  * - `checkpoints`: `background` (the default for a file) copies the WAL into the database in a
  *   thread of its own (wal-checkpointer.ts); `inline` leaves it to the commit that fills the WAL,
  *   as SQLite does by itself.
+ * - `vectorScans`: `thread` (the default for a file) runs the scans of vectors on a connection in
+ *   a thread of its own (read-thread.ts); `inline` runs them on the server connection.
  */
 export interface SqliteOptions {
   synchronous?: 'NORMAL' | 'FULL';
@@ -18,6 +20,7 @@ export interface SqliteOptions {
   mmapMb?: number;
   filterTimeLimitMs?: number;
   checkpoints?: 'background' | 'inline';
+  vectorScans?: 'thread' | 'inline';
 }
 
 /** SQLITE_CACHE_MB and SQLITE_MMAP_MB when unset (docs/decisions.md, "Memory per process"). */

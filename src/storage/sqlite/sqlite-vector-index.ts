@@ -201,6 +201,14 @@ export class SqliteVectorIndex implements VectorIndex {
     });
   }
 
+  /**
+   * A statement that scans vectors: on the driver's read thread where it has one, so the scan
+   * holds no other work of the process (SqlExecutor.allAside; in a transaction, here).
+   */
+  private scan<T>(sql: string, params: readonly unknown[]): Promise<T[]> {
+    return this.db.allAside !== undefined ? this.db.allAside<T>(sql, params) : this.db.all<T>(sql, params);
+  }
+
   dimensions(): Promise<number | undefined> {
     return this.sizes.stored();
   }
@@ -241,7 +249,7 @@ export class SqliteVectorIndex implements VectorIndex {
       where.push('v.session_id = ?');
       params.push(query.sessionId ?? '');
     }
-    const rows = await this.db.all<{ id: string; distance: number }>(
+    const rows = await this.scan<{ id: string; distance: number }>(
       `SELECT c.id, n.distance FROM (SELECT v.rowid AS pk, v.distance FROM conclusion_vectors v WHERE ${where.join(' AND ')}) n
        JOIN conclusions c ON c.pk = n.pk WHERE c.deleted_at IS NULL ORDER BY n.distance, c.pk`,
       params,
@@ -304,7 +312,7 @@ export class SqliteVectorIndex implements VectorIndex {
       params.push(query.peerId);
     }
     params.push(k);
-    const rows = await this.db.all<{ id: string; distance: number }>(
+    const rows = await this.scan<{ id: string; distance: number }>(
       `SELECT m.id, vec_distance_cosine(e.embedding, ?) AS distance
        FROM (SELECT s.rowid AS vid FROM message_embedding_signs s WHERE ${where.join(' AND ')}) n
        JOIN message_embeddings e ON e.rowid = n.vid
