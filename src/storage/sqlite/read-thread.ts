@@ -59,9 +59,9 @@ export class ReadThreadError extends Error {
  * scan of a workspace's vectors (tens of milliseconds at 100,000 chunks) held every request of
  * the process; sent here it holds only this thread, and the event loop (and the other core) go on.
  * What it reads is the last commit, as a statement on the server connection outside a transaction
- * does. The thread starts with the first read (about 10 MB), so a process that never searches
- * vectors never has it. If it cannot start or dies, `onFailure` is told once, the reads waiting for
- * it fail over to the caller, and `all` answers undefined from then on: the caller reads inline.
+ * does. The thread starts with the first read (about 8 MB), so a process that never searches
+ * vectors never has it. If it cannot start or dies, `onFailure` is told once, and the reads
+ * waiting for it and every later one are rejected with ReadThreadUnavailable: the caller reads inline.
  */
 export class ReadThread {
   private thread: Worker | undefined;
