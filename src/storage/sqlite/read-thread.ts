@@ -59,8 +59,9 @@ export class ReadThreadError extends Error {
  * scan of a workspace's vectors (tens of milliseconds at 100,000 chunks) held every request of
  * the process; sent here it holds only this thread, and the event loop (and the other core) go on.
  * What it reads is the last commit, as a statement on the server connection outside a transaction
- * does. The thread starts with the first read (about 8 MB), so a process that never searches
- * vectors never has it. If it cannot start or dies, `onFailure` is told once, and the reads
+ * does. The thread starts with the first read (about 10 MB resident, 20 to 25 MB once it has served
+ * thousands of reads, as any node:worker_threads thread that exchanges messages), so a process that
+ * never searches vectors never has it. If it cannot start or dies, `onFailure` is told once, and the reads
  * waiting for it and every later one are rejected with ReadThreadUnavailable: the caller reads inline.
  */
 export class ReadThread {
