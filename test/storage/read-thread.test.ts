@@ -201,7 +201,7 @@ describe.skipIf(DIALECT === 'postgres')('SQLite vector scans in a read thread', 
     const thread = new ReadThread(join(dir, 'missing', 'gone.db'), { cacheMb: 1, mmapMb: 0 }, (message) => failures.push(message));
     try {
       await expect(thread.all('SELECT 1', [])).rejects.toBeInstanceOf(ReadThreadUnavailable);
-      expect(thread.available).toBe(false);
+      expect(thread.usable).toBe(false);
       await expect(thread.all('SELECT 1', [])).rejects.toBeInstanceOf(ReadThreadUnavailable);
       expect(failures).toHaveLength(1);
       expect(failures[0]).toMatch(/^the read thread (failed|exited)/);

@@ -1,10 +1,7 @@
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { HelperThread, resolvePackage } from './helper-thread.js';
 
 /*
- * The thread's code, run as CommonJS from text (`eval`), as the checkpoint thread's
- * (wal-checkpointer.ts): a file of its own would have to be found as TypeScript under tsx and
- * vitest and as JavaScript once built. Its connection is the server connection's twin for reads:
+ * The thread's code (helper-thread.ts). Its connection is the server connection's twin for reads:
  * the same file, sqlite-vec loaded, `query_only` so that nothing sent here can write. Statements
  * are prepared once and kept (the callers send a handful of texts). A blob comes back from
  * structured cloning as a plain Uint8Array, which better-sqlite3 binds only as a Buffer.
@@ -64,24 +61,16 @@ export class ReadThreadError extends Error {
  * never searches vectors never has it. If it cannot start or dies, `onFailure` is told once, and the reads
  * waiting for it and every later one are rejected with ReadThreadUnavailable: the caller reads inline.
  */
-export class ReadThread {
-  private thread: Worker | undefined;
+export class ReadThread extends HelperThread<Answer> {
   private readonly waiting = new Map<number, Waiting>();
   private nextId = 0;
-  private failed = false;
-  private closing = false;
-  /** Statements the thread ran (with an answer or an SQL error), and whether it failed. */
-  readonly counts = { done: 0, failed: 0 };
 
   constructor(
     private readonly path: string,
     private readonly settings: { cacheMb: number; mmapMb: number },
-    private readonly onFailure: (message: string) => void,
-  ) {}
-
-  /** Whether reads can be sent (the thread has not failed and the driver is open). */
-  get available(): boolean {
-    return !this.failed && !this.closing;
+    onFailure: (message: string) => void,
+  ) {
+    super('read thread', onFailure);
   }
 
   /**
@@ -89,74 +78,41 @@ export class ReadThread {
    * ReadThreadError), or with ReadThreadUnavailable when the thread failed before answering.
    */
   all<T>(sql: string, params: readonly unknown[]): Promise<T[]> {
-    if (!this.available) return Promise.reject(new ReadThreadUnavailable('the read thread is not available'));
-    let thread: Worker;
-    try {
-      thread = this.started();
-    } catch (error) {
-      this.fail(`the read thread could not be started: ${error instanceof Error ? error.message : String(error)}`);
-      return Promise.reject(new ReadThreadUnavailable('the read thread could not be started'));
-    }
+    const thread = this.usable ? this.started(THREAD_CODE, () => this.workerData()) : undefined;
+    if (thread === undefined) return Promise.reject(new ReadThreadUnavailable('the read thread is not available'));
     const id = this.nextId++;
     return new Promise<T[]>((resolve, reject) => {
       this.waiting.set(id, { resolve: resolve as (rows: unknown[]) => void, reject });
       // keeps the process alive only while a read is waiting for its answer
-      if (this.waiting.size === 1) thread.ref();
+      if (this.waiting.size === 1) this.hold(true);
       thread.postMessage({ id, sql, params });
     });
   }
 
-  private started(): Worker {
-    if (this.thread !== undefined) return this.thread;
-    const require = createRequire(import.meta.url);
-    const thread = new Worker(THREAD_CODE, {
-      eval: true,
-      workerData: {
-        driver: require.resolve('better-sqlite3'),
-        vec: require.resolve('sqlite-vec'),
-        path: this.path,
-        cacheKb: Math.round(this.settings.cacheMb * 1024),
-        mmapBytes: Math.round(this.settings.mmapMb * 1024 * 1024),
-      },
-    });
-    thread.unref();
-    thread.on('message', (answer: Answer) => {
-      const waiting = this.waiting.get(answer.id);
-      if (waiting === undefined) return;
-      this.waiting.delete(answer.id);
-      if (this.waiting.size === 0) thread.unref();
-      this.counts.done++;
-      if (answer.ok) waiting.resolve(answer.rows);
-      else waiting.reject(new ReadThreadError(answer.message, typeof answer.code === 'string' ? answer.code : undefined));
-    });
-    thread.on('error', (error) => this.fail(`the read thread failed: ${error.message}`));
-    thread.on('exit', (code) => {
-      if (!this.closing) this.fail(`the read thread exited (code ${code})`);
-    });
-    this.thread = thread;
-    return thread;
+  private workerData() {
+    return {
+      driver: resolvePackage('better-sqlite3'),
+      vec: resolvePackage('sqlite-vec'),
+      path: this.path,
+      cacheKb: Math.round(this.settings.cacheMb * 1024),
+      mmapBytes: Math.round(this.settings.mmapMb * 1024 * 1024),
+    };
   }
 
-  private fail(message: string): void {
-    if (this.failed || this.closing) return;
-    this.failed = true;
-    this.counts.failed++;
-    this.dropWaiting(new ReadThreadUnavailable(message));
-    void this.thread?.terminate();
-    this.onFailure(message);
+  protected answered(answer: Answer): void {
+    const waiting = this.waiting.get(answer.id);
+    if (waiting === undefined) return;
+    this.waiting.delete(answer.id);
+    if (this.waiting.size === 0) this.hold(false);
+    this.counts.done++;
+    if (answer.ok) waiting.resolve(answer.rows);
+    else waiting.reject(new ReadThreadError(answer.message, typeof answer.code === 'string' ? answer.code : undefined));
   }
 
-  private dropWaiting(error: Error): void {
+  protected giveBack(reason: string): void {
     const waiting = [...this.waiting.values()];
     this.waiting.clear();
-    for (const read of waiting) read.reject(error);
-  }
-
-  async close(): Promise<void> {
-    this.closing = true;
-    this.dropWaiting(new ReadThreadUnavailable('the database is closing'));
-    await this.thread?.terminate();
-    this.thread = undefined;
+    for (const read of waiting) read.reject(new ReadThreadUnavailable(reason));
   }
 }
 

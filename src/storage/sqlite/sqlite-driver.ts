@@ -266,7 +266,7 @@ export class SqliteDriver implements SqlDriver {
    * failed leaves the read (and the next ones) to `all`.
    */
   async allAside<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    if (this.reader?.available === true) {
+    if (this.reader?.usable === true) {
       try {
         return await this.reader.all<T>(sql, params);
       } catch (error) {

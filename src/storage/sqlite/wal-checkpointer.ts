@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { HelperThread, resolvePackage } from './helper-thread.js';
 
 /** Frames of the WAL not yet copied into the database at which a checkpoint is asked for (SQLite's own default). */
 export const CHECKPOINT_FRAMES = 1000;
@@ -9,10 +8,9 @@ export const BACKSTOP_FRAMES = 10 * CHECKPOINT_FRAMES;
 const MIN_INTERVAL_MS = 50;
 
 /*
- * The thread's code, run as CommonJS from text (`eval`): a file of its own would have to be found
- * as TypeScript under tsx and vitest and as JavaScript once built. It opens its own connection to
- * the file and runs a PASSIVE checkpoint each time it is asked (one that never waits for a reader
- * or a writer), with the server connection's `synchronous`, which decides the checkpoint's fsyncs.
+ * The thread's code (helper-thread.ts): it opens its own connection to the file and runs a
+ * PASSIVE checkpoint each time it is asked (one that never waits for a reader or a writer), with
+ * the server connection's `synchronous`, which decides the checkpoint's fsyncs.
  */
 const THREAD_CODE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -40,67 +38,38 @@ type Answer = { ok: true; busy: number; log: number; checkpointed: number } | { 
  * never has it (a thread costs about 9 MB). If it fails, `onFailure` is told once and nothing
  * more is asked of it: the connection goes back to checkpointing by itself.
  */
-export class WalCheckpointer {
-  private thread: Worker | undefined;
+export class WalCheckpointer extends HelperThread<Answer> {
   private inFlight = false;
   private lastAsked = -Infinity;
-  private failed = false;
-  private closing = false;
-  /** Checkpoints the thread ran, and whether it failed. */
-  readonly counts = { done: 0, failed: 0 };
 
   constructor(
     private readonly path: string,
     private readonly synchronous: string,
-    private readonly onFailure: (message: string) => void,
-  ) {}
+    onFailure: (message: string) => void,
+  ) {
+    super('checkpoint thread', onFailure);
+  }
 
   /** After a commit: `pending` frames of the WAL are not yet in the database. */
   afterCommit(pending: number): void {
-    if (pending < CHECKPOINT_FRAMES || this.inFlight || this.failed || this.closing) return;
+    if (pending < CHECKPOINT_FRAMES || this.inFlight || !this.usable) return;
     const now = performance.now();
     if (now - this.lastAsked < MIN_INTERVAL_MS) return;
     this.lastAsked = now;
+    // called after a commit: whatever happens here must not look like the commit failing
+    const thread = this.started(THREAD_CODE, () => ({ driver: resolvePackage('better-sqlite3'), path: this.path, synchronous: this.synchronous }));
+    if (thread === undefined) return;
     this.inFlight = true;
-    try {
-      this.started().postMessage('checkpoint');
-    } catch (error) {
-      // called after a commit: whatever happens here must not look like the commit failing
-      this.fail(`the checkpoint thread could not be started: ${error instanceof Error ? error.message : String(error)}`);
-    }
+    thread.postMessage('checkpoint');
   }
 
-  private started(): Worker {
-    if (this.thread !== undefined) return this.thread;
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const thread = new Worker(THREAD_CODE, { eval: true, workerData: { driver, path: this.path, synchronous: this.synchronous } });
-    // never what keeps the process alive
-    thread.unref();
-    thread.on('message', (answer: Answer) => {
-      this.inFlight = false;
-      if (answer.ok) this.counts.done++;
-      else this.fail(`the checkpoint failed: ${answer.error}`);
-    });
-    thread.on('error', (error) => this.fail(`the checkpoint thread failed: ${error.message}`));
-    thread.on('exit', (code) => {
-      if (!this.closing) this.fail(`the checkpoint thread exited (code ${code})`);
-    });
-    this.thread = thread;
-    return thread;
-  }
-
-  private fail(message: string): void {
-    if (this.failed || this.closing) return;
-    this.failed = true;
-    this.counts.failed++;
+  protected answered(answer: Answer): void {
     this.inFlight = false;
-    void this.thread?.terminate();
-    this.onFailure(message);
+    if (answer.ok) this.counts.done++;
+    else this.fail(`the checkpoint failed: ${answer.error}`);
   }
 
-  async close(): Promise<void> {
-    this.closing = true;
-    await this.thread?.terminate();
-    this.thread = undefined;
+  protected giveBack(): void {
+    this.inFlight = false;
   }
 }
