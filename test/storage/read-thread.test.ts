@@ -8,6 +8,7 @@ import { ReadThread, ReadThreadUnavailable } from '../../src/storage/sqlite/read
 import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
 import type { MessageVectorQuery, Store } from '../../src/storage/store.js';
 import { seededRandom } from '../../bench/corpus.js';
+import { startFakeModelServer } from '../support/fake-model-server.js';
 import { buildTestApp, DIALECT, uniqueId } from '../support/test-app.js';
 
 /*
@@ -230,6 +231,39 @@ describe.skipIf(DIALECT === 'postgres')('SQLite vector scans in a read thread', 
     } finally {
       process.off('warning', onWarning);
       await driver.close();
+    }
+  });
+
+  it('serve a hybrid search through the route: a message found by meaning alone, the scan counted at /metrics', async () => {
+    const fake = await startFakeModelServer();
+    const api = await buildTestApp({ ...fake.env(), DATABASE_URL: join(dir, 'route.db'), METRICS_ENABLED: 'true', DERIVER_ENABLED: 'false', EMBEDDING_VECTOR_DIMENSIONS: '8' });
+    try {
+      const axis = (i: number) => Array.from({ length: 8 }, (_, j) => (j === i ? 1 : 0));
+      const question = 'Which pet does she have?';
+      fake.script.defaultEmbeddings((request) => ({ vectors: [request.body.input].flat().map((text) => (text === question ? [0.99, 0.1, 0, 0, 0, 0, 0, 0] : axis(1))) }));
+      const ws = uniqueId('ws');
+      const store = api.database.store;
+      await store.workspaces.createIfAbsent({ id: ws, metadata: {}, configuration: {} }, NOW);
+      await store.peers.ensure(ws, ['alice'], NOW);
+      await store.sessions.createIfAbsent(ws, { id: 's', metadata: {}, configuration: {} }, NOW);
+      const messages = [
+        { id: 'puppy', content: 'I adopted a puppy last spring', vector: axis(0) },
+        { id: 'weather', content: 'The weather was cold and grey', vector: axis(2) },
+      ];
+      for (const m of messages) {
+        await store.messages.insert([{ id: m.id, workspaceId: ws, sessionId: 's', peerId: 'alice', content: m.content, metadata: {}, tokenCount: 6, createdAt: NOW }]);
+        await store.vectors.putMessageChunks([{ messageId: m.id, chunk: 0, workspaceId: ws, sessionId: 's', peerId: 'alice', vector: m.vector }]);
+      }
+      const reads = async () => Number(/^engram_sqlite_thread_reads_total\{outcome="done"\} (\d+)$/m.exec((await api.get('/metrics')).text)?.[1]);
+      const before = await reads();
+      // the question shares no word with the answer: only the vector search finds it
+      const found = await api.post(`/v3/workspaces/${ws}/search`, { query: question, limit: 1 });
+      expect(found.status, found.text).toBe(200);
+      expect(found.body.map((m: { content: string }) => m.content)).toEqual(['I adopted a puppy last spring']);
+      expect(await reads()).toBe(before + 1);
+    } finally {
+      await api.close();
+      await fake.close();
     }
   });
 
