@@ -199,7 +199,7 @@ describe.skipIf(DIALECT === 'postgres')('SQLite vector scans in a read thread', 
   it('go back to the server connection, once and said, when the thread fails', async () => {
     const failures: string[] = [];
     // a file that does not exist: the thread cannot open it
-    const thread = new ReadThread(join(dir, 'missing', 'gone.db'), { cacheMb: 1, mmapMb: 0 }, (message) => failures.push(message));
+    const thread = new ReadThread(join(dir, 'missing', 'gone.db'), { cacheKb: 1024, mmapBytes: 0 }, (message) => failures.push(message));
     try {
       await expect(thread.all('SELECT 1', [])).rejects.toBeInstanceOf(ReadThreadUnavailable);
       expect(thread.usable).toBe(false);

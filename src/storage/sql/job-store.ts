@@ -19,6 +19,12 @@ const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_a
 /** A job `head` that may be claimed at `?` (twice): pending and due, or running with its lease run out. */
 const CLAIMABLE = "((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))";
 
+/**
+ * The pk of the first open job of the queue `queueKey` names (an expression or `?`): its head, the
+ * only job of it that may run. Through jobs_open, whose condition is named word for word (SQLite).
+ */
+const queueHead = (queueKey: string) => `SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = ${queueKey} AND o.status IN ('pending', 'running')`;
+
 /** Most jobs one claim takes (a worker asks for its free slots). */
 const MAX_CLAIM = 1000;
 
@@ -152,11 +158,8 @@ export class SqlJobStore implements JobStore {
 
   async claimHead(queueKey: string, kind: string, now: Date, leaseUntil: Date): Promise<JobRecord | undefined> {
     const at = this.dialect.time(now);
-    // the queue's first open job through jobs_open (its condition word for word, for SQLite)
     const [job] = await this.take(
-      `SELECT head.pk FROM jobs head
-       WHERE head.pk = (SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = ? AND o.status IN ('pending', 'running'))
-         AND head.kind = ? AND ${CLAIMABLE}${this.dialect.claimLocking}`,
+      `SELECT head.pk FROM jobs head WHERE head.pk = (${queueHead('?')}) AND head.kind = ? AND ${CLAIMABLE}${this.dialect.claimLocking}`,
       [queueKey, kind, at, at],
       leaseUntil,
     );
@@ -198,7 +201,7 @@ export class SqlJobStore implements JobStore {
          FROM queues q WHERE q.queue_key IS NOT NULL
        )
        SELECT head.pk FROM queues q
-       ${c.claimHead("SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = q.queue_key AND o.status IN ('pending', 'running')")}
+       ${c.claimHead(queueHead('q.queue_key'))}
        WHERE ${CLAIMABLE}${kind === undefined ? '' : ' AND head.kind = ?'}
        ORDER BY head.pk LIMIT ${count}${c.claimLocking}`,
       [...kindParams, ...kindParams, at, at, ...kindParams],

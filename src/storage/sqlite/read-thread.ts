@@ -67,7 +67,8 @@ export class ReadThread extends HelperThread<Answer> {
 
   constructor(
     private readonly path: string,
-    private readonly settings: { cacheMb: number; mmapMb: number },
+    /** The server connection's page cache (`cache_size`, KiB) and memory map (`mmap_size`, bytes). */
+    private readonly pages: { cacheKb: number; mmapBytes: number },
     onFailure: (message: string) => void,
   ) {
     super('read thread', onFailure);
@@ -94,8 +95,7 @@ export class ReadThread extends HelperThread<Answer> {
       driver: resolvePackage('better-sqlite3'),
       vec: resolvePackage('sqlite-vec'),
       path: this.path,
-      cacheKb: Math.round(this.settings.cacheMb * 1024),
-      mmapBytes: Math.round(this.settings.mmapMb * 1024 * 1024),
+      ...this.pages,
     };
   }
 

@@ -93,8 +93,10 @@ export class SqliteDriver implements SqlDriver {
     this.db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
-    this.db.pragma(`cache_size = -${Math.round((options.cacheMb ?? SQLITE_DEFAULTS.cacheMb) * 1024)}`);
-    this.db.pragma(`mmap_size = ${Math.round((options.mmapMb ?? SQLITE_DEFAULTS.mmapMb) * 1024 * 1024)}`);
+    // the same page cache and memory map for the read thread's connection
+    const pages = { cacheKb: Math.round((options.cacheMb ?? SQLITE_DEFAULTS.cacheMb) * 1024), mmapBytes: Math.round((options.mmapMb ?? SQLITE_DEFAULTS.mmapMb) * 1024 * 1024) };
+    this.db.pragma(`cache_size = -${pages.cacheKb}`);
+    this.db.pragma(`mmap_size = ${pages.mmapBytes}`);
     // vec0 tables for conclusion and message vectors (sqlite-vector-index.ts)
     sqliteVec.load(this.db);
     // Called with the row key of every row a filtered statement tests (storage/sql/compile-filter.ts):
@@ -133,8 +135,7 @@ export class SqliteDriver implements SqlDriver {
       this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
     }
     if (this.walIndex !== undefined && options.vectorScans !== 'inline') {
-      const settings = { cacheMb: options.cacheMb ?? SQLITE_DEFAULTS.cacheMb, mmapMb: options.mmapMb ?? SQLITE_DEFAULTS.mmapMb };
-      this.reader = new ReadThread(path, settings, (message) => {
+      this.reader = new ReadThread(path, pages, (message) => {
         process.emitWarning(`${message}; vector scans run on the server connection again`, { code: 'ENGRAM_SQLITE_READ_THREAD' });
       });
     }
