@@ -1,3 +1,4 @@
+import { FINISHED_WORK_COUNTED_MS } from '../domain/queue/queue-status.js';
 import { isStoreUnavailable, type JobRecord, type Store, type StoreUnavailableError } from '../storage/store.js';
 import type { JobCatalog, JobHandler, JobOutcome } from './catalog.js';
 
@@ -289,8 +290,9 @@ export class Worker {
   }
 
   /**
-   * Once a minute, removes the jobs past their keeping time, in batches with the event loop
-   * free in between, beside the claims (a day's backlog after a pause could be millions of rows).
+   * Once a minute, removes the jobs past their keeping time and the finished work's counters of
+   * hours past the day queue status counts, in batches with the event loop free in between,
+   * beside the claims (a day's backlog after a pause could be millions of rows).
    */
   private purgeNow(now: Date): void {
     if (this.purging !== undefined || now.getTime() - this.lastPurge < 60_000) return;
@@ -301,6 +303,13 @@ export class Worker {
       try {
         while (!this.stopping && (await this.store.jobs.purgeFinished(doneBefore, deadBefore, PURGE_BATCH)) === PURGE_BATCH) {
           await new Promise((resolve) => setImmediate(resolve));
+        }
+        // the finished work's counters of the hours queue status no longer reads
+        const countedSince = new Date(now.getTime() - FINISHED_WORK_COUNTED_MS);
+        for (const purge of [this.store.jobs, this.store.reasoning]) {
+          while (!this.stopping && (await purge.purgeCounters(countedSince, PURGE_BATCH)) === PURGE_BATCH) {
+            await new Promise((resolve) => setImmediate(resolve));
+          }
         }
       } catch (error) {
         // tried again at the next minute

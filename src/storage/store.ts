@@ -235,10 +235,13 @@ export interface ReasoningStore {
   ): Promise<Map<string, string>>;
   /**
    * The workspace's (or one session's) representation items by session, observed peer and
-   * observers: processed without error (completed), with one (failed), open in a unit whose job
-   * is running under a live lease (in progress), other open ones (pending).
+   * observers: processed without error (completed) or with one (failed) in the hour of
+   * `finishedSince` or later, open in a unit whose job is running under a live lease (in
+   * progress), other open ones (pending).
    */
-  representationCounts(workspaceId: string, sessionId: string | undefined, now: Date): Promise<RepresentationCounts[]>;
+  representationCounts(workspaceId: string, sessionId: string | undefined, now: Date, finishedSince: Date): Promise<RepresentationCounts[]>;
+  /** Deletes up to `limit` of the processed items' counters of hours before `before`'s: how many. */
+  purgeCounters(before: Date, limit: number): Promise<number>;
   summaries(workspaceId: string, sessionId: string): Promise<SessionSummaryRecord[]>;
   /** Stores a summary unless the stored one of its kind covers a later message. */
   saveSummary(workspaceId: string, sessionId: string, summary: SessionSummaryRecord): Promise<void>;
@@ -278,12 +281,20 @@ export interface JobStore {
   release(id: string): Promise<void>;
   /** Deletes up to `limit` jobs done before `doneBefore` or dead-lettered before `deadBefore`, oldest first: how many. */
   purgeFinished(doneBefore: Date, deadBefore: Date, limit: number): Promise<number>;
+  /** Deletes up to `limit` of the finished jobs' counters of hours before `before`'s: how many. */
+  purgeCounters(before: Date, limit: number): Promise<number>;
   /**
-   * Jobs of one kind in the workspace by queue key: done and dead (failed) from the queues'
-   * counters, which only the summary and dream kinds keep (zero for other kinds), running under
-   * a live lease, pending (`dueOnly`: only those due by `now`).
+   * Jobs of one kind in the workspace by queue key: done and dead (failed) in the hour of
+   * `finishedSince` or later, from the queues' counters, which only the summary and dream kinds
+   * keep (zero for other kinds), running under a live lease, pending (`dueOnly`: only those due
+   * by `now`).
    */
-  countsByQueue(workspaceId: string, kind: string, now: Date, options?: { dueOnly?: boolean }): Promise<(WorkCounts & { queueKey: string })[]>;
+  countsByQueue(
+    workspaceId: string,
+    kind: string,
+    now: Date,
+    options: { finishedSince: Date; dueOnly?: boolean },
+  ): Promise<(WorkCounts & { queueKey: string })[]>;
   /** The pending and running jobs of a queue key, in order. */
   openJobs(queueKey: string): Promise<{ id: string; kind: string; status: 'pending' | 'running'; runAfter: Date; payload: JsonObject }[]>;
   /** Sets the due time (and, when given, the kind) of the queue key's pending jobs of `kind`; returns how many. */

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
+import { createWorker } from '../../src/main.js';
+import { drainWorkspace, facts, reasoningApps, silentLogger, type ReasoningSetup } from '../support/reasoning-harness.js';
 import { uniqueId, type TestApi } from '../support/test-app.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
 
@@ -189,7 +190,7 @@ describe('queue status', () => {
     expect(await status(api, ws, '?session_id=s1')).toEqual({ ...counts(1, 1, 0, 0), sessions: null });
   });
 
-  it('keeps counting finished summaries and dreams once their jobs are purged, and forgets a deleted session and workspace', async () => {
+  it('keeps counting finished summaries and dreams for the day once their jobs are purged, and forgets a deleted session and workspace', async () => {
     const s = await setup();
     const { api, ws } = s;
     for (const id of ['s1', 's2']) {
@@ -206,7 +207,7 @@ describe('queue status', () => {
     const done = { ...counts(4, 4, 0, 0), sessions: { s1: { session_id: 's1', ...counts(2, 2, 0, 0) }, s2: { session_id: 's2', ...counts(1, 1, 0, 0) } } };
     expect(await status(api, ws)).toEqual(done);
 
-    // the finished jobs are purged (normally a day after): the counts stay
+    // the finished jobs are purged (normally a day after): the counts, kept by the hour, stay
     const later = new Date(Date.now() + 60_000);
     expect(await api.database.store.jobs.purgeFinished(later, later, 1000)).toBeGreaterThanOrEqual(4);
     const finished = await api.database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND status = 'done'", [ws]);
@@ -224,6 +225,64 @@ describe('queue status', () => {
     expect((await api.delete(`/v3/workspaces/${ws}`)).status).toBeLessThan(300);
     expect((await api.post('/v3/workspaces', { id: ws })).status).toBe(201);
     expect(await status(api, ws)).toEqual({ ...counts(0, 0, 0, 0), sessions: null });
+  });
+
+  it('counts finished work for a day: the current hour and the 24 before it, then the worker purges the older hours', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    const created = await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', configuration: { summary: { messages_per_short_summary: 10 } } });
+    expect(created.status, created.text).toBe(201);
+    fake.script.defaultChat(facts('a fact'));
+    // s1: ten messages from alice (ten items) and a summary; s2: one item
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: Array.from({ length: 10 }, (_, i) => ({ peer_id: 'alice', content: `turn ${i + 1}` })) });
+    await api.post(`/v3/workspaces/${ws}/sessions/s2/messages`, { messages: [{ peer_id: 'bob', content: 'I like maps' }] });
+    await drain(s);
+    const { driver } = api.database;
+    const counters = async () => {
+      const rows = await driver.all<{ n: number | string }>(
+        'SELECT (SELECT count(*) FROM representation_counters WHERE workspace_id = ?) + (SELECT count(*) FROM job_counters WHERE workspace_id = ?) AS n',
+        [ws, ws],
+      );
+      return Number(rows[0]?.n);
+    };
+    expect(await status(api, ws)).toEqual({
+      ...counts(12, 12, 0, 0),
+      sessions: { s1: { session_id: 's1', ...counts(11, 11, 0, 0) }, s2: { session_id: 's2', ...counts(1, 1, 0, 0) } },
+    });
+    // a session's counters moved to `hours` before the current hour (hours since 1970, UTC)
+    const age = async (table: string, hours: number, session: string) => {
+      const column = table === 'job_counters' ? 'queue_key' : 'session_id';
+      const key = table === 'job_counters' ? `summary:${ws}:${session}` : session;
+      await driver.run(`UPDATE ${table} SET hour = ? WHERE workspace_id = ? AND ${column} = ?`, [Math.floor(Date.now() / 3_600_000) - hours, ws, key]);
+    };
+    // s1's work finished 24 hours before the current one: still counted
+    await age('representation_counters', 24, 's1');
+    await age('job_counters', 24, 's1');
+    expect((await status(api, ws)).completed_work_units).toBe(12);
+    // an hour earlier it is not, and s1 leaves the list; s2's work is still counted
+    await age('representation_counters', 25, 's1');
+    await age('job_counters', 25, 's1');
+    expect(await status(api, ws)).toEqual({ ...counts(1, 1, 0, 0), sessions: { s2: { session_id: 's2', ...counts(1, 1, 0, 0) } } });
+    expect(await status(api, ws, '?session_id=s1')).toEqual({ ...counts(0, 0, 0, 0), sessions: null });
+    // new work in s1 is counted on its own
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I live in Porto' }] });
+    // (pending, or already in progress: the worker runs)
+    expect(await status(api, ws, '?session_id=s1')).toMatchObject({ total_work_units: 1, completed_work_units: 0, sessions: null });
+    await drain(s);
+    expect(await status(api, ws, '?session_id=s1')).toEqual({ ...counts(1, 1, 0, 0), sessions: null });
+
+    // the worker's first round purges the counters of the hours no longer counted, and only those
+    await age('representation_counters', 25, 's2');
+    expect(await counters()).toBe(4);
+    await s.worker.stop(1000);
+    const worker = createWorker(api.config, api.database, silentLogger);
+    worker.start();
+    const deadline = Date.now() + 5_000;
+    while ((await counters()) > 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await worker.stop(1000);
+    // gone: s1's old items and summary, s2's item; left: s1's new item (its current hour)
+    expect(await counters()).toBe(1);
+    expect(await status(api, ws)).toEqual({ ...counts(1, 1, 0, 0), sessions: { s1: { session_id: 's1', ...counts(1, 1, 0, 0) } } });
   });
 
   it('never counts failed work as completed', async () => {

@@ -9,7 +9,8 @@ import { openUnmigratedDriver } from '../support/fresh-database.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
- * The finished summary and dream jobs are counted per queue as they finish (migration 0018), so
+ * The finished summary and dream jobs are counted per queue and hour as they finish (migrations
+ * 0018 and 0027), so
  * queue status never reads the finished jobs kept for a day: each job once, done or dead, only
  * the counted kinds, and only while its workspace (and a summary's session) exists.
  */
@@ -111,6 +112,52 @@ describe('job counters', () => {
       expect(await counters(driver, 'gone')).toEqual([]);
     } finally {
       await driver.discard();
+    }
+  });
+
+  it('count a job in the hour it finished in, and the counters kept before hours were counted in the hour of the migration', async () => {
+    const { driver, store } = database;
+    const ws = uniqueId();
+    await addWorkspace(driver, ws, ['s1']);
+    const jobs = [0, 1, 2].map((): NewJob => ({ id: uniqueId('job'), kind: SUMMARIZE, workspaceId: ws, queueKey: summaryKey(ws, 's1'), payload: {}, maxAttempts: 3 }));
+    const hourAt = (hour: number, minute: number) => new Date((hour * 60 + minute) * 60_000);
+    // an hour in 1970: the oldest counters of a database other tests share, the first purged
+    const hour = 1_000;
+    await store.jobs.enqueue(jobs, hourAt(hour, 0));
+    await store.jobs.complete(jobs[0].id, hourAt(hour, 1));
+    await store.jobs.deadLetter(jobs[1].id, hourAt(hour, 59), 'failed');
+    await store.jobs.complete(jobs[2].id, hourAt(hour + 1, 0));
+    const rows = await driver.all<{ hour: number | string; completed: number | string; failed: number | string }>(
+      'SELECT hour, completed, failed FROM job_counters WHERE workspace_id = ? ORDER BY hour',
+      [ws],
+    );
+    expect(rows.map((row) => [Number(row.hour), Number(row.completed), Number(row.failed)])).toEqual([
+      [hour, 1, 1],
+      [hour + 1, 1, 0],
+    ]);
+    // the finished work's counters of hours before the given time's are purged, in batches
+    expect(await store.jobs.purgeCounters(hourAt(hour + 1, 30), 1)).toBe(1);
+    expect((await counters(driver, ws)).map((row) => row.completed)).toEqual([1]);
+
+    const old = await openUnmigratedDriver();
+    try {
+      await migrate(old, { through: '0026_session_members_version' });
+      await addWorkspace(old, 'w1', ['s1']);
+      await old.run('INSERT INTO job_counters (workspace_id, kind, queue_key, session_id, completed, failed) VALUES (?, ?, ?, ?, 4, 1)', ['w1', SUMMARIZE, summaryKey('w1', 's1'), 's1']);
+      await old.run('INSERT INTO representation_counters (workspace_id, session_id, observed_id, observers, completed, failed) VALUES (?, ?, ?, ?, 7, 2)', ['w1', 's1', 'alice', '["alice"]']);
+      const before = Math.floor(Date.now() / 3_600_000);
+      await migrate(old);
+      const after = Math.floor(Date.now() / 3_600_000);
+      const kept = await old.all<{ hour: number | string; completed: number | string; failed: number | string }>(
+        'SELECT hour, completed, failed FROM job_counters UNION ALL SELECT hour, completed, failed FROM representation_counters',
+      );
+      expect(kept.map((row) => [Number(row.completed), Number(row.failed)]).sort()).toEqual([
+        [4, 1],
+        [7, 2],
+      ]);
+      for (const row of kept) expect([before, after]).toContain(Number(row.hour));
+    } finally {
+      await old.discard();
     }
   });
 });

@@ -48,16 +48,21 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     await jobs.deadLetter('b', at(12), 'gave up');
     await jobs.openJobs('q1');
     await jobs.openInQueue('q1');
-    // the worker's purge of old jobs
+    // the worker's purge of old jobs and of the finished work's counters of past hours
     await jobs.purgeFinished(at(30), at(30), 100);
-    // queue status
-    await jobs.countsByQueue('w', 'k', at(12));
-    await jobs.countsByQueue('w', 'other', at(12), { dueOnly: true });
+    const reasoning = new SqlReasoningStore(executor);
+    await jobs.purgeCounters(at(30), 100);
+    await reasoning.purgeCounters(at(30), 100);
+    // queue status, the workspace's and a session's
+    await jobs.countsByQueue('w', 'k', at(12), { finishedSince: at(0) });
+    await jobs.countsByQueue('w', 'other', at(12), { finishedSince: at(0), dueOnly: true });
+    await reasoning.representationCounts('w', undefined, at(12), at(0));
+    await reasoning.representationCounts('w', 's', at(12), at(0));
 
     const scans: string[] = [];
     for (const { sql, params } of issued) {
       const plan = await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params);
-      for (const { detail } of plan) if (/^SCAN (jobs|job_counters)\b/.test(detail)) scans.push(`${detail}: ${sql.replace(/\s+/g, ' ').slice(0, 120)}`);
+      for (const { detail } of plan) if (/^SCAN (jobs|job_counters|representation_counters)\b/.test(detail)) scans.push(`${detail}: ${sql.replace(/\s+/g, ' ').slice(0, 120)}`);
     }
     expect(issued.length).toBeGreaterThan(10);
     expect(scans).toEqual([]);
@@ -107,7 +112,7 @@ describe.runIf(DIALECT === 'postgres')('queue status on PostgreSQL', () => {
          VALUES ('j', 'reasoning.represent', 'w', 'representation:w:s:alice', 'running', 3, now(), now() + interval '1 hour', now())`,
       );
       const { executor, issued } = recordingExecutor(driver);
-      const counts = await new SqlReasoningStore(executor).representationCounts('w', undefined, new Date());
+      const counts = await new SqlReasoningStore(executor).representationCounts('w', undefined, new Date(), new Date(0));
       expect(counts.map((c) => [c.observedId, c.inProgress, c.pending]).sort()).toEqual([
         ['alice', 100, 0],
         ['bob', 0, 100],

@@ -9,8 +9,14 @@ import { collectionOfDreamKey, DREAM_KINDS } from '../reasoning/dream-schedule.j
  * work unit is one summary job, a dream work unit one dream job (an automatic dream waiting for its
  * collection to be idle is counted from its due time, so a client waiting for an empty queue is not
  * held up for the idle wait). Failed work (an item closed with an error,
- * a dead-lettered job) is in the total but never in `completed`.
+ * a dead-lettered job) is in the total but never in `completed`. Finished work (completed or
+ * failed) is counted for a day: the hour it finished in and the 24 before the current one are read,
+ * so the answer follows the workspace's recent work, not its history (the reference counts
+ * completed work since its periodic cleanup).
  */
+
+/** How long finished work stays counted; the worker purges the counters of older hours. */
+export const FINISHED_WORK_COUNTED_MS = 86_400_000;
 
 export interface QueueStatusCounts {
   total: number;
@@ -47,6 +53,7 @@ function add(into: QueueStatusCounts, counts: WorkCounts): void {
 /** The workspace's reasoning work, filtered and broken down by session. */
 export async function getQueueStatus(ctx: DomainContext, workspaceId: string, filter: QueueStatusFilter = {}): Promise<QueueStatus> {
   const now = ctx.now();
+  const finishedSince = new Date(now.getTime() - FINISHED_WORK_COUNTED_MS);
   const byPeer = filter.observerId !== undefined || filter.senderId !== undefined;
   const status: QueueStatus = { ...empty(), sessions: filter.sessionId === undefined ? new Map() : undefined };
   const count = (sessionId: string, counts: WorkCounts) => {
@@ -57,14 +64,14 @@ export async function getQueueStatus(ctx: DomainContext, workspaceId: string, fi
     status.sessions.set(sessionId, session);
   };
 
-  for (const row of await ctx.store.reasoning.representationCounts(workspaceId, filter.sessionId, now)) {
+  for (const row of await ctx.store.reasoning.representationCounts(workspaceId, filter.sessionId, now, finishedSince)) {
     if (byPeer && !(row.observedId === filter.senderId || (filter.observerId !== undefined && row.observers.includes(filter.observerId)))) continue;
     count(row.sessionId, row);
   }
   // a summary is about a session, not about a peer: a peer filter leaves summaries out
   if (!byPeer) {
     const prefix = `summary:${workspaceId}:`;
-    for (const row of await ctx.store.jobs.countsByQueue(workspaceId, SUMMARIZE, now)) {
+    for (const row of await ctx.store.jobs.countsByQueue(workspaceId, SUMMARIZE, now, { finishedSince })) {
       if (!row.queueKey.startsWith(prefix)) continue;
       const sessionId = row.queueKey.slice(prefix.length);
       if (filter.sessionId !== undefined && sessionId !== filter.sessionId) continue;
@@ -75,7 +82,7 @@ export async function getQueueStatus(ctx: DomainContext, workspaceId: string, fi
   if (filter.sessionId === undefined) {
     for (const kind of DREAM_KINDS) {
       // an automatic dream still waiting for its collection to be idle is not counted until it is due
-      for (const row of await ctx.store.jobs.countsByQueue(workspaceId, kind, now, { dueOnly: true })) {
+      for (const row of await ctx.store.jobs.countsByQueue(workspaceId, kind, now, { finishedSince, dueOnly: true })) {
         const collection = collectionOfDreamKey(row.queueKey);
         if (collection === undefined) continue;
         if (byPeer && collection.observerId !== filter.observerId && collection.observedId !== filter.senderId) continue;

@@ -2,6 +2,7 @@ import type { JobRecord, JobStore, NewJob, WorkCounts } from '../store.js';
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
+import { finishedHour } from './finished-hour.js';
 
 interface JobRow {
   id: string;
@@ -289,15 +290,29 @@ export class SqlJobStore implements JobStore {
     return purged;
   }
 
-  async countsByQueue(workspaceId: string, kind: string, now: Date, options: { dueOnly?: boolean } = {}): Promise<(WorkCounts & { queueKey: string })[]> {
+  async purgeCounters(before: Date, limit: number): Promise<number> {
+    // through job_counters_hour, oldest first, a bounded batch per statement
+    return this.db.run(
+      `DELETE FROM job_counters WHERE (workspace_id, kind, hour, queue_key) IN (
+         SELECT workspace_id, kind, hour, queue_key FROM job_counters WHERE hour < ? ORDER BY hour LIMIT ${Math.max(1, Math.trunc(limit))})`,
+      [finishedHour(before)],
+    );
+  }
+
+  async countsByQueue(
+    workspaceId: string,
+    kind: string,
+    now: Date,
+    options: { finishedSince: Date; dueOnly?: boolean },
+  ): Promise<(WorkCounts & { queueKey: string })[]> {
     const c = this.dialect;
     const pendingJob = options.dueOnly ? "(status = 'pending' AND run_after <= ?)" : "status = 'pending'";
-    // finished jobs from the queues' counters (migrations/0018_job_counters.sql), open ones
-    // through jobs_workspace: the finished jobs kept for a day are not read
+    // finished jobs from the queues' counters of the hours since `finishedSince` (migrations
+    // 0018 and 0027), open ones through jobs_workspace: the finished jobs kept for a day are not read
     const rows = await this.db.all<Record<string, number | string>>(
       `SELECT queue_key, SUM(completed) AS completed, SUM(failed) AS failed, SUM(in_progress) AS in_progress, SUM(pending) AS pending
        FROM (
-         SELECT queue_key, completed, failed, 0 AS in_progress, 0 AS pending FROM job_counters WHERE workspace_id = ? AND kind = ?
+         SELECT queue_key, completed, failed, 0 AS in_progress, 0 AS pending FROM job_counters WHERE workspace_id = ? AND kind = ? AND hour >= ?
          UNION ALL
          SELECT queue_key, 0, 0,
            CASE WHEN status = 'running' AND locked_until >= ? THEN 1 ELSE 0 END,
@@ -305,7 +320,7 @@ export class SqlJobStore implements JobStore {
          FROM jobs WHERE workspace_id = ? AND kind = ? AND status IN ('pending', 'running')
        ) AS queues
        GROUP BY queue_key`,
-      [workspaceId, kind, c.time(now), ...(options.dueOnly ? [c.time(now)] : []), c.time(now), workspaceId, kind],
+      [workspaceId, kind, finishedHour(options.finishedSince), c.time(now), ...(options.dueOnly ? [c.time(now)] : []), c.time(now), workspaceId, kind],
     );
     return rows.map((row) => ({
       queueKey: String(row.queue_key),

@@ -11,6 +11,7 @@ import type {
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
+import { finishedHour } from './finished-hour.js';
 import { jsonText } from './json-text.js';
 import { MESSAGE_COLUMNS as ROW_COLUMNS, messageFromRow, type MessageRow as BaseMessageRow } from './rows.js';
 import { orderBy, sessionMessages } from './session-messages.js';
@@ -159,10 +160,18 @@ export class SqlReasoningStore implements ReasoningStore {
     for (const unit of units) {
       const n = Number(unit.n);
       await this.db.run(
-        `INSERT INTO representation_counters (workspace_id, session_id, observed_id, observers, completed, failed) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (workspace_id, session_id, observed_id, observers)
+        `INSERT INTO representation_counters (workspace_id, hour, session_id, observed_id, observers, completed, failed) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (workspace_id, hour, session_id, observed_id, observers)
          DO UPDATE SET completed = representation_counters.completed + excluded.completed, failed = representation_counters.failed + excluded.failed`,
-        [unit.workspace_id, unit.session_id, unit.observed_id, jsonText(this.readList(unit.observers)), error === null ? n : 0, error === null ? 0 : n],
+        [
+          unit.workspace_id,
+          finishedHour(now),
+          unit.session_id,
+          unit.observed_id,
+          jsonText(this.readList(unit.observers)),
+          error === null ? n : 0,
+          error === null ? 0 : n,
+        ],
       );
     }
     return units.reduce((sum, unit) => sum + Number(unit.n), 0);
@@ -176,9 +185,18 @@ export class SqlReasoningStore implements ReasoningStore {
     return Number(row?.n ?? 0);
   }
 
-  async representationCounts(workspaceId: string, sessionId: string | undefined, now: Date): Promise<RepresentationCounts[]> {
+  async purgeCounters(before: Date, limit: number): Promise<number> {
+    // through representation_counters_hour, oldest first, a bounded batch per statement
+    return this.db.run(
+      `DELETE FROM representation_counters WHERE (workspace_id, hour, session_id, observed_id, observers) IN (
+         SELECT workspace_id, hour, session_id, observed_id, observers FROM representation_counters WHERE hour < ? ORDER BY hour LIMIT ${Math.max(1, Math.trunc(limit))})`,
+      [finishedHour(before)],
+    );
+  }
+
+  async representationCounts(workspaceId: string, sessionId: string | undefined, now: Date, finishedSince: Date): Promise<RepresentationCounts[]> {
     const c = this.dialect;
-    // processed items from the units' counters; open ones through the index of open items,
+    // processed items from the units' counters of the hours since `finishedSince`; open ones through the index of open items,
     // counted per unit, each unit then in progress while a job of its queue runs under a live
     // lease (a dead worker's job is pending again). The lease check is one probe of jobs_open per
     // unit: as a join, PostgreSQL without statistics yet (a new database, before autovacuum's
@@ -189,7 +207,7 @@ export class SqlReasoningStore implements ReasoningStore {
          SUM(in_progress) AS in_progress, SUM(pending) AS pending
        FROM (
          SELECT session_id, observed_id, observers, completed, failed, 0 AS in_progress, 0 AS pending
-         FROM representation_counters WHERE workspace_id = ?${session}
+         FROM representation_counters WHERE workspace_id = ?${session} AND hour >= ?
          UNION ALL
          SELECT session_id, observed_id, observers, 0, 0, CASE WHEN running THEN n ELSE 0 END, CASE WHEN running THEN 0 ELSE n END
          FROM (
@@ -206,6 +224,7 @@ export class SqlReasoningStore implements ReasoningStore {
       [
         workspaceId,
         ...(sessionId === undefined ? [] : [sessionId]),
+        finishedHour(finishedSince),
         workspaceId,
         c.time(now),
         workspaceId,

@@ -1,0 +1,83 @@
+/**
+ * Queue status on a workspace with a long history: `npx tsx bench/queue-status.ts`. A SQLite file
+ * (or DATABASE_URL) gets one workspace with BENCH_QUEUE_SESSIONS (20,000) sessions, each of which
+ * had one message reasoned about; in all but BENCH_QUEUE_RECENT (100) of them that work finished
+ * two days ago, in the others a minute ago, and the recent sessions hold one open item each. It
+ * prints the time of `getQueueStatus` (the route's domain call) for the workspace and for one
+ * session (median and slowest of 10), how many sessions the answer lists and its size as JSON.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../src/app.js';
+import { createDomainContext } from '../src/domain/context.js';
+import { getQueueStatus } from '../src/domain/queue/queue-status.js';
+import type { MessageRecord, NewRepresentationItem } from '../src/storage/store.js';
+import { percentile } from './load.js';
+
+const sessions = Number(process.env.BENCH_QUEUE_SESSIONS ?? 20_000);
+const recent = Math.min(sessions, Number(process.env.BENCH_QUEUE_RECENT ?? 100));
+const BATCH = 2_000;
+
+const dir = process.env.DATABASE_URL === undefined ? mkdtempSync(join(tmpdir(), 'engram-queue-status-')) : undefined;
+const db = await openDatabase(process.env.DATABASE_URL ?? join(dir!, 'bench.db'));
+try {
+  const workspaceId = `queue-status-${Date.now()}`;
+  const now = new Date();
+  const old = new Date(now.getTime() - 2 * 86_400_000);
+  const lately = new Date(now.getTime() - 60_000);
+  const sessionId = (i: number) => `s-${String(i).padStart(6, '0')}`;
+  const loadStarted = performance.now();
+  await db.store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, old);
+  await db.store.transaction((tx) => tx.peers.ensure(workspaceId, ['alice'], old));
+  for (let start = 0; start < sessions; start += BATCH) {
+    const end = Math.min(sessions, start + BATCH);
+    await db.store.transaction(async (tx) => {
+      const messages: MessageRecord[] = [];
+      const items: NewRepresentationItem[] = [];
+      for (let i = start; i < end; i++) {
+        await tx.sessions.createIfAbsent(workspaceId, { id: sessionId(i), metadata: {}, configuration: {} }, old);
+        for (const turn of i < sessions - recent ? [0] : [0, 1]) {
+          const id = `m-${i}-${turn}`;
+          messages.push({ id, workspaceId, sessionId: sessionId(i), peerId: 'alice', content: 'I like tea', metadata: {}, tokenCount: 3, createdAt: old });
+          items.push({ workspaceId, sessionId: sessionId(i), observedId: 'alice', messageId: id, tokens: 3, observers: ['alice'], customInstructions: null });
+        }
+      }
+      await tx.messages.insert(messages);
+      await tx.reasoning.addRepresentationItems(items, old);
+      // each session's first item finished: long ago, or a minute ago in the recent ones
+      for (let i = start; i < end; i++) {
+        const [item] = await tx.reasoning.openItems(workspaceId, sessionId(i), 'alice', 1);
+        await tx.reasoning.markItems([item], i < sessions - recent ? old : lately, null);
+      }
+    });
+  }
+  console.log(`${sessions.toLocaleString('en-US')} sessions loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s (${recent} with recent work, each with an open item)`);
+
+  const ctx = createDomainContext(db.store, undefined as never);
+  const time = async (label: string, filter: { sessionId?: string }) => {
+    const times: number[] = [];
+    let listed = 0;
+    let bytes = 0;
+    let total = 0;
+    for (let i = 0; i < 10; i++) {
+      const started = performance.now();
+      const status = await getQueueStatus(ctx, workspaceId, filter);
+      const body = JSON.stringify({ total: status.total, sessions: status.sessions === undefined ? null : Object.fromEntries(status.sessions) });
+      times.push(performance.now() - started);
+      listed = status.sessions?.size ?? 0;
+      bytes = body.length;
+      total = status.total;
+    }
+    times.sort((a, b) => a - b);
+    console.log(
+      `${label.padEnd(10)} median ${percentile(times, 50).toFixed(2)} ms, slowest ${percentile(times, 100).toFixed(2)} ms; ` +
+        `total_work_units ${total}, ${listed.toLocaleString('en-US')} sessions listed, ${(bytes / 1024).toFixed(1)} KB as JSON`,
+    );
+  };
+  await time('workspace', {});
+  await time('session', { sessionId: sessionId(sessions - 1) });
+} finally {
+  await db.driver.close();
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+}
