@@ -10,9 +10,9 @@ import { collectionOfDreamKey, DREAM_KINDS } from '../reasoning/dream-schedule.j
  * collection to be idle is counted from its due time, so a client waiting for an empty queue is not
  * held up for the idle wait). Failed work (an item closed with an error,
  * a dead-lettered job) is in the total but never in `completed`. Finished work (completed or
- * failed) is counted for a day: the hour it finished in and the 24 before the current one are read,
- * so the answer follows the workspace's recent work, not its history (the reference counts
- * completed work since its periodic cleanup).
+ * failed) is counted for a day: what finished in the current hour or the 24 before it, so the
+ * answer follows the workspace's recent work, not its history (the reference counts completed
+ * work since its periodic cleanup).
  */
 
 /** How long finished work stays counted; the worker purges the counters of older hours. */
