@@ -39,7 +39,7 @@ import { hashedVector } from '../test/support/fake-model-server.js';
 import { startServerProcess, type ServerProcess } from '../test/support/server-process.js';
 import { Corpus } from './corpus.js';
 import { chatSenders, chatSessionId, loadMessages } from './dataset.js';
-import { forkServer } from './ipc.js';
+import { forkServer, profileArgs } from './ipc.js';
 import { percentile } from './load.js';
 
 export const CHAT_CASE = 'peer chat v3';
@@ -254,7 +254,7 @@ export async function runChatBench(options: ChatOptions): Promise<ChatResult> {
       DATABASE_URL: databaseUrl,
       EMBEDDING_VECTOR_DIMENSIONS: String(options.dimensions),
       LOG_LEVEL: 'warn',
-    });
+    }, [], profileArgs());
     const base = server.baseUrl;
 
     // the chats work: a plain answer, a streamed one, and (tool variant) two model calls per chat

@@ -16,16 +16,16 @@
  * (base64, as from OpenAI's API; float for JSON numbers).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { openDatabase } from '../src/app.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
 import { hashedVector } from '../test/support/fake-model-server.js';
 import { startServerProcess, type ServerProcess } from '../test/support/server-process.js';
-import { forkServer } from './ipc.js';
+import { forkServer, profileArgs } from './ipc.js';
 import { percentile } from './load.js';
 
 export const CONCLUSIONS_CASE = 'conclusions/query v3';
@@ -164,14 +164,6 @@ function cannon(base: string, connections: number, duration: number, next: () =>
     headers: { 'content-type': 'application/json' },
     requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, ...next() }) }],
   };
-}
-
-/** `--cpu-prof` for the server process when BENCH_CPU_PROF names a directory (as for the main cases). */
-function profileArgs(): string[] {
-  const dir = process.env.BENCH_CPU_PROF;
-  if (!dir) return [];
-  mkdirSync(resolve(dir), { recursive: true });
-  return ['--cpu-prof', `--cpu-prof-dir=${resolve(dir)}`];
 }
 
 export async function runConclusionsBench(options: ConclusionsOptions): Promise<ConclusionsResult> {

@@ -3,6 +3,16 @@
  * their own processes (their own event loop and core) while the parent drives autocannon.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/** `--cpu-prof` for a server process when BENCH_CPU_PROF names a directory (as for the main cases). */
+export function profileArgs(): string[] {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return [];
+  mkdirSync(resolve(dir), { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${resolve(dir)}`];
+}
 
 interface CallMessage {
   id: number;

@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
+import { tokenCount } from '../../src/domain/messages/token-count.js';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
@@ -93,6 +94,41 @@ describe('peer chat', () => {
       'get_reasoning_chain',
     ]);
     expect(first.body.max_completion_tokens ?? first.body.max_tokens).toBe(8192);
+  });
+
+  it('shows the newest messages of session_id, oldest first, within 4,096 tokens, the same on every chat', async () => {
+    const api = await app();
+    const ws = uniqueId();
+    await api.post('/v3/workspaces', { id: ws });
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {}, bob: {} } });
+    // 60 turns of some 80 tokens each: more than the history holds
+    const filler = 'the quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat '.repeat(4).trim();
+    const turns = Array.from({ length: 60 }, (_, i) => ({ peer_id: i % 2 === 0 ? 'alice' : 'bob', content: `turn ${i}: ${filler}` }));
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: turns.slice(0, 30) })).status).toBe(201);
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: turns.slice(30) })).status).toBe(201);
+    const history = async () => {
+      fake.reset();
+      fake.script.chat({ text: 'ok' });
+      expect((await api.post(`/v3/workspaces/${ws}/peers/alice/chat`, { query: 'What happened?', session_id: 's1' })).status).toBe(200);
+      const [, shown = ''] = systemMessage(chatRequests()[0]).split('The newest messages of the current session:\n');
+      return shown.split('\n').filter((line) => line.includes('[session s1]'));
+    };
+    const first = await history();
+    const turnOf = (line: string) => Number(/turn (\d+):/.exec(line)?.[1]);
+    // the newest turns, oldest first, each line as the message tools show it
+    expect(first.length).toBeGreaterThan(10);
+    expect(first.map(turnOf)).toEqual(Array.from({ length: first.length }, (_, i) => 60 - first.length + i));
+    expect(first.at(-1)).toMatch(/^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] \[session s1\] bob: turn 59: the quick/);
+    // within the budget, and the next older turn would not have fitted (counted as a whole, each
+    // line's count may differ by a token from its prefix and content counted apart)
+    const older = `${first[0].replace(/turn \d+:/, `turn ${turnOf(first[0]) - 1}:`)}`;
+    expect(tokenCount(first.join('\n'))).toBeLessThanOrEqual(4_096 + first.length);
+    expect(tokenCount([older, ...first].join('\n'))).toBeGreaterThan(4_096 - first.length);
+    // the same lines on the next chat (their prefixes' counts are kept between chats)
+    expect(await history()).toEqual(first);
+    // a new message joins at the end; the oldest shown leaves to keep the budget
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: `turn 60: ${filler}` }] })).status).toBe(201);
+    expect((await history()).map(turnOf)).toEqual([...first.slice(1), 'turn 60:'].map((line) => turnOf(line)));
   });
 
   it('peer_card.use false leaves the cards out; minimal gets two tools, 250 output tokens and 10 prefetched', async () => {

@@ -111,6 +111,28 @@ async function observerSessions(ctx: DomainContext, workspaceId: string, observe
 }
 
 /** The newest messages of the session, oldest first, within `maxTokens`. */
+/**
+ * Token counts of history lines' prefixes (`[time] [session s] peer: `), the most recently used
+ * kept: every chat in a session shows its newest messages again, and counting their prefixes
+ * afresh was a tenth of a chat's CPU (bench/README.md, "Peer chat").
+ */
+const prefixTokens = new Map<string, number>();
+const PREFIX_TOKENS_KEPT = 16_384;
+
+function prefixTokenCount(prefix: string): number {
+  const known = prefixTokens.get(prefix);
+  if (known !== undefined) {
+    // to the end of the insertion order: the first key is the least recently used
+    prefixTokens.delete(prefix);
+    prefixTokens.set(prefix, known);
+    return known;
+  }
+  const counted = tokenCount(prefix);
+  if (prefixTokens.size >= PREFIX_TOKENS_KEPT) prefixTokens.delete(prefixTokens.keys().next().value!);
+  prefixTokens.set(prefix, counted);
+  return counted;
+}
+
 async function sessionHistory(ctx: DomainContext, workspaceId: string, sessionId: string, maxTokens: number): Promise<string[]> {
   const newest = await ctx.store.messages.recent(workspaceId, sessionId, 100);
   const lines: string[] = [];
@@ -120,7 +142,7 @@ async function sessionHistory(ctx: DomainContext, workspaceId: string, sessionId
     // a message's own count is stored: only its line's prefix is counted here (plus one token
     // for the join), unless the line cut the content short
     const content = line.endsWith(message.content) ? message.content : undefined;
-    used += content === undefined ? tokenCount(line, maxTokens + 1) : tokenCount(line.slice(0, line.length - content.length)) + message.tokenCount + 1;
+    used += content === undefined ? tokenCount(line, maxTokens + 1) : prefixTokenCount(line.slice(0, line.length - content.length)) + message.tokenCount + 1;
     if (used > maxTokens) break;
     lines.unshift(line);
   }
