@@ -5,6 +5,7 @@
  * search cases, `loadMessages` adds (to the same workspace) 1,000,000 generated messages over
  * 1,000 chat sessions, through `insertMessages` in transactions of 20,000.
  */
+import { queryTerms } from '../src/domain/messages/query-terms.js';
 import type { MessageRecord, Store } from '../src/storage/store.js';
 import type { Corpus } from './corpus.js';
 
@@ -173,6 +174,11 @@ export interface MessageLoadStats {
   generateMs: number;
   /** Per vocabulary rank: messages containing the word (document frequency). */
   documentFrequency: Int32Array;
+  /**
+   * Per vocabulary rank: messages a search for the word matches, i.e. holding a word of the same
+   * stem ("loving" matches "love", "loved", "lovely"): what the full-text index finds.
+   */
+  matchFrequency: Int32Array;
   meanChars: number;
   meanTokens: number;
 }
@@ -209,6 +215,16 @@ export async function loadMessages(
   });
 
   const documentFrequency = new Int32Array(corpus.words.length);
+  // each word's search stem, as a number; a stem counted once per message
+  const stems = new Map<string, number>();
+  const stemOf = Int32Array.from(corpus.words, (word) => {
+    const stem = queryTerms(word)[0]?.stem ?? word;
+    let id = stems.get(stem);
+    if (id === undefined) stems.set(stem, (id = stems.size));
+    return id;
+  });
+  const stemFrequency = new Int32Array(stems.size);
+  const stemSeen = new Int32Array(stems.size).fill(-1);
   let generateMs = 0;
   let chars = 0;
   let tokens = 0;
@@ -223,7 +239,13 @@ export async function loadMessages(
       if (session === 0) listSessionMessages++;
       const senders = chatSenders(session, sessions);
       const content = corpus.message();
-      for (const rank of corpus.lastWords()) documentFrequency[rank]++;
+      for (const rank of corpus.lastWords()) {
+        documentFrequency[rank]++;
+        if (stemSeen[stemOf[rank]] !== i) {
+          stemSeen[stemOf[rank]] = i;
+          stemFrequency[stemOf[rank]]++;
+        }
+      }
       const tokenCount = corpus.tokenCount(content);
       chars += content.length;
       tokens += tokenCount;
@@ -248,6 +270,7 @@ export async function loadMessages(
     totalMs: performance.now() - started,
     generateMs,
     documentFrequency,
+    matchFrequency: Int32Array.from(stemOf, (id) => stemFrequency[id]),
     meanChars: chars / Math.max(1, shape.messages),
     meanTokens: tokens / Math.max(1, shape.messages),
   };

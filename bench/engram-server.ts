@@ -260,7 +260,8 @@ async function breakdownOf(
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /**
- * Search queries picked by document frequency (the share of messages a word occurs in),
+ * Search queries picked by how many messages a search for the word matches (those holding a
+ * word of its stem, as the full-text index finds them; `matchFrequency`),
  * with bands scaled to the number of messages (at 1,000,000: rare 10-100 messages, medium
  * 1,000-10,000, common 10,000-100,000; two words: a common word and a medium or common one).
  * Interleaved, so consecutive requests differ in class.
@@ -353,7 +354,7 @@ async function loadMessageDataset(shape: MessageShape): Promise<MessagesLoaded> 
     tokenSample: sample.length,
     databaseBytes,
     walBytes,
-    ...pickQueries(corpus.words, stats.documentFrequency, stats.messages, 50),
+    ...pickQueries(corpus.words, stats.matchFrequency, stats.messages, 50),
   };
   loaded = { shape, result, documentFrequency: stats.documentFrequency };
   return result;

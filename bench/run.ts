@@ -914,7 +914,7 @@ function describeMessages(m: MessagesLoaded): string {
       ? '  PostgreSQL: ANALYZE messages run after the load (as autovacuum would soon do)'
       : `  database file ${mb(m.databaseBytes)}` + (m.walBytes !== undefined ? ` (WAL ${mb(m.walBytes)} after a checkpoint)` : '')) +
       `; vocabulary ${int(m.vocabulary)} words, Zipf exponent ${m.zipf}`,
-    `  words by messages containing them: ${m.bands.map((b) => `${b.label}: ${int(b.words)}`).join(', ')}`,
+    `  words by the messages a search for them matches (by stem): ${m.bands.map((b) => `${b.label}: ${int(b.words)}`).join(', ')}`,
     `  search queries: ${int(m.queries.length)} (${[...new Set(m.queries.map((q) => q.queryClass))]
       .map((c) => `${c} e.g. "${m.queries.find((q) => q.queryClass === c)!.query}"`)
       .join(', ')})`,
