@@ -54,7 +54,7 @@ try {
   }
   console.log(`${sessions.toLocaleString('en-US')} sessions loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s (${recent} with recent work, each with an open item)`);
 
-  const ctx = createDomainContext(db.store, undefined as never);
+  const ctx = createDomainContext(db.store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 1 });
   const time = async (label: string, filter: { sessionId?: string }) => {
     const times: number[] = [];
     let listed = 0;

@@ -299,18 +299,17 @@ export class Worker {
     this.lastPurge = now.getTime();
     const doneBefore = new Date(now.getTime() - (this.options.keepFinishedMs ?? 86_400_000));
     const deadBefore = new Date(now.getTime() - (this.options.keepDeadMs ?? 30 * 86_400_000));
+    // the finished work's counters of the hours queue status no longer reads
+    const countedSince = new Date(now.getTime() - FINISHED_WORK_COUNTED_MS);
+    // batch after batch while they come back full, the event loop free in between
+    const inBatches = async (purge: () => Promise<number>) => {
+      while (!this.stopping && (await purge()) === PURGE_BATCH) await new Promise((resolve) => setImmediate(resolve));
+    };
     this.purging = (async () => {
       try {
-        while (!this.stopping && (await this.store.jobs.purgeFinished(doneBefore, deadBefore, PURGE_BATCH)) === PURGE_BATCH) {
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-        // the finished work's counters of the hours queue status no longer reads
-        const countedSince = new Date(now.getTime() - FINISHED_WORK_COUNTED_MS);
-        for (const purge of [this.store.jobs, this.store.reasoning]) {
-          while (!this.stopping && (await purge.purgeCounters(countedSince, PURGE_BATCH)) === PURGE_BATCH) {
-            await new Promise((resolve) => setImmediate(resolve));
-          }
-        }
+        await inBatches(() => this.store.jobs.purgeFinished(doneBefore, deadBefore, PURGE_BATCH));
+        await inBatches(() => this.store.jobs.purgeCounters(countedSince, PURGE_BATCH));
+        await inBatches(() => this.store.reasoning.purgeCounters(countedSince, PURGE_BATCH));
       } catch (error) {
         // tried again at the next minute
         if (!isStoreUnavailable(error)) this.options.logger.error({ err: error }, 'purging finished jobs failed');

@@ -1,4 +1,5 @@
 import { Ajv } from 'ajv';
+import { LRUCache } from 'lru-cache';
 import { ModelError, type ChatMessage, type ChatModel, type JsonSchema, type Usage } from '../../llm/provider.js';
 import type { ConclusionRecord, JsonObject } from '../../storage/store.js';
 import { sessionOrder } from '../filters/filters.js';
@@ -110,29 +111,20 @@ async function observerSessions(ctx: DomainContext, workspaceId: string, observe
   return ids.slice(0, MAX_OBSERVER_SESSIONS);
 }
 
-/** The newest messages of the session, oldest first, within `maxTokens`. */
 /**
  * Token counts of history lines' prefixes (`[time] [session s] peer: `), the most recently used
  * kept: every chat in a session shows its newest messages again, and counting their prefixes
  * afresh was a tenth of a chat's CPU (bench/README.md, "Peer chat").
  */
-const prefixTokens = new Map<string, number>();
-const PREFIX_TOKENS_KEPT = 16_384;
+const prefixTokens = new LRUCache<string, number>({ max: 16_384 });
 
 function prefixTokenCount(prefix: string): number {
-  const known = prefixTokens.get(prefix);
-  if (known !== undefined) {
-    // to the end of the insertion order: the first key is the least recently used
-    prefixTokens.delete(prefix);
-    prefixTokens.set(prefix, known);
-    return known;
-  }
-  const counted = tokenCount(prefix);
-  if (prefixTokens.size >= PREFIX_TOKENS_KEPT) prefixTokens.delete(prefixTokens.keys().next().value!);
-  prefixTokens.set(prefix, counted);
+  let counted = prefixTokens.get(prefix);
+  if (counted === undefined) prefixTokens.set(prefix, (counted = tokenCount(prefix)));
   return counted;
 }
 
+/** The newest messages of the session, oldest first, within `maxTokens`. */
 async function sessionHistory(ctx: DomainContext, workspaceId: string, sessionId: string, maxTokens: number): Promise<string[]> {
   const newest = await ctx.store.messages.recent(workspaceId, sessionId, 100);
   const lines: string[] = [];

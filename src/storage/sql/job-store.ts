@@ -2,7 +2,7 @@ import type { JobRecord, JobStore, NewJob, WorkCounts } from '../store.js';
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
-import { finishedHour } from './finished-hour.js';
+import { finishedHour, purgeHoursBefore } from './finished-hour.js';
 
 interface JobRow {
   id: string;
@@ -290,13 +290,8 @@ export class SqlJobStore implements JobStore {
     return purged;
   }
 
-  async purgeCounters(before: Date, limit: number): Promise<number> {
-    // through job_counters_hour, oldest first, a bounded batch per statement
-    return this.db.run(
-      `DELETE FROM job_counters WHERE (workspace_id, kind, hour, queue_key) IN (
-         SELECT workspace_id, kind, hour, queue_key FROM job_counters WHERE hour < ? ORDER BY hour LIMIT ${Math.max(1, Math.trunc(limit))})`,
-      [finishedHour(before)],
-    );
+  purgeCounters(before: Date, limit: number): Promise<number> {
+    return purgeHoursBefore(this.db, 'job_counters', ['workspace_id', 'kind', 'hour', 'queue_key'], before, limit);
   }
 
   async countsByQueue(

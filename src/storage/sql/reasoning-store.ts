@@ -11,7 +11,7 @@ import type {
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
-import { finishedHour } from './finished-hour.js';
+import { finishedHour, purgeHoursBefore } from './finished-hour.js';
 import { jsonText } from './json-text.js';
 import { MESSAGE_COLUMNS as ROW_COLUMNS, messageFromRow, type MessageRow as BaseMessageRow } from './rows.js';
 import { orderBy, sessionMessages } from './session-messages.js';
@@ -185,20 +185,15 @@ export class SqlReasoningStore implements ReasoningStore {
     return Number(row?.n ?? 0);
   }
 
-  async purgeCounters(before: Date, limit: number): Promise<number> {
-    // through representation_counters_hour, oldest first, a bounded batch per statement
-    return this.db.run(
-      `DELETE FROM representation_counters WHERE (workspace_id, hour, session_id, observed_id, observers) IN (
-         SELECT workspace_id, hour, session_id, observed_id, observers FROM representation_counters WHERE hour < ? ORDER BY hour LIMIT ${Math.max(1, Math.trunc(limit))})`,
-      [finishedHour(before)],
-    );
+  purgeCounters(before: Date, limit: number): Promise<number> {
+    return purgeHoursBefore(this.db, 'representation_counters', ['workspace_id', 'hour', 'session_id', 'observed_id', 'observers'], before, limit);
   }
 
   async representationCounts(workspaceId: string, sessionId: string | undefined, now: Date, finishedSince: Date): Promise<RepresentationCounts[]> {
     const c = this.dialect;
-    // processed items from the units' counters of the hours since `finishedSince`; open ones through the index of open items,
-    // counted per unit, each unit then in progress while a job of its queue runs under a live
-    // lease (a dead worker's job is pending again). The lease check is one probe of jobs_open per
+    // processed items from the units' counters of the hours since `finishedSince`; open ones
+    // through the index of open items, counted per unit, each unit then in progress while a job
+    // of its queue runs under a live lease (a dead worker's job is pending again). The lease check is one probe of jobs_open per
     // unit: as a join, PostgreSQL without statistics yet (a new database, before autovacuum's
     // first ANALYZE) ran the running-jobs subquery once per open item, 0.2 ms each.
     const session = sessionId === undefined ? '' : ' AND session_id = ?';
