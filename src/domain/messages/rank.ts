@@ -45,38 +45,50 @@ function toRankTerms(terms: readonly (string | RankTerm)[]): RankTerm[] {
   return [...byStem.values()];
 }
 
-/** The tokens of ASCII text, in any case; a character beyond ASCII matches on its own. */
-const ASCII_TOKEN_OR_OTHER = /[A-Za-z0-9]+|[^\x00-\x7f]/g;
+/** Whether each ASCII character is part of a token (a letter or a digit), as unicode61 splits ASCII. */
+const ASCII_TOKEN_CHAR = new Uint8Array(128);
+for (let code = 0; code < 128; code++) ASCII_TOKEN_CHAR[code] = /[A-Za-z0-9]/.test(String.fromCharCode(code)) ? 1 : 0;
 
 /**
- * Counts the tokens of `text` and, into `counts`, the occurrences of each wanted stem. Only
- * tokens that start with a wanted stem's first letter are stemmed (Porter keeps a word's
- * first letter), and stems are remembered, so a text costs about one regular-expression pass.
- * ASCII text (most of it) is split as it is, and only the tokens that are stemmed are put in
- * lower case; text beyond ASCII is folded and split as the index does.
+ * Counts the tokens of `text` and, into `counts`, the occurrences of each wanted stem. ASCII text
+ * (most of it) is walked a character at a time, without building its tokens; only a token that
+ * starts with a wanted stem's first letter (Porter keeps a word's first letter) is cut out, put in
+ * lower case and stemmed, and stems are remembered. Text with a character beyond ASCII is folded
+ * and split as the index does (countStemsFolded).
  */
-function countStems(text: string, wanted: Map<string, number>, initials: Set<number>, counts: Float64Array): number {
-  const tokens = text.match(ASCII_TOKEN_OR_OTHER);
-  if (tokens === null) return 0;
-  for (const token of tokens) {
-    const code = token.charCodeAt(0);
-    if (code >= 128) return countStemsFolded(text, wanted, initials, counts);
+function countStems(text: string, wanted: Map<string, number>, initials: Set<number>, counts: Float64Array, at: number): number {
+  const length = text.length;
+  let tokens = 0;
+  let end = 0;
+  while (end < length) {
+    let code = text.charCodeAt(end);
+    if (code >= 128) return countStemsFolded(text, wanted, initials, counts, at);
+    if (ASCII_TOKEN_CHAR[code] === 0) {
+      end++;
+      continue;
+    }
+    const start = end;
+    do code = ++end < length ? text.charCodeAt(end) : 0;
+    while (code < 128 && ASCII_TOKEN_CHAR[code] === 1);
+    tokens++;
     // upper-case ASCII letters fold to lower case by setting one bit
-    if (!initials.has(code >= 65 && code <= 90 ? code | 32 : code)) continue;
-    const column = wanted.get(stem(token.toLowerCase()));
-    if (column !== undefined) counts[column]++;
+    const initial = text.charCodeAt(start);
+    if (!initials.has(initial >= 65 && initial <= 90 ? initial | 32 : initial)) continue;
+    const column = wanted.get(stem(text.slice(start, end).toLowerCase()));
+    if (column !== undefined) counts[at + column]++;
   }
-  return tokens.length;
+  return tokens;
 }
 
 /** countStems for text beyond ASCII: folded (lower case, no diacritics) and split by TOKEN. */
-function countStemsFolded(text: string, wanted: Map<string, number>, initials: Set<number>, counts: Float64Array): number {
-  counts.fill(0); // the ASCII scan may have counted tokens before it met this text's first non-ASCII character
+function countStemsFolded(text: string, wanted: Map<string, number>, initials: Set<number>, counts: Float64Array, at: number): number {
+  // the ASCII scan may have counted tokens before it met this text's first non-ASCII character
+  counts.fill(0, at, at + wanted.size);
   const tokens = fold(text).match(TOKEN) ?? [];
   for (const token of tokens) {
     if (!initials.has(token.charCodeAt(0))) continue;
     const column = wanted.get(stem(token));
-    if (column !== undefined) counts[column]++;
+    if (column !== undefined) counts[at + column]++;
   }
   return tokens.length;
 }
@@ -117,8 +129,7 @@ function* rankSteps<T extends { content: string }>(terms: readonly (string | Ran
   const frequencies = new Float64Array(candidates.length * ranked.length);
   let totalLength = 0;
   for (let row = 0; row < candidates.length; row++) {
-    const counts = frequencies.subarray(row * ranked.length, (row + 1) * ranked.length);
-    lengths[row] = countStems(candidates[row].content, wanted, initials, counts);
+    lengths[row] = countStems(candidates[row].content, wanted, initials, frequencies, row * ranked.length);
     totalLength += lengths[row];
     yield;
   }
