@@ -4,6 +4,7 @@ import { filterCondition } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
 import type { SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
+import { countSessionMessages } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, type VersionRow, versionText } from './rows.js';
 import { orderBy, sessionMessages } from './session-messages.js';
@@ -56,14 +57,8 @@ export class SqlMessageStore implements MessageStore {
       { from: 'messages m', where, params, select: MESSAGE_COLUMNS, order: session.order, filterColumns: MESSAGE_FILTER },
       query,
       (row) => messageFromRow(this.d, row),
-      query.peerPerspective === undefined ? () => this.sessionMessageCount(workspaceId, sessionId) : undefined,
+      query.peerPerspective === undefined ? () => countSessionMessages(this.db, workspaceId, sessionId) : undefined,
     );
-  }
-
-  /** The session's messages, from its trigger-kept count (0 for no such session). */
-  private async sessionMessageCount(workspaceId: string, sessionId: string): Promise<number> {
-    const row = await this.db.get<{ n: number | string }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [workspaceId, sessionId]);
-    return Number(row?.n ?? 0);
   }
 
   async version(workspaceId: string, sessionId: string): Promise<string | undefined> {
@@ -142,7 +137,7 @@ export class SqlMessageStore implements MessageStore {
       // sessions keep their messages' count (a trigger, in the insert's transaction): a session's
       // count is one row, a workspace's the sum over its first sessions when that reaches the cap
       // or they are all of them
-      if (scope.sessionId !== undefined) return Math.min(cap, await this.sessionMessageCount(scope.workspaceId, scope.sessionId));
+      if (scope.sessionId !== undefined) return Math.min(cap, await countSessionMessages(this.db, scope.workspaceId, scope.sessionId));
       const rows = await this.db.all<{ n: number | string }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? LIMIT ?', [
         scope.workspaceId,
         SESSIONS_SUMMED,

@@ -4,6 +4,7 @@ import type { Dialect } from './dialect.js';
 import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
+import { countPeers } from './kept-counts.js';
 import { lockWorkspaceRow } from './workspace-store.js';
 import { PEER_COLUMNS, peerFromRow, type PeerRow, type VersionRow, versionText } from './rows.js';
 
@@ -81,10 +82,7 @@ export class SqlPeerStore implements PeerStore {
       { from: 'peers p', where: 'p.workspace_id = ?', params: [workspaceId], select: PEER_COLUMNS, order: PEER_ORDER, filterColumns: PEER_FILTER },
       query,
       (row) => peerFromRow(this.d, row),
-      async () => {
-        const row = await this.db.get<{ n: number }>('SELECT peer_count AS n FROM workspaces WHERE id = ?', [workspaceId]);
-        return Number(row?.n ?? 0);
-      },
+      () => countPeers(this.db, workspaceId),
     );
   }
 

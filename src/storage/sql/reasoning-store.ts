@@ -13,6 +13,7 @@ import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
 import { finishedHour, purgeHoursBefore } from './finished-hour.js';
 import { jsonText } from './json-text.js';
+import { countSessionMessages } from './kept-counts.js';
 import { MESSAGE_COLUMNS as ROW_COLUMNS, messageFromRow, type MessageRow as BaseMessageRow } from './rows.js';
 import { orderBy, sessionMessages } from './session-messages.js';
 
@@ -237,9 +238,8 @@ export class SqlReasoningStore implements ReasoningStore {
     }));
   }
 
-  async sessionMessageCount(workspaceId: string, sessionId: string): Promise<number> {
-    const row = await this.db.get<{ message_count: number | string }>('SELECT message_count FROM sessions WHERE workspace_id = ? AND id = ?', [workspaceId, sessionId]);
-    return Number(row?.message_count ?? 0);
+  sessionMessageCount(workspaceId: string, sessionId: string): Promise<number> {
+    return countSessionMessages(this.db, workspaceId, sessionId);
   }
 
   async messagesUpTo(workspaceId: string, sessionId: string, messageId: string, count: number): Promise<MessageRecord[]> {

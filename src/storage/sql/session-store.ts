@@ -16,7 +16,7 @@ import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
 import { pageOffset } from './page-offset.js';
-import { countActiveSessions } from './workspace-store.js';
+import { countActiveSessions, countPeerSessions } from './kept-counts.js';
 import { MEMBERSHIP_COLUMNS, membershipFromRow, PEER_COLUMNS, peerFromRow, SESSION_COLUMNS, sessionFromRow, type MembershipRow, type PeerRow, type SessionRow, type VersionRow, versionText } from './rows.js';
 
 const SESSION_FILTER: FilterColumns = {
@@ -118,11 +118,7 @@ export class SqlSessionStore implements SessionStore {
       },
       query,
       (row) => sessionFromRow(this.d, row),
-      // the peer's memberships, counted by triggers (migration 0023)
-      async () => {
-        const row = await this.db.get<{ n: number | string }>('SELECT session_count AS n FROM peers WHERE workspace_id = ? AND id = ?', [workspaceId, peerId]);
-        return Number(row?.n ?? 0);
-      },
+      () => countPeerSessions(this.db, workspaceId, peerId),
     );
   }
 

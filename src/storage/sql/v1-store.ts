@@ -13,6 +13,7 @@ import type {
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
+import { countPeerMetamessages, countPeerSessions, countPeers, countSessionMessages } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import { lockWorkspaceRow } from './workspace-store.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
@@ -134,13 +135,15 @@ export class SqlV1Store implements V1Store {
 
   /**
    * A v1 list page in insertion order (`order`: the listed table's row key, or columns ending
-   * with it); the filter is metadata containment (§0.4) on `metadata`.
+   * with it); the filter is metadata containment (§0.4) on `metadata`. `knownTotal`, a count
+   * kept by triggers, is the total of a page without a filter (listPage).
    */
   private page<R, T>(
     base: { from: string; where: string; params: unknown[]; order: readonly string[]; metadata: string },
     select: string,
     query: V1ListQuery,
     map: (row: R) => T,
+    knownTotal?: () => Promise<number>,
   ): Promise<Page<T>> {
     const { order } = base;
     return listPage<R, T>(
@@ -149,6 +152,7 @@ export class SqlV1Store implements V1Store {
       { from: base.from, where: base.where, params: base.params, select, order, filterColumns: { columns: {}, metadata: base.metadata, key: order[order.length - 1] } },
       query,
       map,
+      knownTotal,
     );
   }
 
@@ -239,6 +243,16 @@ export class SqlV1Store implements V1Store {
       USER_COLUMNS,
       query,
       (row) => this.user(row),
+      // the workspace's peers but the hidden ones that exist
+      async () => {
+        const total = await countPeers(this.db, workspaceId);
+        if (hiddenPeerIds.length === 0) return total;
+        const hiddenRows = await this.db.get<{ n: number | string }>(
+          `SELECT COUNT(*) AS n FROM peers WHERE workspace_id = ? AND id IN (${hiddenPeerIds.map(() => '?').join(', ')})`,
+          [workspaceId, ...hiddenPeerIds],
+        );
+        return total - Number(hiddenRows?.n ?? 0);
+      },
     );
   }
 
@@ -283,6 +297,8 @@ export class SqlV1Store implements V1Store {
       SESSION_COLUMNS,
       query,
       (row) => this.session(row),
+      // all the user's memberships are counted on the peer; its active ones are not
+      activeOnly ? undefined : () => countPeerSessions(this.db, workspaceId, peerId),
     );
   }
 
@@ -311,6 +327,7 @@ export class SqlV1Store implements V1Store {
       MESSAGE_COLUMNS,
       query,
       (row) => this.message(row),
+      () => countSessionMessages(this.db, workspaceId, sessionId),
     );
   }
 
@@ -399,6 +416,10 @@ export class SqlV1Store implements V1Store {
       METAMESSAGE_COLUMNS,
       query,
       (row) => this.metamessage(row),
+      // all the user's metamessages are counted on its peer; a selection of them is counted here
+      match.label === undefined && match.sessionV1Id === undefined && match.messageId === undefined
+        ? () => countPeerMetamessages(this.db, workspaceId, peerId)
+        : undefined,
     );
   }
 

@@ -5,6 +5,7 @@ import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { listPage, type PageBase } from './list-page.js';
 import { WORKSPACE_COLUMNS, workspaceFromRow, type WorkspaceRow } from './rows.js';
 import { fieldChanges } from './field-changes.js';
+import { countActiveSessions } from './kept-counts.js';
 
 const WORKSPACE_FILTER: FilterColumns = { columns: { id: 'w.id', created_at: 'w.created_at' }, metadata: 'w.metadata', key: 'w.pk' };
 
@@ -97,10 +98,4 @@ export class SqlWorkspaceStore implements WorkspaceStore {
   countActiveSessions(workspaceId: string): Promise<number> {
     return countActiveSessions(this.db, workspaceId);
   }
-}
-
-/** The workspace's trigger-maintained count of active sessions (0: no such workspace). */
-export async function countActiveSessions(db: SqlExecutor, workspaceId: string): Promise<number> {
-  const row = await db.get<{ n: number }>('SELECT active_session_count AS n FROM workspaces WHERE id = ?', [workspaceId]);
-  return Number(row?.n ?? 0);
 }

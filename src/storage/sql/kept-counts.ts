@@ -1,0 +1,37 @@
+import type { SqlExecutor } from './driver.js';
+
+/*
+ * Counts that triggers keep on the owning row in the writing transaction (migrations 0001, 0003,
+ * 0023 and 0028), so a list's total without a filter is one row read, not a count of the rows listed.
+ * Each is 0 when the owning row does not exist.
+ */
+
+async function keptCount(db: SqlExecutor, sql: string, params: readonly unknown[]): Promise<number> {
+  const row = await db.get<{ n: number | string }>(sql, params);
+  return Number(row?.n ?? 0);
+}
+
+/** The workspace's peers. */
+export function countPeers(db: SqlExecutor, workspaceId: string): Promise<number> {
+  return keptCount(db, 'SELECT peer_count AS n FROM workspaces WHERE id = ?', [workspaceId]);
+}
+
+/** The workspace's active sessions. */
+export function countActiveSessions(db: SqlExecutor, workspaceId: string): Promise<number> {
+  return keptCount(db, 'SELECT active_session_count AS n FROM workspaces WHERE id = ?', [workspaceId]);
+}
+
+/** The sessions the peer is a member of. */
+export function countPeerSessions(db: SqlExecutor, workspaceId: string, peerId: string): Promise<number> {
+  return keptCount(db, 'SELECT session_count AS n FROM peers WHERE workspace_id = ? AND id = ?', [workspaceId, peerId]);
+}
+
+/** The metamessages of a v1 user (its peer). */
+export function countPeerMetamessages(db: SqlExecutor, workspaceId: string, peerId: string): Promise<number> {
+  return keptCount(db, 'SELECT metamessage_count AS n FROM peers WHERE workspace_id = ? AND id = ?', [workspaceId, peerId]);
+}
+
+/** The session's messages. */
+export function countSessionMessages(db: SqlExecutor, workspaceId: string, sessionId: string): Promise<number> {
+  return keptCount(db, 'SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [workspaceId, sessionId]);
+}
