@@ -28,6 +28,7 @@ describe('migrations', () => {
     expect(Object.keys(columns).sort()).toEqual(
       [
         'collection_dreams',
+        'conclusion_counts',
         'conclusions',
         'job_counters',
         'jobs',

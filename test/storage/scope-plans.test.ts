@@ -215,7 +215,7 @@ describe(`reads of a scope (${DIALECT})`, () => {
     ]);
   });
 
-  it('a collection\'s list: the page and its total through the pair\'s indexes, not the one holding the text', async () => {
+  it('a collection\'s list: the page through the pair\'s indexes, not the one holding the text, and its total from the kept counts', async () => {
     const memory = new SqlMemoryStore(spy);
     const pair: FilterNode = {
       kind: 'and',
@@ -231,11 +231,13 @@ describe(`reads of a scope (${DIALECT})`, () => {
     expect(page.items.map((c) => c.id)).toEqual(Array.from({ length: 50 }, (_, k) => `c${2998 - 2 * (50 + k)}`));
     const plans = await plansOf(() => memory.listConclusions('w', query));
     expect(plans).toHaveLength(2);
-    for (const plan of plans) {
-      const text = plan.join('\n');
-      expect(text).toMatch(/conclusions_pair_(created|derived)/);
-      expect(text).not.toMatch(/conclusions_content_key|TEMP B-TREE|\bSort\b/);
-    }
+    const [pageRead, totalRead] = plans.map((plan) => plan.join('\n'));
+    expect(pageRead).toMatch(/conclusions_pair_(created|derived)/);
+    expect(pageRead).not.toMatch(/conclusions_content_key|TEMP B-TREE|\bSort\b/);
+    // the collection's count rows (migration 0029), one per level: the conclusions are not read
+    // (on PostgreSQL this test's few count rows are read by a scan, as they should be)
+    expect(totalRead).toMatch(/conclusion_counts/);
+    expect(totalRead).not.toMatch(/\bconclusions\b|conclusions_/);
   });
 
   it('exact repeats of a conclusion\'s text: the candidates through the index on the folded text, not the whole collection', async () => {

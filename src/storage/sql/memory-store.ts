@@ -132,14 +132,35 @@ export class SqlMemoryStore implements MemoryStore {
   }
 
   listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
+    // a filter of exactly one collection (what the SDK sends) is the collection's condition, and
+    // its total the collection's kept count
+    const collection = collectionOf(query.filter);
+    let where = 'c.workspace_id = ? AND c.deleted_at IS NULL';
+    const params = [workspaceId];
+    if (collection !== undefined) {
+      where += ' AND c.observer_id = ? AND c.observed_id = ?';
+      params.push(collection.observerId, collection.observedId);
+    }
     return listPage<ConclusionRow, ConclusionRecord>(
       this.db,
       this.dialect,
-      { from: 'conclusions c', where: 'c.workspace_id = ? AND c.deleted_at IS NULL', params: [workspaceId], select: COLUMNS, order: ['c.created_at', 'c.pk'], filterColumns: DOCUMENT_FILTER },
+      { from: 'conclusions c', where, params, select: COLUMNS, order: ['c.created_at', 'c.pk'], filterColumns: DOCUMENT_FILTER },
       // newest first unless reversed
-      { filter: query.filter, page: query.page, size: query.size, reverse: !query.reverse },
+      { filter: collection === undefined ? query.filter : null, page: query.page, size: query.size, reverse: !query.reverse },
       (row) => this.conclusion(row),
+      collection === undefined ? undefined : () => this.collectionCount({ workspaceId, ...collection }),
     );
+  }
+
+  /** The collection's conclusions (not deleted) of one level or of all, from its kept counts (migration 0029). */
+  private async collectionCount(scope: ConclusionScope, level?: ConclusionLevel): Promise<number> {
+    const params: unknown[] = [scope.workspaceId, scope.observerId, scope.observedId];
+    if (level !== undefined) params.push(level);
+    const row = await this.db.get<{ n: number | string | null }>(
+      `SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ? AND observer_id = ? AND observed_id = ?${level === undefined ? '' : ' AND level = ?'}`,
+      params,
+    );
+    return Number(row?.n ?? 0);
   }
 
   async searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]> {
@@ -262,6 +283,7 @@ export class SqlMemoryStore implements MemoryStore {
     );
   }
   async countConclusions(scope: ConclusionScope, level: ConclusionLevel): Promise<number> {
+    if (scope.sessionIds === undefined) return this.collectionCount(scope, level);
     const { where, params } = this.scope(scope);
     const row = await this.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM conclusions c WHERE ${where.join(' AND ')} AND c.level = ?`, [...params, level]);
     return Number(row?.n ?? 0);
@@ -290,4 +312,21 @@ function readIds(value: unknown): string[] | null {
   if (value === null || value === undefined) return null;
   const list: unknown = typeof value === 'string' ? JSON.parse(value) : value;
   return Array.isArray(list) ? list.map(String) : null;
+}
+
+const OBSERVER_KEYS = new Set(['observer_id', 'observer']);
+const OBSERVED_KEYS = new Set(['observed_id', 'observed']);
+
+/** The collection a filter names when it is exactly an observer's and an observed peer's equality. */
+function collectionOf(filter: FilterNode | null): { observerId: string; observedId: string } | undefined {
+  if (filter?.kind !== 'and' || filter.items.length !== 2) return undefined;
+  let observerId: string | undefined;
+  let observedId: string | undefined;
+  for (const item of filter.items) {
+    if (item.kind !== 'compare' || item.op !== '=' || item.value.type !== 'text') return undefined;
+    if (OBSERVER_KEYS.has(item.column) && observerId === undefined) observerId = item.value.value;
+    else if (OBSERVED_KEYS.has(item.column) && observedId === undefined) observedId = item.value.value;
+    else return undefined;
+  }
+  return observerId === undefined || observedId === undefined ? undefined : { observerId, observedId };
 }

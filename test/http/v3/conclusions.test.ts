@@ -170,6 +170,40 @@ describe('POST /v3/workspaces/{w}/conclusions', () => {
 });
 
 describe('POST /v3/workspaces/{w}/conclusions/list', () => {
+  it("a collection's list (the SDK's filter of observer and observed) totals its conclusions, not others' or deleted ones", async () => {
+    const ws = await setUp();
+    const pair = { observer_id: 'alice', observed_id: 'bob' };
+    const made = await create(ws, Array.from({ length: 5 }, (_, i) => ({ content: `pair ${i}`, ...pair, session_id: i % 2 === 0 ? 's1' : null })));
+    await create(ws, [
+      { content: 'other observer', observer_id: 'bob', observed_id: 'bob' },
+      { content: 'other observed', observer_id: 'alice', observed_id: 'carol' },
+    ]);
+    expect((await api.delete(`/v3/workspaces/${ws}/conclusions/${made[1].id}`)).status).toBe(204);
+    /** Every item of the filtered list, two at a time, and each page's total. */
+    const readAll = async (filters: Record<string, unknown>) => {
+      const read: string[] = [];
+      const totals: number[] = [];
+      for (let page = 1; ; page++) {
+        const response = await list(ws, { filters }, `?page=${page}&size=2`);
+        expect(response.status, response.text).toBe(200);
+        totals.push(response.body.total);
+        read.push(...contents(response.body.items));
+        if (response.body.items.length < 2) return { read, totals };
+      }
+    };
+    for (const filters of [pair, { observer: 'alice', observed: 'bob' }, { observed_id: 'bob', observer_id: 'alice' }]) {
+      const { read, totals } = await readAll(filters);
+      expect(read).toEqual(['pair 4', 'pair 3', 'pair 2', 'pair 0']);
+      expect(totals).toEqual([4, 4, 4]);
+    }
+    // more than the collection in the filter: counted
+    const inSession = await readAll({ ...pair, session_id: 's1' });
+    expect(inSession.read).toEqual(['pair 4', 'pair 2', 'pair 0']);
+    expect(inSession.totals).toEqual([3, 3]);
+    // a collection with nothing in it
+    expect((await list(ws, { filters: { observer_id: 'carol', observed_id: 'alice' } })).body).toMatchObject({ items: [], total: 0, pages: 0 });
+  });
+
   it('lists newest first, reverse gives oldest first, with paging totals', async () => {
     const ws = await setUp();
     await create(ws, [
