@@ -133,7 +133,8 @@ export class SqlMemoryStore implements MemoryStore {
 
   listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
     // a filter of exactly one collection (what the SDK sends) is the collection's condition, and
-    // its total the collection's kept count
+    // its total the collection's kept count; without a filter the total is the workspace's
+    // collections' counts summed
     const collection = collectionOf(query.filter);
     let where = 'c.workspace_id = ? AND c.deleted_at IS NULL';
     const params = [workspaceId];
@@ -148,8 +149,14 @@ export class SqlMemoryStore implements MemoryStore {
       // newest first unless reversed
       { filter: collection === undefined ? query.filter : null, page: query.page, size: query.size, reverse: !query.reverse },
       (row) => this.conclusion(row),
-      collection === undefined ? undefined : () => this.collectionCount({ workspaceId, ...collection }),
+      collection === undefined ? () => this.workspaceCount(workspaceId) : () => this.collectionCount({ workspaceId, ...collection }),
     );
+  }
+
+  /** The workspace's conclusions (not deleted): its collections' kept counts summed (migration 0029). */
+  private async workspaceCount(workspaceId: string): Promise<number> {
+    const row = await this.db.get<{ n: number | string | null }>('SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ?', [workspaceId]);
+    return Number(row?.n ?? 0);
   }
 
   /** The collection's conclusions (not deleted) of one level or of all, from its kept counts (migration 0029). */

@@ -202,6 +202,10 @@ describe('POST /v3/workspaces/{w}/conclusions/list', () => {
     expect(inSession.totals).toEqual([3, 3]);
     // a collection with nothing in it
     expect((await list(ws, { filters: { observer_id: 'carol', observed_id: 'alice' } })).body).toMatchObject({ items: [], total: 0, pages: 0 });
+    // the whole workspace: every collection's (the deleted one not counted)
+    const everything = await list(ws, undefined, '?size=2&page=3');
+    expect(contents(everything.body.items)).toEqual(['pair 2', 'pair 0']);
+    expect(everything.body).toMatchObject({ total: 6, pages: 3 });
   });
 
   it('lists newest first, reverse gives oldest first, with paging totals', async () => {
