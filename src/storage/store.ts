@@ -653,6 +653,12 @@ export interface DreamState {
 /** Conclusions (soft-deleted rows are invisible to every read) and peer cards. */
 export interface MemoryStore {
   insertConclusions(rows: ConclusionRecord[]): Promise<void>;
+  /**
+   * Takes the kept counts of the collections and levels of `rows` for this transaction, in one
+   * order (PostgreSQL; SQLite's writers take turns): writers of conclusions into the same
+   * collections then queue instead of deadlocking on the counts their inserts update.
+   */
+  lockConclusionCounts(rows: readonly ConclusionRecord[]): Promise<void>;
   /** The workspace's conclusions, newest first (`reverse`: oldest first), Document filters applied. */
   listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>>;
   /** Full-text ranked: best match first, newest first among equals (see `newestFirst`). */

@@ -56,6 +56,7 @@ function unionIds(a: string[] | null, b: string[] | null): string[] | null {
 
 /** Stores `drafts` deduplicated as described above; one result per draft, in order. */
 export async function saveConclusions(store: Store, drafts: readonly ConclusionDraft[], options: { semantic: boolean; now: Date }): Promise<SavedConclusion[]> {
+  await store.memory.lockConclusionCounts(drafts.map((draft) => draft.record));
   // exact matches among stored conclusions, looked up once per scope
   const scopes = new Map<string, { record: ConclusionRecord; contents: string[] }>();
   for (const { record } of drafts) {

@@ -131,6 +131,22 @@ export class SqlMemoryStore implements MemoryStore {
     }
   }
 
+  async lockConclusionCounts(rows: readonly ConclusionRecord[]): Promise<void> {
+    if (this.db.dialect !== 'postgres' || rows.length === 0) return;
+    const keys = [...new Set(rows.map((r) => JSON.stringify([r.workspaceId, r.observerId, r.observedId, r.level])))].sort();
+    // missing count rows made (at 0) and existing ones locked, in key order; only for observers
+    // that exist, so a missing peer fails the insert that names it, as before
+    await this.db.run(
+      `INSERT INTO conclusion_counts (workspace_id, observer_id, observed_id, level, n)
+       SELECT k.value->>0, k.value->>1, k.value->>2, k.value->>3, 0
+       FROM jsonb_array_elements(?::jsonb) WITH ORDINALITY AS k(value, at)
+       WHERE EXISTS (SELECT 1 FROM peers p WHERE p.workspace_id = k.value->>0 AND p.id = k.value->>1)
+       ORDER BY k.at
+       ON CONFLICT (workspace_id, observer_id, observed_id, level) DO UPDATE SET n = conclusion_counts.n`,
+      [`[${keys.join(',')}]`],
+    );
+  }
+
   listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
     // a filter of exactly one collection (what the SDK sends) is the collection's condition, and
     // its total the collection's kept count; without a filter the total is the workspace's

@@ -208,6 +208,22 @@ describe('POST /v3/workspaces/{w}/conclusions/list', () => {
     expect(everything.body).toMatchObject({ total: 6, pages: 3 });
   });
 
+  it("batches written at once into the same collections, in different orders, all land and are all counted", async () => {
+    const ws = await setUp();
+    const pairs = [
+      { observer_id: 'alice', observed_id: 'bob' },
+      { observer_id: 'bob', observed_id: 'alice' },
+      { observer_id: 'carol', observed_id: 'alice' },
+    ];
+    const batches = Array.from({ length: 12 }, (_, b) =>
+      Array.from({ length: 9 }, (_, i) => ({ content: `b${b} c${i}`, ...pairs[(b % 2 === 0 ? i : 8 - i) % 3] })),
+    );
+    const responses = await Promise.all(batches.map((conclusions) => api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions })));
+    expect(responses.map((r) => r.status)).toEqual(batches.map(() => 201));
+    for (const pair of pairs) expect((await list(ws, { filters: pair }, '?size=1')).body.total).toBe(36);
+    expect((await list(ws, undefined, '?size=1')).body.total).toBe(108);
+  });
+
   it('lists newest first, reverse gives oldest first, with paging totals', async () => {
     const ws = await setUp();
     await create(ws, [

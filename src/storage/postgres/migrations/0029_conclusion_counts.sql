@@ -6,10 +6,11 @@
 -- Inserts and deletes are counted once per statement, from its transition table, one row per
 -- collection and level in key order: a row-level trigger's upsert per conclusion doubled the
 -- time of a bulk insert (50,000 conclusions, 100 a statement: 6.9 s -> 12.2 s). A writer of
--- conclusions locks its collections' count rows; two that take two collections in opposite
--- orders deadlock, and the driver runs one again (docs/decisions.md, "Concurrent writers on
--- PostgreSQL"). Updates (soft delete, a changed level) are counted row by row: a trigger with a
--- column list cannot have transition tables.
+-- conclusions locks its collections' count rows: those that store conclusions take them all
+-- first, in key order (MemoryStore.lockConclusionCounts), and each trigger takes its rows in key
+-- order; a deadlock left (a purge against a delete of several collections) is run again by the
+-- driver (docs/decisions.md, "Concurrent writers on PostgreSQL"). Updates (soft delete, a changed
+-- level) are counted row by row: a trigger with a column list cannot have transition tables.
 CREATE TABLE conclusion_counts (
   workspace_id TEXT NOT NULL,
   observer_id TEXT NOT NULL,
@@ -35,11 +36,15 @@ CREATE TRIGGER conclusion_counts_insert AFTER INSERT ON conclusions
   REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION engram_conclusion_counts_inserted();
 
 CREATE FUNCTION engram_conclusion_counts_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  d record;
 BEGIN
-  UPDATE conclusion_counts c SET n = c.n - d.n
-  FROM (SELECT workspace_id, observer_id, observed_id, level, COUNT(*) AS n FROM deleted WHERE deleted_at IS NULL
-        GROUP BY workspace_id, observer_id, observed_id, level) d
-  WHERE c.workspace_id = d.workspace_id AND c.observer_id = d.observer_id AND c.observed_id = d.observed_id AND c.level = d.level;
+  -- one count row at a time, in key order (an UPDATE ... FROM takes its rows in no set order)
+  FOR d IN SELECT workspace_id, observer_id, observed_id, level, COUNT(*) AS n FROM deleted WHERE deleted_at IS NULL
+           GROUP BY workspace_id, observer_id, observed_id, level ORDER BY workspace_id, observer_id, observed_id, level LOOP
+    UPDATE conclusion_counts SET n = n - d.n
+    WHERE workspace_id = d.workspace_id AND observer_id = d.observer_id AND observed_id = d.observed_id AND level = d.level;
+  END LOOP;
   RETURN NULL;
 END $$;
 CREATE TRIGGER conclusion_counts_delete AFTER DELETE ON conclusions
