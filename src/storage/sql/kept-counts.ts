@@ -1,13 +1,14 @@
+import type { ConclusionLevel, ConclusionScope } from '../store.js';
 import type { SqlExecutor } from './driver.js';
 
 /*
- * Counts that triggers keep on the owning row in the writing transaction (migrations 0001, 0003,
- * 0023 and 0028), so a list's total without a filter is one row read, not a count of the rows listed.
- * Each is 0 when the owning row does not exist.
+ * Counts that triggers keep in the writing transaction, on the owning row (migrations 0001, 0003,
+ * 0023 and 0028) or per collection and level (0029), so a list's total without a filter is a
+ * row or a few read, not a count of the rows listed. Each is 0 when nothing is counted.
  */
 
 async function keptCount(db: SqlExecutor, sql: string, params: readonly unknown[]): Promise<number> {
-  const row = await db.get<{ n: number | string }>(sql, params);
+  const row = await db.get<{ n: number | string | null }>(sql, params);
   return Number(row?.n ?? 0);
 }
 
@@ -34,4 +35,17 @@ export function countPeerMetamessages(db: SqlExecutor, workspaceId: string, peer
 /** The session's messages. */
 export function countSessionMessages(db: SqlExecutor, workspaceId: string, sessionId: string): Promise<number> {
   return keptCount(db, 'SELECT message_count AS n FROM sessions WHERE workspace_id = ? AND id = ?', [workspaceId, sessionId]);
+}
+
+/** A collection's conclusions (not deleted), of one level or of all. */
+export function countCollectionConclusions(db: SqlExecutor, scope: ConclusionScope, level?: ConclusionLevel): Promise<number> {
+  const params: unknown[] = [scope.workspaceId, scope.observerId, scope.observedId];
+  if (level !== undefined) params.push(level);
+  const ofLevel = level === undefined ? '' : ' AND level = ?';
+  return keptCount(db, `SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ? AND observer_id = ? AND observed_id = ?${ofLevel}`, params);
+}
+
+/** The workspace's conclusions (not deleted): its collections' counts summed. */
+export function countWorkspaceConclusions(db: SqlExecutor, workspaceId: string): Promise<number> {
+  return keptCount(db, 'SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ?', [workspaceId]);
 }

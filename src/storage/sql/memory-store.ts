@@ -13,6 +13,7 @@ import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import { filterCondition, type FilterColumns } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
+import { countCollectionConclusions, countWorkspaceConclusions } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import { jsonText } from './json-text.js';
 
@@ -165,25 +166,10 @@ export class SqlMemoryStore implements MemoryStore {
       // newest first unless reversed
       { filter: collection === undefined ? query.filter : null, page: query.page, size: query.size, reverse: !query.reverse },
       (row) => this.conclusion(row),
-      collection === undefined ? () => this.workspaceCount(workspaceId) : () => this.collectionCount({ workspaceId, ...collection }),
+      collection === undefined
+        ? () => countWorkspaceConclusions(this.db, workspaceId)
+        : () => countCollectionConclusions(this.db, { workspaceId, ...collection }),
     );
-  }
-
-  /** The workspace's conclusions (not deleted): its collections' kept counts summed (migration 0029). */
-  private async workspaceCount(workspaceId: string): Promise<number> {
-    const row = await this.db.get<{ n: number | string | null }>('SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ?', [workspaceId]);
-    return Number(row?.n ?? 0);
-  }
-
-  /** The collection's conclusions (not deleted) of one level or of all, from its kept counts (migration 0029). */
-  private async collectionCount(scope: ConclusionScope, level?: ConclusionLevel): Promise<number> {
-    const params: unknown[] = [scope.workspaceId, scope.observerId, scope.observedId];
-    if (level !== undefined) params.push(level);
-    const row = await this.db.get<{ n: number | string | null }>(
-      `SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ? AND observer_id = ? AND observed_id = ?${level === undefined ? '' : ' AND level = ?'}`,
-      params,
-    );
-    return Number(row?.n ?? 0);
   }
 
   async searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]> {
@@ -306,7 +292,7 @@ export class SqlMemoryStore implements MemoryStore {
     );
   }
   async countConclusions(scope: ConclusionScope, level: ConclusionLevel): Promise<number> {
-    if (scope.sessionIds === undefined) return this.collectionCount(scope, level);
+    if (scope.sessionIds === undefined) return countCollectionConclusions(this.db, scope, level);
     const { where, params } = this.scope(scope);
     const row = await this.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM conclusions c WHERE ${where.join(' AND ')} AND c.level = ?`, [...params, level]);
     return Number(row?.n ?? 0);
