@@ -287,13 +287,14 @@ export interface JobStore {
    * Jobs of one kind in the workspace by queue key: done and dead (failed) in the hour of
    * `finishedSince` or later, from the queues' counters, which only the summary and dream kinds
    * keep (zero for other kinds), running under a live lease, pending (`dueOnly`: only those due
-   * by `now`).
+   * by `now`). `session`: only that session's queue of the kind (its summaries), read through
+   * the session's counters and the queue's open jobs, not the workspace's.
    */
   countsByQueue(
     workspaceId: string,
     kind: string,
     now: Date,
-    options: { finishedSince: Date; dueOnly?: boolean },
+    options: { finishedSince: Date; dueOnly?: boolean; session?: { id: string; queueKey: string } },
   ): Promise<(WorkCounts & { queueKey: string })[]>;
   /** The pending and running jobs of a queue key, in order. */
   openJobs(queueKey: string): Promise<{ id: string; kind: string; status: 'pending' | 'running'; runAfter: Date; payload: JsonObject }[]>;

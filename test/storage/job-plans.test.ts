@@ -134,8 +134,72 @@ describe.runIf(DIALECT === 'postgres')('queue status on PostgreSQL', () => {
   });
 });
 
+describe('queue status of one session', () => {
+  /*
+   * A session's summaries are read from that session's counters and queue. Reading every
+   * summary queue of the workspace and keeping one took 118 ms on SQLite and 104 ms on
+   * PostgreSQL for a session of a workspace whose 20,000 sessions had summaries in the last day.
+   */
+  it("reads the session's own summary counters and open jobs, not the workspace's", async () => {
+    const database = await openFreshDatabase();
+    try {
+      const { driver } = database;
+      const at = (hour: number) => new Date(Date.UTC(2026, 0, 1, hour));
+      const now = DIALECT === 'postgres' ? at(12) : at(12).getTime() * 1000;
+      await driver.run("INSERT INTO workspaces (id, metadata, configuration, created_at) VALUES ('w', '{}', '{}', ?)", [now]);
+      const hour = Math.floor(at(12).getTime() / 3_600_000);
+      // three sessions with finished summaries in two hours, and an open summary job in s1 and s2
+      for (const session of ['s1', 's2', 's3']) {
+        await driver.run("INSERT INTO sessions (workspace_id, id, v1_id, metadata, configuration, created_at) VALUES ('w', ?, ?, '{}', '{}', ?)", [session, `v1-${session}`, now]);
+        for (const h of [hour - 2, hour]) {
+          await driver.run(
+            "INSERT INTO job_counters (workspace_id, kind, hour, queue_key, session_id, completed, failed) VALUES ('w', 'reasoning.summarize', ?, ?, ?, ?, 1)",
+            [h, `summary:w:${session}`, session, h === hour ? 2 : 1],
+          );
+        }
+        if (session !== 's3') {
+          await driver.run(
+            "INSERT INTO jobs (id, kind, workspace_id, queue_key, status, max_attempts, run_after, created_at) VALUES (?, 'reasoning.summarize', 'w', ?, 'pending', 3, ?, ?)",
+            [`job-${session}`, `summary:w:${session}`, now, now],
+          );
+        }
+      }
+      const { executor, issued } = recordingExecutor(driver);
+      const jobs = new SqlJobStore(executor);
+      const session = { id: 's2', queueKey: 'summary:w:s2' };
+      const counts = await jobs.countsByQueue('w', 'reasoning.summarize', at(12), { finishedSince: at(0), session });
+      expect(counts).toEqual([{ queueKey: 'summary:w:s2', completed: 3, failed: 2, inProgress: 0, pending: 1 }]);
+      // the hours before finishedSince's are left out
+      expect(await jobs.countsByQueue('w', 'reasoning.summarize', at(12), { finishedSince: at(11), session })).toEqual([
+        { queueKey: 'summary:w:s2', completed: 2, failed: 1, inProgress: 0, pending: 1 },
+      ]);
+      const { sql, params } = issued[0];
+      if (DIALECT === 'postgres') {
+        // a new database, before any ANALYZE
+        const [{ 'QUERY PLAN': [plan] }] = await driver.all<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+        const indexes: Record<string, string | undefined> = {};
+        const walk = (node: PlanNode) => {
+          if (node['Relation Name'] !== undefined) indexes[node['Relation Name']] = node['Index Name'];
+          for (const child of node.Plans ?? []) walk(child);
+        };
+        walk(plan.Plan);
+        // the open jobs through one of the indexes of open jobs alone (without statistics the
+        // planner may take the kind's, jobs_claimable), never the day of finished jobs
+        expect(indexes).toEqual({ job_counters: 'job_counters_session', jobs: expect.stringMatching(/^jobs_(open|open_kind|claimable)$/) });
+      } else {
+        const plan = (await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params)).map((row) => row.detail);
+        expect(plan).toContain('SEARCH job_counters USING INDEX job_counters_session (workspace_id=? AND session_id=? AND kind=? AND hour>?)');
+        expect(plan.filter((detail) => /^SEARCH jobs /.test(detail))).toEqual([expect.stringMatching(/^SEARCH jobs USING INDEX jobs_open\w* \(.*queue_key=\?\)$/)]);
+      }
+    } finally {
+      await database.close();
+    }
+  });
+});
+
 interface PlanNode {
   'Relation Name'?: string;
+  'Index Name'?: string;
   'Actual Loops': number;
   Plans?: PlanNode[];
 }

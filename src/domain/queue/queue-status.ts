@@ -1,6 +1,6 @@
 import type { WorkCounts } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
-import { SUMMARIZE } from '../reasoning/deriver.js';
+import { SUMMARIZE, summaryQueueKey } from '../reasoning/deriver.js';
 import { collectionOfDreamKey, DREAM_KINDS } from '../reasoning/dream-schedule.js';
 
 /*
@@ -71,7 +71,9 @@ export async function getQueueStatus(ctx: DomainContext, workspaceId: string, fi
   // a summary is about a session, not about a peer: a peer filter leaves summaries out
   if (!byPeer) {
     const prefix = `summary:${workspaceId}:`;
-    for (const row of await ctx.store.jobs.countsByQueue(workspaceId, SUMMARIZE, now, { finishedSince })) {
+    // filtered by session, that session's queue alone is read
+    const session = filter.sessionId === undefined ? undefined : { id: filter.sessionId, queueKey: summaryQueueKey({ workspaceId, sessionId: filter.sessionId }) };
+    for (const row of await ctx.store.jobs.countsByQueue(workspaceId, SUMMARIZE, now, { finishedSince, session })) {
       if (!row.queueKey.startsWith(prefix)) continue;
       const sessionId = row.queueKey.slice(prefix.length);
       if (filter.sessionId !== undefined && sessionId !== filter.sessionId) continue;

@@ -298,24 +298,41 @@ export class SqlJobStore implements JobStore {
     workspaceId: string,
     kind: string,
     now: Date,
-    options: { finishedSince: Date; dueOnly?: boolean },
+    options: { finishedSince: Date; dueOnly?: boolean; session?: { id: string; queueKey: string } },
   ): Promise<(WorkCounts & { queueKey: string })[]> {
     const c = this.dialect;
     const pendingJob = options.dueOnly ? "(status = 'pending' AND run_after <= ?)" : "status = 'pending'";
+    // one session's queue: its counters through job_counters_session (migration 0030) and its
+    // open jobs by queue key, instead of every queue of the workspace's kind read and all but one
+    // dropped (test/storage/job-plans.test.ts)
+    const { session } = options;
+    const ofCounters = session === undefined ? '' : ' AND session_id = ? AND queue_key = ?';
+    const ofJobs = session === undefined ? 'workspace_id = ? AND kind = ?' : 'queue_key = ? AND workspace_id = ? AND kind = ?';
     // finished jobs from the queues' counters of the hours since `finishedSince` (migrations
     // 0018 and 0027), open ones through jobs_workspace: the finished jobs kept for a day are not read
     const rows = await this.db.all<Record<string, number | string>>(
       `SELECT queue_key, SUM(completed) AS completed, SUM(failed) AS failed, SUM(in_progress) AS in_progress, SUM(pending) AS pending
        FROM (
-         SELECT queue_key, completed, failed, 0 AS in_progress, 0 AS pending FROM job_counters WHERE workspace_id = ? AND kind = ? AND hour >= ?
+         SELECT queue_key, completed, failed, 0 AS in_progress, 0 AS pending FROM job_counters WHERE workspace_id = ? AND kind = ? AND hour >= ?${ofCounters}
          UNION ALL
          SELECT queue_key, 0, 0,
            CASE WHEN status = 'running' AND locked_until >= ? THEN 1 ELSE 0 END,
            CASE WHEN ${pendingJob} OR (status = 'running' AND locked_until < ?) THEN 1 ELSE 0 END
-         FROM jobs WHERE workspace_id = ? AND kind = ? AND status IN ('pending', 'running')
+         FROM jobs WHERE ${ofJobs} AND status IN ('pending', 'running')
        ) AS queues
        GROUP BY queue_key`,
-      [workspaceId, kind, finishedHour(options.finishedSince), c.time(now), ...(options.dueOnly ? [c.time(now)] : []), c.time(now), workspaceId, kind],
+      [
+        workspaceId,
+        kind,
+        finishedHour(options.finishedSince),
+        ...(session === undefined ? [] : [session.id, session.queueKey]),
+        c.time(now),
+        ...(options.dueOnly ? [c.time(now)] : []),
+        c.time(now),
+        ...(session === undefined ? [] : [session.queueKey]),
+        workspaceId,
+        kind,
+      ],
     );
     return rows.map((row) => ({
       queueKey: String(row.queue_key),
