@@ -66,6 +66,11 @@ export interface MessageSearch {
   terms: string[];
   /** Message filters, parsed (null: none). */
   filter: FilterNode | null;
+  /**
+   * The sessions `filter` confines the search to (its top-level `session_id` condition), which
+   * the full-text index can narrow to with the words; the filter still decides.
+   */
+  withinSessions?: readonly string[];
   peerPerspective?: string;
   /** Most candidates to return. */
   candidates: number;

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
+import { createDomainContext } from '../../src/domain/context.js';
+import { searchMessages } from '../../src/domain/messages/search.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { SqlStore } from '../../src/storage/sql/sql-store.js';
 import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
@@ -69,6 +71,48 @@ describe('full-text search candidates', () => {
     expect(await contents({ workspaceId: one, peerId: 'alice' })).toEqual(['sailing one', 'sailing one other']);
     expect(await contents({ workspaceId: one, sessionId: 'shared', peerId: 'alice' })).toEqual(['sailing one']);
     expect(await contents({ workspaceId: two, peerId: 'bob' })).toEqual([]);
+  });
+
+  it('answer a search filtered to sessions as the search scoped to each, whatever form the filter takes', async () => {
+    const ws = uniqueId();
+    // the word in every session, the newest in the sessions not asked for
+    for (const session of ['a', 'b', 'c', 'd']) {
+      await addMessages(database.store, ws, session, [['alice', `canoe ${session} one`], ['bob', `canoe ${session} two, canoe again`]]);
+    }
+    await addMessages(database.store, ws, 'e', [['alice', 'canoe e, newest of all']]);
+    const ctx = createDomainContext(database.store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 3 });
+    const ids = async (scope: { sessionId?: string }, filters: Record<string, unknown> | null, query = 'canoe') =>
+      (await searchMessages(ctx, { workspaceId: ws, ...scope }, { query, filters, limit: 10, generation: 'v3' })).map((m) => `${m.sessionId}:${m.content}`);
+    const inB = await ids({ sessionId: 'b' }, null);
+    expect(inB).toHaveLength(2);
+    expect(inB.every((m) => m.startsWith('b:'))).toBe(true);
+    expect(await ids({}, { session_id: 'b' })).toEqual(inB);
+    expect(await ids({}, { session_id: { in: ['b'] } })).toEqual(inB);
+    // a form the search cannot read sessions from: the filter alone, the same answer
+    expect(await ids({}, { AND: [{ session_id: 'b' }] })).toEqual(inB);
+    const inBandD = await ids({}, { session_id: { in: ['b', 'd'] } });
+    expect(inBandD.map((m) => m[0]).sort()).toEqual(['b', 'b', 'd', 'd']);
+    expect(await ids({}, { OR: [{ session_id: 'b' }, { session_id: 'd' }] })).toEqual(inBandD);
+    // two words, weighted by their matches
+    expect(await ids({}, { session_id: { in: ['b', 'd'] } }, 'canoe again')).toEqual(await ids({}, { OR: [{ session_id: 'd' }, { session_id: 'b' }] }, 'canoe again'));
+    // with another condition beside it, and none of the sessions' messages left by it
+    expect(await ids({}, { session_id: 'b', peer_id: 'bob' })).toEqual(inB.filter((m) => m.includes('two')));
+    expect(await ids({}, { session_id: { in: [] } })).toEqual([]);
+    expect(await ids({}, { session_id: { in: ['nowhere'] } })).toEqual([]);
+  });
+
+  it.runIf(DIALECT === 'sqlite')('narrow the index to the sessions a filter names (SQLite: their scope tokens)', async () => {
+    const ws = uniqueId();
+    await addMessages(database.store, ws, 'a', [['alice', 'paddle a']]);
+    await addMessages(database.store, ws, 'b', [['alice', 'paddle b']]);
+    await addMessages(database.store, ws, 'c', [['alice', 'paddle c']]);
+    const contents = async (withinSessions: string[]) =>
+      (await search(database.store, { workspaceId: ws, terms: ['paddle'], withinSessions })).map((c) => c.content).sort();
+    // without the filter the tokens show alone: the index walks those sessions only
+    expect(await contents(['a', 'c'])).toEqual(['paddle a', 'paddle c']);
+    expect(await contents(['b'])).toEqual(['paddle b']);
+    // more sessions than the index is given: left to the filter
+    expect(await contents(Array.from({ length: 101 }, (_, i) => `s${i}`))).toEqual(['paddle a', 'paddle b', 'paddle c']);
   });
 
   it('match the words literally, whatever FTS syntax they hold', async () => {

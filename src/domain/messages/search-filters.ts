@@ -15,3 +15,22 @@ export function narrowSearchFilters(
   if (scope.peerId !== undefined) delete rest.peer_id;
   return { filters: rest, peerPerspective: typeof perspective === 'string' ? perspective : undefined };
 }
+
+/**
+ * The sessions a search's filters allow, when they say so at the top level (`session_id` equal to
+ * one id, or `in` a list of ids), which every other condition is combined with, as a chat's tools
+ * name the sessions its observer may see. Undefined for any other form. The vector search then
+ * looks only there (filtering the workspace's nearest chunks afterwards found nothing in a
+ * workspace whose nearest chunks were in other sessions); the full-text search hands them to the
+ * index with the words (MessageSearch.withinSessions).
+ */
+export function sessionsOf(filters: JsonObject | null): string[] | undefined {
+  const condition = filters?.session_id;
+  // '*' matches every session
+  if (typeof condition === 'string') return condition === '*' ? undefined : [condition];
+  if (condition === null || typeof condition !== 'object' || Array.isArray(condition)) return undefined;
+  const list = (condition as JsonObject).in;
+  if (Object.keys(condition).length !== 1 || !Array.isArray(list)) return undefined;
+  if (!list.every((id): id is string => typeof id === 'string' && id !== '*')) return undefined;
+  return list;
+}

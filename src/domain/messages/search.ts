@@ -3,7 +3,7 @@ import { messageFilter } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { invalidInput } from '../errors.js';
 import { reciprocalRankFusion } from './fuse.js';
-import { narrowSearchFilters } from './search-filters.js';
+import { narrowSearchFilters, sessionsOf } from './search-filters.js';
 import { queryTerms, type QueryTerm } from './query-terms.js';
 import { rankCandidatesInSlices, type RankTerm } from './rank.js';
 import { exceedsTokensOf } from './token-count.js';
@@ -102,18 +102,25 @@ export async function rankMessagesByText(
   const { filters, peerPerspective } = narrowSearchFilters(scope, options.filters);
   const terms = queryTerms(options.query);
   if (terms.length === 0) return [];
-  const filter = messageFilter(ctx.store, filters, options.generation);
+  const narrowing: Narrowing = {
+    filter: messageFilter(ctx.store, filters, options.generation),
+    peerPerspective,
+    withinSessions: scope.sessionId === undefined ? sessionsOf(filters) : undefined,
+  };
   const { ranked, candidates, matches } =
-    terms.length === 1
-      ? await oneTermCandidates(ctx, scope, terms[0], filter, peerPerspective)
-      : await manyTermCandidates(ctx, scope, terms, filter, peerPerspective);
+    terms.length === 1 ? await oneTermCandidates(ctx, scope, terms[0], narrowing) : await manyTermCandidates(ctx, scope, terms, narrowing);
   if (steps !== undefined) Object.assign(steps, { terms: terms.length, matches, candidates: candidates.length });
   const best = await rankCandidatesInSlices(ranked, candidates, options.limit);
   const records = new Map((await ctx.store.messages.byIds(scope.workspaceId, best.map((c) => c.id))).map((m) => [m.id, m]));
   return best.flatMap((candidate) => records.get(candidate.id) ?? []);
 }
 
-type MessageFilter = ReturnType<typeof messageFilter>;
+/** What narrows a search within its scope: the filters, and the sessions they name at the top level. */
+interface Narrowing {
+  filter: ReturnType<typeof messageFilter>;
+  peerPerspective: string | undefined;
+  withinSessions: readonly string[] | undefined;
+}
 
 interface Candidates {
   ranked: RankTerm[];
@@ -123,8 +130,8 @@ interface Candidates {
 }
 
 /** The store's search for the newest `candidates` matches of one term in the scope. */
-function termSearch(scope: SearchScope, term: QueryTerm, filter: MessageFilter, peerPerspective: string | undefined, candidates: number): MessageSearch {
-  return { workspaceId: scope.workspaceId, sessionId: scope.sessionId, peerId: scope.peerId, terms: [term.word], filter, peerPerspective, candidates };
+function termSearch(scope: SearchScope, term: QueryTerm, narrowing: Narrowing, candidates: number): MessageSearch {
+  return { workspaceId: scope.workspaceId, sessionId: scope.sessionId, peerId: scope.peerId, terms: [term.word], ...narrowing, candidates };
 }
 
 /**
@@ -132,8 +139,8 @@ function termSearch(scope: SearchScope, term: QueryTerm, filter: MessageFilter, 
  * weight scales every score alike, so the order does not depend on it and the scope is not
  * counted.
  */
-async function oneTermCandidates(ctx: DomainContext, scope: SearchScope, term: QueryTerm, filter: MessageFilter, peerPerspective: string | undefined): Promise<Candidates> {
-  const candidates = await ctx.store.messages.searchCandidates(termSearch(scope, term, filter, peerPerspective, Math.min(TERM_MATCHES, SEARCH_CANDIDATES)));
+async function oneTermCandidates(ctx: DomainContext, scope: SearchScope, term: QueryTerm, narrowing: Narrowing): Promise<Candidates> {
+  const candidates = await ctx.store.messages.searchCandidates(termSearch(scope, term, narrowing, Math.min(TERM_MATCHES, SEARCH_CANDIDATES)));
   return { ranked: [{ stem: term.stem, weight: 1 }], candidates, matches: candidates.length };
 }
 
@@ -145,10 +152,9 @@ async function manyTermCandidates(
   ctx: DomainContext,
   scope: SearchScope,
   terms: readonly QueryTerm[],
-  filter: MessageFilter,
-  peerPerspective: string | undefined,
+  narrowing: Narrowing,
 ): Promise<Candidates> {
-  const matchesOf = await Promise.all(terms.map((term) => ctx.store.messages.searchMatches(termSearch(scope, term, filter, peerPerspective, TERM_MATCHES))));
+  const matchesOf = await Promise.all(terms.map((term) => ctx.store.messages.searchMatches(termSearch(scope, term, narrowing, TERM_MATCHES))));
   const total = await ctx.store.messages.countInScope(scope, SCOPE_COUNT_CAP);
   const ranked: RankTerm[] = terms.map((term, index) => ({ stem: term.stem, weight: inverseDocumentFrequency(matchesOf[index].length, total) }));
   // each message found (by its seq) with the summed weights of the terms that found it

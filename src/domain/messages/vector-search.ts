@@ -3,7 +3,7 @@ import { MAX_NEIGHBOURS, type JsonObject } from '../../storage/store.js';
 import { messageFilter } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { embedderOf } from '../reasoning/embeddings.js';
-import { narrowSearchFilters } from './search-filters.js';
+import { narrowSearchFilters, sessionsOf } from './search-filters.js';
 
 /**
  * The vector half of a hybrid message search (reasoning.md R7): the scope's messages nearest in
@@ -49,22 +49,4 @@ export async function rankMessagesByVector(
   const filter = messageFilter(ctx.store, filters, options.generation);
   const kept = await ctx.store.messages.filterIds({ ...scope, filter, peerPerspective }, ids);
   return ids.filter((id) => kept.has(id));
-}
-
-/**
- * The sessions a search's filters allow, when they say so at the top level (`session_id` equal to
- * one id, or `in` a list of ids), which every other condition is combined with: the vector search
- * then looks only there, as a chat does for the sessions its observer may see. Filtering the
- * workspace's nearest chunks afterwards found nothing in a workspace whose nearest chunks were in
- * other sessions. Undefined for any other form (the filter is then applied after the search).
- */
-function sessionsOf(filters: JsonObject | null): string[] | undefined {
-  const condition = filters?.session_id;
-  // '*' matches every session
-  if (typeof condition === 'string') return condition === '*' ? undefined : [condition];
-  if (condition === null || typeof condition !== 'object' || Array.isArray(condition)) return undefined;
-  const list = (condition as JsonObject).in;
-  if (Object.keys(condition).length !== 1 || !Array.isArray(list)) return undefined;
-  if (!list.every((id): id is string => typeof id === 'string' && id !== '*')) return undefined;
-  return list;
 }

@@ -26,6 +26,8 @@ export interface MessageTextSearch {
   sessionId?: string;
   peerId?: string;
   terms: string[];
+  /** Sessions a filter confines the search to (MessageSearch.withinSessions). */
+  withinSessions?: readonly string[];
 }
 
 /** Per-query aliases and metadata access for compiling a filter (storage/sql/compile-filter.ts). */

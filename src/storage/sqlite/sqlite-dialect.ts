@@ -132,15 +132,31 @@ function distinctScalars(elements: readonly unknown[]): unknown[] {
 }
 
 /**
+ * Most sessions a filter may name for the full-text index to narrow to them (a hundred still
+ * gained a little: 27.2 -> 24.2 ms a search at 200,000 messages, against 10.9 -> 1.4 ms for one
+ * session and 13.8 -> 3.0 ms for five); past that the filter alone decides, row by row.
+ */
+const MAX_SESSION_TOKENS = 100;
+
+/**
  * The FTS5 query of a message search: every word quoted (FTS5 syntax in user text is matched
  * literally) and required in `content`, plus the session's or sender's token in `search_scope`
- * (migration 0007) when the search is scoped to one.
+ * (migration 0007) when the search is scoped to one, or any of the tokens of the sessions a
+ * filter confines it to (a chat's tools search the sessions their observer may see): the index
+ * then walks the matches in those sessions, instead of the word's matches in the whole store
+ * with each row's session checked. The filter is still applied to the rows found, so the answer
+ * is the same (test/storage/search.test.ts).
  */
 function ftsMatch(search: MessageTextSearch): string {
   const parts = search.terms.map((term) => `content : "${term.replace(/"/g, '""')}"`);
   const hex = (id: string) => Buffer.from(id, 'utf8').toString('hex');
   const workspace = hex(search.workspaceId);
-  if (search.sessionId !== undefined) parts.push(`search_scope : s${workspace}x${hex(search.sessionId)}`);
+  const session = (id: string) => `s${workspace}x${hex(id)}`;
+  if (search.sessionId !== undefined) {
+    parts.push(`search_scope : ${session(search.sessionId)}`);
+  } else if (search.withinSessions !== undefined && search.withinSessions.length > 0 && search.withinSessions.length <= MAX_SESSION_TOKENS) {
+    parts.push(`search_scope : (${search.withinSessions.map(session).join(' OR ')})`);
+  }
   if (search.peerId !== undefined) parts.push(`search_scope : p${workspace}x${hex(search.peerId)}`);
   return parts.join(' AND ');
 }
