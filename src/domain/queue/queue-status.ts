@@ -74,10 +74,7 @@ export async function getQueueStatus(ctx: DomainContext, workspaceId: string, fi
     // filtered by session, that session's queue alone is read
     const session = filter.sessionId === undefined ? undefined : { id: filter.sessionId, queueKey: summaryQueueKey({ workspaceId, sessionId: filter.sessionId }) };
     for (const row of await ctx.store.jobs.countsByQueue(workspaceId, SUMMARIZE, now, { finishedSince, session })) {
-      if (!row.queueKey.startsWith(prefix)) continue;
-      const sessionId = row.queueKey.slice(prefix.length);
-      if (filter.sessionId !== undefined && sessionId !== filter.sessionId) continue;
-      count(sessionId, row);
+      if (row.queueKey.startsWith(prefix)) count(row.queueKey.slice(prefix.length), row);
     }
   }
   // a dream is about a collection, not a session: counted in the totals, left out when filtering by session

@@ -309,7 +309,7 @@ export class SqlJobStore implements JobStore {
     const ofCounters = session === undefined ? '' : ' AND session_id = ? AND queue_key = ?';
     const ofJobs = session === undefined ? 'workspace_id = ? AND kind = ?' : 'queue_key = ? AND workspace_id = ? AND kind = ?';
     // finished jobs from the queues' counters of the hours since `finishedSince` (migrations
-    // 0018 and 0027), open ones through jobs_workspace: the finished jobs kept for a day are not read
+    // 0018 and 0027), open ones through an index of open jobs: the finished jobs kept for a day are not read
     const rows = await this.db.all<Record<string, number | string>>(
       `SELECT queue_key, SUM(completed) AS completed, SUM(failed) AS failed, SUM(in_progress) AS in_progress, SUM(pending) AS pending
        FROM (
