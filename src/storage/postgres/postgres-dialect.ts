@@ -103,6 +103,7 @@ export const postgresDialect: Dialect = {
     };
   },
   conclusionSearch: (terms) => {
+    // the collection is in the statement's conditions; the planner picks its index or the words'
     // each term a quoted lexeme, ORed: terms hold only letters, digits and underscores
     const query = terms.map((term) => `'${term}'`).join(' | ');
     return {

@@ -112,8 +112,11 @@ export interface Dialect {
    * names the scope condition the match already holds (the caller adds the others).
    */
   messageSearch(search: MessageTextSearch): { from: string; where: Sql; newestFirst: string; holds?: 'session' | 'sender' };
-  /** FROM, match condition and best-first order of a conclusion search (columns of `c`); terms are ORed. */
-  conclusionSearch(terms: string[]): { from: string; where: Sql; bestFirst: Sql };
+  /**
+   * FROM, match condition and best-first order of a search of one collection's conclusions
+   * (columns of `c`); terms are ORed. The match may hold the collection (the caller still adds it).
+   */
+  conclusionSearch(terms: string[], collection: { workspaceId: string; observerId: string; observedId: string }): { from: string; where: Sql; bestFirst: Sql };
   vectorIndex(db: SqlExecutor): VectorIndex;
 
   // ---- filters (compile-filter.ts)

@@ -175,7 +175,7 @@ export class SqlMemoryStore implements MemoryStore {
   async searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]> {
     if (search.terms.length === 0) return [];
     const { where, params } = this.scope(search);
-    const match = this.dialect.conclusionSearch(search.terms);
+    const match = this.dialect.conclusionSearch(search.terms, search);
     const from = match.from;
     where.unshift(match.where.text);
     params.unshift(...match.where.values);

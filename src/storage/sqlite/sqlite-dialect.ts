@@ -147,9 +147,11 @@ const MAX_SESSION_TOKENS = 100;
  * with each row's session checked. The filter is still applied to the rows found, so the answer
  * is the same (test/storage/search.test.ts).
  */
+/** An id as one token of a scope column: its UTF-8 bytes in hex, as SQL's `hex()` writes them (FTS5 folds the case). */
+const hex = (id: string) => Buffer.from(id, 'utf8').toString('hex');
+
 function ftsMatch(search: MessageTextSearch): string {
   const parts = search.terms.map((term) => `content : "${term.replace(/"/g, '""')}"`);
-  const hex = (id: string) => Buffer.from(id, 'utf8').toString('hex');
   const workspace = hex(search.workspaceId);
   const session = (id: string) => `s${workspace}x${hex(id)}`;
   if (search.sessionId !== undefined) {
@@ -200,12 +202,17 @@ export const sqliteDialect: Dialect = {
     // FTS5 hands out matches in rowid order and stops at the LIMIT: no sort, no full scan
     newestFirst: 'messages_fts.rowid DESC',
   }),
-  conclusionSearch: (terms) => ({
-    from: 'conclusions_fts JOIN conclusions c ON c.pk = conclusions_fts.rowid',
-    // each term quoted, so FTS5 syntax in user text is matched literally; terms are ORed
-    where: sql`conclusions_fts MATCH ${bind(terms.map((term) => `"${term}"`).join(' OR '))}`,
-    bestFirst: raw('conclusions_fts.rank'),
-  }),
+  conclusionSearch: (terms, collection) => {
+    // each term quoted, so FTS5 syntax in user text is matched literally; terms are ORed, and
+    // the collection's scope token (migration 0031) keeps the matches to its conclusions
+    const words = terms.map((term) => `"${term}"`).join(' OR ');
+    const scope = `c${hex(collection.workspaceId)}x${hex(collection.observerId)}x${hex(collection.observedId)}`;
+    return {
+      from: 'conclusions_fts JOIN conclusions c ON c.pk = conclusions_fts.rowid',
+      where: sql`conclusions_fts MATCH ${bind(`search_scope : ${scope} AND content : (${words})`)}`,
+      bestFirst: raw('conclusions_fts.rank'),
+    };
+  },
   vectorIndex: (db: SqlExecutor) => new SqliteVectorIndex(db),
 
   likePatternBytes: MAX_LIKE_BYTES,
