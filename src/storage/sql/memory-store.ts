@@ -39,6 +39,8 @@ interface ConclusionRow {
 
 const COLUMNS = 'c.id, c.workspace_id, c.observer_id, c.observed_id, c.session_id, c.content, c.level, c.source_ids, c.source_session_ids, c.times_derived, c.created_at';
 const NEWEST_FIRST = 'c.created_at DESC, c.pk DESC';
+/** Longest session allowlist whose sessions' newest conclusions are read one session at a time. */
+const MERGED_SESSIONS = 16;
 
 /** The Document filter keys (domain/filters/filter-schemas.ts): public and stored names alike. */
 const DOCUMENT_FILTER: FilterColumns = {
@@ -90,14 +92,22 @@ export class SqlMemoryStore implements MemoryStore {
     };
   }
 
-  /** `WHERE` conditions and parameters of a scope (observer, observed, session allowlist). */
-  private scope(scope: ConclusionScope): { where: string[]; params: unknown[] } {
+  /**
+   * `WHERE` conditions and parameters of a scope (observer, observed, session allowlist);
+   * `session`: only that session of the allowlist.
+   */
+  private scope(scope: ConclusionScope, session?: string): { where: string[]; params: unknown[] } {
     const where = ['c.workspace_id = ?', 'c.observer_id = ?', 'c.observed_id = ?', 'c.deleted_at IS NULL'];
     const params: unknown[] = [scope.workspaceId, scope.observerId, scope.observedId];
     if (scope.sessionIds !== undefined) {
-      // one JSON array parameter, whatever the length of the allowlist
-      where.push(this.dialect.inJsonArray('c.session_id'));
-      params.push(jsonText(scope.sessionIds));
+      // one session (a context limited to its session) as an equality, which walks the
+      // collection's index of that session (migration 0032) in order: as a list the planner
+      // walked the whole collection (21 ms on SQLite, 72 on PostgreSQL, for a session among
+      // 40,000 conclusions); a list is one JSON array parameter, whatever its length
+      const only = session ?? (scope.sessionIds.length === 1 ? scope.sessionIds[0] : undefined);
+      if (only !== undefined) where.push('c.session_id = ?');
+      else where.push(this.dialect.inJsonArray('c.session_id'));
+      params.push(only ?? jsonText(scope.sessionIds));
       // a derived conclusion is seen only when every session its sources came from is allowed
       where.push(`NOT EXISTS (SELECT 1 FROM ${this.dialect.jsonArrayElements('c.source_session_ids', 's')} WHERE NOT (${this.dialect.inJsonArray('s.value')}))`);
       params.push(jsonText(scope.sessionIds));
@@ -153,16 +163,26 @@ export class SqlMemoryStore implements MemoryStore {
     // its total the collection's kept count; without a filter the total is the workspace's
     // collections' counts summed
     const collection = collectionOf(query.filter);
+    let from = 'conclusions c';
     let where = 'c.workspace_id = ? AND c.deleted_at IS NULL';
     const params = [workspaceId];
+    const ids = collection === undefined ? idsOf(query.filter) : undefined;
     if (collection !== undefined) {
       where += ' AND c.observer_id = ? AND c.observed_id = ?';
       params.push(collection.observerId, collection.observedId);
+    } else if (ids !== undefined) {
+      // a filter that names the ids reads them through the id index, the filter still applied:
+      // the planner walked the workspace's conclusions in order instead (180 ms for 10 ids
+      // among 140,000 conclusions)
+      const lookup = this.dialect.rowsByJsonIds('conclusions', 'c');
+      from = lookup.from;
+      where = `${lookup.where} AND ${where}`;
+      params.unshift(jsonText(ids));
     }
     return listPage<ConclusionRow, ConclusionRecord>(
       this.db,
       this.dialect,
-      { from: 'conclusions c', where, params, select: COLUMNS, order: ['c.created_at', 'c.pk'], filterColumns: DOCUMENT_FILTER },
+      { from, where, params, select: COLUMNS, order: ['c.created_at', 'c.pk'], filterColumns: DOCUMENT_FILTER },
       // newest first unless reversed
       { filter: collection === undefined ? query.filter : null, page: query.page, size: query.size, reverse: !query.reverse },
       (row) => this.conclusion(row),
@@ -192,6 +212,24 @@ export class SqlMemoryStore implements MemoryStore {
   }
 
   async recentConclusions(scope: ConclusionScope, limit: number): Promise<ConclusionRecord[]> {
+    const sessions = scope.sessionIds === undefined ? [] : [...new Set(scope.sessionIds)];
+    if (sessions.length > 1 && sessions.length <= MERGED_SESSIONS) {
+      // each session's newest through the collection's index of that session, then the newest of
+      // those: an allowlist as a list walked the whole collection (20 ms on SQLite, 44 on
+      // PostgreSQL, for three sessions among 40,000 conclusions)
+      const arms: string[] = [];
+      const params: unknown[] = [];
+      for (const [i, session] of sessions.entries()) {
+        const { where, params: own } = this.scope(scope, session);
+        arms.push(`SELECT pk FROM (SELECT c.pk FROM conclusions c WHERE ${where.join(' AND ')} ORDER BY ${NEWEST_FIRST} LIMIT ?) AS s${i}`);
+        params.push(...own, limit);
+      }
+      const rows = await this.db.all<ConclusionRow>(
+        `SELECT ${COLUMNS} FROM conclusions c WHERE c.pk IN (${arms.join(' UNION ALL ')}) ORDER BY ${NEWEST_FIRST} LIMIT ?`,
+        [...params, limit],
+      );
+      return rows.map((row) => this.conclusion(row));
+    }
     const { where, params } = this.scope(scope);
     const rows = await this.db.all<ConclusionRow>(
       `SELECT ${COLUMNS} FROM conclusions c WHERE ${where.join(' AND ')} ORDER BY ${NEWEST_FIRST} LIMIT ?`,
@@ -325,6 +363,29 @@ function readIds(value: unknown): string[] | null {
 
 const OBSERVER_KEYS = new Set(['observer_id', 'observer']);
 const OBSERVED_KEYS = new Set(['observed_id', 'observed']);
+
+/**
+ * The ids a filter confines the rows to, when it is (or, at its top level, holds with AND) `id`
+ * equal to a text or in a list of texts; undefined otherwise.
+ */
+function idsOf(filter: FilterNode | null): string[] | undefined {
+  if (filter === null) return undefined;
+  if (filter.kind === 'and') {
+    for (const item of filter.items) {
+      const ids = idsOf(item);
+      if (ids !== undefined) return ids;
+    }
+    return undefined;
+  }
+  if (filter.kind === 'compare' && filter.column === 'id' && filter.op === '=' && filter.value.type === 'text') return [filter.value.value];
+  if (filter.kind !== 'in' || filter.column !== 'id') return undefined;
+  const ids: string[] = [];
+  for (const value of filter.values) {
+    if (value.type !== 'text') return undefined;
+    ids.push(value.value);
+  }
+  return ids;
+}
 
 /** The collection a filter names when it is exactly an observer's and an observed peer's equality. */
 function collectionOf(filter: FilterNode | null): { observerId: string; observedId: string } | undefined {
