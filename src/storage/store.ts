@@ -161,6 +161,13 @@ export interface WorkCounts {
 }
 
 /** A unit's representation items counted by state, for one set of observers. */
+/** Which representation work units a count reads (queue status filters). */
+export interface RepresentationScope {
+  sessionId?: string;
+  observerId?: string;
+  senderId?: string;
+}
+
 export interface RepresentationCounts extends WorkCounts {
   sessionId: string;
   observedId: string;
@@ -239,12 +246,13 @@ export interface ReasoningStore {
     contents: readonly string[],
   ): Promise<Map<string, string>>;
   /**
-   * The workspace's (or one session's) representation items by session, observed peer and
-   * observers: processed without error (completed) or with one (failed) in the hour of
-   * `finishedSince` or later, open in a unit whose job is running under a live lease (in
-   * progress), other open ones (pending).
+   * The workspace's representation items by session, observed peer and observers: processed
+   * without error (completed) or with one (failed) in the hour of `finishedSince` or later, open
+   * in a unit whose job is running under a live lease (in progress), other open ones (pending).
+   * `scope` narrows them to one session, and to the units `observerId` is an observer of or
+   * (when both are given) `senderId` is the observed peer of.
    */
-  representationCounts(workspaceId: string, sessionId: string | undefined, now: Date, finishedSince: Date): Promise<RepresentationCounts[]>;
+  representationCounts(workspaceId: string, scope: RepresentationScope, now: Date, finishedSince: Date): Promise<RepresentationCounts[]>;
   /** Deletes up to `limit` of the processed items' counters of hours before `before`'s: how many. */
   purgeCounters(before: Date, limit: number): Promise<number>;
   summaries(workspaceId: string, sessionId: string): Promise<SessionSummaryRecord[]>;

@@ -56,13 +56,18 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     // queue status, the workspace's and a session's
     await jobs.countsByQueue('w', 'k', at(12), { finishedSince: at(0) });
     await jobs.countsByQueue('w', 'other', at(12), { finishedSince: at(0), dueOnly: true });
-    await reasoning.representationCounts('w', undefined, at(12), at(0));
-    await reasoning.representationCounts('w', 's', at(12), at(0));
+    await reasoning.representationCounts('w', {}, at(12), at(0));
+    await reasoning.representationCounts('w', { sessionId: 's' }, at(12), at(0));
+    // and a peer's: as observer (the units it is the sender of, and those of its sessions), as
+    // sender, both
+    await reasoning.representationCounts('w', { observerId: 'alice' }, at(12), at(0));
+    await reasoning.representationCounts('w', { senderId: 'bob' }, at(12), at(0));
+    await reasoning.representationCounts('w', { observerId: 'alice', senderId: 'bob' }, at(12), at(0));
 
     const scans: string[] = [];
     for (const { sql, params } of issued) {
       const plan = await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params);
-      for (const { detail } of plan) if (/^SCAN (jobs|job_counters|representation_counters)\b/.test(detail)) scans.push(`${detail}: ${sql.replace(/\s+/g, ' ').slice(0, 120)}`);
+      for (const { detail } of plan) if (/^SCAN (jobs|job_counters|representation_counters|representation_items|t)\b/.test(detail)) scans.push(`${detail}: ${sql.replace(/\s+/g, ' ').slice(0, 120)}`);
     }
     expect(issued.length).toBeGreaterThan(10);
     expect(scans).toEqual([]);
@@ -112,7 +117,7 @@ describe.runIf(DIALECT === 'postgres')('queue status on PostgreSQL', () => {
          VALUES ('j', 'reasoning.represent', 'w', 'representation:w:s:alice', 'running', 3, now(), now() + interval '1 hour', now())`,
       );
       const { executor, issued } = recordingExecutor(driver);
-      const counts = await new SqlReasoningStore(executor).representationCounts('w', undefined, new Date(), new Date(0));
+      const counts = await new SqlReasoningStore(executor).representationCounts('w', {}, new Date(), new Date(0));
       expect(counts.map((c) => [c.observedId, c.inProgress, c.pending]).sort()).toEqual([
         ['alice', 100, 0],
         ['bob', 0, 100],

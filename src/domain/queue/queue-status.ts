@@ -64,10 +64,9 @@ export async function getQueueStatus(ctx: DomainContext, workspaceId: string, fi
     status.sessions.set(sessionId, session);
   };
 
-  for (const row of await ctx.store.reasoning.representationCounts(workspaceId, filter.sessionId, now, finishedSince)) {
-    if (byPeer && !(row.observedId === filter.senderId || (filter.observerId !== undefined && row.observers.includes(filter.observerId)))) continue;
-    count(row.sessionId, row);
-  }
+  // the store reads the units of the session and of the peer (as observer or as sender) alone
+  const units = { sessionId: filter.sessionId, observerId: filter.observerId, senderId: filter.senderId };
+  for (const row of await ctx.store.reasoning.representationCounts(workspaceId, units, now, finishedSince)) count(row.sessionId, row);
   // a summary is about a session, not about a peer: a peer filter leaves summaries out
   if (!byPeer) {
     const prefix = `summary:${workspaceId}:`;

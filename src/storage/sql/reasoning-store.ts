@@ -4,6 +4,7 @@ import type {
   OpenRepresentationItem,
   ReasoningStore,
   RepresentationCounts,
+  RepresentationScope,
   SessionSummaryRecord,
   SummaryType,
   UnitTotals,
@@ -46,6 +47,13 @@ interface SummaryRow {
 const MESSAGE_COLUMNS = `m.pk, ${ROW_COLUMNS}`;
 
 /** The deriver's work items and the session summaries (migrations/0011). */
+/**
+ * Most sessions an observer's queue status looks up one by one; past it the workspace's units
+ * are walked (bench/queue-status.ts: an assistant in 20,000 sessions of which 100 had work in the
+ * last day took 41 ms by sessions against 0.7 by the walk).
+ */
+const MEMBERSHIPS_SOUGHT = 1_000;
+
 export class SqlReasoningStore implements ReasoningStore {
   private readonly dialect: Dialect;
 
@@ -190,20 +198,87 @@ export class SqlReasoningStore implements ReasoningStore {
     return purgeHoursBefore(this.db, 'representation_counters', ['workspace_id', 'hour', 'session_id', 'observed_id', 'observers'], before, limit);
   }
 
-  async representationCounts(workspaceId: string, sessionId: string | undefined, now: Date, finishedSince: Date): Promise<RepresentationCounts[]> {
+  /** How many sessions a peer is or was a member of (kept on the peer, migration 0023). */
+  private async sessionCount(workspaceId: string, peerId: string): Promise<number> {
+    const row = await this.db.get<{ n: number | string }>('SELECT session_count AS n FROM peers WHERE workspace_id = ? AND id = ?', [workspaceId, peerId]);
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * The rows of a table of representation units (columns session_id, observed_id, observers,
+   * and `columns`) a scope reads, as a FROM item, its parameters before the caller's. A peer's
+   * units are read through indexes in two disjoint parts: those whose observed peer is the
+   * sender or the observer asked for, and, for an observer, those of the sessions it is or was a
+   * member of about other peers (an observer is the sender, or a member active when the message
+   * came, and memberships are kept when a peer leaves), or, for an observer with more than
+   * MEMBERSHIPS_SOUGHT `memberships`, the workspace's units about other peers; each row then
+   * checked against the filter. Read whole and checked in JavaScript, a peer's status took 130 ms where the
+   * workspace had 20,000 sessions with work in the last day (bench/queue-status.ts).
+   */
+  private unitRows(
+    table: string,
+    columns: string,
+    condition: { text: string; params: unknown[] },
+    workspaceId: string,
+    scope: RepresentationScope,
+    memberships: number,
+  ): { from: string; params: unknown[] } {
+    const c = this.dialect;
+    let select = `SELECT t.session_id, t.observed_id, t.observers, ${columns} FROM ${table} t WHERE t.workspace_id = ? AND ${condition.text}`;
+    const params: unknown[] = [workspaceId, ...condition.params];
+    if (scope.sessionId !== undefined) {
+      select += ' AND t.session_id = ?';
+      params.push(scope.sessionId);
+    }
+    if (scope.observerId === undefined && scope.senderId === undefined) return { from: `(${select})`, params };
+    const peers = [...new Set([scope.senderId, scope.observerId].filter((peer) => peer !== undefined))];
+    const list = peers.map(() => '?').join(', ');
+    const kept: string[] = [];
+    const keptParams: unknown[] = [];
+    if (scope.senderId !== undefined) {
+      kept.push('t.observed_id = ?');
+      keptParams.push(scope.senderId);
+    }
+    if (scope.observerId !== undefined) {
+      kept.push(`EXISTS (SELECT 1 FROM ${c.jsonArrayElements('t.observers', 'ob')} WHERE ob.value = ?)`);
+      keptParams.push(scope.observerId);
+    }
+    const keep = ` AND (${kept.join(' OR ')})`;
+    let from = `${select} AND t.observed_id IN (${list})${keep}`;
+    const fromParams = [...params, ...peers, ...keptParams];
+    if (scope.observerId !== undefined && memberships <= MEMBERSHIPS_SOUGHT) {
+      // the sessions as a list (an array on PostgreSQL), not a join: without statistics yet,
+      // PostgreSQL walked the workspace's open items once per session of the join (186 ms for
+      // 25 sessions among 5,000), once in all with the list (9 ms); with statistics both probe
+      // each session's units (1 ms)
+      const sessions = c.inSubquery('t.session_id', 'SELECT sp.session_id FROM session_peers sp WHERE sp.workspace_id = ? AND sp.peer_id = ?');
+      from += ` UNION ALL ${select} AND ${sessions} AND t.observed_id NOT IN (${list})${keep}`;
+      fromParams.push(...params, workspaceId, scope.observerId, ...peers, ...keptParams);
+    } else if (scope.observerId !== undefined) {
+      // a member of very many sessions (an assistant in all of them): one walk of the
+      // workspace's units beats a probe per session when few of them have work
+      from += ` UNION ALL ${select} AND t.observed_id NOT IN (${list})${keep}`;
+      fromParams.push(...params, ...peers, ...keptParams);
+    }
+    return { from: `(${from})`, params: fromParams };
+  }
+
+  async representationCounts(workspaceId: string, scope: RepresentationScope, now: Date, finishedSince: Date): Promise<RepresentationCounts[]> {
     const c = this.dialect;
     // processed items from the units' counters of the hours since `finishedSince`; open ones
     // through the index of open items, counted per unit, each unit then in progress while a job
     // of its queue runs under a live lease (a dead worker's job is pending again). The lease check is one probe of jobs_open per
     // unit: as a join, PostgreSQL without statistics yet (a new database, before autovacuum's
     // first ANALYZE) ran the running-jobs subquery once per open item, 0.2 ms each.
-    const session = sessionId === undefined ? '' : ' AND session_id = ?';
+    const memberships = scope.observerId === undefined ? 0 : await this.sessionCount(workspaceId, scope.observerId);
+    const counted = this.unitRows('representation_counters', 't.completed, t.failed', { text: 't.hour >= ?', params: [finishedHour(finishedSince)] }, workspaceId, scope, memberships);
+    const open = this.unitRows('representation_items', 't.pk', { text: 't.processed_at IS NULL', params: [] }, workspaceId, scope, memberships);
     const rows = await this.db.all<Record<string, unknown>>(
       `SELECT session_id, observed_id, observers, SUM(completed) AS completed, SUM(failed) AS failed,
          SUM(in_progress) AS in_progress, SUM(pending) AS pending
        FROM (
          SELECT session_id, observed_id, observers, completed, failed, 0 AS in_progress, 0 AS pending
-         FROM representation_counters WHERE workspace_id = ?${session} AND hour >= ?
+         FROM ${counted.from} AS counted
          UNION ALL
          SELECT session_id, observed_id, observers, 0, 0, CASE WHEN running THEN n ELSE 0 END, CASE WHEN running THEN 0 ELSE n END
          FROM (
@@ -211,21 +286,12 @@ export class SqlReasoningStore implements ReasoningStore {
              EXISTS (SELECT 1 FROM jobs j
                      WHERE j.queue_key = 'representation:' || ? || ':' || o.session_id || ':' || o.observed_id
                        AND j.status IN ('pending', 'running') AND j.status = 'running' AND j.locked_until >= ?) AS running
-           FROM (SELECT session_id, observed_id, observers, COUNT(*) AS n FROM representation_items
-                 WHERE workspace_id = ?${session} AND processed_at IS NULL
+           FROM (SELECT session_id, observed_id, observers, COUNT(*) AS n FROM ${open.from} AS open_items
                  GROUP BY session_id, observed_id, observers) o
          ) AS open_units
        ) AS units
        GROUP BY session_id, observed_id, observers`,
-      [
-        workspaceId,
-        ...(sessionId === undefined ? [] : [sessionId]),
-        finishedHour(finishedSince),
-        workspaceId,
-        c.time(now),
-        workspaceId,
-        ...(sessionId === undefined ? [] : [sessionId]),
-      ],
+      [...counted.params, workspaceId, c.time(now), ...open.params],
     );
     return rows.map((row) => ({
       sessionId: String(row.session_id),
