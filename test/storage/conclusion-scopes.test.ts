@@ -170,8 +170,8 @@ describe(`conclusions of sessions, observed peers and ids (${DIALECT})`, () => {
 
   it('a list filtered by ids: each id through the unique index, the rest of the filter applied, newest first', async () => {
     const memory = new SqlMemoryStore(spy);
-    // c9001 is deleted, oc2 is another workspace's, c404404 does not exist
-    const ids = ['c2', 'c9001', 'c4050', 'c1', 'oc2', 'c404404', 'c3999', 'c9000'];
+    // c9001 is deleted, oc2 is another workspace's, c404404 does not exist, c2 is named twice
+    const ids = ['c2', 'c9001', 'c4050', 'c1', 'oc2', 'c404404', 'c3999', 'c9000', 'c2'];
     const listed = { kind: 'in', column: 'id', values: ids.map(text), orNull: false } as const;
     const byAlice: FilterNode = { kind: 'and', items: [equal('observer', 'alice'), listed] };
     const one: FilterNode = equal('id', 'c4050');

@@ -365,8 +365,8 @@ const OBSERVER_KEYS = new Set(['observer_id', 'observer']);
 const OBSERVED_KEYS = new Set(['observed_id', 'observed']);
 
 /**
- * The ids a filter confines the rows to, when it is (or, at its top level, holds with AND) `id`
- * equal to a text or in a list of texts; undefined otherwise.
+ * The ids a filter confines the rows to, each once, when it is (or, at its top level, holds with
+ * AND) `id` equal to a text or in a list of texts; undefined otherwise.
  */
 function idsOf(filter: FilterNode | null): string[] | undefined {
   if (filter === null) return undefined;
@@ -379,12 +379,13 @@ function idsOf(filter: FilterNode | null): string[] | undefined {
   }
   if (filter.kind === 'compare' && filter.column === 'id' && filter.op === '=' && filter.value.type === 'text') return [filter.value.value];
   if (filter.kind !== 'in' || filter.column !== 'id') return undefined;
-  const ids: string[] = [];
+  // each once: SQLite joins the list's elements to the rows
+  const ids = new Set<string>();
   for (const value of filter.values) {
     if (value.type !== 'text') return undefined;
-    ids.push(value.value);
+    ids.add(value.value);
   }
-  return ids;
+  return [...ids];
 }
 
 /** The collection a filter names when it is exactly an observer's and an observed peer's equality. */

@@ -212,8 +212,8 @@ export class SqlReasoningStore implements ReasoningStore {
    * member of about other peers (an observer is the sender, or a member active when the message
    * came, and memberships are kept when a peer leaves), or, for an observer with more than
    * MEMBERSHIPS_SOUGHT `memberships`, the workspace's units about other peers; each row then
-   * checked against the filter. Read whole and checked in JavaScript, a peer's status took 130 ms where the
-   * workspace had 20,000 sessions with work in the last day (bench/queue-status.ts).
+   * checked against the filter. Read whole and checked in JavaScript, a user's status took 210
+   * ms where the workspace had 20,000 sessions with work in the last day (bench/queue-status.ts).
    */
   private unitRows(
     table: string,
