@@ -3,7 +3,7 @@ import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { SqlMemoryStore } from '../../src/storage/sql/memory-store.js';
 import type { ConclusionRecord, ConclusionScope, FilterNode } from '../../src/storage/store.js';
 import { openFreshDatabase } from '../support/fresh-database.js';
-import { recordingExecutor, type IssuedStatement } from '../support/recording-executor.js';
+import { planLines, recordingExecutor, type IssuedStatement } from '../support/recording-executor.js';
 import { DIALECT } from '../support/test-app.js';
 
 /*
@@ -80,15 +80,7 @@ describe(`conclusions of sessions, observed peers and ids (${DIALECT})`, () => {
     issued.length = 0;
     await read();
     const plans: string[] = [];
-    for (const { sql, params } of issued) {
-      if (DIALECT === 'postgres') {
-        const rows = await database.driver.all<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
-        plans.push(rows.map((row) => row['QUERY PLAN']).join('\n'));
-      } else {
-        const rows = await database.driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params);
-        plans.push(rows.map((row) => row.detail).join('\n'));
-      }
-    }
+    for (const statement of issued) plans.push((await planLines(database.driver, statement)).join('\n'));
     return plans;
   }
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlReasoningStore } from '../../src/storage/sql/reasoning-store.js';
 import type { MessageRecord, NewRepresentationItem, RepresentationCounts, RepresentationScope } from '../../src/storage/store.js';
 import { openFreshDatabase } from '../support/fresh-database.js';
-import { recordingExecutor } from '../support/recording-executor.js';
+import { planLines, recordingExecutor } from '../support/recording-executor.js';
 import { DIALECT } from '../support/test-app.js';
 
 /*
@@ -132,7 +132,7 @@ describe(`a peer's representation work (${DIALECT})`, () => {
       // the observer's session count read first, then the counts
       const counts = issued.filter((statement) => statement.sql.includes('representation_counters'));
       expect(counts).toHaveLength(1);
-      const plan = (await database.driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${counts[0].sql}`, counts[0].params)).map((row) => row.detail);
+      const plan = await planLines(database.driver, counts[0]);
       const reads = plan.filter((line) => /^(SCAN|SEARCH) t\b/.test(line));
       const expected = [
         'SEARCH t USING INDEX representation_counters_observed (workspace_id=? AND observed_id=? AND hour>?)',

@@ -9,7 +9,7 @@ import { SqlV1Store } from '../../src/storage/sql/v1-store.js';
 import type { ConclusionRecord, FilterNode, JsonObject, MessageRecord, SessionOrder } from '../../src/storage/store.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-database.js';
-import { recordingExecutor, type IssuedStatement } from '../support/recording-executor.js';
+import { planLines, recordingExecutor, type IssuedStatement } from '../support/recording-executor.js';
 import { DIALECT } from '../support/test-app.js';
 
 /*
@@ -80,15 +80,7 @@ describe(`reads of a scope (${DIALECT})`, () => {
     issued.length = 0;
     await read();
     const plans: string[][] = [];
-    for (const { sql, params } of issued) {
-      if (DIALECT === 'postgres') {
-        const rows = await database.driver.all<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
-        plans.push(rows.map((row) => row['QUERY PLAN']));
-      } else {
-        const rows = await database.driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params);
-        plans.push(rows.map((row) => row.detail));
-      }
-    }
+    for (const statement of issued) plans.push(await planLines(database.driver, statement));
     return plans;
   }
 

@@ -20,3 +20,16 @@ export function recordingExecutor(inner: SqlExecutor): { executor: SqlExecutor; 
   };
   return { executor, issued };
 }
+
+/**
+ * The plan of a statement as lines: SQLite's `EXPLAIN QUERY PLAN` details, PostgreSQL's `EXPLAIN`
+ * text, one per line.
+ */
+export async function planLines(executor: SqlExecutor, { sql, params }: IssuedStatement): Promise<string[]> {
+  if (executor.dialect === 'postgres') {
+    const rows = await executor.all<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
+    return rows.map((row) => row['QUERY PLAN']);
+  }
+  const rows = await executor.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${sql}`, params);
+  return rows.map((row) => row.detail);
+}

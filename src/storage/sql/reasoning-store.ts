@@ -246,19 +246,17 @@ export class SqlReasoningStore implements ReasoningStore {
     const keep = ` AND (${kept.join(' OR ')})`;
     let from = `${select} AND t.observed_id IN (${list})${keep}`;
     const fromParams = [...params, ...peers, ...keptParams];
-    if (scope.observerId !== undefined && memberships <= MEMBERSHIPS_SOUGHT) {
-      // the sessions as a list (an array on PostgreSQL), not a join: without statistics yet,
-      // PostgreSQL walked the workspace's open items once per session of the join (186 ms for
-      // 25 sessions among 5,000), once in all with the list (9 ms); with statistics both probe
-      // each session's units (1 ms)
-      const sessions = c.inSubquery('t.session_id', 'SELECT sp.session_id FROM session_peers sp WHERE sp.workspace_id = ? AND sp.peer_id = ?');
-      from += ` UNION ALL ${select} AND ${sessions} AND t.observed_id NOT IN (${list})${keep}`;
-      fromParams.push(...params, workspaceId, scope.observerId, ...peers, ...keptParams);
-    } else if (scope.observerId !== undefined) {
-      // a member of very many sessions (an assistant in all of them): one walk of the
-      // workspace's units beats a probe per session when few of them have work
-      from += ` UNION ALL ${select} AND t.observed_id NOT IN (${list})${keep}`;
-      fromParams.push(...params, ...peers, ...keptParams);
+    if (scope.observerId !== undefined) {
+      // the units of the observer's sessions about other peers; for a member of very many
+      // sessions (an assistant in all of them) the workspace's, one walk beating a probe per
+      // session when few of them have work. The sessions as a list (an array on PostgreSQL),
+      // not a join: without statistics yet, PostgreSQL walked the workspace's open items once
+      // per session of the join (186 ms for 25 sessions among 5,000), once in all with the list
+      // (9 ms); with statistics both probe each session's units (1 ms)
+      const sought = memberships <= MEMBERSHIPS_SOUGHT;
+      const sessions = sought ? ` AND ${c.inSubquery('t.session_id', 'SELECT sp.session_id FROM session_peers sp WHERE sp.workspace_id = ? AND sp.peer_id = ?')}` : '';
+      from += ` UNION ALL ${select}${sessions} AND t.observed_id NOT IN (${list})${keep}`;
+      fromParams.push(...params, ...(sought ? [workspaceId, scope.observerId] : []), ...peers, ...keptParams);
     }
     return { from: `(${from})`, params: fromParams };
   }
