@@ -121,16 +121,35 @@ export interface ProcessMemory {
   rss: number;
   /** Anonymous pages: the heap, SQLite's page cache, everything private to the process. */
   rssAnon: number;
-  /** Pages of mapped files: the memory-mapped database file (shared with other processes). */
+  /** Pages of mapped files: node's own binary and libraries, and the memory-mapped database file. */
   rssFile: number;
+  /**
+   * Of rssFile, the pages of the database file (`databaseFile`'s mappings in /proc/<pid>/smaps):
+   * the kernel's page cache, shared with every process on the file; NaN when not asked for.
+   */
+  rssDatabase: number;
   /** Peak RSS of the process's life. */
   maxRss: number;
 }
 
-export function processMemory(pid: number): ProcessMemory {
+export function processMemory(pid: number, databaseFile?: string): ProcessMemory {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-  return { rss: kb('VmRSS'), rssAnon: kb('RssAnon'), rssFile: kb('RssFile'), maxRss: kb('VmHWM') };
+  return { rss: kb('VmRSS'), rssAnon: kb('RssAnon'), rssFile: kb('RssFile'), rssDatabase: mappedBytes(pid, databaseFile), maxRss: kb('VmHWM') };
+}
+
+/** Resident bytes of the mappings of `file` in the process (NaN without a file). */
+function mappedBytes(pid: number, file: string | undefined): number {
+  if (file === undefined) return NaN;
+  let bytes = 0;
+  let inFile = false;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    // a mapping's header: address range, permissions, offset, device, inode, path
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (header !== null) inFile = header[1] === file;
+    else if (inFile && line.startsWith('Rss:')) bytes += Number(/(\d+) kB/.exec(line)?.[1] ?? 0) * 1024;
+  }
+  return bytes;
 }
 
 /** Builds the server, as `npm start` does before it starts (for the cases that run `dist/`). */

@@ -24,8 +24,8 @@ async function pragmasWith(env: Record<string, string>, file: string) {
 }
 
 describe('SQLite memory settings', () => {
-  it('default to a 16 MiB page cache and a 256 MiB memory map', async () => {
-    expect(await pragmasWith({}, 'defaults.db')).toEqual({ cacheSize: -16 * 1024, mmapSize: 256 * 1024 * 1024, synchronous: 1 });
+  it('default to a 16 MiB page cache and a memory map of 2,047 MiB (the whole file, up to what SQLite allows)', async () => {
+    expect(await pragmasWith({}, 'defaults.db')).toEqual({ cacheSize: -16 * 1024, mmapSize: 2047 * 1024 * 1024, synchronous: 1 });
   });
 
   it('take SQLITE_CACHE_MB, SQLITE_MMAP_MB (0 turns the map off) and SQLITE_SYNCHRONOUS', async () => {

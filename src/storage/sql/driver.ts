@@ -7,12 +7,29 @@ export interface SqlExecutor {
   get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
   run(sql: string, params?: readonly unknown[]): Promise<number>;
   /**
+   * The first column of each row, without a row object per row: better-sqlite3 spends about
+   * 0.4 µs making each row's object, more than SQLite spends finding a full-text match, so a
+   * statement returning a thousand keys costs twice what it would. Absent where rows cost no
+   * more than their values (PostgreSQL); `firstColumn` falls back to `all`.
+   */
+  column?<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
    * A long read-only statement (a scan of vectors), run where it holds no other work: SQLite runs
    * it on a connection in a thread of its own when this is a file database's driver outside a
    * transaction (sqlite/read-thread.ts). Absent where `all` does as well (PostgreSQL, whose
    * statements never hold the event loop; a transaction, whose own writes the read must see).
    */
   allAside?<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+/** The first column of each row of `sql` (a statement naming one column), through `column` where the executor has it. */
+export async function firstColumn<T>(db: SqlExecutor, sql: string, params: readonly unknown[] = []): Promise<T[]> {
+  if (db.column !== undefined) return db.column<T>(sql, params);
+  const rows = await db.all<Record<string, T>>(sql, params);
+  return rows.map((row) => {
+    for (const key in row) return row[key];
+    throw new Error('a statement of firstColumn names no column');
+  });
 }
 
 /**

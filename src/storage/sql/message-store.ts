@@ -2,7 +2,7 @@ import type { MessageRecord, MessageScope, MessageSearch, MessageStore, Page, Se
 import type { FilterColumns } from './compile-filter.js';
 import { filterCondition } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
-import type { SqlExecutor } from './driver.js';
+import { firstColumn, type SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
 import { countSessionMessages } from './kept-counts.js';
 import { listPage } from './list-page.js';
@@ -128,8 +128,8 @@ export class SqlMessageStore implements MessageStore {
     if (search.terms.length === 0) return [];
     // the pk alone: of up to 1,000 matches per term only the chosen candidates need their id
     const { sql, params } = this.searchQuery(search, 'm.pk AS seq');
-    const rows = await this.db.all<{ seq: number | string }>(sql, params);
-    return rows.map((row) => Number(row.seq));
+    const seqs = await firstColumn<number | string>(this.db, sql, params);
+    return seqs.map(Number);
   }
 
   async countInScope(scope: MessageScope, cap: number): Promise<number> {

@@ -226,6 +226,19 @@ export class SqliteDriver implements SqlDriver {
         this.ran(statement);
         return rows;
       }),
+    column: async <T>(sql: string, params: readonly unknown[] = []) =>
+      guarded(() => {
+        const statement = this.starting(sql);
+        // the cached statement serves `all` too: plucking is its state for this call only
+        statement.pluck(true);
+        try {
+          const values = statement.all(...params) as T[];
+          this.ran(statement);
+          return values;
+        } finally {
+          statement.pluck(false);
+        }
+      }),
     get: async <T>(sql: string, params: readonly unknown[] = []) =>
       guarded(() => {
         const statement = this.starting(sql);
@@ -258,6 +271,12 @@ export class SqliteDriver implements SqlDriver {
     while (this.openTransaction !== undefined) await this.openTransaction;
     this.discardBrokenTransaction();
     return this.direct.all<T>(sql, params);
+  }
+
+  async column<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    while (this.openTransaction !== undefined) await this.openTransaction;
+    this.discardBrokenTransaction();
+    return this.direct.column!<T>(sql, params);
   }
 
   /**

@@ -7,6 +7,9 @@
  * - `mmapMb`: how much of the file is read through a memory map: full-text search over a large
  *   file otherwise spends half its time in read() system calls (bench/README.md, search
  *   analysis). Mapped pages are the kernel's page cache, shared by every process on the file.
+ *   The default maps the whole file up to SQLite's own limit (2 GiB less 64 KiB in this build):
+ *   the newest rows, which searches and pages read most, are at the file's end, so a map of the
+ *   file's first part served a large store's hot pages through read() all the same.
  * - `filterTimeLimitMs`: how long a filtered statement may run (storage/filter-time-limit.ts).
  * - `checkpoints`: `background` (the default for a file) copies the WAL into the database in a
  *   thread of its own (wal-checkpointer.ts); `inline` leaves it to the commit that fills the WAL,
@@ -24,4 +27,4 @@ export interface SqliteOptions {
 }
 
 /** SQLITE_CACHE_MB and SQLITE_MMAP_MB when unset (docs/decisions.md, "Memory per process"). */
-export const SQLITE_DEFAULTS = { cacheMb: 16, mmapMb: 256 } as const;
+export const SQLITE_DEFAULTS = { cacheMb: 16, mmapMb: 2047 } as const;
