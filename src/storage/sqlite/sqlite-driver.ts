@@ -7,11 +7,23 @@ import { DEFAULT_FILTER_TIME_LIMIT_MS, FilterTimeLimitError } from '../filter-ti
 import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
 import { STATEMENT_CACHE_CHARS, statementCache } from '../sql/statement-cache.js';
 import { StoreUnavailableError } from '../unavailable.js';
+import { rowBuilder, type RowBuilder } from './row-builder.js';
 import { SQLITE_DEFAULTS, type SqliteOptions } from './sqlite-settings.js';
 import { ReadThread, ReadThreadUnavailable } from './read-thread.js';
 import { BACKSTOP_FRAMES, CHECKPOINT_FRAMES, WalCheckpointer } from './wal-checkpointer.js';
 
 type Statement = Database.Statement<unknown[], unknown>;
+
+/**
+ * A prepared statement and, when it returns rows, the maker of its row objects: such statements
+ * are kept in raw mode (arrays of values) and their objects made in JavaScript (row-builder.ts).
+ */
+interface Prepared {
+  statement: Statement;
+  /** The column names `build` was made for (a statement re-prepared after a schema change may have others). */
+  names: readonly string[];
+  build: RowBuilder | undefined;
+}
 
 /**
  * SQLite result codes that say the file cannot be used right now rather than that the query is
@@ -67,7 +79,7 @@ export class SqliteDriver implements SqlDriver {
   readonly dialect = 'sqlite' as const;
   readonly conflicts = { retried: 0, failed: 0 };
   private readonly db: Database.Database;
-  private readonly statements = statementCache<Statement>((sql) => this.dropped(sql));
+  private readonly statements = statementCache<Prepared>((sql) => this.dropped(sql));
   /** Text of the statements dropped from the cache since the last collection was asked for. */
   private droppedChars = 0;
   private openTransaction: Promise<void> | undefined;
@@ -181,13 +193,32 @@ export class SqliteDriver implements SqlDriver {
     return header;
   }
 
-  private statement(sql: string): Statement {
-    let statement = this.statements.get(sql);
-    if (statement === undefined) {
-      statement = this.db.prepare(sql);
-      this.statements.set(sql, statement);
+  private statement(sql: string): Prepared {
+    let prepared = this.statements.get(sql);
+    if (prepared === undefined) {
+      const statement = this.db.prepare(sql);
+      prepared = { statement, names: [], build: undefined };
+      if (statement.reader) {
+        statement.raw(true);
+        prepared.names = statement.columns().map((column) => column.name);
+        prepared.build = rowBuilder(prepared.names);
+      }
+      this.statements.set(sql, prepared);
     }
-    return statement;
+    return prepared;
+  }
+
+  /** The objects of a reader's raw rows (each row's values in column order). */
+  private objects<T>(prepared: Prepared, rows: unknown[][]): T[] {
+    if (rows.length > 0 && rows[0].length !== prepared.names.length) {
+      // SQLite prepared the statement again after a schema change, and `*` now has other columns
+      prepared.names = prepared.statement.columns().map((column) => column.name);
+      prepared.build = rowBuilder(prepared.names);
+    }
+    const build = prepared.build!;
+    const objects = new Array<T>(rows.length);
+    for (let i = 0; i < rows.length; i++) objects[i] = build(rows[i]) as T;
+    return objects;
   }
 
   /**
@@ -206,10 +237,10 @@ export class SqliteDriver implements SqlDriver {
   }
 
   /** Prepares `sql` (or takes it from the cache) and starts the filter guard's clock. */
-  private starting(sql: string): Statement {
-    const statement = this.statement(sql);
+  private starting(sql: string): Prepared {
+    const prepared = this.statement(sql);
     this.statementStarted = performance.now();
-    return statement;
+    return prepared;
   }
 
   /** After `statement` ran: a write outside a transaction has committed (transaction() tells of its own commit). */
@@ -221,14 +252,16 @@ export class SqliteDriver implements SqlDriver {
     dialect: 'sqlite',
     all: async <T>(sql: string, params: readonly unknown[] = []) =>
       guarded(() => {
-        const statement = this.starting(sql);
-        const rows = statement.all(...params) as T[];
+        const prepared = this.starting(sql);
+        const { statement } = prepared;
+        // a statement that returns no rows throws here, as better-sqlite3's all() does
+        const rows = statement.all(...params) as unknown[][];
         this.ran(statement);
-        return rows;
+        return this.objects<T>(prepared, rows);
       }),
     column: async <T>(sql: string, params: readonly unknown[] = []) =>
       guarded(() => {
-        const statement = this.starting(sql);
+        const { statement } = this.starting(sql);
         // the cached statement serves `all` too: plucking is its state for this call only
         statement.pluck(true);
         try {
@@ -236,23 +269,27 @@ export class SqliteDriver implements SqlDriver {
           this.ran(statement);
           return values;
         } finally {
-          statement.pluck(false);
+          statement.raw(true);
         }
       }),
     get: async <T>(sql: string, params: readonly unknown[] = []) =>
       guarded(() => {
-        const statement = this.starting(sql);
+        const prepared = this.starting(sql);
+        const { statement } = prepared;
         // A write (INSERT ... RETURNING) is run to completion: get() stops after the first row,
         // and outside a transaction SQLite then commits in a reset whose error better-sqlite3
         // drops, so a commit refused by a full or read-only disk would look like a success.
-        if (statement.readonly) return statement.get(...params) as T | undefined;
-        const [row] = statement.all(...params) as T[];
+        if (statement.readonly) {
+          const row = statement.get(...params) as unknown[] | undefined;
+          return row === undefined ? undefined : this.objects<T>(prepared, [row])[0];
+        }
+        const rows = statement.all(...params) as unknown[][];
         this.ran(statement);
-        return row;
+        return rows.length === 0 ? undefined : this.objects<T>(prepared, rows.slice(0, 1))[0];
       }),
     run: async (sql: string, params: readonly unknown[] = []) =>
       guarded(() => {
-        const statement = this.starting(sql);
+        const { statement } = this.starting(sql);
         const { changes } = statement.run(...params);
         this.ran(statement);
         return changes;
