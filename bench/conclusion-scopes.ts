@@ -6,8 +6,8 @@
  * each of 100 other peers (spread over the sessions), and times, median of 10: the collection's
  * 50 newest of one old session and of three (a context with `limit_to_session`, a
  * representation with a session allowlist), and the first page (50) of the workspace's list
- * filtered by the collection and a session, by a session, by the observed peer, by 10 ids, and
- * by the collection alone.
+ * filtered by the collection and a session, by a session, by the observed peer, by the observer
+ * (all 140,000), by 10 ids, and by the collection alone.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -58,6 +58,7 @@ const cases: [string, () => Promise<unknown>][] = [
   ['list collection + session', () => list({ observer_id: 'assistant', observed_id: 'user-0', session_id: session(3) })],
   ['list session', () => list({ session_id: session(3) })],
   ['list observed', () => list({ observed_id: 'user-0' })],
+  ['list observer', () => list({ observer_id: 'assistant' })],
   ['list id in 10', () => list({ id: { in: ids } })],
   ['list collection', () => list({ observer_id: 'assistant', observed_id: 'user-0' })],
 ];

@@ -160,6 +160,40 @@ describe(`conclusions of sessions, observed peers and ids (${DIALECT})`, () => {
     }
   });
 
+  it('lists filtered by an observer or an observed peer alone: totals from the kept counts, deleted ones left out', async () => {
+    const memory = new SqlMemoryStore(spy);
+    const cases: [FilterNode, (c: ConclusionRecord) => boolean][] = [
+      // alice's about bob and about carol, one of them deleted
+      [equal('observer_id', 'alice'), (c) => c.observerId === 'alice'],
+      [equal('observer', 'bob'), (c) => c.observerId === 'bob'],
+      [equal('observed_id', 'bob'), (c) => c.observedId === 'bob'],
+      [{ kind: 'and', items: [equal('observed', 'alice')] }, (c) => c.observedId === 'alice'],
+      [equal('observer_id', 'carol'), (c) => c.observerId === 'carol'],
+    ];
+    for (const [filter, keep] of cases) {
+      const expected = live.filter(keep);
+      const label = JSON.stringify(filter);
+      issued.length = 0;
+      const page = await memory.listConclusions('w', { filter, page: 3, size: 7, reverse: false });
+      expect(page.items.map((c) => c.id), label).toEqual(expected.slice(14, 21).map((c) => c.id));
+      expect(page.total, label).toBe(expected.length);
+      // the total is read from conclusion_counts, not counted among the conclusions
+      expect(issued.map((statement) => statement.sql).filter((sql) => /COUNT\(/i.test(sql)), label).toEqual([]);
+      expect(issued.some((statement) => /FROM conclusion_counts/.test(statement.sql)), label).toBe(true);
+    }
+    // an observer named twice (no match), or beside another key: counted among the matches
+    const counted: [FilterNode, (c: ConclusionRecord) => boolean][] = [
+      [{ kind: 'and', items: [equal('observer_id', 'alice'), equal('observer', 'bob')] }, () => false],
+      [{ kind: 'and', items: [equal('observer_id', 'alice'), equal('session_id', session(3))] }, (c) => c.observerId === 'alice' && c.sessionId === session(3)],
+    ];
+    for (const [filter, keep] of counted) {
+      const expected = live.filter(keep);
+      const page = await memory.listConclusions('w', { filter, page: 2, size: 5, reverse: false });
+      expect(page.total).toBe(expected.length);
+      expect(page.items.map((c) => c.id)).toEqual(expected.slice(5, 10).map((c) => c.id));
+    }
+  });
+
   it('a list filtered by ids: each id through the unique index, the rest of the filter applied, newest first', async () => {
     const memory = new SqlMemoryStore(spy);
     // c9001 is deleted, oc2 is another workspace's, c404404 does not exist, c2 is named twice

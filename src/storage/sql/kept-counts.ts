@@ -45,6 +45,17 @@ export function countCollectionConclusions(db: SqlExecutor, scope: ConclusionSco
   return keptCount(db, `SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ? AND observer_id = ? AND observed_id = ?${ofLevel}`, params);
 }
 
+/**
+ * The conclusions (not deleted) of one observer, or about one observed peer, by every collection
+ * of theirs: those collections' counts summed (an observer's through the counts' key, an
+ * observed peer's among the workspace's count rows, one per collection and level).
+ */
+export function countPeerConclusions(db: SqlExecutor, workspaceId: string, peer: { observerId: string } | { observedId: string }): Promise<number> {
+  return 'observerId' in peer
+    ? keptCount(db, 'SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ? AND observer_id = ?', [workspaceId, peer.observerId])
+    : keptCount(db, 'SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ? AND observed_id = ?', [workspaceId, peer.observedId]);
+}
+
 /** The workspace's conclusions (not deleted): its collections' counts summed. */
 export function countWorkspaceConclusions(db: SqlExecutor, workspaceId: string): Promise<number> {
   return keptCount(db, 'SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ?', [workspaceId]);

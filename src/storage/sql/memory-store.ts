@@ -13,7 +13,7 @@ import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import { filterCondition, type FilterColumns } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
-import { countCollectionConclusions, countWorkspaceConclusions } from './kept-counts.js';
+import { countCollectionConclusions, countPeerConclusions, countWorkspaceConclusions } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import { jsonText } from './json-text.js';
 
@@ -159,17 +159,28 @@ export class SqlMemoryStore implements MemoryStore {
   }
 
   listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>> {
-    // a filter of exactly one collection (what the SDK sends) is the collection's condition, and
-    // its total the collection's kept count; without a filter the total is the workspace's
-    // collections' counts summed
-    const collection = collectionOf(query.filter);
+    // a filter of exactly an observer, an observed peer, or both (what the SDK sends) is that
+    // condition, and its total the kept counts of the collections it names; without a filter the
+    // total is the workspace's collections' counts summed
+    const peers = countedPeersOf(query.filter);
     let from = 'conclusions c';
     let where = 'c.workspace_id = ? AND c.deleted_at IS NULL';
     const params = [workspaceId];
-    const ids = collection === undefined ? idsOf(query.filter) : undefined;
-    if (collection !== undefined) {
-      where += ' AND c.observer_id = ? AND c.observed_id = ?';
-      params.push(collection.observerId, collection.observedId);
+    const ids = peers === undefined ? idsOf(query.filter) : undefined;
+    let total = () => countWorkspaceConclusions(this.db, workspaceId);
+    if (peers !== undefined) {
+      const { observerId, observedId } = peers;
+      if (observerId !== undefined) {
+        where += ' AND c.observer_id = ?';
+        params.push(observerId);
+      }
+      if (observedId !== undefined) {
+        where += ' AND c.observed_id = ?';
+        params.push(observedId);
+      }
+      if (observerId !== undefined && observedId !== undefined) total = () => countCollectionConclusions(this.db, { workspaceId, observerId, observedId });
+      else if (observerId !== undefined) total = () => countPeerConclusions(this.db, workspaceId, { observerId });
+      else if (observedId !== undefined) total = () => countPeerConclusions(this.db, workspaceId, { observedId });
     } else if (ids !== undefined) {
       // a filter that names the ids reads them through the id index, the filter still applied:
       // the planner walked the workspace's conclusions in order instead (180 ms for 10 ids
@@ -184,11 +195,9 @@ export class SqlMemoryStore implements MemoryStore {
       this.dialect,
       { from, where, params, select: COLUMNS, order: ['c.created_at', 'c.pk'], filterColumns: DOCUMENT_FILTER },
       // newest first unless reversed
-      { filter: collection === undefined ? query.filter : null, page: query.page, size: query.size, reverse: !query.reverse },
+      { filter: peers === undefined ? query.filter : null, page: query.page, size: query.size, reverse: !query.reverse },
       (row) => this.conclusion(row),
-      collection === undefined
-        ? () => countWorkspaceConclusions(this.db, workspaceId)
-        : () => countCollectionConclusions(this.db, { workspaceId, ...collection }),
+      total,
     );
   }
 
@@ -388,16 +397,21 @@ function idsOf(filter: FilterNode | null): string[] | undefined {
   return [...ids];
 }
 
-/** The collection a filter names when it is exactly an observer's and an observed peer's equality. */
-function collectionOf(filter: FilterNode | null): { observerId: string; observedId: string } | undefined {
-  if (filter?.kind !== 'and' || filter.items.length !== 2) return undefined;
+/**
+ * The observer, the observed peer or both a filter names when it is exactly their equalities
+ * (one, or an AND of the two): the conclusions they have kept counts for.
+ */
+function countedPeersOf(filter: FilterNode | null): { observerId?: string; observedId?: string } | undefined {
+  if (filter === null) return undefined;
+  const items = filter.kind === 'and' ? filter.items : [filter];
+  if (items.length === 0 || items.length > 2) return undefined;
   let observerId: string | undefined;
   let observedId: string | undefined;
-  for (const item of filter.items) {
+  for (const item of items) {
     if (item.kind !== 'compare' || item.op !== '=' || item.value.type !== 'text') return undefined;
     if (OBSERVER_KEYS.has(item.column) && observerId === undefined) observerId = item.value.value;
     else if (OBSERVED_KEYS.has(item.column) && observedId === undefined) observedId = item.value.value;
     else return undefined;
   }
-  return observerId === undefined || observedId === undefined ? undefined : { observerId, observedId };
+  return { observerId, observedId };
 }
