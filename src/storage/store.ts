@@ -160,7 +160,6 @@ export interface WorkCounts {
   pending: number;
 }
 
-/** A unit's representation items counted by state, for one set of observers. */
 /** Which representation work units a count reads (queue status filters). */
 export interface RepresentationScope {
   sessionId?: string;
@@ -168,6 +167,7 @@ export interface RepresentationScope {
   senderId?: string;
 }
 
+/** A unit's representation items counted by state, for one set of observers. */
 export interface RepresentationCounts extends WorkCounts {
   sessionId: string;
   observedId: string;

@@ -46,17 +46,21 @@ export function countCollectionConclusions(db: SqlExecutor, scope: ConclusionSco
 }
 
 /**
- * The conclusions (not deleted) of one observer, or about one observed peer, by every collection
- * of theirs: those collections' counts summed (an observer's through the counts' key, an
- * observed peer's among the workspace's count rows, one per collection and level).
+ * The conclusions (not deleted) of the workspace, or of one observer, about one observed peer or
+ * both (a collection): the counts of the collections they name summed (an observer's rows
+ * through the counts' key, an observed peer's among the workspace's rows, one per collection and
+ * level).
  */
-export function countPeerConclusions(db: SqlExecutor, workspaceId: string, peer: { observerId: string } | { observedId: string }): Promise<number> {
-  return 'observerId' in peer
-    ? keptCount(db, 'SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ? AND observer_id = ?', [workspaceId, peer.observerId])
-    : keptCount(db, 'SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ? AND observed_id = ?', [workspaceId, peer.observedId]);
-}
-
-/** The workspace's conclusions (not deleted): its collections' counts summed. */
-export function countWorkspaceConclusions(db: SqlExecutor, workspaceId: string): Promise<number> {
-  return keptCount(db, 'SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ?', [workspaceId]);
+export function countConclusionsOf(db: SqlExecutor, workspaceId: string, of: { observerId?: string; observedId?: string }): Promise<number> {
+  let sql = 'SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ?';
+  const params = [workspaceId];
+  if (of.observerId !== undefined) {
+    sql += ' AND observer_id = ?';
+    params.push(of.observerId);
+  }
+  if (of.observedId !== undefined) {
+    sql += ' AND observed_id = ?';
+    params.push(of.observedId);
+  }
+  return keptCount(db, sql, params);
 }

@@ -13,7 +13,7 @@ import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import { filterCondition, type FilterColumns } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
-import { countCollectionConclusions, countPeerConclusions, countWorkspaceConclusions } from './kept-counts.js';
+import { countCollectionConclusions, countConclusionsOf } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import { jsonText } from './json-text.js';
 
@@ -167,7 +167,6 @@ export class SqlMemoryStore implements MemoryStore {
     let where = 'c.workspace_id = ? AND c.deleted_at IS NULL';
     const params = [workspaceId];
     const ids = peers === undefined ? idsOf(query.filter) : undefined;
-    let total = () => countWorkspaceConclusions(this.db, workspaceId);
     if (peers !== undefined) {
       const { observerId, observedId } = peers;
       if (observerId !== undefined) {
@@ -178,9 +177,6 @@ export class SqlMemoryStore implements MemoryStore {
         where += ' AND c.observed_id = ?';
         params.push(observedId);
       }
-      if (observerId !== undefined && observedId !== undefined) total = () => countCollectionConclusions(this.db, { workspaceId, observerId, observedId });
-      else if (observerId !== undefined) total = () => countPeerConclusions(this.db, workspaceId, { observerId });
-      else if (observedId !== undefined) total = () => countPeerConclusions(this.db, workspaceId, { observedId });
     } else if (ids !== undefined) {
       // a filter that names the ids reads them through the id index, the filter still applied:
       // the planner walked the workspace's conclusions in order instead (180 ms for 10 ids
@@ -197,7 +193,7 @@ export class SqlMemoryStore implements MemoryStore {
       // newest first unless reversed
       { filter: peers === undefined ? query.filter : null, page: query.page, size: query.size, reverse: !query.reverse },
       (row) => this.conclusion(row),
-      total,
+      () => countConclusionsOf(this.db, workspaceId, peers ?? {}),
     );
   }
 

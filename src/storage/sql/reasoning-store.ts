@@ -46,7 +46,6 @@ interface SummaryRow {
 
 const MESSAGE_COLUMNS = `m.pk, ${ROW_COLUMNS}`;
 
-/** The deriver's work items and the session summaries (migrations/0011). */
 /**
  * Most sessions an observer's queue status looks up one by one; past it the workspace's units
  * are walked (bench/queue-status.ts: an assistant in 20,000 sessions of which 100 had work in the
@@ -54,6 +53,7 @@ const MESSAGE_COLUMNS = `m.pk, ${ROW_COLUMNS}`;
  */
 const MEMBERSHIPS_SOUGHT = 1_000;
 
+/** The deriver's work items and the session summaries (migrations/0011). */
 export class SqlReasoningStore implements ReasoningStore {
   private readonly dialect: Dialect;
 
