@@ -61,6 +61,7 @@ export const postgresDialect: Dialect = {
   jsonParam: '?::jsonb',
   inJsonArray: (expression) => `${expression} IN (SELECT jsonb_array_elements_text(?::jsonb))`,
   jsonArrayElements: (expression, alias) => `jsonb_array_elements_text(${expression}) ${alias} (value)`,
+  orderKey: (column) => `(${column})::text`,
   contentKey: (expression) => `md5(lower(trim(${expression})))`,
   inSubquery: anyOf,
   rowsByJsonIds: (table, alias) => ({ from: `${table} ${alias}`, where: anyOf(`${alias}.id`, 'SELECT jsonb_array_elements_text(?::jsonb)') }),

@@ -71,6 +71,12 @@ export interface Dialect {
    */
   orderedWithin(column: string, key: string, value: string): { where: string; params: unknown[]; order: readonly string[] };
   /**
+   * A list's ORDER BY column as read back to be bound again in a comparison with it, value for
+   * value (seek-points.ts): as it is on SQLite; as text on PostgreSQL, where node-postgres would
+   * make a timestamptz a Date and lose its microseconds.
+   */
+  orderKey(column: string): string;
+  /**
    * The indexed key of a conclusion's text for exact-repeat lookups (migration 0022): its
    * space-trimmed, lower-cased form (an MD5 of it on PostgreSQL, whose B-tree entries are limited
    * to about 2,700 bytes).

@@ -3,6 +3,7 @@ import { filterCondition, type FilterColumns } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
 import type { SqlExecutor } from './driver.js';
 import { pageOffset } from './page-offset.js';
+import type { SeekPoints } from './seek-points.js';
 
 /** What a list selects: FROM clause, WHERE condition and its parameters, columns, order, filter keys. */
 export interface PageBase {
@@ -16,10 +17,26 @@ export interface PageBase {
   filterColumns: FilterColumns;
 }
 
+/** A list whose pages may start at a remembered row (seek-points.ts): its points and data version. */
+export interface ListSeek {
+  points: SeekPoints;
+  /** The list's data version, read twice around a deep page (undefined: keep no point). */
+  version: () => Promise<string | undefined>;
+}
+
+/**
+ * Pages starting this many rows in or more are read from a remembered point when there is one
+ * (and leave one for the next page): below it, stepping over the rows costs less than reading
+ * the version twice.
+ */
+export const SEEK_FROM_ROWS = 500;
+
 /**
  * Runs a page query and its count. The count is skipped when the first page is not full, and
  * `knownTotal` (a trigger-maintained count) replaces it when there is no filter, so unfiltered
- * pages cost O(page), not O(table).
+ * pages cost O(page), not O(table). With `seek`, an unfiltered page far into the list starts
+ * after the last row of an earlier page read at the same data version instead of stepping over
+ * every row before it (seekPage).
  */
 export async function listPage<R, T>(
   db: SqlExecutor,
@@ -28,6 +45,7 @@ export async function listPage<R, T>(
   query: { filter: FilterNode | null; page: number; size: number; reverse: boolean },
   map: (row: R) => T,
   knownTotal?: () => Promise<number>,
+  seek?: ListSeek,
 ): Promise<Page<T>> {
   const params = [...base.params];
   const filterSql = filterCondition(query.filter, base.filterColumns, dialect, params);
@@ -35,7 +53,10 @@ export async function listPage<R, T>(
   const direction = query.reverse ? 'DESC' : 'ASC';
   const order = base.order.map((column) => `${column} ${direction}`).join(', ');
   const offset = pageOffset(query.page, query.size);
-  const rows = await db.all<R>(`SELECT ${base.select} FROM ${base.from} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, query.size, offset]);
+  const deep = seek !== undefined && filterSql === null && offset >= SEEK_FROM_ROWS;
+  const rows =
+    (deep ? await seekPage<R>(db, dialect, { ...base, where, params }, query, offset, seek) : undefined) ??
+    (await db.all<R>(`SELECT ${base.select} FROM ${base.from} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, query.size, offset]));
   let total: number;
   if (filterSql === null && knownTotal !== undefined) {
     total = await knownTotal();
@@ -46,4 +67,51 @@ export async function listPage<R, T>(
     total = Number(counted?.n ?? 0);
   }
   return { items: rows.map(map), total };
+}
+
+/**
+ * A page `offset` rows into the list, started from the nearest remembered point of the list at
+ * its current version (else by stepping over the rows), leaving a point at its own last row. The
+ * version is read before and after: when they differ, a page read from a point is given up
+ * (undefined: the caller reads it by offset) and a page read by offset is returned but leaves
+ * no point. `base.order` must end with a unique key, so that rows after a key are exactly the
+ * rows after its place.
+ */
+async function seekPage<R>(
+  db: SqlExecutor,
+  dialect: Dialect,
+  base: PageBase,
+  query: { page: number; size: number; reverse: boolean },
+  offset: number,
+  seek: ListSeek,
+): Promise<R[] | undefined> {
+  const version = await seek.version();
+  if (version === undefined) return undefined;
+  const direction = query.reverse ? 'DESC' : 'ASC';
+  const list = [base.from, base.where, base.order.join(','), direction, JSON.stringify(base.params)].join('\u0000');
+  const point = seek.points.nearest(list, version, offset);
+  const keys = base.order.map((column, index) => `${dialect.orderKey(column)} AS seek_key_${index}`).join(', ');
+  const order = base.order.map((column) => `${column} ${direction}`).join(', ');
+  let rows: R[];
+  if (point === undefined) {
+    rows = await db.all<R>(`SELECT ${base.select}, ${keys} FROM ${base.from} WHERE ${base.where} ORDER BY ${order} LIMIT ? OFFSET ?`, [
+      ...base.params,
+      query.size,
+      offset,
+    ]);
+  } else {
+    const columns = base.order.length === 1 ? base.order[0] : `(${base.order.join(', ')})`;
+    const values = base.order.length === 1 ? '?' : `(${base.order.map(() => '?').join(', ')})`;
+    const after = `${columns} ${query.reverse ? '<' : '>'} ${values}`;
+    rows = await db.all<R>(`SELECT ${base.select}, ${keys} FROM ${base.from} WHERE (${base.where}) AND ${after} ORDER BY ${order} LIMIT ? OFFSET ?`, [
+      ...base.params,
+      ...point.key,
+      query.size,
+      offset - point.rows,
+    ]);
+  }
+  if ((await seek.version()) !== version) return point === undefined ? rows : undefined;
+  const last = rows.at(-1) as Record<string, unknown> | undefined;
+  if (last !== undefined) seek.points.remember(list, version, { rows: offset + rows.length, key: base.order.map((_, index) => last[`seek_key_${index}`]) });
+  return rows;
 }

@@ -6,6 +6,7 @@ import { firstColumn, type SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
 import { countSessionMessages } from './kept-counts.js';
 import { listPage } from './list-page.js';
+import type { SeekPoints } from './seek-points.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, type VersionRow, versionText } from './rows.js';
 import { orderBy, sessionMessages } from './session-messages.js';
 
@@ -25,9 +26,11 @@ const SEEN_BY_PEER = `EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_
 const SESSIONS_SUMMED = 64;
 
 export class SqlMessageStore implements MessageStore {
+  /** `seekPoints`: where earlier pages of its lists ended (seek-points.ts); none inside a transaction. */
   constructor(
     private readonly db: SqlExecutor,
     private readonly d: Dialect,
+    private readonly seekPoints?: SeekPoints,
   ) {}
 
   async insert(rows: MessageRecord[]): Promise<void> {
@@ -58,6 +61,10 @@ export class SqlMessageStore implements MessageStore {
       query,
       (row) => messageFromRow(this.d, row),
       query.peerPerspective === undefined ? () => countSessionMessages(this.db, workspaceId, sessionId) : undefined,
+      // a peer's perspective depends on memberships, which the messages' version does not follow
+      query.peerPerspective === undefined && this.seekPoints !== undefined
+        ? { points: this.seekPoints, version: () => this.version(workspaceId, sessionId) }
+        : undefined,
     );
   }
 

@@ -4,6 +4,7 @@ import type { Dialect } from './dialect.js';
 import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
+import type { SeekPoints } from './seek-points.js';
 import { countPeers } from './kept-counts.js';
 import { lockWorkspaceRow } from './workspace-store.js';
 import { PEER_COLUMNS, peerFromRow, type PeerRow, type VersionRow, versionText } from './rows.js';
@@ -13,9 +14,11 @@ const PEER_FILTER: FilterColumns = { columns: { id: 'p.id', created_at: 'p.creat
 
 /** The `peers` table. */
 export class SqlPeerStore implements PeerStore {
+  /** `seekPoints`: where earlier pages of its lists ended (seek-points.ts); none inside a transaction. */
   constructor(
     private readonly db: SqlExecutor,
     private readonly d: Dialect,
+    private readonly seekPoints?: SeekPoints,
   ) {}
 
   async find(workspaceId: string, id: string): Promise<PeerRecord | undefined> {
@@ -83,6 +86,7 @@ export class SqlPeerStore implements PeerStore {
       query,
       (row) => peerFromRow(this.d, row),
       () => countPeers(this.db, workspaceId),
+      this.seekPoints && { points: this.seekPoints, version: () => this.version(workspaceId) },
     );
   }
 

@@ -15,6 +15,7 @@ import type { Dialect } from './dialect.js';
 import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
+import type { SeekPoints } from './seek-points.js';
 import { pageOffset } from './page-offset.js';
 import { countActiveSessions, countPeerSessions } from './kept-counts.js';
 import { MEMBERSHIP_COLUMNS, membershipFromRow, PEER_COLUMNS, peerFromRow, SESSION_COLUMNS, sessionFromRow, type MembershipRow, type PeerRow, type SessionRow, type VersionRow, versionText } from './rows.js';
@@ -38,9 +39,11 @@ const MEMBERSHIP_ORDER: Record<SessionOrder, string[]> = {
 
 /** The `sessions` table and its members (`session_peers`). */
 export class SqlSessionStore implements SessionStore {
+  /** `seekPoints`: where earlier pages of its lists ended (seek-points.ts); none inside a transaction. */
   constructor(
     private readonly db: SqlExecutor,
     private readonly d: Dialect,
+    private readonly seekPoints?: SeekPoints,
   ) {}
 
   find(workspaceId: string, id: string): Promise<SessionRecord | undefined> {
@@ -119,6 +122,10 @@ export class SqlSessionStore implements SessionStore {
       query,
       (row) => sessionFromRow(this.d, row),
       () => countPeerSessions(this.db, workspaceId, peerId),
+      // only an order ending with a unique key says where a page ended
+      query.order === 'created-then-insertion' && this.seekPoints !== undefined
+        ? { points: this.seekPoints, version: () => this.ofPeerVersion(workspaceId, peerId) }
+        : undefined,
     );
   }
 

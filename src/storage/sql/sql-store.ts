@@ -1,4 +1,5 @@
 import type { FilterLimits, Store } from '../store.js';
+import { SeekPoints } from './seek-points.js';
 import type { VectorIndex } from '../vector-index.js';
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
@@ -52,7 +53,12 @@ export class SqlStore implements Store {
     this.dialect = db.dialect;
     this.sqlDialect = DIALECTS[db.dialect];
     this.filterLimits = { likePatternBytes: this.sqlDialect.likePatternBytes };
+    // a transaction's own writes may be rolled back: its lists keep no points
+    this.seekPoints = driver === undefined ? undefined : new SeekPoints();
   }
+
+  /** Where earlier pages of the lists ended (seek-points.ts), outside transactions only. */
+  private readonly seekPoints: SeekPoints | undefined;
 
   static over(driver: SqlDriver): SqlStore {
     return new SqlStore(driver, driver);
@@ -68,21 +74,21 @@ export class SqlStore implements Store {
   private peerStore: SqlPeerStore | undefined;
 
   get peers(): SqlPeerStore {
-    this.peerStore ??= new SqlPeerStore(this.db, this.sqlDialect);
+    this.peerStore ??= new SqlPeerStore(this.db, this.sqlDialect, this.seekPoints);
     return this.peerStore;
   }
 
   private sessionStore: SqlSessionStore | undefined;
 
   get sessions(): SqlSessionStore {
-    this.sessionStore ??= new SqlSessionStore(this.db, this.sqlDialect);
+    this.sessionStore ??= new SqlSessionStore(this.db, this.sqlDialect, this.seekPoints);
     return this.sessionStore;
   }
 
   private messageStore: SqlMessageStore | undefined;
 
   get messages(): SqlMessageStore {
-    this.messageStore ??= new SqlMessageStore(this.db, this.sqlDialect);
+    this.messageStore ??= new SqlMessageStore(this.db, this.sqlDialect, this.seekPoints);
     return this.messageStore;
   }
 

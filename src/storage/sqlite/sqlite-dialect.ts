@@ -178,6 +178,7 @@ export const sqliteDialect: Dialect = {
   inJsonArray: (expression) => `${expression} IN (SELECT value FROM json_each(?))`,
   jsonArrayElements: (expression, alias) => `json_each(${expression}) ${alias}`,
   // CROSS JOIN fixes the join order: the ids outside, the table inside by its index on id
+  orderKey: (column) => column,
   contentKey: (expression) => `lower(trim(${expression}))`,
   inSubquery: (expression, subquery) => `${expression} IN (${subquery})`,
   rowsByJsonIds: (table, alias) => ({ from: `json_each(?) ${alias}_ids CROSS JOIN ${table} ${alias}`, where: `${alias}.id = ${alias}_ids.value` }),

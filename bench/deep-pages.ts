@@ -1,0 +1,78 @@
+/**
+ * Deep pages of a long list: `npx tsx bench/deep-pages.ts` (BENCH_DEEP_ROWS, default 100,000;
+ * BENCH_DATABASE_URL for PostgreSQL, else a fresh SQLite file). Loads one session of that many
+ * messages (bench/dataset.ts) and that many peers, then reads both lists page by page (size 100),
+ * forward and in reverse, twice in one process: by offset alone (a store without seek points,
+ * as every page was read before) and as served (each page starting after the last row of the
+ * page before it, seek-points.ts). Prints, per list and direction, the whole walk's time, and the
+ * mean time of a page near the start, the middle and the end, with the ratio of the two ways.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../src/app.js';
+import { DIALECTS } from '../src/storage/sql/dialects.js';
+import { SqlMessageStore } from '../src/storage/sql/message-store.js';
+import { SqlPeerStore } from '../src/storage/sql/peer-store.js';
+import { SeekPoints } from '../src/storage/sql/seek-points.js';
+import type { Page } from '../src/storage/store.js';
+import { Corpus } from './corpus.js';
+import { loadMessages } from './dataset.js';
+
+const ROWS = Number(process.env.BENCH_DEEP_ROWS ?? 100_000);
+const SIZE = 100;
+const WORKSPACE = `bench-deep-${randomUUID().slice(0, 8)}`;
+const SESSION = 'chat-000000';
+
+const dir = mkdtempSync(join(tmpdir(), 'engram-deep-pages-'));
+const url = process.env.BENCH_DATABASE_URL ?? join(dir, 'deep.db');
+const database = await openDatabase(url);
+const loadStarted = performance.now();
+await loadMessages(database.store, { workspaceId: WORKSPACE, messages: ROWS, sessions: 1, vocabulary: 20000, zipf: 1.1, seed: 42 }, new Corpus(20000, 42, 1.1), () =>
+  randomUUID(),
+);
+const peerIds = Array.from({ length: ROWS }, (_, i) => `peer-${String(i).padStart(7, '0')}`);
+// a transaction per batch: on PostgreSQL each peer bumps its workspace's counters, and a row
+// updated 100,000 times in one transaction is slower to update each time
+for (let i = 0; i < peerIds.length; i += 500) await database.store.peers.ensure(WORKSPACE, peerIds.slice(i, i + 500), new Date(Date.now() - ROWS + i));
+console.log(`${database.driver.dialect}: ${ROWS.toLocaleString('en')} messages in one session and as many peers loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s; pages of ${SIZE}`);
+
+type Read = (points: SeekPoints | undefined, page: number, reverse: boolean) => Promise<Page<unknown>>;
+const d = DIALECTS[database.driver.dialect];
+const lists: [string, Read][] = [
+  ['messages of a session', (points, page, reverse) => new SqlMessageStore(database.driver, d, points).list(WORKSPACE, SESSION, { filter: null, page, size: SIZE, reverse })],
+  ['peers of a workspace', (points, page, reverse) => new SqlPeerStore(database.driver, d, points).list(WORKSPACE, { filter: null, page, size: SIZE, reverse })],
+];
+
+const pages = Math.ceil(ROWS / SIZE);
+/** Pages whose times are shown: near the start, the middle and the end. */
+const marks = [Math.max(1, Math.ceil(pages / 100)), Math.ceil(pages / 2), pages];
+
+async function walk(read: Read, points: SeekPoints | undefined, reverse: boolean): Promise<{ totalMs: number; pageMs: Map<number, number> }> {
+  const pageMs = new Map<number, number>();
+  const started = performance.now();
+  let rows = 0;
+  for (let page = 1; page <= pages; page++) {
+    const t = performance.now();
+    rows += (await read(points, page, reverse)).items.length;
+    if (marks.includes(page)) pageMs.set(page, performance.now() - t);
+  }
+  if (rows !== ROWS) throw new Error(`walked ${rows} rows, expected ${ROWS}`);
+  return { totalMs: performance.now() - started, pageMs };
+}
+
+console.log(`| list | order | walk by offset | walk as served | ratio | ${marks.map((m) => `page ${m} offset / served ms`).join(' | ')} |`);
+console.log(`|---|---|---|---|---|${marks.map(() => '---').join('|')}|`);
+for (const [name, read] of lists) {
+  for (const reverse of [false, true]) {
+    const byOffset = await walk(read, undefined, reverse);
+    const served = await walk(read, new SeekPoints(), reverse);
+    const cells = marks.map((m) => `${byOffset.pageMs.get(m)!.toFixed(2)} / ${served.pageMs.get(m)!.toFixed(2)}`);
+    console.log(
+      `| ${name} | ${reverse ? 'newest first' : 'oldest first'} | ${(byOffset.totalMs / 1000).toFixed(2)} s | ${(served.totalMs / 1000).toFixed(2)} s | ${(served.totalMs / byOffset.totalMs).toFixed(3)} | ${cells.join(' | ')} |`,
+    );
+  }
+}
+await database.driver.close();
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,264 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/app.js';
+import { PEER_FILTER } from '../../src/domain/filters/filter-schemas.js';
+import { parseFilters } from '../../src/domain/filters/filters.js';
+import type { SqlExecutor } from '../../src/storage/sql/driver.js';
+import { DIALECTS } from '../../src/storage/sql/dialects.js';
+import { SEEK_FROM_ROWS } from '../../src/storage/sql/list-page.js';
+import { SqlMessageStore } from '../../src/storage/sql/message-store.js';
+import { SqlPeerStore } from '../../src/storage/sql/peer-store.js';
+import { SeekPoints } from '../../src/storage/sql/seek-points.js';
+import { SqlSessionStore } from '../../src/storage/sql/session-store.js';
+import type { Page } from '../../src/storage/store.js';
+import { planLines } from '../support/recording-executor.js';
+import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+
+/*
+ * Deep pages of the peers, a peer's sessions and a session's messages start after the last row
+ * of an earlier page read at the same data version (seek-points.ts). Every page is compared
+ * with the same page read by offset alone (a store without points), and the statements say
+ * whether a page was read from a point: its OFFSET is then counted from the point.
+ */
+
+const SIZE = 100;
+const ROWS = 1_150;
+const PAGES = Math.ceil(ROWS / SIZE);
+
+let database: Database;
+let workspaceId: string;
+const MEMBER = 'p0000';
+const SESSION = 's-long';
+
+/** An executor that records each statement and its parameters, and may run `after` once a matching statement has run. */
+function recording(db: SqlExecutor) {
+  const statements: { sql: string; params: readonly unknown[] }[] = [];
+  let after: { when: RegExp; run: () => Promise<void> } | undefined;
+  const executor: SqlExecutor = {
+    dialect: db.dialect,
+    async all<T>(sql: string, params: readonly unknown[] = []) {
+      statements.push({ sql, params });
+      const rows = await db.all<T>(sql, params);
+      const hook = after;
+      if (hook !== undefined && hook.when.test(sql)) {
+        after = undefined;
+        await hook.run();
+      }
+      return rows;
+    },
+    get: (sql, params) => db.get(sql, params),
+    run: (sql, params) => db.run(sql, params),
+  };
+  return {
+    executor,
+    statements,
+    afterStatement: (when: RegExp, run: () => Promise<void>) => {
+      after = { when, run };
+    },
+  };
+}
+
+/** A page statement reading from a point: its order columns compared with the point's key. */
+const FROM_POINT = /seek_key_0\b.* (<|>) (\?|\()/s;
+const BY_OFFSET = /seek_key_0\b/;
+
+function pageStatements(statements: { sql: string }[]): string[] {
+  return statements.map((s) => s.sql).filter((sql) => BY_OFFSET.test(sql));
+}
+
+const ids = (page: Page<{ id: string }>) => page.items.map((item) => item.id);
+
+beforeAll(async () => {
+  database = await openDatabase(TEST_DATABASE_URL);
+  workspaceId = uniqueId('ws');
+  const store = database.store;
+  const at = new Date('2026-11-01T10:00:00.000Z');
+  await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, at);
+  // one instant for every peer and session: the order's tie-break (pk) decides, as it must
+  const peers = Array.from({ length: ROWS }, (_, i) => `p${String(i).padStart(4, '0')}`);
+  await store.transaction(async (tx) => {
+    for (let i = 0; i < peers.length; i += 200) await tx.peers.ensure(workspaceId, peers.slice(i, i + 200), at);
+    for (let i = 0; i < ROWS; i++) {
+      const sessionId = `s${String(i).padStart(4, '0')}`;
+      await tx.sessions.createIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, at);
+      await tx.sessions.saveMemberships(workspaceId, sessionId, [{ peerId: MEMBER, configuration: {}, joinedAt: at, leftAt: null }]);
+    }
+    await tx.sessions.createIfAbsent(workspaceId, { id: SESSION, metadata: {}, configuration: {} }, at);
+    const messages = Array.from({ length: ROWS }, (_, i) => ({
+      id: uniqueId('msg'),
+      workspaceId,
+      sessionId: SESSION,
+      peerId: MEMBER,
+      content: `message ${i}`,
+      metadata: {},
+      tokenCount: 2,
+      createdAt: at,
+    }));
+    for (let i = 0; i < messages.length; i += 200) await tx.messages.insert(messages.slice(i, i + 200));
+  });
+  if (DIALECT === 'postgres') {
+    // times with microseconds, which a JavaScript Date would lose on the way back
+    await database.driver.run(`UPDATE peers SET created_at = created_at + (pk % 7) * interval '1 microsecond' WHERE workspace_id = ?`, [workspaceId]);
+  }
+});
+afterAll(() => database.driver.close());
+
+interface ListCase {
+  name: string;
+  /** The list read through `db` with `points` (none: offset alone). */
+  read: (db: SqlExecutor, points: SeekPoints | undefined, page: number, reverse: boolean) => Promise<Page<{ id: string }>>;
+  /** A write that changes the list's data version and its rows. */
+  write: () => Promise<void>;
+}
+
+const d = () => DIALECTS[DIALECT];
+const LISTS: ListCase[] = [
+  {
+    name: "a session's messages",
+    read: (db, points, page, reverse) => new SqlMessageStore(db, d(), points).list(workspaceId, SESSION, { filter: null, page, size: SIZE, reverse }),
+    write: async () => {
+      const message = { id: uniqueId('msg'), workspaceId, sessionId: SESSION, peerId: MEMBER, content: 'late', metadata: {}, tokenCount: 1, createdAt: new Date() };
+      await database.store.messages.insert([message]);
+    },
+  },
+  {
+    name: 'the peers of a workspace',
+    read: (db, points, page, reverse) => new SqlPeerStore(db, d(), points).list(workspaceId, { filter: null, page, size: SIZE, reverse }),
+    write: () => database.store.peers.ensure(workspaceId, [uniqueId('late')], new Date('2026-11-01T10:00:00.000Z')),
+  },
+  {
+    name: "a peer's sessions",
+    read: (db, points, page, reverse) =>
+      new SqlSessionStore(db, d(), points).ofPeer(workspaceId, MEMBER, { filter: null, page, size: SIZE, reverse, order: 'created-then-insertion' }),
+    write: async () => {
+      const sessionId = uniqueId('late');
+      await database.store.sessions.createIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, new Date('2026-11-01T10:00:00.000Z'));
+      await database.store.sessions.saveMemberships(workspaceId, sessionId, [{ peerId: MEMBER, configuration: {}, joinedAt: new Date(), leftAt: null }]);
+    },
+  },
+];
+
+describe.each(LISTS)('deep pages of $name', ({ read, write }) => {
+  it.each([false, true])('read page after page (reverse: %s) are the pages read by offset, from a point after the first deep one', async (reverse) => {
+    const { executor, statements } = recording(database.driver);
+    const points = new SeekPoints();
+    const firstDeep = Math.floor(SEEK_FROM_ROWS / SIZE) + 1;
+    let rowsRead = 0;
+    for (let page = 1; page <= PAGES + 1; page++) {
+      const before = statements.length;
+      const seen = await read(executor, points, page, reverse);
+      const readBefore = rowsRead;
+      rowsRead += seen.items.length;
+      expect(ids(seen), `page ${page}`).toEqual(ids(await read(database.driver, undefined, page, reverse)));
+      const pageSql = pageStatements(statements.slice(before));
+      if (page < firstDeep) expect(pageSql).toEqual([]);
+      else if (page === firstDeep) expect(pageSql.filter((sql) => FROM_POINT.test(sql))).toEqual([]);
+      else {
+        expect(pageSql).toHaveLength(1);
+        expect(pageSql[0]).toMatch(FROM_POINT);
+        // the previous page ended where this one starts: nothing to step over (past the end, the
+        // rows between the last row and the page's place)
+        const statement = statements.slice(before).find((s) => FROM_POINT.test(s.sql))!;
+        expect(statement.params.at(-1)).toBe((page - 1) * SIZE - readBefore);
+      }
+    }
+  });
+
+  it('a page past several unread ones steps over those only, from the nearest point before it', async () => {
+    const { executor, statements } = recording(database.driver);
+    const points = new SeekPoints();
+    await read(executor, points, 7, false);
+    const before = statements.length;
+    expect(ids(await read(executor, points, 10, false))).toEqual(ids(await read(database.driver, undefined, 10, false)));
+    const statement = statements.slice(before).find((s) => FROM_POINT.test(s.sql));
+    expect(statement?.params.at(-1)).toBe(2 * SIZE);
+    // a page before every point is read by offset
+    const earlier = statements.length;
+    expect(ids(await read(executor, points, 6, false))).toEqual(ids(await read(database.driver, undefined, 6, false)));
+    expect(pageStatements(statements.slice(earlier)).filter((sql) => FROM_POINT.test(sql))).toEqual([]);
+  });
+
+  it('after a write, the points of the old version are not used', async () => {
+    const { executor, statements } = recording(database.driver);
+    const points = new SeekPoints();
+    await read(executor, points, 8, true);
+    await write();
+    const before = statements.length;
+    expect(ids(await read(executor, points, 9, true))).toEqual(ids(await read(database.driver, undefined, 9, true)));
+    expect(pageStatements(statements.slice(before)).filter((sql) => FROM_POINT.test(sql))).toEqual([]);
+  });
+
+  it('a write between the page and its second version read sends the page back to be read by offset', async () => {
+    const { executor, statements, afterStatement } = recording(database.driver);
+    const points = new SeekPoints();
+    await read(executor, points, 6, true);
+    afterStatement(FROM_POINT, write);
+    const before = statements.length;
+    const seen = await read(executor, points, 7, true);
+    // the page as it is after the write (the reverse order puts the new row first)
+    expect(ids(seen)).toEqual(ids(await read(database.driver, undefined, 7, true)));
+    const sql = statements.slice(before).map((s) => s.sql);
+    expect(sql.some((s) => FROM_POINT.test(s))).toBe(true);
+    expect(sql.at(-1)).not.toMatch(BY_OFFSET);
+    expect(sql.at(-1)).toMatch(/OFFSET \?$/);
+  });
+});
+
+describe.each(LISTS)('the plan of a page from a point of $name', ({ read }) => {
+  it.each([false, true])('starts at the key in the order index (reverse: %s)', async (reverse) => {
+    const { executor, statements } = recording(database.driver);
+    const points = new SeekPoints();
+    await read(executor, points, 7, reverse);
+    await read(executor, points, 8, reverse);
+    const statement = statements.find((s) => FROM_POINT.test(s.sql))!;
+    const plan = await planLines(database.driver, statement);
+    if (DIALECT === 'sqlite') {
+      expect(plan.filter((line) => /TEMP B-TREE|^SCAN/.test(line))).toEqual([]);
+      expect(plan.some((line) => /^SEARCH \w+ USING (COVERING )?INDEX \w+ \(.*[<>]/.test(line))).toBe(true);
+    } else {
+      // the key bounds the index scan; PostgreSQL may still sort what it bounds when it expects
+      // few rows past the key (its estimate of a row comparison reads the first column only, and
+      // every peer here shares one instant)
+      const text = plan.join('\n');
+      expect(text).not.toMatch(/Seq Scan/);
+      expect(text).toMatch(/Index Cond: .*ROW\(.*\) [<>] ROW\(/);
+    }
+  });
+});
+
+describe('lists that keep no points', () => {
+  it("a peer's sessions in creation order alone (no unique key to start after) are read by offset", async () => {
+    const { executor, statements } = recording(database.driver);
+    const points = new SeekPoints();
+    for (const page of [7, 8, 9]) {
+      const store = new SqlSessionStore(executor, d(), points);
+      await store.ofPeer(workspaceId, MEMBER, { filter: null, page, size: SIZE, reverse: false, order: 'created' });
+    }
+    expect(pageStatements(statements)).toEqual([]);
+  });
+
+  it('a filtered list is read by offset', async () => {
+    const { executor, statements } = recording(database.driver);
+    const points = new SeekPoints();
+    const store = new SqlPeerStore(executor, d(), points);
+    const filter = parseFilters(database.store, { created_at: { gte: '2000-01-01T00:00:00Z' } }, PEER_FILTER, 'v3');
+    for (const page of [7, 8]) await store.list(workspaceId, { filter, page, size: SIZE, reverse: false });
+    expect(pageStatements(statements)).toEqual([]);
+  });
+
+  it('the stores of a transaction keep none', async () => {
+    const seen: string[] = [];
+    await database.store.transaction(async (tx) => {
+      for (const page of [7, 8]) seen.push(...ids(await tx.messages.list(workspaceId, SESSION, { filter: null, page, size: SIZE, reverse: false })));
+    });
+    const expected = [7, 8].map(async (page) => ids(await read(LISTS[0], page)));
+    expect(seen).toEqual((await Promise.all(expected)).flat());
+    expect((database.store.messages as unknown as { seekPoints?: SeekPoints }).seekPoints).toBeInstanceOf(SeekPoints);
+    await database.store.transaction(async (tx) => {
+      expect((tx.messages as unknown as { seekPoints?: SeekPoints }).seekPoints).toBeUndefined();
+    });
+  });
+});
+
+function read(list: ListCase, page: number): Promise<Page<{ id: string }>> {
+  return list.read(database.driver, undefined, page, false);
+}
