@@ -194,3 +194,42 @@ describe('cached pages of a session\'s messages', () => {
     expect((await messagesOf(ws, 's')).total).toBe(2);
   });
 });
+
+describe('deep pages read page after page', () => {
+  const page = async (ws: string, session: string, n: number, reverse: boolean) => {
+    const response = await api.post(`/v3/workspaces/${ws}/sessions/${session}/messages/list?size=100&page=${n}&reverse=${reverse}`);
+    expect(response.status).toBe(200);
+    return response.body.items.map((m: any) => m.content) as string[];
+  };
+
+  it('are the rows at their place, as other processes write between the pages', async () => {
+    const ws = uniqueId();
+    const contents = Array.from({ length: 900 }, (_, i) => `m${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < contents.length; i += 100) {
+      const response = await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: contents.slice(i, i + 100).map((content) => ({ peer_id: 'alice', content })) });
+      expect(response.status).toBe(201);
+    }
+    for (const reverse of [false, true]) {
+      const expected = reverse ? [...contents].reverse() : contents;
+      const seen: string[] = [];
+      for (let n = 1; n <= 9; n++) seen.push(...(await page(ws, 's', n, reverse)));
+      expect(seen).toEqual(expected);
+    }
+    // pages 6 and 7 read (the points of this version kept), then a message deleted past the API:
+    // page 8 is the rows at its place now, not after page 7's last row
+    await page(ws, 's', 6, false);
+    await page(ws, 's', 7, false);
+    await outside('DELETE FROM messages WHERE workspace_id = ? AND session_id = ? AND content = ?', [ws, 's', 'm0010']);
+    const after = contents.filter((content) => content !== 'm0010');
+    expect(await page(ws, 's', 8, false)).toEqual(after.slice(700, 800));
+    expect(await page(ws, 's', 9, false)).toEqual(after.slice(800, 900));
+    // a message added past the API comes first in reverse order and moves every deep page by one
+    await page(ws, 's', 7, true);
+    await outside(
+      `INSERT INTO messages (id, workspace_id, session_id, peer_id, content, metadata, token_count, created_at) SELECT ?, workspace_id, session_id, peer_id, 'newest', metadata, token_count, created_at FROM messages WHERE workspace_id = ? AND session_id = ? AND content = ?`,
+      [uniqueId('msg'), ws, 's', 'm0899'],
+    );
+    const newestFirst = ['newest', ...[...after].reverse()];
+    expect(await page(ws, 's', 8, true)).toEqual(newestFirst.slice(700, 800));
+  });
+});

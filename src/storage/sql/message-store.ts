@@ -68,13 +68,8 @@ export class SqlMessageStore implements MessageStore {
     );
   }
 
-  async version(workspaceId: string, sessionId: string): Promise<string | undefined> {
-    // v1_id is random per session row (unique), so a recreated session never matches an old token
-    const row = await this.db.get<VersionRow>(
-      'SELECT v1_id AS incarnation, messages_version AS v FROM sessions WHERE workspace_id = ? AND id = ?',
-      [workspaceId, sessionId],
-    );
-    return versionText(row);
+  version(workspaceId: string, sessionId: string): Promise<string | undefined> {
+    return sessionMessagesVersion(this.db, workspaceId, sessionId);
   }
 
   async find(workspaceId: string, sessionId: string, id: string): Promise<MessageRecord | undefined> {
@@ -244,4 +239,14 @@ export class SqlMessageStore implements MessageStore {
     );
     return rows.map((row) => ({ ...messageFromRow(this.d, row), seq: Number(row.pk) }));
   }
+}
+
+/** MessageStore.version: the session's messages' version with the session row's incarnation. */
+export async function sessionMessagesVersion(db: SqlExecutor, workspaceId: string, sessionId: string): Promise<string | undefined> {
+  // v1_id is random per session row (unique), so a recreated session never matches an old token
+  const row = await db.get<VersionRow>('SELECT v1_id AS incarnation, messages_version AS v FROM sessions WHERE workspace_id = ? AND id = ?', [
+    workspaceId,
+    sessionId,
+  ]);
+  return versionText(row);
 }

@@ -90,11 +90,14 @@ export class SqlPeerStore implements PeerStore {
     );
   }
 
-  async version(workspaceId: string): Promise<string | undefined> {
-    // v1_id is random per workspace row: a recreated workspace never matches an old token
-    const row = await this.db.get<VersionRow>('SELECT v1_id AS incarnation, peers_version AS v FROM workspaces WHERE id = ?', [
-      workspaceId,
-    ]);
-    return versionText(row);
+  version(workspaceId: string): Promise<string | undefined> {
+    return peersVersion(this.db, workspaceId);
   }
+}
+
+/** PeerStore.version: the workspace's peers' version with the workspace row's incarnation. */
+export async function peersVersion(db: SqlExecutor, workspaceId: string): Promise<string | undefined> {
+  // v1_id is random per workspace row: a recreated workspace never matches an old token
+  const row = await db.get<VersionRow>('SELECT v1_id AS incarnation, peers_version AS v FROM workspaces WHERE id = ?', [workspaceId]);
+  return versionText(row);
 }

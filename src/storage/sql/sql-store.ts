@@ -109,7 +109,7 @@ export class SqlStore implements Store {
   private v1Store: SqlV1Store | undefined;
 
   get v1(): SqlV1Store {
-    this.v1Store ??= new SqlV1Store(this.db);
+    this.v1Store ??= new SqlV1Store(this.db, this.seekPoints);
     return this.v1Store;
   }
 

@@ -15,6 +15,9 @@ import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
 import { countPeerMetamessages, countPeerSessions, countPeers, countSessionMessages } from './kept-counts.js';
 import { listPage } from './list-page.js';
+import { sessionMessagesVersion } from './message-store.js';
+import { peersVersion } from './peer-store.js';
+import type { SeekPoints } from './seek-points.js';
 import { lockWorkspaceRow } from './workspace-store.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
 import { sessionMessages } from './session-messages.js';
@@ -78,7 +81,11 @@ const METAMESSAGE_COLUMNS = `mm.id, mm.workspace_id, mm.peer_id,
 export class SqlV1Store implements V1Store {
   private readonly dialect: Dialect;
 
-  constructor(private readonly db: SqlExecutor) {
+  /** `seekPoints`: where earlier pages of its lists ended (seek-points.ts); none inside a transaction. */
+  constructor(
+    private readonly db: SqlExecutor,
+    private readonly seekPoints?: SeekPoints,
+  ) {
     this.dialect = DIALECTS[db.dialect];
   }
 
@@ -136,7 +143,8 @@ export class SqlV1Store implements V1Store {
   /**
    * A v1 list page in insertion order (`order`: the listed table's row key, or columns ending
    * with it); the filter is metadata containment (§0.4) on `metadata`. `knownTotal`, a count
-   * kept by triggers, is the total of a page without a filter (listPage).
+   * kept by triggers, is the total of a page without a filter (listPage); `version`, the list's
+   * data version, lets its deep pages start from where earlier ones ended (seek-points.ts).
    */
   private page<R, T>(
     base: { from: string; where: string; params: unknown[]; order: readonly string[]; metadata: string },
@@ -144,6 +152,7 @@ export class SqlV1Store implements V1Store {
     query: V1ListQuery,
     map: (row: R) => T,
     knownTotal?: () => Promise<number>,
+    version?: () => Promise<string | undefined>,
   ): Promise<Page<T>> {
     const { order } = base;
     return listPage<R, T>(
@@ -153,6 +162,7 @@ export class SqlV1Store implements V1Store {
       query,
       map,
       knownTotal,
+      version && this.seekPoints && { points: this.seekPoints, version },
     );
   }
 
@@ -253,6 +263,7 @@ export class SqlV1Store implements V1Store {
         );
         return total - Number(hiddenRows?.n ?? 0);
       },
+      () => peersVersion(this.db, workspaceId),
     );
   }
 
@@ -328,6 +339,7 @@ export class SqlV1Store implements V1Store {
       query,
       (row) => this.message(row),
       () => countSessionMessages(this.db, workspaceId, sessionId),
+      () => sessionMessagesVersion(this.db, workspaceId, sessionId),
     );
   }
 
