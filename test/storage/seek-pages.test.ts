@@ -267,7 +267,7 @@ describe('lists that keep no points', () => {
     await database.store.transaction(async (tx) => {
       for (const page of [7, 8]) seen.push(...ids(await tx.messages.list(workspaceId, SESSION, { filter: null, page, size: SIZE, reverse: false })));
     });
-    const expected = [7, 8].map(async (page) => ids(await read(LISTS[0], page)));
+    const expected = [7, 8].map(async (page) => ids(await readByOffset(LISTS[0], page)));
     expect(seen).toEqual((await Promise.all(expected)).flat());
     expect((database.store.messages as unknown as { seekPoints?: SeekPoints }).seekPoints).toBeInstanceOf(SeekPoints);
     await database.store.transaction(async (tx) => {
@@ -276,6 +276,7 @@ describe('lists that keep no points', () => {
   });
 });
 
-function read(list: ListCase, page: number): Promise<Page<{ id: string }>> {
+/** A list's page read by offset alone, in insertion order. */
+function readByOffset(list: ListCase, page: number): Promise<Page<{ id: string }>> {
   return list.read(database.driver, undefined, page, false);
 }
