@@ -55,7 +55,7 @@ export async function listPage<R, T>(
   const offset = pageOffset(query.page, query.size);
   const deep = seek !== undefined && filterSql === null && offset >= SEEK_FROM_ROWS;
   const rows =
-    (deep ? await seekPage<R>(db, dialect, { ...base, where, params }, query, offset, seek) : undefined) ??
+    (deep ? await seekPage<R>(db, dialect, base, { ...query, offset, order }, seek) : undefined) ??
     (await db.all<R>(`SELECT ${base.select} FROM ${base.from} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [...params, query.size, offset]));
   let total: number;
   if (filterSql === null && knownTotal !== undefined) {
@@ -70,9 +70,9 @@ export async function listPage<R, T>(
 }
 
 /**
- * A page `offset` rows into the list, started from the nearest remembered point of the list at
- * its current version (else by stepping over the rows), leaving a point at its own last row. The
- * version is read before and after: when they differ, a page read from a point is given up
+ * A page `page.offset` rows into the list (in `page.order`, listPage's ORDER BY), started from the
+ * nearest remembered point of the list at its current version (else by stepping over the rows),
+ * leaving a point at its own last row. The version is read before and after: when they differ, a page read from a point is given up
  * (undefined: the caller reads it by offset) and a page read by offset is returned but leaves
  * no point. `base.order` must end with a unique key, so that rows after a key are exactly the
  * rows after its place.
@@ -81,37 +81,27 @@ async function seekPage<R>(
   db: SqlExecutor,
   dialect: Dialect,
   base: PageBase,
-  query: { page: number; size: number; reverse: boolean },
-  offset: number,
+  page: { size: number; reverse: boolean; offset: number; order: string },
   seek: ListSeek,
 ): Promise<R[] | undefined> {
   const version = await seek.version();
   if (version === undefined) return undefined;
-  const direction = query.reverse ? 'DESC' : 'ASC';
-  const list = [base.from, base.where, base.order.join(','), direction, JSON.stringify(base.params)].join('\u0000');
-  const point = seek.points.nearest(list, version, offset);
+  const list = [base.from, base.where, page.order, JSON.stringify(base.params)].join('\u0000');
+  const point = seek.points.nearest(list, version, page.offset);
   const keys = base.order.map((column, index) => `${dialect.orderKey(column)} AS seek_key_${index}`).join(', ');
-  const order = base.order.map((column) => `${column} ${direction}`).join(', ');
-  let rows: R[];
-  if (point === undefined) {
-    rows = await db.all<R>(`SELECT ${base.select}, ${keys} FROM ${base.from} WHERE ${base.where} ORDER BY ${order} LIMIT ? OFFSET ?`, [
-      ...base.params,
-      query.size,
-      offset,
-    ]);
-  } else {
+  let where = base.where;
+  const params = [...base.params];
+  let skip = page.offset;
+  if (point !== undefined) {
     const columns = base.order.length === 1 ? base.order[0] : `(${base.order.join(', ')})`;
     const values = base.order.length === 1 ? '?' : `(${base.order.map(() => '?').join(', ')})`;
-    const after = `${columns} ${query.reverse ? '<' : '>'} ${values}`;
-    rows = await db.all<R>(`SELECT ${base.select}, ${keys} FROM ${base.from} WHERE (${base.where}) AND ${after} ORDER BY ${order} LIMIT ? OFFSET ?`, [
-      ...base.params,
-      ...point.key,
-      query.size,
-      offset - point.rows,
-    ]);
+    where = `(${where}) AND ${columns} ${page.reverse ? '<' : '>'} ${values}`;
+    params.push(...point.key);
+    skip -= point.rows;
   }
+  const rows = await db.all<R>(`SELECT ${base.select}, ${keys} FROM ${base.from} WHERE ${where} ORDER BY ${page.order} LIMIT ? OFFSET ?`, [...params, page.size, skip]);
   if ((await seek.version()) !== version) return point === undefined ? rows : undefined;
   const last = rows.at(-1) as Record<string, unknown> | undefined;
-  if (last !== undefined) seek.points.remember(list, version, { rows: offset + rows.length, key: base.order.map((_, index) => last[`seek_key_${index}`]) });
+  if (last !== undefined) seek.points.remember(list, version, { rows: page.offset + rows.length, key: base.order.map((_, index) => last[`seek_key_${index}`]) });
   return rows;
 }
