@@ -140,7 +140,10 @@ describe.skipIf(DIALECT === 'postgres')('heavy conclusions leave the event loop 
     const ws = uniqueId();
     expect((await post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: {}, bob: {} })).status).toBe(200);
     const content = (seed: number) => Array.from(letters(65_535, seed), (c, i) => String.fromCharCode(0x4e00 + ((c.charCodeAt(0) * 7919 + i * 104729) % 20_000))).join('');
-    const items = (offset: number) => Array.from({ length: 6 }, (_, i) => ({ content: content(offset + i), observer_id: 'bob', observed_id: 'alice', session_id: 's1' }));
+    // three items a request: the two bodies (about 0.6 MB each) are sent by this same process and
+    // each is read and parsed in one go, which with six items (1.2 MB each) alone held the loop
+    // 57 to 65 ms on a slow machine before the first count began
+    const items = (offset: number) => Array.from({ length: 3 }, (_, i) => ({ content: content(offset + i), observer_id: 'bob', observed_id: 'alice', session_id: 's1' }));
     const v3 = items(1);
     const { statuses, bodies, probes } = await whileInFlight((round) => [
       post(`/v3/workspaces/${ws}/conclusions`, { conclusions: round === 0 ? items(1_000) : v3 }),
