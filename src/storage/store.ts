@@ -71,6 +71,8 @@ export interface MessageSearch {
    * the full-text index can narrow to with the words; the filter still decides.
    */
   withinSessions?: readonly string[];
+  /** `filter` says nothing but `withinSessions` (a top-level `session_id` condition alone). */
+  filterIsWithinSessions?: boolean;
   peerPerspective?: string;
   /** Most candidates to return. */
   candidates: number;

@@ -3,9 +3,15 @@ import { openDatabase, type Database } from '../../src/app.js';
 import { createDomainContext } from '../../src/domain/context.js';
 import { searchMessages } from '../../src/domain/messages/search.js';
 import { migrate } from '../../src/storage/migrate.js';
+import { openFreshDatabase } from '../support/fresh-database.js';
 import { SqlStore } from '../../src/storage/sql/sql-store.js';
 import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
+import type { SqlExecutor } from '../../src/storage/sql/driver.js';
+import { DIALECTS } from '../../src/storage/sql/dialects.js';
+import { SqlMessageStore } from '../../src/storage/sql/message-store.js';
+import type { FilterNode } from '../../src/storage/filter.js';
 import type { MessageRecord, MessageSearch, Store } from '../../src/storage/store.js';
+import { planLines, recordingExecutor } from '../support/recording-executor.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 let counter = 0;
@@ -93,10 +99,13 @@ describe('full-text search candidates', () => {
     const inBandD = await ids({}, { session_id: { in: ['b', 'd'] } });
     expect(inBandD.map((m) => m[0]).sort()).toEqual(['b', 'b', 'd', 'd']);
     expect(await ids({}, { OR: [{ session_id: 'b' }, { session_id: 'd' }] })).toEqual(inBandD);
-    // two words, weighted by their matches
-    expect(await ids({}, { session_id: { in: ['b', 'd'] } }, 'canoe again')).toEqual(await ids({}, { OR: [{ session_id: 'd' }, { session_id: 'b' }] }, 'canoe again'));
+    // two terms ("again" is a stop word), weighted by their matches
+    const twoTerms = await ids({}, { session_id: { in: ['b', 'd'] } }, 'canoe two');
+    expect(twoTerms.slice(0, 2).map((m) => m.includes('two'))).toEqual([true, true]);
+    expect(twoTerms).toEqual(await ids({}, { OR: [{ session_id: 'd' }, { session_id: 'b' }] }, 'canoe two'));
     // with another condition beside it, and none of the sessions' messages left by it
     expect(await ids({}, { session_id: 'b', peer_id: 'bob' })).toEqual(inB.filter((m) => m.includes('two')));
+    expect((await ids({}, { session_id: { in: ['b', 'd'] }, peer_id: 'bob' }, 'canoe two')).sort()).toEqual(inBandD.filter((m) => m.includes('two')).sort());
     expect(await ids({}, { session_id: { in: [] } })).toEqual([]);
     expect(await ids({}, { session_id: { in: ['nowhere'] } })).toEqual([]);
   });
@@ -121,6 +130,122 @@ describe('full-text search candidates', () => {
     for (const terms of [['NEAR'], ['AND'], ['OR', 'not'], ['gate"'], ['content'], ['search_scope']]) {
       const found = await search(database.store, { workspaceId: ws, terms });
       expect(found.length, terms.join(' ')).toBe(['content', 'search_scope'].includes(terms[0]) ? 0 : 1);
+    }
+  });
+});
+
+describe('a term\'s matches', () => {
+  const matches = (store: Pick<Store, 'messages'>, query: Partial<MessageSearch> & { workspaceId: string; terms: string[] }) =>
+    store.messages.searchMatches({ filter: null, candidates: 3, ...query });
+
+  it('keep to the workspace when another holds more and newer matches', async () => {
+    const database = await openFreshDatabase();
+    try {
+      const { store, driver } = database;
+      await addMessages(store, 'mine', 's', [['alice', 'otter one'], ['alice', 'otter two'], ['alice', 'heron']]);
+      const mine = (await driver.all<{ pk: number | string }>("SELECT pk FROM messages WHERE workspace_id = 'mine' AND content LIKE 'otter%' ORDER BY pk DESC")).map((r) => Number(r.pk));
+      expect(await matches(store, { workspaceId: 'mine', terms: ['otter'] })).toEqual(mine);
+      await addMessages(store, 'theirs', 's', [['alice', 'otter a'], ['alice', 'otter b'], ['alice', 'otter c']]);
+      expect(await matches(store, { workspaceId: 'mine', terms: ['otter'] })).toEqual(mine);
+      expect(await matches(store, { workspaceId: 'mine', terms: ['otter'], sessionId: 's' })).toEqual(mine);
+      expect(await matches(store, { workspaceId: 'mine', terms: ['otter'], peerId: 'alice' })).toEqual(mine);
+      expect(await matches(store, { workspaceId: 'theirs', terms: ['heron'] })).toEqual([]);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('are the same read from the index alone as read with each message\'s row', async () => {
+    const database = await openFreshDatabase();
+    try {
+      const { store } = database;
+      for (const session of ['a', 'b', 'c']) {
+        await addMessages(store, 'w', session, [['alice', `lark ${session}`], ['bob', `lark and wren ${session}`], ['bob', `wren ${session}`]]);
+      }
+      // the dialect without its index-only reading: every match's row read and checked
+      const withRows = new SqlMessageStore(database.driver, { ...DIALECTS[DIALECT], messageSearch: (s) => ({ ...DIALECTS[DIALECT].messageSearch(s), keys: undefined }) });
+      const sessions: FilterNode = { kind: 'in', column: 'session_id', values: ['a', 'c'].map((value) => ({ type: 'text', value })), orNull: false };
+      const searches: (Partial<MessageSearch> & { workspaceId: string; terms: string[] })[] = [
+        { workspaceId: 'w', terms: ['lark'], candidates: 10 },
+        { workspaceId: 'w', terms: ['wren'], candidates: 2 },
+        { workspaceId: 'w', terms: ['wren'], sessionId: 'b' },
+        { workspaceId: 'w', terms: ['lark'], peerId: 'bob' },
+        { workspaceId: 'w', terms: ['lark'], filter: sessions, withinSessions: ['a', 'c'], filterIsWithinSessions: true, candidates: 10 },
+        { workspaceId: 'w', terms: ['nowhere'] },
+      ];
+      for (const search of searches) {
+        expect(await matches(store, search), JSON.stringify(search)).toEqual(await matches({ messages: withRows }, search));
+      }
+      expect(await matches(store, searches[4])).toHaveLength(4);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describe.runIf(DIALECT === 'sqlite')('a term\'s matches on SQLite', () => {
+  /** The plans of the statements a term's matches read, and what they found. */
+  async function matchPlans(executor: SqlExecutor, search: Partial<MessageSearch> & { workspaceId: string; terms: string[] }, between?: () => Promise<void>) {
+    const { executor: spy, issued } = recordingExecutor(executor);
+    const checked: SqlExecutor = {
+      ...spy,
+      // a write between the check for other workspaces and the read of the index
+      get: async <T>(sql: string, params?: readonly unknown[]) => {
+        const row = await spy.get<T>(sql, params);
+        if (sql.includes(' AS others') && between !== undefined) await between();
+        return row;
+      },
+    };
+    const found = await new SqlMessageStore(checked, DIALECTS.sqlite).searchMatches({ filter: null, candidates: 10, ...search });
+    const plans = await Promise.all(issued.filter((s) => s.sql.includes('MATCH')).map((s) => planLines(executor, s)));
+    return { found, plans: plans.map((lines) => lines.join(' | ')) };
+  }
+
+  it('are read from the index alone in a workspace alone in its database, and in a session or sender anywhere', async () => {
+    const database = await openDatabase(':memory:');
+    try {
+      const { store, driver } = database;
+      await addMessages(store, 'only', 's1', [['alice', 'puffin here'], ['bob', 'puffin there']]);
+      const alone = await matchPlans(driver, { workspaceId: 'only', terms: ['puffin'] });
+      expect(alone.found).toHaveLength(2);
+      expect(alone.plans).toHaveLength(1);
+      expect(alone.plans[0]).not.toMatch(/SEARCH m /);
+
+      // a second workspace: its search reads the rows again, a session's still does not
+      await addMessages(store, 'second', 's1', [['alice', 'puffin elsewhere']]);
+      const beside = await matchPlans(driver, { workspaceId: 'only', terms: ['puffin'] });
+      expect(beside.found).toEqual(alone.found);
+      expect(beside.plans).toHaveLength(1);
+      expect(beside.plans[0]).toMatch(/SEARCH m USING INTEGER PRIMARY KEY/);
+      const session = await matchPlans(driver, { workspaceId: 'only', terms: ['puffin'], sessionId: 's1' });
+      expect(session.found).toEqual(alone.found);
+      expect(session.plans).toEqual([expect.not.stringMatching(/SEARCH m /)]);
+      // a filter beyond the sessions the index holds needs the rows
+      const filtered = await matchPlans(driver, { workspaceId: 'only', terms: ['puffin'], peerPerspective: 'alice' });
+      expect(filtered.plans[0]).toMatch(/SEARCH m /);
+    } finally {
+      await database.driver.close();
+    }
+  });
+
+  it('never hold a message another workspace got between the check and the read', async () => {
+    const database = await openDatabase(':memory:');
+    try {
+      const { store, driver } = database;
+      await addMessages(store, 'only', 's1', [['alice', 'gannet one'], ['alice', 'gannet two']]);
+      const own = (await matchPlans(driver, { workspaceId: 'only', terms: ['gannet'] })).found;
+      let added = false;
+      const raced = await matchPlans(driver, { workspaceId: 'only', terms: ['gannet'] }, async () => {
+        if (added) return;
+        added = true;
+        await addMessages(store, 'newcomer', 's1', [['alice', 'gannet newer'], ['alice', 'gannet newest']]);
+      });
+      expect(added).toBe(true);
+      expect(raced.found).toEqual(own);
+      // the index read found nothing (its bound), and the rows were read
+      expect(raced.plans).toHaveLength(2);
+    } finally {
+      await database.driver.close();
     }
   });
 });

@@ -102,10 +102,12 @@ export async function rankMessagesByText(
   const { filters, peerPerspective } = narrowSearchFilters(scope, options.filters);
   const terms = queryTerms(options.query);
   if (terms.length === 0) return [];
+  const withinSessions = scope.sessionId === undefined ? sessionsOf(filters) : undefined;
   const narrowing: Narrowing = {
     filter: messageFilter(ctx.store, filters, options.generation),
     peerPerspective,
-    withinSessions: scope.sessionId === undefined ? sessionsOf(filters) : undefined,
+    withinSessions,
+    filterIsWithinSessions: withinSessions !== undefined && filters !== null && Object.keys(filters).length === 1,
   };
   const { ranked, candidates, matches } =
     terms.length === 1 ? await oneTermCandidates(ctx, scope, terms[0], narrowing) : await manyTermCandidates(ctx, scope, terms, narrowing);
@@ -120,6 +122,8 @@ interface Narrowing {
   filter: ReturnType<typeof messageFilter>;
   peerPerspective: string | undefined;
   withinSessions: readonly string[] | undefined;
+  /** The filter is the `withinSessions` condition alone. */
+  filterIsWithinSessions: boolean;
 }
 
 interface Candidates {

@@ -30,6 +30,28 @@ export interface MessageTextSearch {
   withinSessions?: readonly string[];
 }
 
+/**
+ * A message search read from the full-text index alone: the matches' keys (messages' `pk`),
+ * newest first, without reading each message's row (half a term's cost: docs/decisions.md,
+ * "Search"). Only for a search without conditions on the rows, as the index cannot check them.
+ */
+export interface MatchKeys {
+  from: string;
+  /** The match, holding the search's scope (see `otherWorkspaces`). */
+  where: Sql;
+  /** The key's expression and the newest-first order. */
+  key: string;
+  newestFirst: string;
+  /**
+   * Set for a workspace's search: the index's tokens name a session or a sender with its
+   * workspace, but no workspace, so `where` holds the workspace only while this condition (no
+   * rows of its own) is false, and reads nothing otherwise; an empty answer then says nothing.
+   */
+  otherWorkspaces?: Sql;
+  /** The match holds `withinSessions` exactly (their tokens), so a filter of those sessions alone is held too. */
+  holdsWithinSessions: boolean;
+}
+
 /** Per-query aliases and metadata access for compiling a filter (storage/sql/compile-filter.ts). */
 export interface FilterContext {
   /** The metadata column of the filtered table. */
@@ -115,9 +137,11 @@ export interface Dialect {
   // ---- full text and vectors
   /**
    * FROM, match condition and newest-first order of a message search (columns of `m`); `holds`
-   * names the scope condition the match already holds (the caller adds the others).
+   * names the scope condition the match already holds (the caller adds the others). `keys`, where
+   * the database has a full-text index apart from the messages, reads the matches' keys from the
+   * index alone.
    */
-  messageSearch(search: MessageTextSearch): { from: string; where: Sql; newestFirst: string; holds?: 'session' | 'sender' };
+  messageSearch(search: MessageTextSearch): { from: string; where: Sql; newestFirst: string; holds?: 'session' | 'sender'; keys?: MatchKeys };
   /**
    * FROM, match condition and best-first order of a search of one collection's conclusions
    * (columns of `c`); terms are ORed. The match may hold the collection (the caller still adds it).

@@ -128,10 +128,38 @@ export class SqlMessageStore implements MessageStore {
 
   async searchMatches(search: MessageSearch): Promise<number[]> {
     if (search.terms.length === 0) return [];
+    const keys = await this.matchKeys(search);
+    if (keys !== undefined) {
+      const seqs = await firstColumn<number | string>(this.db, keys.sql, keys.params);
+      // none from a workspace's search: no match, or another workspace got messages meanwhile
+      if (seqs.length > 0 || !keys.gated) return seqs.map(Number);
+    }
     // the pk alone: of up to 1,000 matches per term only the chosen candidates need their id
     const { sql, params } = this.searchQuery(search, 'm.pk AS seq');
     const seqs = await firstColumn<number | string>(this.db, sql, params);
     return seqs.map(Number);
+  }
+
+  /**
+   * A term's matches from the full-text index alone, when the dialect reads them so and the
+   * index holds the whole search: no condition on the rows (a filter of the sessions the index
+   * narrows to is held), and the scope named by the index's tokens, or a workspace that is the
+   * only one holding messages (checked first, so a store of many workspaces does not walk the
+   * index for nothing). Undefined: the rows must be read.
+   */
+  private async matchKeys(search: MessageSearch): Promise<{ sql: string; params: unknown[]; gated: boolean } | undefined> {
+    const keys = this.d.messageSearch(search).keys;
+    if (keys === undefined || search.peerPerspective !== undefined) return undefined;
+    if (search.filter !== null && !(search.filterIsWithinSessions === true && keys.holdsWithinSessions)) return undefined;
+    if (keys.otherWorkspaces !== undefined) {
+      const others = await this.db.get<{ others: number | boolean }>(`SELECT ${keys.otherWorkspaces.text} AS others`, keys.otherWorkspaces.values);
+      if (Number(others?.others ?? 1) !== 0) return undefined;
+    }
+    return {
+      sql: `SELECT ${keys.key} AS seq FROM ${keys.from} WHERE ${keys.where.text} ORDER BY ${keys.newestFirst} LIMIT ?`,
+      params: [...keys.where.values, search.candidates],
+      gated: keys.otherWorkspaces !== undefined,
+    };
   }
 
   async countInScope(scope: MessageScope, cap: number): Promise<number> {

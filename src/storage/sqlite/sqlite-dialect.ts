@@ -138,6 +138,9 @@ function distinctScalars(elements: readonly unknown[]): unknown[] {
  */
 const MAX_SESSION_TOKENS = 100;
 
+/** An id as one token of a scope column: its UTF-8 bytes in hex, as SQL's `hex()` writes them (FTS5 folds the case). */
+const hex = (id: string) => Buffer.from(id, 'utf8').toString('hex');
+
 /**
  * The FTS5 query of a message search: every word quoted (FTS5 syntax in user text is matched
  * literally) and required in `content`, plus the session's or sender's token in `search_scope`
@@ -145,23 +148,27 @@ const MAX_SESSION_TOKENS = 100;
  * filter confines it to (a chat's tools search the sessions their observer may see): the index
  * then walks the matches in those sessions, instead of the word's matches in the whole store
  * with each row's session checked. The filter is still applied to the rows found, so the answer
- * is the same (test/storage/search.test.ts).
+ * is the same (test/storage/search.test.ts). `scoped`: a token names the scope (each token holds
+ * its workspace); `withinSessions`: the sessions' tokens are in the query.
  */
-/** An id as one token of a scope column: its UTF-8 bytes in hex, as SQL's `hex()` writes them (FTS5 folds the case). */
-const hex = (id: string) => Buffer.from(id, 'utf8').toString('hex');
-
-function ftsMatch(search: MessageTextSearch): string {
+function ftsMatch(search: MessageTextSearch): { query: string; scoped: boolean; withinSessions: boolean } {
   const parts = search.terms.map((term) => `content : "${term.replace(/"/g, '""')}"`);
   const workspace = hex(search.workspaceId);
   const session = (id: string) => `s${workspace}x${hex(id)}`;
+  let withinSessions = false;
   if (search.sessionId !== undefined) {
     parts.push(`search_scope : ${session(search.sessionId)}`);
   } else if (search.withinSessions !== undefined && search.withinSessions.length > 0 && search.withinSessions.length <= MAX_SESSION_TOKENS) {
     parts.push(`search_scope : (${search.withinSessions.map(session).join(' OR ')})`);
+    withinSessions = true;
   }
   if (search.peerId !== undefined) parts.push(`search_scope : p${workspace}x${hex(search.peerId)}`);
-  return parts.join(' AND ');
+  return { query: parts.join(' AND '), scoped: search.sessionId !== undefined || search.peerId !== undefined || withinSessions, withinSessions };
 }
+
+/** Whether a workspace other than `workspaceId` holds messages: two seeks of the sender index. */
+const otherWorkspaces = (workspaceId: string) =>
+  sql`(EXISTS (SELECT 1 FROM messages o WHERE o.workspace_id < ${bind(workspaceId)}) OR EXISTS (SELECT 1 FROM messages o WHERE o.workspace_id > ${bind(workspaceId)}))`;
 
 /** SQLite (better-sqlite3): INTEGER microseconds, TEXT JSON, INTEGER 0/1, FTS5, sqlite-vec. */
 export const sqliteDialect: Dialect = {
@@ -197,12 +204,22 @@ export const sqliteDialect: Dialect = {
   claimLocking: '',
   claimHead: (headPk) => `JOIN jobs head ON head.pk = (${headPk})`,
 
-  messageSearch: (search) => ({
-    from: 'messages_fts JOIN messages m ON m.pk = messages_fts.rowid',
-    where: sql`messages_fts MATCH ${bind(ftsMatch(search))}`,
-    // FTS5 hands out matches in rowid order and stops at the LIMIT: no sort, no full scan
-    newestFirst: 'messages_fts.rowid DESC',
-  }),
+  messageSearch: (search) => {
+    const fts = ftsMatch(search);
+    const match = sql`messages_fts MATCH ${bind(fts.query)}`;
+    // the index's keys alone: a workspace's search holds its workspace while no other holds
+    // messages, read in the same statement as a bound on the keys FTS5 walks (-1 reads none),
+    // so a message another workspace gets meanwhile is never among them
+    const others = fts.scoped ? undefined : otherWorkspaces(search.workspaceId);
+    const where = others === undefined ? match : sql`${match} AND messages_fts.rowid <= (SELECT CASE WHEN ${others} THEN -1 ELSE 9223372036854775807 END)`;
+    return {
+      from: 'messages_fts JOIN messages m ON m.pk = messages_fts.rowid',
+      where: match,
+      // FTS5 hands out matches in rowid order and stops at the LIMIT: no sort, no full scan
+      newestFirst: 'messages_fts.rowid DESC',
+      keys: { from: 'messages_fts', where, key: 'messages_fts.rowid', newestFirst: 'messages_fts.rowid DESC', otherWorkspaces: others, holdsWithinSessions: fts.withinSessions },
+    };
+  },
   conclusionSearch: (terms, collection) => {
     // each term quoted, so FTS5 syntax in user text is matched literally; terms are ORed, and
     // the collection's scope token (migration 0031) keeps the matches to its conclusions
