@@ -183,6 +183,41 @@ describe('a term\'s matches', () => {
   });
 });
 
+describe('a small workspace\'s search beside a large one', () => {
+  it('finds its own matches, narrowed on SQLite to its sessions when the word is common in the database', async () => {
+    const database = await openFreshDatabase();
+    try {
+      const { store, driver } = database;
+      await addMessages(store, 'small', 'a', [['alice', 'falcon a'], ['alice', 'rare kestrel']]);
+      await addMessages(store, 'small', 'b', [['bob', 'falcon b']]);
+      await addMessages(store, 'empty', 'a', []);
+      for (let i = 0; i < 4; i++) await addMessages(store, 'large', `s${i}`, Array.from({ length: 8 }, (_, k): [string, string] => ['carol', `falcon ${i} ${k}`]));
+      const pks = async (workspace: string, like: string) =>
+        (await driver.all<{ pk: number | string }>('SELECT pk FROM messages WHERE workspace_id = ? AND content LIKE ? ORDER BY pk DESC', [workspace, like])).map((r) => Number(r.pk));
+      const { executor, issued } = recordingExecutor(driver);
+      const messages = new SqlMessageStore(executor, DIALECTS[DIALECT]);
+      const matchText = () => issued.filter((s) => s.sql.includes('MATCH')).map((s) => String(s.params[0]));
+
+      const ask = { workspaceId: 'small', terms: ['falcon'], filter: null, candidates: 3 };
+      expect(await messages.searchMatches(ask)).toEqual(await pks('small', 'falcon%'));
+      expect((await messages.searchCandidates(ask)).map((c) => c.content).sort()).toEqual(['falcon a', 'falcon b']);
+      // with the terms of the sessions that hold the workspace's messages, on SQLite
+      if (DIALECT === 'sqlite') expect(matchText().filter((text) => text.includes('search_scope'))).toHaveLength(2);
+      issued.length = 0;
+      // a word in few messages of the database: walked as it is
+      expect(await messages.searchMatches({ ...ask, terms: ['kestrel'] })).toEqual(await pks('small', 'rare%'));
+      expect(matchText().some((text) => text.includes('search_scope'))).toBe(false);
+      // the large workspace is not narrowed; a workspace without messages finds nothing
+      expect(await messages.searchMatches({ ...ask, workspaceId: 'large', candidates: 100 })).toEqual(await pks('large', 'falcon%'));
+      expect(matchText().some((text) => text.includes('search_scope'))).toBe(false);
+      expect(await messages.searchMatches({ ...ask, workspaceId: 'empty' })).toEqual([]);
+      expect(await messages.searchCandidates({ ...ask, workspaceId: 'nowhere' })).toEqual([]);
+    } finally {
+      await database.close();
+    }
+  });
+});
+
 describe.runIf(DIALECT === 'sqlite')('a term\'s matches on SQLite', () => {
   /** The plans of the statements a term's matches read, and what they found. */
   async function matchPlans(executor: SqlExecutor, search: Partial<MessageSearch> & { workspaceId: string; terms: string[] }, between?: () => Promise<void>) {

@@ -103,6 +103,8 @@ export const postgresDialect: Dialect = {
       holds: scope.holds,
     };
   },
+  // the workspace is a condition on each message's row, which the search reads anyway
+  searchSessionTokens: 0,
   conclusionSearch: (terms) => {
     // the collection is in the statement's conditions; the planner picks its index or the words'
     // each term a quoted lexeme, ORed: terms hold only letters, digits and underscores

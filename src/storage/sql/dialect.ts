@@ -44,8 +44,8 @@ export interface MatchKeys {
   newestFirst: string;
   /**
    * Set for a workspace's search: the index's tokens name a session or a sender with its
-   * workspace, but no workspace, so `where` holds the workspace only while this condition (no
-   * rows of its own) is false, and reads nothing otherwise; an empty answer then says nothing.
+   * workspace, but no workspace, so `where` holds the workspace only while this condition (a
+   * statement's own: no columns) is false.
    */
   otherWorkspaces?: Sql;
   /** The match holds `withinSessions` exactly (their tokens), so a filter of those sessions alone is held too. */
@@ -142,6 +142,11 @@ export interface Dialect {
    * index alone.
    */
   messageSearch(search: MessageTextSearch): { from: string; where: Sql; newestFirst: string; holds?: 'session' | 'sender'; keys?: MatchKeys };
+  /**
+   * Most sessions a workspace's message search gives the index as `withinSessions` (their scope
+   * tokens) when the workspace holds a small part of the database's messages (0: no such tokens).
+   */
+  readonly searchSessionTokens: number;
   /**
    * FROM, match condition and best-first order of a search of one collection's conclusions
    * (columns of `c`); terms are ORed. The match may hold the collection (the caller still adds it).

@@ -207,19 +207,18 @@ export const sqliteDialect: Dialect = {
   messageSearch: (search) => {
     const fts = ftsMatch(search);
     const match = sql`messages_fts MATCH ${bind(fts.query)}`;
-    // the index's keys alone: a workspace's search holds its workspace while no other holds
-    // messages, read in the same statement as a bound on the keys FTS5 walks (-1 reads none),
-    // so a message another workspace gets meanwhile is never among them
+    // the index's keys alone: a workspace's search holds its workspace while no other holds messages
     const others = fts.scoped ? undefined : otherWorkspaces(search.workspaceId);
-    const where = others === undefined ? match : sql`${match} AND messages_fts.rowid <= (SELECT CASE WHEN ${others} THEN -1 ELSE 9223372036854775807 END)`;
     return {
       from: 'messages_fts JOIN messages m ON m.pk = messages_fts.rowid',
       where: match,
       // FTS5 hands out matches in rowid order and stops at the LIMIT: no sort, no full scan
       newestFirst: 'messages_fts.rowid DESC',
-      keys: { from: 'messages_fts', where, key: 'messages_fts.rowid', newestFirst: 'messages_fts.rowid DESC', otherWorkspaces: others, holdsWithinSessions: fts.withinSessions },
+      keys: { from: 'messages_fts', where: match, key: 'messages_fts.rowid', newestFirst: 'messages_fts.rowid DESC', otherWorkspaces: others, holdsWithinSessions: fts.withinSessions },
     };
   },
+  // measured (docs/decisions.md, "Search"): past this the tokens ORed cost more than they save
+  searchSessionTokens: 16,
   conclusionSearch: (terms, collection) => {
     // each term quoted, so FTS5 syntax in user text is matched literally; terms are ORed, and
     // the collection's scope token (migration 0031) keeps the matches to its conclusions
