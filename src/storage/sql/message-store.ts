@@ -4,10 +4,10 @@ import { filterCondition } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
 import { firstColumn, type SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
-import { raw, sql } from './sql.js';
 import { countSessionMessages } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import type { SeekPoints } from './seek-points.js';
+import { raw, sql } from './sql.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, type VersionRow, versionText } from './rows.js';
 import { orderBy, sessionMessages } from './session-messages.js';
 
@@ -34,8 +34,8 @@ const SESSIONS_SUMMED = 64;
  */
 const NARROWED_SHARE = 1 / 8;
 
-/** The largest key (a 64-bit integer). */
-const MAX_KEY = 9223372036854775807n;
+/** The largest key (a 64-bit integer), as SQL text. */
+const MAX_KEY = '9223372036854775807';
 
 export class SqlMessageStore implements MessageStore {
   /** `seekPoints`: where earlier pages of its lists ended (seek-points.ts); none inside a transaction. */
@@ -208,7 +208,7 @@ export class SqlMessageStore implements MessageStore {
     // message another workspace gets after the check is never among them (a condition the index
     // is not given, such as NOT EXISTS, is checked on every match: all of a common word's)
     const where = keys.otherWorkspaces === undefined ? keys.where
-      : sql`${keys.where} AND ${raw(keys.key)} <= (SELECT CASE WHEN ${keys.otherWorkspaces} THEN -1 ELSE ${raw(String(MAX_KEY))} END)`;
+      : sql`${keys.where} AND ${raw(keys.key)} <= (SELECT CASE WHEN ${keys.otherWorkspaces} THEN -1 ELSE ${raw(MAX_KEY)} END)`;
     return {
       sql: `SELECT ${keys.key} AS seq FROM ${keys.from} WHERE ${where.text} ORDER BY ${keys.newestFirst} LIMIT ?`,
       params: [...where.values, search.candidates],
