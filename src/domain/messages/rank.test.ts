@@ -57,7 +57,8 @@ describe('rankCandidates', () => {
     };
     let seed = 11;
     const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
-    const vocabulary = ['Plan', 'plans', 'planning', 'garden', 'GARDENS', 'café', 'naïve', 'tea', 'x2', '42', 'the', 'Größe', 'run', 'running'];
+    // with words whose stem's second letter is not theirs ("ays" -> "ai") or whose stem is one letter ("ies" -> "i")
+    const vocabulary = ['Plan', 'plans', 'planning', 'garden', 'GARDENS', 'café', 'naïve', 'tea', 'x2', '42', 'the', 'Größe', 'run', 'running', 'AYS', 'ai', 'eyed', 'ies', 'I', 'days'];
     const separators = [' ', ', ', '. ', ' — ', '\n', '-', '_'];
     const text = () =>
       Array.from({ length: 1 + Math.floor(random() * 12) }, () => vocabulary[Math.floor(random() * vocabulary.length)] + separators[Math.floor(random() * separators.length)]).join('');
@@ -66,6 +67,28 @@ describe('rankCandidates', () => {
       const terms = Array.from({ length: 1 + Math.floor(random() * 3) }, () => vocabulary[Math.floor(random() * vocabulary.length)]);
       expect(order(rankCandidates(terms, input)), `${terms.join(' ')}`).toEqual(reference(terms, input));
     }
+  });
+
+  it('stems only words that may reach a wanted stem: a stem keeps the first letter of its word, and the second but for y -> i', () => {
+    // every word of up to four letters of this alphabet, alone and with endings the stemmer rewrites
+    const letters = 'aeiouybcdglnstz0';
+    const endings = ['', 's', 'es', 'ies', 'ed', 'ing', 'ational', 'ly', 'ness', 'izing', 'ement', 'yed', 'ys'];
+    const broken: string[] = [];
+    const walk = (prefix: string, depth: number) => {
+      for (const ending of prefix === '' ? [] : endings) {
+        const word = prefix + ending;
+        const stemmed = stem(word);
+        const kept = stemmed.length === 1 ? stemmed[0] === word[0] : stemmed[0] === word[0] && (stemmed[1] === word[1] || (stemmed[1] === 'i' && word[1] === 'y'));
+        if (!kept) broken.push(`${word} -> ${stemmed}`);
+      }
+      if (depth > 0) for (const letter of letters) walk(prefix + letter, depth - 1);
+    };
+    walk('', 4);
+    expect(broken.slice(0, 10)).toEqual([]);
+    // and the ranking counts such words
+    // (equal scores keep the given order: a word left uncounted would leave m0 first)
+    expect(order(rankCandidates(['ays'], docs('days and days', 'the AYS, ayed')))).toEqual(['m1', 'm0']);
+    expect(order(rankCandidates(['ies'], docs('plain text', 'ies')))).toEqual(['m1', 'm0']);
   });
 
   it('returns only the best `limit`, in the same order as the full ranking', () => {

@@ -161,19 +161,71 @@ async function manyTermCandidates(
   const matchesOf = await Promise.all(terms.map((term) => ctx.store.messages.searchMatches(termSearch(scope, term, narrowing, TERM_MATCHES))));
   const total = await ctx.store.messages.countInScope(scope, SCOPE_COUNT_CAP);
   const ranked: RankTerm[] = terms.map((term, index) => ({ stem: term.stem, weight: inverseDocumentFrequency(matchesOf[index].length, total) }));
-  // each message found (by its seq) with the summed weights of the terms that found it
-  const found = new Map<number, number>();
-  matchesOf.forEach((seqs, index) => {
-    const weight = ranked[index].weight;
-    for (const seq of seqs) found.set(seq, (found.get(seq) ?? 0) + weight);
-  });
-  const chosen = [...found.entries()]
-    .sort(([seqA, a], [seqB, b]) => b - a || seqB - seqA)
-    .slice(0, SEARCH_CANDIDATES)
-    .map(([seq]) => seq)
-    .sort((a, b) => b - a);
+  const { chosen, found } = bestFound(matchesOf, ranked.map((term) => term.weight), SEARCH_CANDIDATES);
   const texts = new Map((await ctx.store.messages.searchContents(scope.workspaceId, chosen)).map((c) => [c.seq, c]));
   // a message deleted between the reads is left out
   const candidates = chosen.flatMap((seq) => texts.get(seq) ?? []);
-  return { ranked, candidates, matches: found.size };
+  return { ranked, candidates, matches: found };
+}
+
+/**
+ * The `count` best of the messages the terms found (each term's seqs, newest first, and its
+ * weight): a message scores the sum of the weights of the terms that found it; highest score
+ * first, newest first between equal scores. Returned newest first, with how many distinct
+ * messages were found. The lists are merged newest first, so each message is met once with the
+ * set of terms that found it, and dealt out by that set: the sets are few, and each is scored
+ * once. (A map of every message and a sort of (score, seq) pairs cost about 0.3 ms for 2,000
+ * matches; this about 0.1 ms.)
+ */
+export function bestFound(matchesOf: readonly (readonly number[])[], weights: readonly number[], count: number): { chosen: number[]; found: number } {
+  const lists = matchesOf.map((seqs) => (isNewestFirst(seqs) ? seqs : [...seqs].sort((a, b) => b - a)));
+  const heads = new Int32Array(lists.length);
+  // by the set of terms (a bit each; at most MAX_QUERY_TERMS, 32), the seqs they found, newest first
+  const bySet = new Map<number, number[]>();
+  let found = 0;
+  for (;;) {
+    let newest = -Infinity;
+    for (let term = 0; term < lists.length; term++) {
+      const list = lists[term];
+      if (heads[term] < list.length && list[heads[term]] > newest) newest = list[heads[term]];
+    }
+    if (newest === -Infinity) break;
+    let set = 0;
+    for (let term = 0; term < lists.length; term++) {
+      const list = lists[term];
+      while (heads[term] < list.length && list[heads[term]] === newest) {
+        set |= 1 << term;
+        heads[term]++;
+      }
+    }
+    found++;
+    const seqs = bySet.get(set);
+    if (seqs === undefined) bySet.set(set, [newest]);
+    else seqs.push(newest);
+  }
+  // summed in the terms' order, as each term's weight was added to the messages it found
+  const groups = [...bySet].map(([set, seqs]) => {
+    let score = 0;
+    for (let term = 0; term < lists.length; term++) if (((set >>> term) & 1) === 1) score += weights[term];
+    return { score, seqs };
+  });
+  groups.sort((a, b) => b.score - a.score);
+  const chosen: number[] = [];
+  for (let first = 0; first < groups.length && chosen.length < count; ) {
+    // sets of equal scores are one rank: their seqs are taken newest first together
+    let end = first + 1;
+    while (end < groups.length && groups[end].score === groups[first].score) end++;
+    const seqs = end === first + 1 ? groups[first].seqs : groups.slice(first, end).flatMap((group) => group.seqs).sort((a, b) => b - a);
+    for (const seq of seqs) {
+      if (chosen.length === count) break;
+      chosen.push(seq);
+    }
+    first = end;
+  }
+  return { chosen: chosen.sort((a, b) => b - a), found };
+}
+
+function isNewestFirst(seqs: readonly number[]): boolean {
+  for (let at = 1; at < seqs.length; at++) if (seqs[at] > seqs[at - 1]) return false;
+  return true;
 }

