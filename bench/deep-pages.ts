@@ -1,7 +1,8 @@
 /**
  * Deep pages of a long list: `npx tsx bench/deep-pages.ts` (BENCH_DEEP_ROWS, default 100,000;
  * BENCH_DATABASE_URL for PostgreSQL, else a fresh SQLite file). Loads one session of that many
- * messages (bench/dataset.ts) and that many peers, then reads both lists page by page (size 100),
+ * messages (bench/dataset.ts), that many peers and that many more sessions, then reads the three
+ * lists (a session's messages, the workspace's peers and its sessions) page by page (size 100),
  * forward and in reverse, twice in one process: by offset alone (a store without seek points,
  * as every page was read before) and as served (each page starting after the last row of the
  * page before it, seek-points.ts). Prints, per list and direction, the whole walk's time, and the
@@ -15,6 +16,7 @@ import { openDatabase } from '../src/app.js';
 import { DIALECTS } from '../src/storage/sql/dialects.js';
 import { SqlMessageStore } from '../src/storage/sql/message-store.js';
 import { SqlPeerStore } from '../src/storage/sql/peer-store.js';
+import { SqlSessionStore } from '../src/storage/sql/session-store.js';
 import { SeekPoints } from '../src/storage/sql/seek-points.js';
 import type { Page } from '../src/storage/store.js';
 import { Corpus } from './corpus.js';
@@ -36,13 +38,26 @@ const peerIds = Array.from({ length: ROWS }, (_, i) => `peer-${String(i).padStar
 // a transaction per batch: on PostgreSQL each peer bumps its workspace's counters, and a row
 // updated 100,000 times in one transaction is slower to update each time
 for (let i = 0; i < peerIds.length; i += 500) await database.store.peers.ensure(WORKSPACE, peerIds.slice(i, i + 500), new Date(Date.now() - ROWS + i));
-console.log(`${database.driver.dialect}: ${ROWS.toLocaleString('en')} messages in one session and as many peers loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s; pages of ${SIZE}`);
+// sessions too, a transaction per 500 for the same reason
+for (let i = 0; i < ROWS; i += 500) {
+  await database.store.transaction(async (tx) => {
+    for (let k = i; k < Math.min(ROWS, i + 500); k++) {
+      await tx.sessions.createIfAbsent(WORKSPACE, { id: `session-${String(k).padStart(7, '0')}`, metadata: {}, configuration: {} }, new Date(Date.now() - ROWS + k));
+    }
+  });
+}
+console.log(`${database.driver.dialect}: ${ROWS.toLocaleString('en')} messages in one session, as many peers and as many sessions more loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s; pages of ${SIZE}`);
 
 type Read = (points: SeekPoints | undefined, page: number, reverse: boolean) => Promise<Page<unknown>>;
 const d = DIALECTS[database.driver.dialect];
 const lists: [string, Read][] = [
   ['messages of a session', (points, page, reverse) => new SqlMessageStore(database.driver, d, points).list(WORKSPACE, SESSION, { filter: null, page, size: SIZE, reverse })],
   ['peers of a workspace', (points, page, reverse) => new SqlPeerStore(database.driver, d, points).list(WORKSPACE, { filter: null, page, size: SIZE, reverse })],
+  [
+    'sessions of a workspace',
+    (points, page, reverse) =>
+      new SqlSessionStore(database.driver, d, points).list(WORKSPACE, { filter: null, page, size: SIZE, reverse, order: 'created-then-insertion' }),
+  ],
 ];
 
 const pages = Math.ceil(ROWS / SIZE);
@@ -58,6 +73,7 @@ async function walk(read: Read, points: SeekPoints | undefined, reverse: boolean
     rows += (await read(points, page, reverse)).items.length;
     if (marks.includes(page)) pageMs.set(page, performance.now() - t);
   }
+  // (the workspace holds one session more, the messages': the pages walked hold ROWS rows all the same)
   if (rows !== ROWS) throw new Error(`walked ${rows} rows, expected ${ROWS}`);
   return { totalMs: performance.now() - started, pageMs };
 }

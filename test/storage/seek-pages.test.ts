@@ -15,7 +15,7 @@ import { planLines } from '../support/recording-executor.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
- * Deep pages of the peers, a peer's sessions and a session's messages start after the last row
+ * Deep pages of the peers, a workspace's and a peer's sessions and a session's messages start after the last row
  * of an earlier page read at the same data version (seek-points.ts). Every page is compared
  * with the same page read by offset alone (a store without points), and the statements say
  * whether a page was read from a point: its OFFSET is then counted from the point.
@@ -134,6 +134,14 @@ const LISTS: ListCase[] = [
       const sessionId = uniqueId('late');
       await database.store.sessions.createIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, new Date('2026-11-01T10:00:00.000Z'));
       await database.store.sessions.saveMemberships(workspaceId, sessionId, [{ peerId: MEMBER, configuration: {}, joinedAt: new Date(), leftAt: null }]);
+    },
+  },
+  {
+    name: 'the sessions of a workspace',
+    read: (db, points, page, reverse) =>
+      new SqlSessionStore(db, d(), points).list(workspaceId, { filter: null, page, size: SIZE, reverse, order: 'created-then-insertion' }),
+    write: async () => {
+      await database.store.sessions.createIfAbsent(workspaceId, { id: uniqueId('late'), metadata: {}, configuration: {} }, new Date('2026-11-01T10:00:00.000Z'));
     },
   },
   {
@@ -280,3 +288,29 @@ describe('lists that keep no points', () => {
 function readByOffset(list: ListCase, page: number): Promise<Page<{ id: string }>> {
   return list.read(database.driver, undefined, page, false);
 }
+
+describe("the version of a workspace's active sessions", () => {
+  it('moves when a session joins or leaves the list, not when a session changes in place', async () => {
+    const ws = uniqueId('ws');
+    const at = new Date('2026-11-01T10:00:00.000Z');
+    const store = database.store;
+    await store.workspaces.createIfAbsent({ id: ws, metadata: {}, configuration: {} }, at);
+    const sessions = new SqlSessionStore(database.driver, d());
+    const versions: (string | undefined)[] = [await sessions.activeVersion(ws)];
+    const step = async (change: () => Promise<unknown>) => {
+      await change();
+      versions.push(await sessions.activeVersion(ws));
+    };
+    await step(() => store.sessions.createIfAbsent(ws, { id: 'a', metadata: {}, configuration: {} }, at));
+    await step(() => store.sessions.createIfAbsent(ws, { id: 'b', metadata: {}, configuration: {} }, at));
+    await step(() => store.sessions.update(ws, 'a', { metadata: { topic: 'tea' } }));
+    await step(() => store.sessions.deactivate(ws, 'a'));
+    await step(() => store.sessions.purgeInactive(ws, 'a'));
+    await step(() => database.driver.run('DELETE FROM sessions WHERE workspace_id = ? AND id = ?', [ws, 'b']));
+    const moved = versions.slice(1).map((version, index) => version !== versions[index]);
+    // created, created, metadata (no), deactivated, an inactive one purged (no), an active one deleted
+    expect(moved).toEqual([true, true, false, true, false, true]);
+    expect(versions.every((version) => version !== undefined)).toBe(true);
+    expect(await sessions.activeVersion(uniqueId('absent'))).toBeUndefined();
+  });
+});

@@ -103,7 +103,18 @@ export class SqlSessionStore implements SessionStore {
       query,
       (row) => sessionFromRow(this.d, row),
       () => countActiveSessions(this.db, workspaceId),
+      // only an order ending with a unique key says where a page ended
+      query.order === 'created-then-insertion' && this.seekPoints !== undefined
+        ? { points: this.seekPoints, version: () => this.activeVersion(workspaceId) }
+        : undefined,
     );
+  }
+
+  /** The version of the workspace's list of active sessions (migration 0034) with the workspace row's incarnation. */
+  async activeVersion(workspaceId: string): Promise<string | undefined> {
+    // v1_id is random per workspace row: a recreated workspace never matches an old token
+    const row = await this.db.get<VersionRow>('SELECT v1_id AS incarnation, active_sessions_version AS v FROM workspaces WHERE id = ?', [workspaceId]);
+    return versionText(row);
   }
 
   ofPeer(workspaceId: string, peerId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
