@@ -1,8 +1,9 @@
 /**
  * Deep pages of a long list: `npx tsx bench/deep-pages.ts` (BENCH_DEEP_ROWS, default 100,000;
  * BENCH_DATABASE_URL for PostgreSQL, else a fresh SQLite file). Loads one session of that many
- * messages (bench/dataset.ts), that many peers and that many more sessions, then reads the three
- * lists (a session's messages, the workspace's peers and its sessions) page by page (size 100),
+ * messages (bench/dataset.ts), that many peers, that many more sessions and that many conclusions
+ * of one peer about itself, then reads the four lists (a session's messages, the workspace's
+ * peers, its sessions and the peer's conclusions, as the SDK asks for them) page by page (size 100),
  * forward and in reverse, twice in one process: by offset alone (a store without seek points,
  * as every page was read before) and as served (each page starting after the last row of the
  * page before it, seek-points.ts). Prints, per list and direction, the whole walk's time, and the
@@ -13,7 +14,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/app.js';
+import { DOCUMENT_FILTER } from '../src/domain/filters/filter-schemas.js';
+import { parseFilters } from '../src/domain/filters/filters.js';
 import { DIALECTS } from '../src/storage/sql/dialects.js';
+import { SqlMemoryStore } from '../src/storage/sql/memory-store.js';
 import { SqlMessageStore } from '../src/storage/sql/message-store.js';
 import { SqlPeerStore } from '../src/storage/sql/peer-store.js';
 import { SqlSessionStore } from '../src/storage/sql/session-store.js';
@@ -46,13 +50,39 @@ for (let i = 0; i < ROWS; i += 500) {
     }
   });
 }
-console.log(`${database.driver.dialect}: ${ROWS.toLocaleString('en')} messages in one session, as many peers and as many sessions more loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s; pages of ${SIZE}`);
+// conclusions of the first peer about itself, a transaction per 1,000
+for (let i = 0; i < ROWS; i += 1000) {
+  await database.store.transaction((tx) =>
+    tx.memory.insertConclusions(
+      Array.from({ length: Math.min(1000, ROWS - i) }, (_, k) => ({
+        id: randomUUID(),
+        workspaceId: WORKSPACE,
+        observerId: peerIds[0],
+        observedId: peerIds[0],
+        sessionId: SESSION,
+        content: `conclusion ${i + k}`,
+        level: 'explicit' as const,
+        sourceIds: null,
+        timesDerived: 1,
+        createdAt: new Date(Date.now() - ROWS + i + k),
+      })),
+    ),
+  );
+}
+console.log(`${database.driver.dialect}: ${ROWS.toLocaleString('en')} messages in one session, as many peers, sessions more and conclusions loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s; pages of ${SIZE}`);
 
 type Read = (points: SeekPoints | undefined, page: number, reverse: boolean) => Promise<Page<unknown>>;
 const d = DIALECTS[database.driver.dialect];
+/** The filter the SDK sends for one observer's conclusions about one peer. */
+const ofPeer = parseFilters(database.store, { observer_id: peerIds[0], observed_id: peerIds[0] }, DOCUMENT_FILTER, 'v3');
 const lists: [string, Read][] = [
   ['messages of a session', (points, page, reverse) => new SqlMessageStore(database.driver, d, points).list(WORKSPACE, SESSION, { filter: null, page, size: SIZE, reverse })],
   ['peers of a workspace', (points, page, reverse) => new SqlPeerStore(database.driver, d, points).list(WORKSPACE, { filter: null, page, size: SIZE, reverse })],
+  [
+    "a peer's conclusions about itself",
+    (points, page, reverse) =>
+      new SqlMemoryStore(database.driver, undefined, points).listConclusions(WORKSPACE, { filter: ofPeer, page, size: SIZE, reverse }),
+  ],
   [
     'sessions of a workspace',
     (points, page, reverse) =>

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
-import { PEER_FILTER } from '../../src/domain/filters/filter-schemas.js';
+import { DOCUMENT_FILTER, PEER_FILTER } from '../../src/domain/filters/filter-schemas.js';
 import { parseFilters } from '../../src/domain/filters/filters.js';
 import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';
 import { SEEK_FROM_ROWS } from '../../src/storage/sql/list-page.js';
+import { SqlMemoryStore } from '../../src/storage/sql/memory-store.js';
 import { SqlMessageStore } from '../../src/storage/sql/message-store.js';
 import { SqlPeerStore } from '../../src/storage/sql/peer-store.js';
 import { SeekPoints } from '../../src/storage/sql/seek-points.js';
@@ -15,7 +16,7 @@ import { planLines } from '../support/recording-executor.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
- * Deep pages of the peers, a workspace's and a peer's sessions and a session's messages start after the last row
+ * Deep pages of the peers, a workspace's and a peer's sessions, a session's messages and conclusions start after the last row
  * of an earlier page read at the same data version (seek-points.ts). Every page is compared
  * with the same page read by offset alone (a store without points), and the statements say
  * whether a page was read from a point: its OFFSET is then counted from the point.
@@ -95,6 +96,20 @@ beforeAll(async () => {
       createdAt: at,
     }));
     for (let i = 0; i < messages.length; i += 200) await tx.messages.insert(messages.slice(i, i + 200));
+    // the member's conclusions about itself, and a few of another collection among them
+    const conclusions = Array.from({ length: ROWS }, (_, i) => ({
+      id: uniqueId('c'),
+      workspaceId,
+      observerId: MEMBER,
+      observedId: i % 10 === 3 ? 'p0001' : MEMBER,
+      sessionId: SESSION,
+      content: `conclusion ${i}`,
+      level: 'explicit' as const,
+      sourceIds: null,
+      timesDerived: 1,
+      createdAt: at,
+    }));
+    await tx.memory.insertConclusions(conclusions);
   });
   if (DIALECT === 'postgres') {
     // times with microseconds, which a JavaScript Date would lose on the way back
@@ -112,6 +127,12 @@ interface ListCase {
 }
 
 const d = () => DIALECTS[DIALECT];
+/** The filter the SDK sends for one observer's conclusions about one peer. */
+const collection = (observer: string, observed: string) => parseFilters(database.store, { observer_id: observer, observed_id: observed }, DOCUMENT_FILTER, 'v3');
+const addConclusion = (observer: string, observed: string) =>
+  database.store.memory.insertConclusions([
+    { id: uniqueId('c'), workspaceId, observerId: observer, observedId: observed, sessionId: null, content: 'late', level: 'explicit', sourceIds: null, timesDerived: 1, createdAt: new Date('2026-11-01T10:00:00.000Z') },
+  ]);
 const LISTS: ListCase[] = [
   {
     name: "a session's messages",
@@ -143,6 +164,17 @@ const LISTS: ListCase[] = [
     write: async () => {
       await database.store.sessions.createIfAbsent(workspaceId, { id: uniqueId('late'), metadata: {}, configuration: {} }, new Date('2026-11-01T10:00:00.000Z'));
     },
+  },
+  {
+    name: 'the conclusions of a workspace',
+    read: (db, points, page, reverse) => new SqlMemoryStore(db, undefined, points).listConclusions(workspaceId, { filter: null, page, size: SIZE, reverse }),
+    write: () => addConclusion(MEMBER, 'p0001'),
+  },
+  {
+    name: 'the conclusions of a collection',
+    read: (db, points, page, reverse) =>
+      new SqlMemoryStore(db, undefined, points).listConclusions(workspaceId, { filter: collection(MEMBER, MEMBER), page, size: SIZE, reverse }),
+    write: () => addConclusion(MEMBER, MEMBER),
   },
   {
     name: "a session's messages in v1",
@@ -306,11 +338,61 @@ describe("the version of a workspace's active sessions", () => {
     await step(() => store.sessions.update(ws, 'a', { metadata: { topic: 'tea' } }));
     await step(() => store.sessions.deactivate(ws, 'a'));
     await step(() => store.sessions.purgeInactive(ws, 'a'));
-    await step(() => database.driver.run('DELETE FROM sessions WHERE workspace_id = ? AND id = ?', [ws, 'b']));
+    // one in and one out: as many as before, yet another list
+    await step(async () => {
+      await store.sessions.createIfAbsent(ws, { id: 'c', metadata: {}, configuration: {} }, at);
+      await database.driver.run('DELETE FROM sessions WHERE workspace_id = ? AND id = ?', [ws, 'b']);
+    });
     const moved = versions.slice(1).map((version, index) => version !== versions[index]);
-    // created, created, metadata (no), deactivated, an inactive one purged (no), an active one deleted
+    // created, created, metadata (no), deactivated, an inactive one purged (no), one created and one deleted
     expect(moved).toEqual([true, true, false, true, false, true]);
     expect(versions.every((version) => version !== undefined)).toBe(true);
     expect(await sessions.activeVersion(uniqueId('absent'))).toBeUndefined();
+  });
+});
+
+describe('the version of a conclusions list', () => {
+  it('moves when a conclusion joins or leaves the list, in its scope only, not when one is reinforced', async () => {
+    const ws = uniqueId('ws');
+    const at = new Date('2026-11-01T10:00:00.000Z');
+    const store = database.store;
+    await store.workspaces.createIfAbsent({ id: ws, metadata: {}, configuration: {} }, at);
+    await store.peers.ensure(ws, ['a', 'b'], at);
+    const memory = new SqlMemoryStore(database.driver);
+    const scopes = [{}, { observerId: 'a', observedId: 'a' }, { observerId: 'a', observedId: 'b' }, { observedId: 'b' }];
+    const read = () => Promise.all(scopes.map((scope) => memory.conclusionsVersion(ws, scope)));
+    const steps: boolean[][] = [];
+    let last = await read();
+    const step = async (change: () => Promise<unknown>) => {
+      await change();
+      const now = await read();
+      steps.push(now.map((version, index) => version !== last[index]));
+      last = now;
+    };
+    const conclusion = (id: string, observedId: string) => ({
+      id, workspaceId: ws, observerId: 'a', observedId, sessionId: null, content: id, level: 'explicit' as const, sourceIds: null, timesDerived: 1, createdAt: at,
+    });
+    await step(() => store.memory.insertConclusions([conclusion('c1', 'a')]));
+    await step(() => store.memory.insertConclusions([conclusion('c2', 'b')]));
+    await step(() => store.memory.reinforceConclusion(ws, 'c1'));
+    await step(() => store.memory.softDeleteConclusion(ws, 'c2', at));
+    await step(() => database.driver.run('DELETE FROM conclusions WHERE workspace_id = ? AND id = ?', [ws, 'c2']));
+    // one in and one out: as many as before, yet other rows
+    await step(async () => {
+      await store.memory.insertConclusions([conclusion('c3', 'a')]);
+      await database.driver.run('DELETE FROM conclusions WHERE workspace_id = ? AND id = ?', [ws, 'c1']);
+    });
+    // scopes: the workspace, a about a, a about b, anyone about b
+    expect(steps).toEqual([
+      [true, true, false, false],
+      [true, false, true, true],
+      [false, false, false, false],
+      [true, false, true, true],
+      // already out of the list: deleting it moves nothing
+      [false, false, false, false],
+      [true, true, false, false],
+    ]);
+    expect(last.every((version) => version !== undefined)).toBe(true);
+    expect(await memory.conclusionsVersion(uniqueId('absent'), {})).toBeUndefined();
   });
 });

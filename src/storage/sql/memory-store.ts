@@ -16,6 +16,8 @@ import type { SqlExecutor } from './driver.js';
 import { countCollectionConclusions, countConclusionsOf } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import { jsonText } from './json-text.js';
+import type { SeekPoints } from './seek-points.js';
+import { type VersionRow, versionText } from './rows.js';
 
 /*
  * Conclusions and peer cards (contract §7.2, §7.5). Soft-deleted conclusions (`deleted_at` set)
@@ -72,6 +74,8 @@ export class SqlMemoryStore implements MemoryStore {
   constructor(
     private readonly db: SqlExecutor,
     private readonly inTransaction: <T>(fn: (db: SqlExecutor) => Promise<T>) => Promise<T> = (fn) => fn(db),
+    /** Where earlier pages of the conclusions lists ended (seek-points.ts); none inside a transaction. */
+    private readonly seekPoints?: SeekPoints,
   ) {
     this.dialect = DIALECTS[db.dialect];
   }
@@ -194,7 +198,30 @@ export class SqlMemoryStore implements MemoryStore {
       { filter: peers === undefined ? query.filter : null, page: query.page, size: query.size, reverse: !query.reverse },
       (row) => this.conclusion(row),
       () => countConclusionsOf(this.db, workspaceId, peers ?? {}),
+      // pages of the workspace's or the named peers' conclusions (a filter beyond that reads by offset)
+      this.seekPoints && { points: this.seekPoints, version: () => this.conclusionsVersion(workspaceId, peers ?? {}) },
     );
+  }
+
+  /**
+   * The version of a workspace's conclusions list, or of the conclusions of an observer, an
+   * observed peer or both: the sum of their count rows' `v` (migration 0035), which every change
+   * of the list adds to, with the workspace row's incarnation.
+   */
+  async conclusionsVersion(workspaceId: string, of: { observerId?: string; observedId?: string }): Promise<string | undefined> {
+    let sum = 'SELECT COALESCE(SUM(k.v), 0) FROM conclusion_counts k WHERE k.workspace_id = w.id';
+    const params: unknown[] = [];
+    if (of.observerId !== undefined) {
+      sum += ' AND k.observer_id = ?';
+      params.push(of.observerId);
+    }
+    if (of.observedId !== undefined) {
+      sum += ' AND k.observed_id = ?';
+      params.push(of.observedId);
+    }
+    // v1_id is random per workspace row: a recreated workspace never matches an old token
+    const row = await this.db.get<VersionRow>(`SELECT w.v1_id AS incarnation, (${sum}) AS v FROM workspaces w WHERE w.id = ?`, [...params, workspaceId]);
+    return versionText(row);
   }
 
   async searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]> {

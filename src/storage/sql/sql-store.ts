@@ -123,7 +123,7 @@ export class SqlStore implements Store {
   private memoryStore: SqlMemoryStore | undefined;
 
   get memory(): SqlMemoryStore {
-    this.memoryStore ??= new SqlMemoryStore(this.db, (fn) => (this.driver === undefined ? fn(this.db) : this.driver.transaction(fn)));
+    this.memoryStore ??= new SqlMemoryStore(this.db, (fn) => (this.driver === undefined ? fn(this.db) : this.driver.transaction(fn)), this.seekPoints);
     return this.memoryStore;
   }
 
