@@ -45,4 +45,12 @@ describe('bestFound', () => {
     expect(bestFound([[9, 7, 3], [9, 8, 5]], [1, 1], 3)).toEqual({ chosen: [9, 8, 7], found: 5 });
     expect(bestFound([[], []], [1, 1], 3)).toEqual({ chosen: [], found: 0 });
   });
+
+  it('takes the 32 terms a query may have, each its own bit, and no more', () => {
+    // the last term alone finds 1 and weighs most: a 32nd bit taken for the sign still counts
+    const matchesOf = Array.from({ length: 32 }, (_, term) => (term === 31 ? [1] : [2]));
+    const weights = Array.from({ length: 32 }, (_, term) => (term === 31 ? 100 : 1));
+    expect(bestFound(matchesOf, weights, 1)).toEqual({ chosen: [1], found: 2 });
+    expect(() => bestFound(Array.from({ length: 33 }, () => [1]), Array(33).fill(1), 1)).toThrow(RangeError);
+  });
 });

@@ -178,6 +178,8 @@ async function manyTermCandidates(
  * matches; this about 0.1 ms.)
  */
 export function bestFound(matchesOf: readonly (readonly number[])[], weights: readonly number[], count: number): { chosen: number[]; found: number } {
+  // a bit of a 32-bit integer per term
+  if (matchesOf.length > 32) throw new RangeError(`bestFound takes at most 32 terms, not ${matchesOf.length}`);
   const lists = matchesOf.map((seqs) => (isNewestFirst(seqs) ? seqs : [...seqs].sort((a, b) => b - a)));
   const heads = new Int32Array(lists.length);
   // by the set of terms (a bit each; at most MAX_QUERY_TERMS, 32), the seqs they found, newest first
