@@ -52,15 +52,21 @@ export function countCollectionConclusions(db: SqlExecutor, scope: ConclusionSco
  * level).
  */
 export function countConclusionsOf(db: SqlExecutor, workspaceId: string, of: { observerId?: string; observedId?: string }): Promise<number> {
-  let sql = 'SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ?';
-  const params = [workspaceId];
+  const rows = conclusionCountRows(of);
+  return keptCount(db, `SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ?${rows.where}`, [workspaceId, ...rows.params]);
+}
+
+/** The conditions, after the workspace's, on the count rows of an observer, an observed peer or both. */
+export function conclusionCountRows(of: { observerId?: string; observedId?: string }): { where: string; params: string[] } {
+  let where = '';
+  const params: string[] = [];
   if (of.observerId !== undefined) {
-    sql += ' AND observer_id = ?';
+    where += ' AND observer_id = ?';
     params.push(of.observerId);
   }
   if (of.observedId !== undefined) {
-    sql += ' AND observed_id = ?';
+    where += ' AND observed_id = ?';
     params.push(of.observedId);
   }
-  return keptCount(db, sql, params);
+  return { where, params };
 }

@@ -13,7 +13,7 @@ import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import { filterCondition, type FilterColumns } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
-import { countCollectionConclusions, countConclusionsOf } from './kept-counts.js';
+import { conclusionCountRows, countCollectionConclusions, countConclusionsOf } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import { jsonText } from './json-text.js';
 import type { SeekPoints } from './seek-points.js';
@@ -209,18 +209,12 @@ export class SqlMemoryStore implements MemoryStore {
    * of the list adds to, with the workspace row's incarnation.
    */
   async conclusionsVersion(workspaceId: string, of: { observerId?: string; observedId?: string }): Promise<string | undefined> {
-    let sum = 'SELECT COALESCE(SUM(k.v), 0) FROM conclusion_counts k WHERE k.workspace_id = w.id';
-    const params: unknown[] = [];
-    if (of.observerId !== undefined) {
-      sum += ' AND k.observer_id = ?';
-      params.push(of.observerId);
-    }
-    if (of.observedId !== undefined) {
-      sum += ' AND k.observed_id = ?';
-      params.push(of.observedId);
-    }
+    const rows = conclusionCountRows(of);
     // v1_id is random per workspace row: a recreated workspace never matches an old token
-    const row = await this.db.get<VersionRow>(`SELECT w.v1_id AS incarnation, (${sum}) AS v FROM workspaces w WHERE w.id = ?`, [...params, workspaceId]);
+    const row = await this.db.get<VersionRow>(
+      `SELECT w.v1_id AS incarnation, (SELECT COALESCE(SUM(v), 0) FROM conclusion_counts WHERE workspace_id = w.id${rows.where}) AS v FROM workspaces w WHERE w.id = ?`,
+      [...rows.params, workspaceId],
+    );
     return versionText(row);
   }
 
