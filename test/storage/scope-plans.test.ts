@@ -452,6 +452,40 @@ describe(`reads of a scope (${DIALECT})`, () => {
       }
     }
   });
+  it("a workspace's search through the workspace's own index, also behind newer messages of another workspace", async () => {
+    // 'ws-old' holds 3,000 messages, all older than the 2,000 of 'ws-new', and a word in every
+    // one of them. On PostgreSQL the planner walked the primary key backwards past all of
+    // 'ws-new''s rows before the first of 'ws-old''s (99 to 109 ms with 150,000 of them)
+    const { store, driver } = database;
+    const now = new Date(Date.UTC(2026, 0, 4));
+    for (const [workspace, size] of [['ws-old', 3_000], ['ws-new', 2_000]] as const) {
+      await store.workspaces.createIfAbsent({ id: workspace, metadata: {}, configuration: {} }, now);
+      await store.peers.ensure(workspace, ['carol'], now);
+      await store.transaction(async (tx) => {
+        await tx.sessions.createIfAbsent(workspace, { id: 'talk', metadata: {}, configuration: {} }, now);
+        const rows = Array.from({ length: size }, (_, i): MessageRecord => ({
+          id: `${workspace}-${i}`, workspaceId: workspace, sessionId: 'talk', peerId: 'carol', content: `spoke ${i}`, metadata: {}, tokenCount: 2, createdAt: now,
+        }));
+        await tx.messages.insert(rows);
+      });
+    }
+    // the messages' statistics only: other tables' are left as the other tests' plans expect them
+    if (DIALECT === 'postgres') await driver.run('ANALYZE messages');
+    const messages = new SqlMessageStore(spy, DIALECTS[spy.dialect]);
+    const search = { workspaceId: 'ws-old', terms: ['spoke'], filter: null, candidates: 100 };
+    const newest = await Promise.all(
+      Array.from({ length: 100 }, async (_, k) => Number((await driver.get<{ pk: number | string }>('SELECT pk FROM messages WHERE id = ?', [`ws-old-${2999 - k}`]))!.pk)),
+    );
+    expect(await messages.searchMatches(search)).toEqual(newest);
+    expect((await messages.searchCandidates(search)).map((c) => c.id)).toEqual(Array.from({ length: 100 }, (_, k) => `ws-old-${2999 - k}`));
+    if (DIALECT === 'postgres') {
+      for (const read of [() => messages.searchMatches(search), () => messages.searchCandidates(search)]) {
+        const text = (await planOf(read)).join('\n');
+        expect(text).toMatch(/(Index Scan Backward using|Bitmap Index Scan on) messages_workspace_seq\b/);
+        expect(text).not.toMatch(/messages_pkey/);
+      }
+    }
+  });
 });
 
 describe(`memberships written before migrations 0021 and 0023 (${DIALECT})`, () => {

@@ -137,11 +137,12 @@ export interface Dialect {
   // ---- full text and vectors
   /**
    * FROM, match condition and newest-first order of a message search (columns of `m`); `holds`
-   * names the scope condition the match already holds (the caller adds the others). `keys`, where
+   * names the scope condition the match already holds (the caller adds the others; `workspace`:
+   * the match names the workspace too, and the caller adds no condition on it). `keys`, where
    * the database has a full-text index apart from the messages, reads the matches' keys from the
    * index alone.
    */
-  messageSearch(search: MessageTextSearch): { from: string; where: Sql; newestFirst: string; holds?: 'session' | 'sender'; keys?: MatchKeys };
+  messageSearch(search: MessageTextSearch): { from: string; where: Sql; newestFirst: string; holds?: 'session' | 'sender' | 'workspace'; keys?: MatchKeys };
   /**
    * Most sessions a workspace's message search gives the index as `withinSessions` (their scope
    * tokens) when the workspace holds a small part of the database's messages (0: no such tokens).

@@ -264,7 +264,7 @@ export class SqlMessageStore implements MessageStore {
    * Adds a message search's session, sender and `peer_perspective` conditions (messages `m`) to
    * `where`, compiles its filter, and returns its SQL (null: none).
    */
-  private scope(search: Omit<MessageSearch, 'terms' | 'candidates'>, where: string[], params: unknown[], holds?: 'session' | 'sender'): string | null {
+  private scope(search: Omit<MessageSearch, 'terms' | 'candidates'>, where: string[], params: unknown[], holds?: 'session' | 'sender' | 'workspace'): string | null {
     if (search.sessionId !== undefined && holds !== 'session') {
       where.push('m.session_id = ?');
       params.push(search.sessionId);
@@ -283,8 +283,12 @@ export class SqlMessageStore implements MessageStore {
   /** The newest messages of the scope holding every word of the search, filtered, newest first. */
   private searchQuery(search: MessageSearch, columns: string): { sql: string; params: unknown[] } {
     const match = this.d.messageSearch(search);
-    const params: unknown[] = [...match.where.values, search.workspaceId];
-    const where: string[] = [match.where.text, 'm.workspace_id = ?'];
+    const params: unknown[] = [...match.where.values];
+    const where: string[] = [match.where.text];
+    if (match.holds !== 'workspace') {
+      where.push('m.workspace_id = ?');
+      params.push(search.workspaceId);
+    }
     const filterSql = this.scope(search, where, params, match.holds);
     if (filterSql !== null) where.push(`(${filterSql})`);
     params.push(search.candidates);
