@@ -3,6 +3,7 @@ import type { Models } from '../llm/provider.js';
 import type { Store } from '../storage/store.js';
 import type { ChatReport } from './reasoning/chat.js';
 import type { ReasoningSettings } from './reasoning/settings.js';
+import { eventLoopTurns, immediateTurns, type Turns } from './turns.js';
 
 export interface DomainLimits {
   /** Most observers (observe_others=true) per session. */
@@ -31,6 +32,12 @@ export interface DomainContext {
   limits: DomainLimits;
   /** undefined: no model is configured, reasoning is off (messages can be derived later). */
   reasoning?: ReasoningRuntime;
+  /**
+   * Turns at the event loop for work that holds it (turns.ts): on SQLite, whose statements run
+   * on the event loop, this thread's queue; on PostgreSQL, whose work waits on the network
+   * between steps, none.
+   */
+  turns: Turns;
 }
 
 export function createDomainContext(
@@ -39,12 +46,16 @@ export function createDomainContext(
   now: () => Date = () => new Date(),
   reasoning?: ReasoningRuntime,
 ): DomainContext {
-  return { store, now, newId: () => nanoid(21), limits, reasoning };
+  return { store, now, newId: () => nanoid(21), limits, reasoning, turns: store.dialect === 'sqlite' ? eventLoopTurns : immediateTurns };
 }
 
-/** The same context bound to a transaction's store. */
+/**
+ * The same context bound to a transaction's store. Work in the transaction takes no turn: the
+ * work holding the turn may be waiting for the transaction to end (a SQLite read waits for an
+ * open transaction).
+ */
 export function within(ctx: DomainContext, store: Store): DomainContext {
-  return { ...ctx, store };
+  return { ...ctx, store, turns: immediateTurns };
 }
 
 /**

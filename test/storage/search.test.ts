@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
-import { createDomainContext } from '../../src/domain/context.js';
+import { createDomainContext, within } from '../../src/domain/context.js';
 import { searchMessages } from '../../src/domain/messages/search.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openFreshDatabase } from '../support/fresh-database.js';
@@ -122,6 +122,35 @@ describe('full-text search candidates', () => {
     expect(await contents(['b'])).toEqual(['paddle b']);
     // more sessions than the index is given: left to the filter
     expect(await contents(Array.from({ length: 101 }, (_, i) => `s${i}`))).toEqual(['paddle a', 'paddle b', 'paddle c']);
+  });
+
+  it('run in their turn on SQLite (src/domain/turns.ts), at once on PostgreSQL', async () => {
+    const ws = uniqueId();
+    await addMessages(database.store, ws, 's', [['alice', 'kayak at dawn']]);
+    const ctx = createDomainContext(database.store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 3 });
+    let openTurn!: () => void;
+    const held = ctx.turns.run(() => new Promise<void>((resolve) => (openTurn = resolve)));
+    let answered: string[] | undefined;
+    const searched = searchMessages(ctx, { workspaceId: ws }, { query: 'kayak', filters: null, limit: 10, generation: 'v3' }).then(
+      (found) => (answered = found.map((m) => m.content)),
+    );
+    if (DIALECT === 'sqlite') {
+      // SQLite answers without waiting on I/O: the passes of the loop are time enough
+      for (let pass = 0; pass < 20; pass++) await new Promise((resolve) => setImmediate(resolve));
+      expect(answered).toBeUndefined();
+    } else {
+      // answered while the turn is still held (were it waiting, the test would time out)
+      expect(await searched).toEqual(['kayak at dawn']);
+    }
+    openTurn();
+    await held;
+    expect(await searched).toEqual(['kayak at dawn']);
+    // in a transaction no turn is taken: the turn's holder may be waiting for the transaction
+    const inside = await database.store.transaction(async (tx) => {
+      const txCtx = within(ctx, tx);
+      return ctx.turns.run(() => searchMessages(txCtx, { workspaceId: ws }, { query: 'kayak', filters: null, limit: 10, generation: 'v3' }));
+    });
+    expect(inside.map((m) => m.content)).toEqual(['kayak at dawn']);
   });
 
   it('match the words literally, whatever FTS syntax they hold', async () => {

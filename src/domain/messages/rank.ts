@@ -142,16 +142,21 @@ const SLICE_MS = 4;
 
 /**
  * rankCandidates, a slice of at most a few milliseconds at a time: 1,000 candidates of 25,000
- * characters take some 100 to 300 ms to read, which must not hold the event loop.
+ * characters take some 100 to 300 ms to read, which must not hold the event loop. Between
+ * slices it awaits `pause` (by default the loop's next check phase; a search's turn.pause()).
  */
 export async function rankCandidatesInSlices<T extends { content: string }>(
-  terms: readonly (string | RankTerm)[], candidates: readonly T[], limit = candidates.length): Promise<T[]> {
+  terms: readonly (string | RankTerm)[],
+  candidates: readonly T[],
+  limit = candidates.length,
+  pause: () => Promise<unknown> = () => new Promise((resolve) => setImmediate(resolve)),
+): Promise<T[]> {
   const ranking = rankSteps(terms, candidates, limit);
   let sliceStart = performance.now();
   for (let step = ranking.next(); ; step = ranking.next()) {
     if (step.done === true) return step.value;
     if (performance.now() - sliceStart >= SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
+      await pause();
       sliceStart = performance.now();
     }
   }
