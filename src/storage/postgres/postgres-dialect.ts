@@ -98,6 +98,11 @@ export const postgresDialect: Dialect = {
     const scope = search.sessionId !== undefined ? { holds: 'session' as const, column: 'm.session_id', value: search.sessionId }
       : search.peerId !== undefined ? { holds: 'sender' as const, column: 'm.peer_id', value: search.peerId }
       : { holds: 'workspace' as const, column: 'm.workspace_id', value: search.workspaceId };
+    if (search.sparse === true && scope.holds === 'workspace') {
+      // every match through the words' index, then sorted: `+ 0` keeps the primary key's order
+      // (a walk of every message) out of the planner's choices
+      return { from: 'messages m', where: sql`${match} AND m.workspace_id = ${bind(scope.value)}`, newestFirst: 'm.pk + 0 DESC', holds: scope.holds };
+    }
     const within = orderedWithin(scope.column, 'm.pk', scope.value);
     return {
       from: 'messages m',

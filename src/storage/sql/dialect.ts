@@ -28,6 +28,11 @@ export interface MessageTextSearch {
   terms: string[];
   /** Sessions a filter confines the search to (MessageSearch.withinSessions). */
   withinSessions?: readonly string[];
+  /**
+   * A workspace's search whose words are rare enough that reading all their matches and sorting
+   * them costs less than walking the workspace newest first (PostgreSQL: postgres/search-statistics.ts).
+   */
+  sparse?: boolean;
 }
 
 /**

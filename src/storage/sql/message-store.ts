@@ -8,6 +8,7 @@ import { countSessionMessages } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import type { SeekPoints } from './seek-points.js';
 import { raw, sql } from './sql.js';
+import type { SearchStatistics } from '../postgres/search-statistics.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, type VersionRow, versionText } from './rows.js';
 import { orderBy, sessionMessages } from './session-messages.js';
 
@@ -43,6 +44,8 @@ export class SqlMessageStore implements MessageStore {
     private readonly db: SqlExecutor,
     private readonly d: Dialect,
     private readonly seekPoints?: SeekPoints,
+    /** PostgreSQL: what tells a rare word's search from a common one's (search-statistics.ts). */
+    private readonly searchStatistics?: SearchStatistics,
   ) {}
 
   async insert(rows: MessageRecord[]): Promise<void> {
@@ -136,7 +139,7 @@ export class SqlMessageStore implements MessageStore {
     if (asked.terms.length === 0) return [];
     const search = await this.toSessionsOfSmallWorkspace(asked);
     if (search === undefined) return [];
-    const { sql, params } = this.searchQuery(search, 'm.id, m.content');
+    const { sql, params } = this.searchQuery(await this.withPlan(search), 'm.id, m.content');
     return this.db.all<SearchCandidate>(sql, params);
   }
 
@@ -151,9 +154,15 @@ export class SqlMessageStore implements MessageStore {
       if (seqs.length > 0 || !keys.gated) return seqs.map(Number);
     }
     // the pk alone: of up to 1,000 matches per term only the chosen candidates need their id
-    const { sql, params } = this.searchQuery(search, 'm.pk AS seq');
+    const { sql, params } = this.searchQuery(await this.withPlan(search), 'm.pk AS seq');
     const seqs = await firstColumn<number | string>(this.db, sql, params);
     return seqs.map(Number);
+  }
+
+  /** A workspace's search told whether its words are rare enough to read all their matches (PostgreSQL). */
+  private async withPlan(search: MessageSearch): Promise<MessageSearch & { sparse?: boolean }> {
+    if (this.searchStatistics === undefined || search.sessionId !== undefined || search.peerId !== undefined) return search;
+    return { ...search, sparse: await this.searchStatistics.sparse(this.db, search.workspaceId, search.terms, search.candidates) };
   }
 
   /**
@@ -281,7 +290,7 @@ export class SqlMessageStore implements MessageStore {
   }
 
   /** The newest messages of the scope holding every word of the search, filtered, newest first. */
-  private searchQuery(search: MessageSearch, columns: string): { sql: string; params: unknown[] } {
+  private searchQuery(search: MessageSearch & { sparse?: boolean }, columns: string): { sql: string; params: unknown[] } {
     const match = this.d.messageSearch(search);
     const params: unknown[] = [...match.where.values];
     const where: string[] = [match.where.text];

@@ -13,6 +13,7 @@ import { SqlSessionStore } from './session-store.js';
 import { SqlV1Store } from './v1-store.js';
 import { SqlWebhookStore } from './webhook-store.js';
 import { SqlWorkspaceStore } from './workspace-store.js';
+import { SearchStatistics } from '../postgres/search-statistics.js';
 
 /** The listeners of one store and its transactions for "jobs were queued and committed". */
 class JobsQueued {
@@ -49,6 +50,8 @@ export class SqlStore implements Store {
     private readonly queued = new JobsQueued(),
     private readonly onQueued: () => void = () => queued.tell(),
     private readonly walkFirst = new Set<string>(),
+    /** PostgreSQL's, shared with the stores of its transactions; null: none (every search walks, bench/search-plans.ts). */
+    private readonly searchStatistics: SearchStatistics | null | undefined = db.dialect === 'postgres' ? new SearchStatistics() : undefined,
   ) {
     this.dialect = db.dialect;
     this.sqlDialect = DIALECTS[db.dialect];
@@ -88,7 +91,7 @@ export class SqlStore implements Store {
   private messageStore: SqlMessageStore | undefined;
 
   get messages(): SqlMessageStore {
-    this.messageStore ??= new SqlMessageStore(this.db, this.sqlDialect, this.seekPoints);
+    this.messageStore ??= new SqlMessageStore(this.db, this.sqlDialect, this.seekPoints, this.searchStatistics ?? undefined);
     return this.messageStore;
   }
 
@@ -142,7 +145,7 @@ export class SqlStore implements Store {
     // Already inside one: join it.
     if (this.driver === undefined) return fn(this);
     let queuedJobs = false;
-    const result = await this.driver.transaction((tx) => fn(new SqlStore(tx, undefined, this.queued, () => (queuedJobs = true), this.walkFirst)));
+    const result = await this.driver.transaction((tx) => fn(new SqlStore(tx, undefined, this.queued, () => (queuedJobs = true), this.walkFirst, this.searchStatistics)));
     if (queuedJobs) this.queued.tell();
     return result;
   }
