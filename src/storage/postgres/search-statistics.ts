@@ -12,7 +12,7 @@ import type { SqlExecutor } from '../sql/driver.js';
  * as cheap) and walked for every word in more than about 3 % of the messages. The store reads
  * the same statistics the planner has (pg_stats: the share of the messages holding each common
  * word, the share of each large workspace; pg_class: the table's rows) at most once a minute,
- * and asks for the bitmap where it costs less (`MessageSearch.sparse`). Both read the same
+ * and asks for the bitmap where it costs less (`MessageTextSearch.sparse`). Both read the same
  * matches in the same order: only the time differs.
  */
 
