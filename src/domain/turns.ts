@@ -40,14 +40,24 @@ export class EventLoopTurns implements Turns {
   /** When the turn held was taken (performance.now()). */
   private heldSince = 0;
   private readonly turn: Turn = { pause: () => this.pause() };
+  private taken = 0;
+  private waitedMs = 0;
 
   async run<T>(work: (turn: Turn) => Promise<T>): Promise<T> {
+    const asked = performance.now();
     await this.take();
+    this.taken++;
+    this.waitedMs += performance.now() - asked;
     try {
       return await work(this.turn);
     } finally {
       this.release();
     }
+  }
+
+  /** Turns taken so far, and the time their work waited for them (the metrics). */
+  get waits(): { turns: number; waitedMs: number } {
+    return { turns: this.taken, waitedMs: this.waitedMs };
   }
 
   /** Work waiting for its turn (the one running not counted). */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.js';
 import { startServerProcess, startWorkerProcess } from '../support/server-process.js';
-import { buildTestApp, databaseForProcesses, uniqueId, type TestApi } from '../support/test-app.js';
+import { buildTestApp, databaseForProcesses, DIALECT, uniqueId, type TestApi } from '../support/test-app.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
 
 describe('GET /metrics', () => {
@@ -37,6 +37,23 @@ describe('GET /metrics', () => {
     expect(text).toMatch(/engram_http_request_duration_seconds_count\{method="POST",route="\/v3\/workspaces\/:workspace_id\/peers\/list"\} 3/);
     expect(text).toContain('engram_queue_jobs{status="pending"}');
     expect(text).not.toContain(ws);
+  });
+
+  it('counts the searches that took their turn and the time they waited (SQLite; none on PostgreSQL)', async () => {
+    const counted = async () => {
+      const text = (await on.get('/metrics')).text;
+      const turns = /^engram_search_turns_total (\S+)$/m.exec(text);
+      const waited = /^engram_search_turn_wait_seconds_total (\S+)$/m.exec(text);
+      expect(turns, text.slice(0, 200)).not.toBeNull();
+      expect(waited).not.toBeNull();
+      return { turns: Number(turns![1]), waited: Number(waited![1]) };
+    };
+    const before = await counted();
+    const ws = uniqueId();
+    expect((await on.post(`/v3/workspaces/${ws}/search`, { query: 'kayak' })).status).toBe(200);
+    const after = await counted();
+    expect(after.turns - before.turns).toBe(DIALECT === 'sqlite' ? 1 : 0);
+    expect(after.waited).toBeGreaterThanOrEqual(before.waited);
   });
 
   it('counts the open jobs by kind', async () => {

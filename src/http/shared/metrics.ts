@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, Gauge, collectDefaultMetrics } from 'prom-client';
+import { eventLoopTurns } from '../../domain/turns.js';
 import type { ChatReport } from '../../domain/reasoning/chat.js';
 import type { Store } from '../../storage/store.js';
 import type { SqlDriver } from '../../storage/sql/driver.js';
@@ -144,6 +145,27 @@ export function mountMetrics(
       this.reset();
       this.inc({ outcome: 'retried' }, driver.conflicts.retried);
       this.inc({ outcome: 'failed' }, driver.conflicts.failed);
+    },
+  });
+
+  // searches in turns at the event loop (SQLite, src/domain/turns.ts): how many, and how long
+  // they waited behind the others of the process
+  new Counter({
+    name: 'engram_search_turns_total',
+    help: 'Searches that took their turn at the event loop (SQLite; on PostgreSQL searches take none)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(eventLoopTurns.waits.turns);
+    },
+  });
+  new Counter({
+    name: 'engram_search_turn_wait_seconds_total',
+    help: 'Time searches waited for their turn behind the searches of the process before them (SQLite); over engram_search_turns_total, the mean wait',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(eventLoopTurns.waits.waitedMs / 1000);
     },
   });
 
