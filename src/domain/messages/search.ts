@@ -103,19 +103,6 @@ export async function rankMessagesByText(
   const { filters, peerPerspective } = narrowSearchFilters(scope, options.filters);
   const terms = queryTerms(options.query);
   if (terms.length === 0) return [];
-  // the reads and the ranking in the search's turn (on SQLite they hold the event loop, turns.ts)
-  return ctx.turns.run((turn) => rankInTurn(ctx, scope, terms, { filters, peerPerspective, limit: options.limit, generation: options.generation }, turn, steps));
-}
-
-async function rankInTurn(
-  ctx: DomainContext,
-  scope: SearchScope,
-  terms: readonly QueryTerm[],
-  options: { filters: JsonObject | null; peerPerspective: string | undefined; limit: number; generation: 'v2' | 'v3' },
-  turn: Turn,
-  steps: SearchSteps | undefined,
-): Promise<MessageRecord[]> {
-  const { filters, peerPerspective } = options;
   const withinSessions = scope.sessionId === undefined ? sessionsOf(filters) : undefined;
   const narrowing: Narrowing = {
     filter: messageFilter(ctx.store, filters, options.generation),
@@ -123,10 +110,23 @@ async function rankInTurn(
     withinSessions,
     filterIsWithinSessions: withinSessions !== undefined && filters !== null && Object.keys(filters).length === 1,
   };
+  // the reads and the ranking in the search's turn (on SQLite they hold the event loop, turns.ts)
+  return ctx.turns.run((turn) => rankInTurn(ctx, scope, terms, narrowing, options.limit, turn, steps));
+}
+
+async function rankInTurn(
+  ctx: DomainContext,
+  scope: SearchScope,
+  terms: readonly QueryTerm[],
+  narrowing: Narrowing,
+  limit: number,
+  turn: Turn,
+  steps: SearchSteps | undefined,
+): Promise<MessageRecord[]> {
   const { ranked, candidates, matches } =
     terms.length === 1 ? await oneTermCandidates(ctx, scope, terms[0], narrowing) : await manyTermCandidates(ctx, scope, terms, narrowing);
   if (steps !== undefined) Object.assign(steps, { terms: terms.length, matches, candidates: candidates.length });
-  const best = await rankCandidatesInSlices(ranked, candidates, options.limit, () => turn.pause());
+  const best = await rankCandidatesInSlices(ranked, candidates, limit, () => turn.pause());
   const records = new Map((await ctx.store.messages.byIds(scope.workspaceId, best.map((c) => c.id))).map((m) => [m.id, m]));
   return best.flatMap((candidate) => records.get(candidate.id) ?? []);
 }

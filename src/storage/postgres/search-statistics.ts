@@ -53,8 +53,6 @@ WHERE c.oid = to_regclass('messages')`;
 export class SearchStatistics {
   private read: { at: number; statistics: Promise<Statistics | undefined> } | undefined;
 
-  constructor(private readonly now: () => number = () => performance.now()) {}
-
   /**
    * Whether the newest `candidates` matches of all of `words` in the workspace cost less read
    * through the bitmap than by walking the workspace; undefined when the statistics cannot tell
@@ -66,7 +64,7 @@ export class SearchStatistics {
   }
 
   private statistics(db: SqlExecutor): Promise<Statistics | undefined> {
-    const now = this.now();
+    const now = performance.now();
     if (this.read === undefined || now - this.read.at > STATISTICS_MAX_AGE_MS) {
       const statistics = db.get<StatisticsRow>(STATISTICS_QUERY).then(fromRow);
       this.read = { at: now, statistics };
