@@ -174,7 +174,7 @@ export class Worker {
           const ready = await this.store.jobs.claimableKinds(open, now);
           for (const lane of this.lanes) {
             const room = Math.min(lane.concurrency - lane.running.size, this.options.concurrency - this.active.size - claimed.length);
-            if (room <= 0 || !ready.has(lane.kind)) continue;
+            if (room <= 0 || !ready.has(lane.kind) || this.stopping) continue;
             const woken = lane.woken;
             const jobs = await this.store.jobs.claim(room, now, new Date(now.getTime() + lane.leaseMs), lane.kind);
             if (jobs.length === 0 && lane.woken === woken) lane.quietUntil = now.getTime() + this.options.pollMs;
@@ -196,9 +196,23 @@ export class Worker {
           }
           this.options.logger.error({ err: error }, 'claiming jobs failed');
         }
+        if (this.stopping) {
+          // stop() began during this round: what it claimed is given back unrun
+          await this.giveBack(claimed);
+          break;
+        }
         for (const job of claimed) this.launch(job);
       }
       if (claimed.length === 0 || this.active.size >= this.options.concurrency) await this.pause();
+    }
+  }
+
+  /** Releases jobs claimed but not started (their lanes forget them). */
+  private async giveBack(jobs: JobRecord[]): Promise<void> {
+    for (const job of jobs) {
+      this.leaseEnds.delete(job.id);
+      for (const lane of this.lanes) lane.running.delete(job.id);
+      await this.store.jobs.release(job.id).catch(() => undefined);
     }
   }
 

@@ -348,5 +348,27 @@ describe('the worker', () => {
       const row = await database.driver.get<{ status: string; attempts: number | string }>('SELECT status, attempts FROM jobs WHERE id = ?', [second]);
       expect({ status: row?.status, attempts: Number(row?.attempts) }).toEqual({ status: 'pending', attempts: 0 });
     });
+
+    it('gives back unrun the jobs a round of claims took as stop() began', async () => {
+      const kind = uniqueId('test.plain');
+      const started: string[] = [];
+      const job = uniqueId('job');
+      let stopping: Promise<void> | undefined;
+      // stop() begins while the claim's statement is under way, after the round checked for it
+      const store = claimingThrough(async (claim, ...args) => {
+        const jobs = await claim(...args);
+        if (jobs.length > 0) stopping ??= worker.stop(2_000);
+        return jobs;
+      });
+      const worker = new Worker(store, { [kind]: noting(5, false, started) }, { concurrency: 4, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
+      await enqueueInOneQueue(kind, [job]);
+      worker.start();
+      await waitFor(async () => stopping !== undefined);
+      await stopping;
+      expect(started).toEqual([]);
+      const row = await database.driver.get<{ status: string; attempts: number | string }>('SELECT status, attempts FROM jobs WHERE id = ?', [job]);
+      expect({ status: row?.status, attempts: Number(row?.attempts) }).toEqual({ status: 'pending', attempts: 0 });
+      expect(worker.status().state).toBe('stopped');
+    });
   });
 });
