@@ -7,6 +7,7 @@ import { createDomainContext, type DomainContext, type DomainLimits, type Reason
 import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
+import { requestLogger } from './http/shared/request-logger.js';
 import { limitConnections, serverLimitOptions } from './http/shared/server-limits.js';
 import { JobMetrics, ModelCallMetrics, mountMetrics } from './http/shared/metrics.js';
 import { buildModels, logFailedModelCalls, observeModelCalls } from './llm/models.js';
@@ -103,6 +104,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     // ids are client-chosen strings; the router must not reject long ones
     routerOptions: { maxParamLength: 2048 },
     requestIdHeader: 'x-request-id',
+    // a request's child logger made only when something logs through it
+    childLoggerFactory: requestLogger,
     // one structured line per request, written when the response is done (below)
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
