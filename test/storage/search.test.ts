@@ -312,6 +312,64 @@ describe.runIf(DIALECT === 'sqlite')('a term\'s matches on SQLite', () => {
       await database.driver.close();
     }
   });
+
+  it("of a workspace of many sessions among larger others are kept to its keys in the index's walk when the word is common", async () => {
+    const database = await openDatabase(':memory:');
+    try {
+      const { store, driver } = database;
+      // 20 sessions (more than the index's session tokens narrow to), 60 messages, some of them
+      // older and some newer than the other workspace's 900
+      const own = async (from: number) => {
+        for (let s = from; s < from + 10; s++) {
+          await addMessages(store, 'small', `s${s}`, [['alice', `falcon ${s}`], ['bob', s === 3 ? 'kestrel once' : `plain ${s}`], ['alice', `falcon again ${s}`]]);
+        }
+      };
+      await own(0);
+      for (let i = 0; i < 9; i++) await addMessages(store, 'large', `l${i}`, Array.from({ length: 100 }, (_, k): [string, string] => ['carol', `falcon ${i} ${k} kestrel`]));
+      await own(10);
+      const pks = async (workspace: string, like: string, limit: number) =>
+        (await driver.all<{ pk: number | string }>('SELECT pk FROM messages WHERE workspace_id = ? AND content LIKE ? ORDER BY pk DESC LIMIT ?', [workspace, like, limit])).map((r) =>
+          Number(r.pk),
+        );
+      const keysOf = (plans: string[]) => plans.filter((plan) => /LIST SUBQUERY/.test(plan));
+
+      // a common word (900 matches of another workspace): its keys, read from the index alone
+      const common = await matchPlans(driver, { workspaceId: 'small', terms: ['falcon'], candidates: 25 });
+      expect(common.found).toEqual(await pks('small', 'falcon%', 25));
+      expect(keysOf(common.plans)).toHaveLength(1);
+      expect(common.plans.at(-1)).not.toMatch(/SEARCH m /);
+      // every match of the workspace (fewer than the candidates), older ones behind the others'
+      const all = await matchPlans(driver, { workspaceId: 'small', terms: ['falcon'], candidates: 100 });
+      expect(all.found).toEqual(await pks('small', 'falcon%', 100));
+      expect(all.found).toHaveLength(40);
+      // with a condition on the rows: the rows of its own matches only
+      const byAlice: FilterNode = { kind: 'in', column: 'peer_id', values: [{ type: 'text', value: 'alice' }], orNull: false };
+      const seen = await matchPlans(driver, { workspaceId: 'small', terms: ['falcon'], candidates: 100, filter: byAlice });
+      expect(seen.found).toEqual(all.found);
+      expect(keysOf(seen.plans)).toHaveLength(1);
+      expect(seen.plans.at(-1)).toMatch(/SEARCH m /);
+      const candidates = await new SqlMessageStore(driver, DIALECTS.sqlite).searchCandidates({ workspaceId: 'small', terms: ['falcon'], filter: null, candidates: 100 });
+      expect(candidates.map((c) => c.content).sort()).toEqual(
+        (await driver.all<{ content: string }>("SELECT content FROM messages WHERE workspace_id = 'small' AND content LIKE 'falcon%'")).map((r) => r.content).sort(),
+      );
+
+      // the large workspace, and a word found in few messages of the database, are walked as before
+      const large = await matchPlans(driver, { workspaceId: 'large', terms: ['falcon'], candidates: 100 });
+      expect(large.found).toEqual(await pks('large', 'falcon%', 100));
+      expect(keysOf(large.plans)).toEqual([]);
+      await addMessages(store, 'small', 's20', [['bob', 'merlin here']]);
+      const rare = await matchPlans(driver, { workspaceId: 'small', terms: ['merlin'], candidates: 10 });
+      expect(rare.found).toEqual(await pks('small', 'merlin%', 10));
+      expect(keysOf(rare.plans)).toEqual([]);
+      // kestrel: once in the workspace, 900 times in the other
+      const once = await matchPlans(driver, { workspaceId: 'small', terms: ['kestrel'], candidates: 10 });
+      expect(once.found).toEqual(await pks('small', 'kestrel%', 10));
+      expect(once.found).toHaveLength(1);
+      expect(keysOf(once.plans)).toHaveLength(1);
+    } finally {
+      await database.driver.close();
+    }
+  });
 });
 
 describe.runIf(DIALECT === 'sqlite')('the SQLite search index', () => {

@@ -33,6 +33,12 @@ export interface MessageTextSearch {
    * them costs less than walking the workspace newest first (PostgreSQL: postgres/search-statistics.ts).
    */
   sparse?: boolean;
+  /**
+   * A workspace's search whose matches are kept to the workspace's own messages inside the
+   * index's walk (its keys, read from the workspace's index), not by reading each match's row:
+   * a workspace holding a small part of a database of others (SQLite; SqlMessageStore).
+   */
+  amongOthers?: boolean;
 }
 
 /**

@@ -206,9 +206,16 @@ export const sqliteDialect: Dialect = {
 
   messageSearch: (search) => {
     const fts = ftsMatch(search);
-    const match = sql`messages_fts MATCH ${bind(fts.query)}`;
-    // the index's keys alone: a workspace's search holds its workspace while no other holds messages
-    const others = fts.scoped ? undefined : otherWorkspaces(search.workspaceId);
+    // Among other workspaces, a workspace's matches are its keys' (a list SQLite builds once per
+    // statement from messages_peer, about 0.15 µs a message, tested through a Bloom filter
+    // first): about 0.1 µs a match walked, against 0.5 to 1.3 µs reading each match's row
+    // (`+` keeps SQLite from looking each key of the list up in the index instead)
+    const match = search.amongOthers === true && !fts.scoped
+      ? sql`messages_fts MATCH ${bind(fts.query)} AND +messages_fts.rowid IN (SELECT w.pk FROM messages w WHERE w.workspace_id = ${bind(search.workspaceId)})`
+      : sql`messages_fts MATCH ${bind(fts.query)}`;
+    // the index's keys alone: a workspace's search holds its workspace while no other holds
+    // messages, or through its keys
+    const others = fts.scoped || search.amongOthers === true ? undefined : otherWorkspaces(search.workspaceId);
     return {
       from: 'messages_fts JOIN messages m ON m.pk = messages_fts.rowid',
       where: match,
