@@ -29,13 +29,13 @@ class LazyChild implements FastifyBaseLogger {
     private readonly bindings: Bindings,
   ) {}
 
-  private get made_(): FastifyBaseLogger {
+  private get real(): FastifyBaseLogger {
     return (this.made ??= this.parent.child(this.bindings));
   }
 
   private write(level: Level, args: Parameters<LogFn>): void {
     if (this.made === undefined && this.parent.isLevelEnabled?.(level) !== true) return;
-    (this.made_[level] as (...a: Parameters<LogFn>) => void)(...args);
+    (this.real[level] as (...a: Parameters<LogFn>) => void)(...args);
   }
 
   get level(): string {
@@ -43,7 +43,7 @@ class LazyChild implements FastifyBaseLogger {
   }
 
   set level(level: string) {
-    this.made_.level = level;
+    this.real.level = level;
   }
 
   fatal(...args: Parameters<LogFn>): void {
@@ -73,6 +73,6 @@ class LazyChild implements FastifyBaseLogger {
   silent(): void {}
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
-    return this.made_.child(bindings, options);
+    return this.real.child(bindings, options);
   }
 }

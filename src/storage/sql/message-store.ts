@@ -1,7 +1,7 @@
 import type { MessageRecord, MessageScope, MessageSearch, MessageStore, Page, SearchCandidate, SeqCandidate, MessageListQuery } from '../store.js';
 import type { FilterColumns } from './compile-filter.js';
 import { filterCondition } from './compile-filter.js';
-import type { Dialect } from './dialect.js';
+import type { Dialect, MatchKeys } from './dialect.js';
 import { firstColumn, type SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
 import { countSessionMessages } from './kept-counts.js';
@@ -41,6 +41,9 @@ const NARROWED_SHARE = 1 / 8;
  */
 const AMONG_OTHERS_SESSIONS = 256;
 const AMONG_OTHERS_MESSAGES = 100_000;
+
+/** A search as the store narrowed it (Dialect MessageTextSearch.amongOthers). */
+type NarrowedSearch = MessageSearch & { amongOthers?: boolean };
 
 /** The largest key (a 64-bit integer), as SQL text. */
 const MAX_KEY = '9223372036854775807';
@@ -179,13 +182,12 @@ export class SqlMessageStore implements MessageStore {
    * workspace's (a workspace of 300 messages beside 1,000,000 others: 20 ms a term, against
    * 0.4 ms). Undefined: the workspace holds no messages.
    */
-  private async toSessionsOfSmallWorkspace(search: MessageSearch): Promise<(MessageSearch & { amongOthers?: boolean }) | undefined> {
+  private async toSessionsOfSmallWorkspace(search: MessageSearch): Promise<NarrowedSearch | undefined> {
     const most = this.d.searchSessionTokens;
     if (most === 0 || search.sessionId !== undefined || search.peerId !== undefined || search.withinSessions !== undefined) return search;
     // a workspace of more sessions is told by one step of the index (about 5 µs, against 24 µs
     // for reading its first sessions' rows)
-    const more = await this.db.get('SELECT 1 AS one FROM sessions WHERE workspace_id = ? LIMIT 1 OFFSET ?', [search.workspaceId, most]);
-    if (more !== undefined) return this.amongOthers(search);
+    if (await this.hasMoreSessions(search.workspaceId, most)) return this.amongOthers(search);
     const sessions = await this.db.all<{ id: string; n: number | string }>('SELECT id, message_count AS n FROM sessions WHERE workspace_id = ? LIMIT ?', [
       search.workspaceId,
       most + 1,
@@ -193,19 +195,11 @@ export class SqlMessageStore implements MessageStore {
     if (sessions.length > most) return search;
     const held = sessions.reduce((sum, session) => sum + Number(session.n), 0);
     if (held === 0) return undefined;
-    // the database's messages, from the newest key: one seek (deleted ones count too)
-    const all = await this.db.get<{ n: number | string | null }>('SELECT max(pk) AS n FROM messages');
-    if (held > Number(all?.n ?? 0) * NARROWED_SHARE) return search;
+    if (held > (await this.databaseMessages()) * NARROWED_SHARE) return search;
     // words in at most `candidates` messages of the whole database are walked as fast as
     // through the tokens, which cost some 100 to 150 µs each: the index's keys say which
     const keys = this.d.messageSearch(search).keys;
-    if (keys !== undefined) {
-      const beyond = await this.db.get(`SELECT 1 AS one FROM ${keys.from} WHERE ${keys.where.text} ORDER BY ${keys.newestFirst} LIMIT 1 OFFSET ?`, [
-        ...keys.where.values,
-        search.candidates,
-      ]);
-      if (beyond === undefined) return search;
-    }
+    if (keys !== undefined && !(await this.keysBeyond(keys, search.candidates))) return search;
     return { ...search, withinSessions: sessions.map((session) => session.id) };
   }
 
@@ -218,25 +212,35 @@ export class SqlMessageStore implements MessageStore {
    * workspace of more than AMONG_OTHERS_SESSIONS sessions or AMONG_OTHERS_MESSAGES messages,
    * or a word whose matches the walk passes quickly anyway, is searched as before.
    */
-  private async amongOthers(search: MessageSearch): Promise<MessageSearch & { amongOthers?: boolean }> {
+  private async amongOthers(search: MessageSearch): Promise<NarrowedSearch> {
     const keys = this.d.messageSearch(search).keys;
     if (keys?.otherWorkspaces === undefined) return search;
     const others = await this.db.get<{ others: number | boolean }>(`SELECT ${keys.otherWorkspaces.text} AS others`, keys.otherWorkspaces.values);
     if (Number(others?.others ?? 0) === 0) return search;
-    const more = await this.db.get('SELECT 1 AS one FROM sessions WHERE workspace_id = ? LIMIT 1 OFFSET ?', [search.workspaceId, AMONG_OTHERS_SESSIONS]);
-    if (more !== undefined) return search;
+    if (await this.hasMoreSessions(search.workspaceId, AMONG_OTHERS_SESSIONS)) return search;
     const held = await this.db.get<{ n: number | string | null }>('SELECT sum(message_count) AS n FROM sessions WHERE workspace_id = ?', [search.workspaceId]);
     const messages = Number(held?.n ?? 0);
     if (messages > AMONG_OTHERS_MESSAGES) return search;
-    const all = await this.db.get<{ n: number | string | null }>('SELECT max(pk) AS n FROM messages');
-    if (messages > Number(all?.n ?? 0) * NARROWED_SHARE) return search;
+    if (messages > (await this.databaseMessages()) * NARROWED_SHARE) return search;
     // a word in fewer messages of the database than a quarter of the workspace's is walked
     // about as fast through the rows as the keys can be listed
-    const beyond = await this.db.get(`SELECT 1 AS one FROM ${keys.from} WHERE ${keys.where.text} ORDER BY ${keys.newestFirst} LIMIT 1 OFFSET ?`, [
-      ...keys.where.values,
-      Math.max(search.candidates, Math.ceil(messages / 4)),
-    ]);
-    return beyond === undefined ? search : { ...search, amongOthers: true };
+    return (await this.keysBeyond(keys, Math.max(search.candidates, Math.ceil(messages / 4)))) ? { ...search, amongOthers: true } : search;
+  }
+
+  /** Whether the workspace has more than `count` sessions: one step of the index (about 5 µs). */
+  private async hasMoreSessions(workspaceId: string, count: number): Promise<boolean> {
+    return (await this.db.get('SELECT 1 AS one FROM sessions WHERE workspace_id = ? LIMIT 1 OFFSET ?', [workspaceId, count])) !== undefined;
+  }
+
+  /** The database's messages, from the newest key: one seek (deleted ones count too). */
+  private async databaseMessages(): Promise<number> {
+    return Number((await this.db.get<{ n: number | string | null }>('SELECT max(pk) AS n FROM messages'))?.n ?? 0);
+  }
+
+  /** Whether the index holds more than `count` matches of `keys` in the whole database (its keys alone). */
+  private async keysBeyond(keys: MatchKeys, count: number): Promise<boolean> {
+    const row = await this.db.get(`SELECT 1 AS one FROM ${keys.from} WHERE ${keys.where.text} ORDER BY ${keys.newestFirst} LIMIT 1 OFFSET ?`, [...keys.where.values, count]);
+    return row !== undefined;
   }
 
   /**
