@@ -44,6 +44,7 @@ describe('migrations', () => {
         'sessions',
         'store_settings',
         'webhook_endpoints',
+        'workspace_list',
         'workspaces',
       ].sort(),
     );

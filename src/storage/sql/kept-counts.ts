@@ -3,13 +3,18 @@ import type { SqlExecutor } from './driver.js';
 
 /*
  * Counts that triggers keep in the writing transaction, on the owning row (migrations 0001, 0003,
- * 0023 and 0028) or per collection and level (0029), so a list's total without a filter is a
+ * 0023 and 0028), per collection and level (0029) or in one row for the workspaces, so a list's total without a filter is a
  * row or a few read, not a count of the rows listed. Each is 0 when nothing is counted.
  */
 
 async function keptCount(db: SqlExecutor, sql: string, params: readonly unknown[]): Promise<number> {
   const row = await db.get<{ n: number | string | null }>(sql, params);
   return Number(row?.n ?? 0);
+}
+
+/** Every workspace (migration 0036 on SQLite, 0038 on PostgreSQL). */
+export function countWorkspaces(db: SqlExecutor): Promise<number> {
+  return keptCount(db, 'SELECT workspace_count AS n FROM workspace_list', []);
 }
 
 /** The workspace's peers. */

@@ -70,7 +70,7 @@ export class SqlStore implements Store {
   private workspaceStore: SqlWorkspaceStore | undefined;
 
   get workspaces(): SqlWorkspaceStore {
-    this.workspaceStore ??= new SqlWorkspaceStore(this.db, this.sqlDialect);
+    this.workspaceStore ??= new SqlWorkspaceStore(this.db, this.sqlDialect, this.seekPoints);
     return this.workspaceStore;
   }
 

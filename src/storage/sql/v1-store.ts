@@ -13,12 +13,12 @@ import type {
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
-import { countPeerMetamessages, countPeerSessions, countPeers, countSessionMessages } from './kept-counts.js';
+import { countPeerMetamessages, countPeerSessions, countPeers, countSessionMessages, countWorkspaces } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import { sessionMessagesVersion } from './message-store.js';
 import { peersVersion } from './peer-store.js';
 import type { SeekPoints } from './seek-points.js';
-import { lockWorkspaceRow } from './workspace-store.js';
+import { lockWorkspaceRow, workspacesVersion } from './workspace-store.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
 import { sessionMessages } from './session-messages.js';
 
@@ -197,6 +197,8 @@ export class SqlV1Store implements V1Store {
       APP_COLUMNS,
       query,
       (row) => this.app(row),
+      () => countWorkspaces(this.db),
+      () => workspacesVersion(this.db),
     );
   }
 

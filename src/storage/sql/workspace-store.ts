@@ -5,7 +5,8 @@ import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { listPage, type PageBase } from './list-page.js';
 import { WORKSPACE_COLUMNS, workspaceFromRow, type WorkspaceRow } from './rows.js';
 import { fieldChanges } from './field-changes.js';
-import { countActiveSessions } from './kept-counts.js';
+import { countActiveSessions, countWorkspaces } from './kept-counts.js';
+import type { SeekPoints } from './seek-points.js';
 
 const WORKSPACE_FILTER: FilterColumns = { columns: { id: 'w.id', created_at: 'w.created_at' }, metadata: 'w.metadata', key: 'w.pk' };
 
@@ -29,14 +30,26 @@ export async function lockWorkspaceRow(db: SqlExecutor, d: Dialect, workspaceId:
   await db.get(`SELECT 1 FROM workspaces WHERE id = ?${d.forWrite}`, [workspaceId]);
 }
 
+/**
+ * The version of the list of workspaces (v3/v2 workspaces, v1 apps): moves when a workspace is
+ * added or removed, which are the only changes that move one in the list (migration 0036 on
+ * SQLite, 0038 on PostgreSQL).
+ */
+export async function workspacesVersion(db: SqlExecutor): Promise<string | undefined> {
+  const row = await db.get<{ v: number | string }>('SELECT version AS v FROM workspace_list');
+  return row === undefined ? undefined : String(row.v);
+}
+
 /** How long a workspace delete waits for a lock before it yields and runs again (PostgreSQL). */
 const DELETE_LOCK_WAIT_MS = 200;
 
 /** The `workspaces` table. */
 export class SqlWorkspaceStore implements WorkspaceStore {
+  /** `seekPoints`: where earlier pages of the list ended (seek-points.ts); none inside a transaction. */
   constructor(
     private readonly db: SqlExecutor,
     private readonly d: Dialect,
+    private readonly seekPoints?: SeekPoints,
   ) {}
 
   async find(id: string): Promise<WorkspaceRecord | undefined> {
@@ -68,7 +81,15 @@ export class SqlWorkspaceStore implements WorkspaceStore {
   }
 
   list(query: ListQuery): Promise<Page<WorkspaceRecord>> {
-    return listPage<WorkspaceRow, WorkspaceRecord>(this.db, this.d, WORKSPACE_LIST, query, (row) => workspaceFromRow(this.d, row));
+    return listPage<WorkspaceRow, WorkspaceRecord>(
+      this.db,
+      this.d,
+      WORKSPACE_LIST,
+      query,
+      (row) => workspaceFromRow(this.d, row),
+      () => countWorkspaces(this.db),
+      this.seekPoints && { points: this.seekPoints, version: () => workspacesVersion(this.db) },
+    );
   }
 
   async delete(id: string, options: { yieldLocks?: boolean } = {}): Promise<boolean> {
