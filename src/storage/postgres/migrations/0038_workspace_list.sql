@@ -17,10 +17,28 @@ CREATE TABLE workspace_list (
 );
 INSERT INTO workspace_list (one, workspace_count, version) SELECT TRUE, COUNT(*), 0 FROM workspaces;
 
-CREATE FUNCTION engram_workspace_list_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Once per statement, from its transition table: a statement that stores many workspaces writes
+-- the row once (a row trigger would leave a dead version of it per workspace until vacuum), and
+-- one that stores none (get-or-create of an existing workspace) does not write it at all.
+CREATE FUNCTION engram_workspace_list_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  added BIGINT := (SELECT COUNT(*) FROM inserted);
 BEGIN
-  UPDATE workspace_list SET workspace_count = workspace_count + (CASE WHEN TG_OP = 'INSERT' THEN 1 ELSE -1 END), version = version + 1;
+  IF added > 0 THEN
+    UPDATE workspace_list SET workspace_count = workspace_count + added, version = version + 1;
+  END IF;
   RETURN NULL;
 END $$;
-CREATE TRIGGER workspace_list_changed AFTER INSERT OR DELETE ON workspaces
-  FOR EACH ROW EXECUTE FUNCTION engram_workspace_list_changed();
+CREATE FUNCTION engram_workspace_list_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  removed BIGINT := (SELECT COUNT(*) FROM deleted);
+BEGIN
+  IF removed > 0 THEN
+    UPDATE workspace_list SET workspace_count = workspace_count - removed, version = version + 1;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER workspace_list_inserted AFTER INSERT ON workspaces REFERENCING NEW TABLE AS inserted
+  FOR EACH STATEMENT EXECUTE FUNCTION engram_workspace_list_inserted();
+CREATE TRIGGER workspace_list_deleted AFTER DELETE ON workspaces REFERENCING OLD TABLE AS deleted
+  FOR EACH STATEMENT EXECUTE FUNCTION engram_workspace_list_deleted();
