@@ -16,7 +16,8 @@ import { planLines } from '../support/recording-executor.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
- * Deep pages of the peers, a workspace's and a peer's sessions, a session's messages and conclusions start after the last row
+ * Deep pages of the peers, a workspace's and a peer's sessions, a session's messages, conclusions
+ * and in v1 a user's sessions start after the last row
  * of an earlier page read at the same data version (seek-points.ts). Every page is compared
  * with the same page read by offset alone (a store without points), and the statements say
  * whether a page was read from a point: its OFFSET is then counted from the point.
@@ -184,6 +185,20 @@ const LISTS: ListCase[] = [
       await database.store.messages.insert([message]);
     },
   },
+  ...[false, true].map(
+    (activeOnly): ListCase => ({
+      name: `a user's sessions in v1${activeOnly ? ', the active ones' : ''}`,
+      read: async (db, points, page, reverse) => {
+        const sessions = await new SqlV1Store(db, points).listSessions(workspaceId, MEMBER, activeOnly, { filter: null, page, size: SIZE, reverse });
+        return { ...sessions, items: sessions.items.map((session) => ({ id: session.v1Id })) };
+      },
+      write: async () => {
+        const sessionId = uniqueId('late');
+        await database.store.sessions.createIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, new Date('2026-11-01T10:00:00.000Z'));
+        await database.store.sessions.saveMemberships(workspaceId, sessionId, [{ peerId: MEMBER, configuration: {}, joinedAt: new Date(), leftAt: null }]);
+      },
+    }),
+  ),
   {
     name: 'the users of an app in v1',
     read: async (db, points, page, reverse) => {
@@ -276,7 +291,7 @@ describe.each(LISTS)('the plan of a page from a point of $name', ({ read }) => {
       // bounds when it expects few rows past the key (its estimate of a row comparison reads the
       // first column only, and every peer here shares one instant), and may read a table joined
       // in for its columns whole at this size (~1,150 rows)
-      const keyLine = plan.findIndex((line) => /(Index Cond|Recheck Cond): .*(ROW\(.*\) [<>] ROW\(|\bpk [<>] )/.test(line));
+      const keyLine = plan.findIndex((line) => /(Index Cond|Recheck Cond): .*(ROW\(.*\) [<>] ROW\(|\b(session_)?pk [<>] )/.test(line));
       expect(keyLine, plan.join('\n')).toBeGreaterThan(0);
       const scanned = plan
         .slice(0, keyLine)

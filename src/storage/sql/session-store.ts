@@ -140,13 +140,8 @@ export class SqlSessionStore implements SessionStore {
     );
   }
 
-  async ofPeerVersion(workspaceId: string, peerId: string): Promise<string | undefined> {
-    // v1_id is random per peer row: a recreated peer (or workspace) never matches an old token
-    const row = await this.db.get<VersionRow>(
-      'SELECT v1_id AS incarnation, sessions_version AS v FROM peers WHERE workspace_id = ? AND id = ?',
-      [workspaceId, peerId],
-    );
-    return versionText(row);
+  ofPeerVersion(workspaceId: string, peerId: string): Promise<string | undefined> {
+    return peerSessionsVersion(this.db, workspaceId, peerId);
   }
 
   async deactivate(workspaceId: string, id: string): Promise<boolean> {
@@ -254,4 +249,15 @@ export class SqlSessionStore implements SessionStore {
     ]);
     return row !== undefined;
   }
+}
+
+/**
+ * The version of a peer's sessions (migration 0016), with the peer row's incarnation: moves with
+ * each membership of the peer added or removed and with each change of one of its sessions,
+ * (de)activation among them.
+ */
+export async function peerSessionsVersion(db: SqlExecutor, workspaceId: string, peerId: string): Promise<string | undefined> {
+  // v1_id is random per peer row: a recreated peer (or workspace) never matches an old token
+  const row = await db.get<VersionRow>('SELECT v1_id AS incarnation, sessions_version AS v FROM peers WHERE workspace_id = ? AND id = ?', [workspaceId, peerId]);
+  return versionText(row);
 }

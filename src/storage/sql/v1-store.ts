@@ -17,6 +17,7 @@ import { countPeerMetamessages, countPeerSessions, countPeers, countSessionMessa
 import { listPage } from './list-page.js';
 import { sessionMessagesVersion } from './message-store.js';
 import { peersVersion } from './peer-store.js';
+import { peerSessionsVersion } from './session-store.js';
 import type { SeekPoints } from './seek-points.js';
 import { lockWorkspaceRow, workspacesVersion } from './workspace-store.js';
 import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
@@ -298,20 +299,24 @@ export class SqlV1Store implements V1Store {
 
   listSessions(workspaceId: string, peerId: string, activeOnly: boolean, query: V1ListQuery): Promise<Page<V1SessionRecord>> {
     const params: unknown[] = [workspaceId, peerId];
-    // from the user's memberships (one per session), not every session of the app checked for
-    // one: CROSS JOIN keeps SQLite from starting at the app's (active) sessions
+    // the user's memberships in their sessions' insertion order through session_peers_peer_session_pk
+    // (migration 0037/0039), each session looked up by its key: a page reads what it returns.
+    // CROSS JOIN keeps SQLite from starting at the app's (active) sessions.
     let where = 's.workspace_id = sp.workspace_id AND s.id = sp.session_id AND sp.workspace_id = ? AND sp.peer_id = ?';
     if (activeOnly) {
       where += ' AND s.is_active = ?';
       params.push(this.dialect.bool(true));
     }
     return this.page<SessionRow, V1SessionRecord>(
-      { from: 'session_peers sp CROSS JOIN sessions s', where, params, order: ['s.pk'], metadata: 's.metadata' },
+      // the membership's copy of its session's pk (0021): the same order as s.pk, from the index
+      { from: 'session_peers sp CROSS JOIN sessions s', where, params, order: ['sp.session_pk'], metadata: 's.metadata' },
       SESSION_COLUMNS,
       query,
       (row) => this.session(row),
       // all the user's memberships are counted on the peer; its active ones are not
       activeOnly ? undefined : () => countPeerSessions(this.db, workspaceId, peerId),
+      // moves with the user's memberships and with any change of its sessions, (de)activation among them
+      () => peerSessionsVersion(this.db, workspaceId, peerId),
     );
   }
 
