@@ -17,7 +17,7 @@ import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
  * Deep pages of the peers, a workspace's and a peer's sessions, a session's messages, conclusions
- * and in v1 a user's sessions start after the last row
+ * and in v1 a user's sessions and metamessages start after the last row
  * of an earlier page read at the same data version (seek-points.ts). Every page is compared
  * with the same page read by offset alone (a store without points), and the statements say
  * whether a page was read from a point: its OFFSET is then counted from the point.
@@ -70,6 +70,22 @@ function pageStatements(statements: { sql: string }[]): string[] {
 
 const ids = (page: Page<{ id: string }>) => page.items.map((item) => item.id);
 
+/** A v1 metamessage of the member (its app and user v1 ids are not stored with it). */
+const metamessage = (sessionId: string | null) => ({
+  id: uniqueId('mm'),
+  workspaceId,
+  peerId: MEMBER,
+  appV1Id: '',
+  userV1Id: '',
+  label: 'note',
+  content: 'remember this',
+  sessionId,
+  sessionV1Id: null,
+  messageId: null,
+  metadata: {},
+  createdAt: new Date('2026-11-01T10:00:00.000Z'),
+});
+
 beforeAll(async () => {
   database = await openDatabase(TEST_DATABASE_URL);
   workspaceId = uniqueId('ws');
@@ -111,6 +127,8 @@ beforeAll(async () => {
       createdAt: at,
     }));
     await tx.memory.insertConclusions(conclusions);
+    // the member's v1 metamessages, some linked to the session
+    for (let i = 0; i < ROWS; i++) await tx.v1.insertMetamessage(metamessage(i % 3 === 0 ? SESSION : null));
   });
   if (DIALECT === 'postgres') {
     // times with microseconds, which a JavaScript Date would lose on the way back
@@ -199,6 +217,11 @@ const LISTS: ListCase[] = [
       },
     }),
   ),
+  {
+    name: "a user's metamessages in v1",
+    read: (db, points, page, reverse) => new SqlV1Store(db, points).listMetamessages(workspaceId, MEMBER, {}, { filter: null, page, size: SIZE, reverse }),
+    write: () => database.store.v1.insertMetamessage(metamessage(null)),
+  },
   {
     name: 'the users of an app in v1',
     read: async (db, points, page, reverse) => {
@@ -416,5 +439,45 @@ describe('the version of a conclusions list', () => {
     ]);
     expect(last.every((version) => version !== undefined)).toBe(true);
     expect(await memory.conclusionsVersion(uniqueId('absent'), {})).toBeUndefined();
+  });
+});
+
+describe("the version of a v1 user's metamessages", () => {
+  it('moves when one is added, removed or given to another user, not when its label or link changes; a selection keeps no points', async () => {
+    const ws = uniqueId('ws');
+    const at = new Date('2026-11-01T10:00:00.000Z');
+    const store = database.store;
+    await store.workspaces.createIfAbsent({ id: ws, metadata: {}, configuration: {} }, at);
+    await store.peers.ensure(ws, ['alice', 'bob'], at);
+    const version = async (peer: string) =>
+      (await database.driver.get<{ v: number | string }>('SELECT metamessages_version AS v FROM peers WHERE workspace_id = ? AND id = ?', [ws, peer]))?.v;
+    const steps: [boolean, boolean][] = [];
+    let last = [await version('alice'), await version('bob')];
+    const step = async (change: () => Promise<unknown>) => {
+      await change();
+      const now = [await version('alice'), await version('bob')];
+      steps.push([now[0] !== last[0], now[1] !== last[1]]);
+      last = now;
+    };
+    const record = (id: string) => ({ ...metamessage(null), id, workspaceId: ws, peerId: 'alice' });
+    await step(() => store.v1.insertMetamessage(record('m1')));
+    await step(() => store.v1.insertMetamessage(record('m2')));
+    await step(() => store.v1.updateMetamessage('m1', { label: 'other', metadata: { k: 1 } }));
+    await step(() => database.driver.run("UPDATE metamessages SET peer_id = 'bob' WHERE id = 'm2'"));
+    await step(() => database.driver.run("DELETE FROM metamessages WHERE id = 'm1'"));
+    expect(steps).toEqual([
+      [true, false],
+      [true, false],
+      [false, false],
+      [true, true],
+      [true, false],
+    ]);
+
+    // a page of one label's metamessages is read by offset: a label changed in place moves the
+    // metamessage out of that list without moving the version
+    const { executor, statements } = recording(database.driver);
+    const points = new SeekPoints();
+    for (const page of [7, 8, 9]) await new SqlV1Store(executor, points).listMetamessages(workspaceId, MEMBER, { label: 'note' }, { filter: null, page, size: SIZE, reverse: false });
+    expect(pageStatements(statements)).toEqual([]);
   });
 });

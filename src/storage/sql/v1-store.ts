@@ -20,7 +20,7 @@ import { peersVersion } from './peer-store.js';
 import { peerSessionsVersion } from './session-store.js';
 import type { SeekPoints } from './seek-points.js';
 import { lockWorkspaceRow, workspacesVersion } from './workspace-store.js';
-import { MESSAGE_COLUMNS, messageFromRow, type MessageRow } from './rows.js';
+import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, type VersionRow, versionText } from './rows.js';
 import { sessionMessages } from './session-messages.js';
 
 /*
@@ -416,6 +416,7 @@ export class SqlV1Store implements V1Store {
   ): Promise<Page<V1MetamessageRecord>> {
     // the user's metamessages in order through metamessages_peer (workspace_id, peer_id, pk)
     const user = this.dialect.orderedWithin('mm.peer_id', 'mm.pk', peerId);
+    const all = match.label === undefined && match.sessionV1Id === undefined && match.messageId === undefined;
     let where = `mm.workspace_id = ? AND ${user.where}`;
     const params: unknown[] = [workspaceId, ...user.params];
     if (match.label !== undefined) {
@@ -436,9 +437,10 @@ export class SqlV1Store implements V1Store {
       query,
       (row) => this.metamessage(row),
       // all the user's metamessages are counted on its peer; a selection of them is counted here
-      match.label === undefined && match.sessionV1Id === undefined && match.messageId === undefined
-        ? () => countPeerMetamessages(this.db, workspaceId, peerId)
-        : undefined,
+      all ? () => countPeerMetamessages(this.db, workspaceId, peerId) : undefined,
+      // the version moves when the user's list does (0038/0040); a label or link changed in place
+      // would move a metamessage in or out of a selection without it
+      all ? () => peerMetamessagesVersion(this.db, workspaceId, peerId) : undefined,
     );
   }
 
@@ -450,4 +452,11 @@ export class SqlV1Store implements V1Store {
     );
     return rows.map((row) => this.metamessage(row));
   }
+}
+
+/** The version of a v1 user's metamessages list (migration 0038/0040) with the peer row's incarnation. */
+async function peerMetamessagesVersion(db: SqlExecutor, workspaceId: string, peerId: string): Promise<string | undefined> {
+  // v1_id is random per peer row: a recreated user never matches an old token
+  const row = await db.get<VersionRow>('SELECT v1_id AS incarnation, metamessages_version AS v FROM peers WHERE workspace_id = ? AND id = ?', [workspaceId, peerId]);
+  return versionText(row);
 }
