@@ -70,6 +70,22 @@ function pageStatements(statements: { sql: string }[]): string[] {
 
 const ids = (page: Page<{ id: string }>) => page.items.map((item) => item.id);
 
+/**
+ * Versions read before and after each change: `step(change)` runs it and records which of the
+ * versions `read` returns moved.
+ */
+async function versionSteps(read: () => Promise<unknown[]>) {
+  const steps: boolean[][] = [];
+  let last = await read();
+  const step = async (change: () => Promise<unknown>) => {
+    await change();
+    const now = await read();
+    steps.push(now.map((version, index) => version !== last[index]));
+    last = now;
+  };
+  return { step, steps, last: () => last };
+}
+
 /** A v1 metamessage of the member (its app and user v1 ids are not stored with it). */
 const metamessage = (sessionId: string | null) => ({
   id: uniqueId('mm'),
@@ -406,14 +422,7 @@ describe('the version of a conclusions list', () => {
     const memory = new SqlMemoryStore(database.driver);
     const scopes = [{}, { observerId: 'a', observedId: 'a' }, { observerId: 'a', observedId: 'b' }, { observedId: 'b' }];
     const read = () => Promise.all(scopes.map((scope) => memory.conclusionsVersion(ws, scope)));
-    const steps: boolean[][] = [];
-    let last = await read();
-    const step = async (change: () => Promise<unknown>) => {
-      await change();
-      const now = await read();
-      steps.push(now.map((version, index) => version !== last[index]));
-      last = now;
-    };
+    const { step, steps, last } = await versionSteps(read);
     const conclusion = (id: string, observedId: string) => ({
       id, workspaceId: ws, observerId: 'a', observedId, sessionId: null, content: id, level: 'explicit' as const, sourceIds: null, timesDerived: 1, createdAt: at,
     });
@@ -437,7 +446,7 @@ describe('the version of a conclusions list', () => {
       [false, false, false, false],
       [true, true, false, false],
     ]);
-    expect(last.every((version) => version !== undefined)).toBe(true);
+    expect(last().every((version) => version !== undefined)).toBe(true);
     expect(await memory.conclusionsVersion(uniqueId('absent'), {})).toBeUndefined();
   });
 });
@@ -451,14 +460,7 @@ describe("the version of a v1 user's metamessages", () => {
     await store.peers.ensure(ws, ['alice', 'bob'], at);
     const version = async (peer: string) =>
       (await database.driver.get<{ v: number | string }>('SELECT metamessages_version AS v FROM peers WHERE workspace_id = ? AND id = ?', [ws, peer]))?.v;
-    const steps: [boolean, boolean][] = [];
-    let last = [await version('alice'), await version('bob')];
-    const step = async (change: () => Promise<unknown>) => {
-      await change();
-      const now = [await version('alice'), await version('bob')];
-      steps.push([now[0] !== last[0], now[1] !== last[1]]);
-      last = now;
-    };
+    const { step, steps } = await versionSteps(() => Promise.all([version('alice'), version('bob')]));
     const record = (id: string) => ({ ...metamessage(null), id, workspaceId: ws, peerId: 'alice' });
     await step(() => store.v1.insertMetamessage(record('m1')));
     await step(() => store.v1.insertMetamessage(record('m2')));

@@ -3,8 +3,9 @@ import type { SqlExecutor } from './driver.js';
 
 /*
  * Counts that triggers keep in the writing transaction, on the owning row (migrations 0001, 0003,
- * 0023 and 0028), per collection and level (0029) or in one row for the workspaces, so a list's total without a filter is a
- * row or a few read, not a count of the rows listed. Each is 0 when nothing is counted.
+ * 0023 and 0028), per collection and level (0029) or in a row of their own (the workspaces,
+ * 0036/0038), so a list's total without a filter is a row or a few read, not a count of the rows
+ * listed. Each is 0 when nothing is counted.
  */
 
 async function keptCount(db: SqlExecutor, sql: string, params: readonly unknown[]): Promise<number> {
