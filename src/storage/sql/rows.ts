@@ -1,5 +1,6 @@
 import type { MembershipRecord, MessageRecord, PeerRecord, SessionRecord, WebhookEndpointRecord, WorkspaceRecord } from '../store.js';
 import type { Dialect } from './dialect.js';
+import type { SqlExecutor } from './driver.js';
 
 /*
  * The rows of the workspace tables as the stores select them, their column lists, and the one
@@ -114,4 +115,18 @@ export interface VersionRow {
 /** The version text of a VersionRow; undefined when the row does not exist. */
 export function versionText(row: VersionRow | undefined): string | undefined {
   return row === undefined ? undefined : `${row.incarnation}.${row.v}`;
+}
+
+/**
+ * A list version kept on a peer's row (its sessions, migration 0016; a v1 user's metamessages,
+ * 0038/0040) with the row's incarnation: v1_id is random per peer row, so a recreated peer (or
+ * workspace) never matches an old token. Undefined when the peer does not exist.
+ */
+export async function peerListVersion(
+  db: SqlExecutor,
+  column: 'sessions_version' | 'metamessages_version',
+  workspaceId: string,
+  peerId: string,
+): Promise<string | undefined> {
+  return versionText(await db.get<VersionRow>(`SELECT v1_id AS incarnation, ${column} AS v FROM peers WHERE workspace_id = ? AND id = ?`, [workspaceId, peerId]));
 }

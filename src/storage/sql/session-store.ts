@@ -18,7 +18,7 @@ import { listPage } from './list-page.js';
 import type { SeekPoints } from './seek-points.js';
 import { pageOffset } from './page-offset.js';
 import { countActiveSessions, countPeerSessions } from './kept-counts.js';
-import { MEMBERSHIP_COLUMNS, membershipFromRow, PEER_COLUMNS, peerFromRow, SESSION_COLUMNS, sessionFromRow, type MembershipRow, type PeerRow, type SessionRow, type VersionRow, versionText } from './rows.js';
+import { MEMBERSHIP_COLUMNS, membershipFromRow, PEER_COLUMNS, peerFromRow, SESSION_COLUMNS, sessionFromRow, type MembershipRow, type PeerRow, type SessionRow, type VersionRow, versionText, peerListVersion } from './rows.js';
 
 const SESSION_FILTER: FilterColumns = {
   columns: { id: 's.id', created_at: 's.created_at', is_active: 's.is_active', workspace_id: 's.workspace_id' },
@@ -141,7 +141,7 @@ export class SqlSessionStore implements SessionStore {
   }
 
   ofPeerVersion(workspaceId: string, peerId: string): Promise<string | undefined> {
-    return peerSessionsVersion(this.db, workspaceId, peerId);
+    return peerListVersion(this.db, 'sessions_version', workspaceId, peerId);
   }
 
   async deactivate(workspaceId: string, id: string): Promise<boolean> {
@@ -249,15 +249,4 @@ export class SqlSessionStore implements SessionStore {
     ]);
     return row !== undefined;
   }
-}
-
-/**
- * The version of a peer's sessions (migration 0016), with the peer row's incarnation: moves with
- * each membership of the peer added or removed and with each change of one of its sessions,
- * (de)activation among them.
- */
-export async function peerSessionsVersion(db: SqlExecutor, workspaceId: string, peerId: string): Promise<string | undefined> {
-  // v1_id is random per peer row: a recreated peer (or workspace) never matches an old token
-  const row = await db.get<VersionRow>('SELECT v1_id AS incarnation, sessions_version AS v FROM peers WHERE workspace_id = ? AND id = ?', [workspaceId, peerId]);
-  return versionText(row);
 }

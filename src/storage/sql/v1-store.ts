@@ -17,10 +17,9 @@ import { countPeerMetamessages, countPeerSessions, countPeers, countSessionMessa
 import { listPage } from './list-page.js';
 import { sessionMessagesVersion } from './message-store.js';
 import { peersVersion } from './peer-store.js';
-import { peerSessionsVersion } from './session-store.js';
 import type { SeekPoints } from './seek-points.js';
 import { lockWorkspaceRow, workspacesVersion } from './workspace-store.js';
-import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, type VersionRow, versionText } from './rows.js';
+import { MESSAGE_COLUMNS, messageFromRow, type MessageRow, peerListVersion } from './rows.js';
 import { sessionMessages } from './session-messages.js';
 
 /*
@@ -316,7 +315,7 @@ export class SqlV1Store implements V1Store {
       // all the user's memberships are counted on the peer; its active ones are not
       activeOnly ? undefined : () => countPeerSessions(this.db, workspaceId, peerId),
       // moves with the user's memberships and with any change of its sessions, (de)activation among them
-      () => peerSessionsVersion(this.db, workspaceId, peerId),
+      () => peerListVersion(this.db, 'sessions_version', workspaceId, peerId),
     );
   }
 
@@ -440,7 +439,7 @@ export class SqlV1Store implements V1Store {
       all ? () => countPeerMetamessages(this.db, workspaceId, peerId) : undefined,
       // the version moves when the user's list does (0038/0040); a label or link changed in place
       // would move a metamessage in or out of a selection without it
-      all ? () => peerMetamessagesVersion(this.db, workspaceId, peerId) : undefined,
+      all ? () => peerListVersion(this.db, 'metamessages_version', workspaceId, peerId) : undefined,
     );
   }
 
@@ -452,11 +451,4 @@ export class SqlV1Store implements V1Store {
     );
     return rows.map((row) => this.metamessage(row));
   }
-}
-
-/** The version of a v1 user's metamessages list (migration 0038/0040) with the peer row's incarnation. */
-async function peerMetamessagesVersion(db: SqlExecutor, workspaceId: string, peerId: string): Promise<string | undefined> {
-  // v1_id is random per peer row: a recreated user never matches an old token
-  const row = await db.get<VersionRow>('SELECT v1_id AS incarnation, metamessages_version AS v FROM peers WHERE workspace_id = ? AND id = ?', [workspaceId, peerId]);
-  return versionText(row);
 }
