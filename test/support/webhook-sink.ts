@@ -12,6 +12,8 @@ export interface WebhookSink {
   url: string;
   port: number;
   received: ReceivedWebhook[];
+  /** The deliveries answered with a status other than 2xx (`answers`), in order. */
+  refused: ReceivedWebhook[];
   /** Status to answer the next requests with (default 200); shift()ed per request when a list. */
   answers: number[];
   /** Milliseconds to wait before answering. */
@@ -29,6 +31,7 @@ export async function startWebhookSink(port = 0): Promise<WebhookSink> {
     url: '',
     port: 0,
     received: [],
+    refused: [],
     answers: [],
     delayMs: 0,
     maxInFlight: 0,
@@ -49,9 +52,8 @@ export async function startWebhookSink(port = 0): Promise<WebhookSink> {
     request.on('end', () => {
       const status = sink.answers.length > 0 ? sink.answers.shift()! : 200;
       setTimeout(() => {
-        if (status >= 200 && status < 300) {
-          sink.received.push({ url: request.url ?? '', body: Buffer.concat(chunks).toString('utf8'), headers: request.headers, at: Date.now() });
-        }
+        const delivery = { url: request.url ?? '', body: Buffer.concat(chunks).toString('utf8'), headers: request.headers, at: Date.now() };
+        (status >= 200 && status < 300 ? sink.received : sink.refused).push(delivery);
         inFlight--;
         response.writeHead(status).end();
       }, sink.delayMs);
