@@ -1,5 +1,7 @@
+import cluster from 'node:cluster';
 import { buildApp, databaseOptions, domainLimits, openDatabase, reasoningRuntime, type Database } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { serveHandedConnections } from './connection-hand-off.js';
 import { buildCatalog } from './jobs/catalog.js';
 import { Worker, type WorkerLogger, type WorkerOptions } from './jobs/worker.js';
 import { createDomainContext } from './domain/context.js';
@@ -66,6 +68,8 @@ export async function serve(config: Config): Promise<void> {
   const worker = config.runWorkers ? createWorker(config, database, app.log, models, jobMetrics.onAttempt) : undefined;
 
   let stopping = false;
+  /** A process group's server process: the connections the primary handed it. */
+  let handed: { drained(): Promise<void> } | undefined;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -79,7 +83,8 @@ export async function serve(config: Config): Promise<void> {
     // close each as soon as it turns idle so the stop does not wait for the keep-alive timeout.
     const sweep = setInterval(() => app.server.closeIdleConnections(), 50);
     try {
-      await Promise.all([app.close(), worker?.stop(config.shutdownTimeoutMs / 2)]);
+      // in a process group the connections were handed over by the primary: the server's close() does not wait for them
+      await Promise.all([app.close().then(() => handed?.drained()), worker?.stop(config.shutdownTimeoutMs / 2)]);
       clearInterval(sweep);
       await database.driver.close();
       process.exit(0);
@@ -91,7 +96,14 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  await app.listen({ port: config.port, host: config.host });
+  if (cluster.isWorker) {
+    // one of a process group: the primary listens on the port and hands the connections over
+    await app.ready();
+    handed = await serveHandedConnections(app.server);
+    app.log.info({ port: config.port }, 'server process ready for connections from the primary');
+  } else {
+    await app.listen({ port: config.port, host: config.host });
+  }
   worker?.start();
 }
 

@@ -1,9 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
 import cluster, { type Worker as ClusterWorker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { databaseOptions, openDatabase } from './app.js';
 import { isPostgresUrl, type Config } from './config.js';
+import { ConnectionBalancer, isReady } from './connection-hand-off.js';
 import { answerGroupMetrics } from './http/shared/group-metrics.js';
 import { checkVectorDimensions } from './main.js';
 import { serverExecArgv } from './server-flags.js';
@@ -36,44 +36,6 @@ export function processCount(config: Config, flag: number | undefined): { count:
   return { count: explicit ?? availableParallelism() };
 }
 
-/** What node:cluster's round-robin primary sends a server process with each connection, and gets back. */
-interface ClusterMessage {
-  cmd?: unknown;
-  act?: unknown;
-  seq?: unknown;
-  ack?: unknown;
-}
-
-/**
- * node:cluster's round-robin primary accepts each connection and hands it to a server process,
- * keeping its own copy open until the process confirms it took it. A process killed between the
- * two never confirms, and Node (20) then holds that connection open for good: its client waits
- * forever for an answer no process will give. So the primary notes each hand-off ("newconn")
- * until its confirmation ("ack", accepted or not: a refused one is handed to another process),
- * and when the process exits closes the ones still unconfirmed, so their clients see the
- * connection close at once, as do those of the connections the process had taken. Returns the
- * function to call on exit. Relies on the message shapes of Node's cluster protocol, which
- * carries them on the documented `internalMessage` channel of the child process.
- */
-export function trackHandOffs(child: ChildProcess): () => void {
-  const unconfirmed = new Map<number, { close(): void }>();
-  const send = child.send.bind(child) as (...args: unknown[]) => boolean;
-  (child as { send: (...args: unknown[]) => boolean }).send = (...args: unknown[]) => {
-    const [message, handle] = args as [ClusterMessage | undefined, { close?: unknown } | undefined];
-    if (message?.cmd === 'NODE_CLUSTER' && message.act === 'newconn' && typeof message.seq === 'number' && typeof handle?.close === 'function') {
-      unconfirmed.set(message.seq, handle as { close(): void });
-    }
-    return send(...args);
-  };
-  child.on('internalMessage', (message: ClusterMessage | undefined) => {
-    if (message?.cmd === 'NODE_CLUSTER' && typeof message.ack === 'number') unconfirmed.delete(message.ack);
-  });
-  return () => {
-    for (const handle of unconfirmed.values()) handle.close();
-    unconfirmed.clear();
-  };
-}
-
 /** Restarts of one slot closer together than this count as a crash loop and are slowed down. */
 const QUICK_CRASH_MS = 10_000;
 const MAX_RESTART_DELAY_MS = 5_000;
@@ -82,11 +44,13 @@ const MIN_RESTART_DELAY_MS = 50;
 
 /**
  * The primary of `engram serve --processes N`: migrates the database once, then forks N server
- * processes (node:cluster, node's options plus the server's V8 flags) that share the listening
- * socket, each with its own database connection and background workers. A process that exits after it was listening is replaced
- * (its claimed jobs are taken over by any process once their leases run out); one that fails
- * before listening stops the group, since its siblings would fail alike. SIGTERM or SIGINT
- * stops every process gracefully; the primary exits once all have, non-zero if any failed.
+ * processes (node:cluster, node's options plus the server's V8 flags), each with its own database
+ * connection and background workers. Once all of them are ready it listens on the port and hands
+ * each connection to the process with the fewest open (connection-hand-off.ts). A process that
+ * exits after it was ready is replaced (its claimed jobs are taken over by any process once their
+ * leases run out); one that fails before, or a port that cannot be listened on, stops the group,
+ * since its siblings would fail alike. SIGTERM or SIGINT stops every process gracefully; the
+ * primary exits once all have, non-zero if any failed.
  */
 export async function serveProcessGroup(config: Config, count: number, logger: Logger = pino({ level: config.logLevel })): Promise<void> {
   // migrations and the vector size check run here, once, before any server process opens the file
@@ -95,6 +59,7 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
   for (const step of database.migrations.filter((s) => s.applied)) logger.info({ migration: step.name }, 'migration applied');
   await database.driver.close();
 
+  const balancer = new ConnectionBalancer();
   const listening = new Set<ClusterWorker>();
   const restarts = new Map<number, { at: number; delayMs: number }>();
   let stopping = false;
@@ -103,19 +68,27 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
 
   const fork = (slot: number) => {
     const worker = cluster.fork();
-    const closeUnconfirmed = cluster.schedulingPolicy === cluster.SCHED_RR ? trackHandOffs(worker.process) : () => undefined;
     logger.info({ slot, workerPid: worker.process.pid }, 'server process started');
     // a message to a process that died before its exit was seen fails (EPIPE): not the primary's end
     worker.on('error', (error: Error) => logger.warn({ slot, workerPid: worker.process.pid, err: error.message }, 'a message to a server process was not delivered'));
-    worker.on('listening', (address) => {
+    worker.on('message', (message: unknown) => {
+      if (!isReady(message) || stopping || listening.has(worker)) return;
       listening.add(worker);
+      balancer.add(worker);
       if (!announced && listening.size === count) {
         announced = true;
-        logger.info({ processes: count, port: address.port, schedulingPolicy: cluster.schedulingPolicy === cluster.SCHED_RR ? 'round-robin' : 'operating system' }, 'all server processes listening');
+        balancer.listen(config.port, config.host).then(
+          (address) => logger.info({ processes: count, port: address.port, connections: 'to the process with the fewest open' }, 'all server processes listening'),
+          (error: Error) => {
+            logger.error({ port: config.port, host: config.host, err: error.message }, 'cannot listen on the port; stopping the group');
+            failed = true;
+            void stop('listen failure');
+          },
+        );
       }
     });
     worker.on('exit', (code, signal) => {
-      closeUnconfirmed();
+      balancer.remove(worker);
       const wasListening = listening.delete(worker);
       if (stopping) {
         if (code !== 0) failed = true;
@@ -143,6 +116,7 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
   const stop = async (reason: string) => {
     if (stopping) return;
     stopping = true;
+    balancer.close();
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is ClusterWorker => w !== undefined);
     logger.info({ reason, processes: workers.length }, 'stopping every server process');
     if (workers.length === 0) process.exit(failed ? 1 : 0);

@@ -1,13 +1,14 @@
 import { spawnSync } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { openDatabase } from '../../src/app.js';
 import { SERVER_V8_FLAGS, serverExecArgv } from '../../src/server-flags.js';
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
 
@@ -47,11 +48,11 @@ async function waitFor<T>(what: string, check: () => T | undefined, timeoutMs = 
   }
 }
 
-/** Pids of the server processes that are listening now (started, listening, not exited). */
+/** Pids of the server processes that take connections now (started, ready, not exited). */
 function listeningPids(server: ServerProcess): number[] {
   const lines = logLines(server);
   const exited = new Set(lines.filter((l) => l.msg === 'server process exited; starting another').map((l) => l.workerPid));
-  const listening = new Set(lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at')).map((l) => l.pid as number));
+  const listening = new Set(lines.filter((l) => typeof l.msg === 'string' && l.msg === 'server process ready for connections from the primary').map((l) => l.pid as number));
   return lines
     .filter((l) => l.msg === 'server process started')
     .map((l) => l.workerPid as number)
@@ -144,7 +145,7 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
 
       const writes = await Promise.all(Array.from({ length: 40 }, (_, i) => call(server, 'POST', `/v3/workspaces/${ws}/peers`, { id: `p${i}` })));
       expect(writes.map((w) => w.status).every((s) => s === 200 || s === 201)).toBe(true);
-      // round-robin hands the connections to both processes
+      // the primary hands the connections to both processes
       const served = new Set(logLines(server).filter((l) => l.msg === 'request' && String(l.url).includes(ws)).map((l) => l.pid));
       expect([...served].sort()).toEqual([...pids].sort());
       expect((await allPeerIds(server, ws)).size).toBe(40);
@@ -156,6 +157,46 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       await waitFor('the server processes to exit', () => (pids.every((pid) => !isAlive(pid)) ? true : undefined), 10_000);
     } finally {
       await stopGroup(server, pids);
+    }
+  });
+
+  it('on SIGTERM, finishes a request in flight on a handed connection before the process exits', async () => {
+    const ws = uniqueId();
+    const { server, pids } = await startGroup(2);
+    const socket = connect(Number(new URL(server.baseUrl).port), '127.0.0.1');
+    try {
+      let answer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (answer += chunk));
+      await new Promise((resolve) => socket.once('connect', resolve));
+      // the request's head and half its body, then the stop, then the rest
+      const body = JSON.stringify({ id: 'late' });
+      socket.write(`POST /v3/workspaces/${ws}/peers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      server.child.kill('SIGTERM');
+      await waitFor('the processes to begin stopping', () => (logLines(server).filter((l) => l.msg === 'shutting down: finishing in-flight requests').length === 2 ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      socket.write(body.slice(5));
+      await waitFor('the answer', () => (/\r\n\r\n\{.*\}$/s.test(answer) ? true : undefined), 10_000);
+      expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+      expect(answer).toContain('"id":"late"');
+      expect(await server.exited).toBe(0);
+    } finally {
+      socket.destroy();
+      await stopGroup(server, pids);
+    }
+  });
+
+  it('stops the group with exit code 1 when the port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const { code, stdout } = await runCli(['serve', '--processes', '2'], { ...process.env, DATABASE_URL: databaseUrl(), PORT: String(port), HOST: '127.0.0.1' });
+      expect(code).toBe(1);
+      expect(stdout).toMatch(/"msg":"cannot listen on the port; stopping the group"/);
+    } finally {
+      taken.close();
     }
   });
 
@@ -261,6 +302,49 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
     }
   });
 
+  it('hands each new connection to the process with the fewest open ones', async () => {
+    const ws = uniqueId();
+    const { server, pids } = await startGroup(2);
+    const port = Number(new URL(server.baseUrl).port);
+    const agents: Agent[] = [];
+    try {
+      // one keep-alive connection per agent; which process served it shows in that process's request line
+      const connect = async (index: number): Promise<Agent> => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        agents[index] = agent;
+        await new Promise<void>((resolve, reject) => {
+          const request = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: `/v3/workspaces/${ws}-c${index}/peers/list`, agent, headers: { 'content-type': 'application/json' } }, (response) => {
+            response.resume();
+            response.on('end', () => (response.statusCode === 200 ? resolve() : reject(new Error(`status ${response.statusCode}`))));
+          });
+          request.on('error', reject);
+          request.end('{}');
+        });
+        return agent;
+      };
+      const servedBy = (index: number) =>
+        waitFor(`the request line of connection ${index}`, () => logLines(server).find((l) => l.msg === 'request' && String(l.url).includes(`/${ws}-c${index}/`))?.pid as number | undefined);
+
+      // 16 connections opened at once: 8 each
+      await Promise.all(Array.from({ length: 16 }, (_, index) => connect(index)));
+      const first = await Promise.all(Array.from({ length: 16 }, (_, index) => servedBy(index)));
+      const onFirst = first.flatMap((pid, index) => (pid === pids[0] ? [index] : []));
+      expect(onFirst).toHaveLength(8);
+      expect(first.filter((pid) => pid === pids[1])).toHaveLength(8);
+
+      // 6 of the first process's connections closed: the next 6 all go to it (2 open against 8),
+      // where taking turns would give each process 3
+      for (const index of onFirst.slice(0, 6)) agents[index].destroy();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await Promise.all(Array.from({ length: 6 }, (_, k) => connect(16 + k)));
+      const next = await Promise.all(Array.from({ length: 6 }, (_, k) => servedBy(16 + k)));
+      expect(next).toEqual(Array.from({ length: 6 }, () => pids[0]));
+    } finally {
+      for (const agent of agents) agent?.destroy();
+      await stopGroup(server, pids);
+    }
+  });
+
   it('never runs one job twice at once across the processes', async () => {
     const ws = uniqueId();
     const sink = await startWebhookSink();
@@ -350,7 +434,7 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
         await database.driver.run("INSERT INTO jobs (id, kind, queue_key, status, max_attempts, run_after, created_at) VALUES (?, 'test.metrics', ?, 'dead', 1, ?, ?)", [uniqueId('job'), `q-${ws}`, at, at]);
       }
       const dead = await database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE status = 'dead'");
-      // round robin hands the 40 requests to both processes
+      // the 40 requests, whichever processes served them
       for (let i = 0; i < 40; i++) expect((await call(server, 'POST', `/v3/workspaces/${ws}/peers/list`, {})).status).toBe(200);
       const listed = /^engram_http_requests_total\{method="POST",route="\/v3\/workspaces\/:workspace_id\/peers\/list",status="200"\} (\d+)$/m;
       for (let round = 0; round < 4; round++) {
