@@ -585,8 +585,10 @@ async function main(): Promise<void> {
     children.push(engramGroup);
     const bareGroupInfo = await bareGroup.call<{ port: number }>('listen');
     groups = { engram: engramGroup, engramBase: `http://127.0.0.1:${port}`, bare: bareGroup, bareBase: `http://127.0.0.1:${bareGroupInfo.port}` };
-    const policy = process.env.NODE_CLUSTER_SCHED_POLICY === 'none' ? 'operating system (NODE_CLUSTER_SCHED_POLICY=none)' : 'round-robin (node:cluster default)';
-    console.log(`many-process columns: engram serve --processes ${PROCESSES} and a node:cluster of ${PROCESSES} bare servers; connections handed out ${policy}`);
+    const policy = process.env.NODE_CLUSTER_SCHED_POLICY === 'none' ? 'the operating system (NODE_CLUSTER_SCHED_POLICY=none)' : 'round-robin (node:cluster default)';
+    console.log(
+      `many-process columns: engram serve --processes ${PROCESSES} (connections to the process with the fewest open) and a node:cluster of ${PROCESSES} bare servers (connections handed out by ${policy})`,
+    );
   }
   let searchChecked = false;
   /** Cores free for PROCESSES busy processes, before the first and after the last group run. */
