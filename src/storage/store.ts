@@ -468,7 +468,7 @@ export interface MessageStore {
   /** Copies messages (up to and including `untilMessageId`'s position) between sessions. */
   copy(workspaceId: string, fromSessionId: string, toSessionId: string, untilMessageId: string | undefined, now: Date, newId: () => string): Promise<void>;
   /** Messages of the scope holding every term, newest first, at most `search.candidates`. */
-  searchCandidates(search: MessageSearch): Promise<SearchCandidate[]>;
+  searchCandidates(search: MessageSearch): Promise<SeqCandidate[]>;
   /** The same newest matches as searchCandidates, as their places in write order (seq) only. */
   searchMatches(search: MessageSearch): Promise<number[]>;
   /** How many messages the scope holds, counted up to `cap`. */
@@ -485,6 +485,8 @@ export interface MessageStore {
   searchContents(workspaceId: string, seqs: readonly number[]): Promise<SeqCandidate[]>;
   /** The workspace's messages with these ids, in no particular order. */
   byIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]>;
+  /** The workspace's messages at these places in write order (seqs), in no particular order: read by row. */
+  bySeqs(workspaceId: string, seqs: readonly number[]): Promise<MessageRecord[]>;
   /** The session's newest messages, newest first, `limit` at a time before `before` (a seq). */
   recent(workspaceId: string, sessionId: string, limit: number, before?: number): Promise<(MessageRecord & { seq: number })[]>;
 }

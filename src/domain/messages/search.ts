@@ -1,4 +1,4 @@
-import type { JsonObject, MessageRecord, MessageSearch, SearchCandidate } from '../../storage/store.js';
+import type { JsonObject, MessageRecord, MessageSearch, SeqCandidate } from '../../storage/store.js';
 import { messageFilter } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import type { Turn } from '../turns.js';
@@ -127,7 +127,8 @@ async function rankInTurn(
     terms.length === 1 ? await oneTermCandidates(ctx, scope, terms[0], narrowing) : await manyTermCandidates(ctx, scope, terms, narrowing);
   if (steps !== undefined) Object.assign(steps, { terms: terms.length, matches, candidates: candidates.length });
   const best = await rankCandidatesInSlices(ranked, candidates, limit, () => turn.pause());
-  const records = new Map((await ctx.store.messages.byIds(scope.workspaceId, best.map((c) => c.id))).map((m) => [m.id, m]));
+  // by row: the candidates' seqs, not their ids (an index look-up each)
+  const records = new Map((await ctx.store.messages.bySeqs(scope.workspaceId, best.map((c) => c.seq))).map((m) => [m.id, m]));
   return best.flatMap((candidate) => records.get(candidate.id) ?? []);
 }
 
@@ -142,7 +143,7 @@ interface Narrowing {
 
 interface Candidates {
   ranked: RankTerm[];
-  candidates: SearchCandidate[];
+  candidates: SeqCandidate[];
   /** Distinct messages found by the terms. */
   matches: number;
 }

@@ -145,12 +145,13 @@ export class SqlMessageStore implements MessageStore {
     }
   }
 
-  async searchCandidates(asked: MessageSearch): Promise<SearchCandidate[]> {
+  async searchCandidates(asked: MessageSearch): Promise<SeqCandidate[]> {
     if (asked.terms.length === 0) return [];
     const search = await this.toSessionsOfSmallWorkspace(asked);
     if (search === undefined) return [];
-    const { sql, params } = this.searchQuery(await this.withPlan(search), 'm.id, m.content');
-    return this.db.all<SearchCandidate>(sql, params);
+    const { sql, params } = this.searchQuery(await this.withPlan(search), 'm.pk AS seq, m.id, m.content');
+    const rows = await this.db.all<SearchCandidate & { seq: number | string }>(sql, params);
+    return rows.map((row) => ({ seq: Number(row.seq), id: row.id, content: row.content }));
   }
 
   async searchMatches(asked: MessageSearch): Promise<number[]> {
@@ -362,6 +363,13 @@ export class SqlMessageStore implements MessageStore {
     // by id alone, so the unique index on id is used (ids are unique across workspaces); with the
     // workspace in the WHERE clause SQLite reads the workspace's whole index range instead
     const rows = await this.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id IN (${ids.map(() => '?').join(', ')})`, ids);
+    return rows.filter((row) => row.workspace_id === workspaceId).map((row) => messageFromRow(this.d, row));
+  }
+
+  async bySeqs(workspaceId: string, seqs: readonly number[]): Promise<MessageRecord[]> {
+    if (seqs.length === 0) return [];
+    // by row (the primary key): one look-up each, where an id is found through its index first
+    const rows = await this.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.pk IN (${seqs.map(() => '?').join(', ')})`, seqs);
     return rows.filter((row) => row.workspace_id === workspaceId).map((row) => messageFromRow(this.d, row));
   }
 
