@@ -35,6 +35,9 @@ interface Message {
   id?: unknown;
 }
 
+/** Connections held while no process is ready; past this many, new ones are closed. */
+const MAX_WAITING = 1_000;
+
 const isMessage = (value: unknown): value is Message => typeof value === 'object' && value !== null;
 
 /** Whether a server process's message says it is ready to be handed connections. */
@@ -52,6 +55,8 @@ interface Member {
 /** The primary's side: its listening socket and the server processes it hands connections to. */
 export class ConnectionBalancer {
   private readonly members: Member[] = [];
+  /** Connections that came while no process was ready (start-up, or all of them restarting). */
+  private readonly waiting: Socket[] = [];
   private readonly server: Server;
   private nextId = 0;
   /** Where the search for the fewest open starts, so that ties go to each process in turn. */
@@ -74,9 +79,10 @@ export class ConnectionBalancer {
     });
   }
 
-  /** Accepts no more connections (those handed out stay with their processes). */
+  /** Accepts no more connections (those handed out stay with their processes; waiting ones are closed). */
   close(): void {
     if (this.server.listening) this.server.close();
+    for (const socket of this.waiting.splice(0)) socket.destroy();
   }
 
   /** A server process ready to take connections. */
@@ -97,6 +103,7 @@ export class ConnectionBalancer {
     };
     worker.on('message', member.onMessage);
     this.members.push(member);
+    for (const socket of this.waiting.splice(0)) this.handOff(socket);
   }
 
   /**
@@ -120,10 +127,12 @@ export class ConnectionBalancer {
   private handOff(socket: Socket): void {
     const member = this.fewestOpen();
     if (member === undefined) {
-      // no process to serve it (all are restarting): the client sees the connection close
-      socket.destroy();
+      // no process ready yet: the connection waits for the first (a client that gives up closes it)
+      if (this.waiting.length < MAX_WAITING && !socket.destroyed) this.waiting.push(socket);
+      else socket.destroy();
       return;
     }
+    if (socket.destroyed) return;
     const id = this.nextId++;
     member.open++;
     member.unconfirmed.set(id, socket);

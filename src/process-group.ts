@@ -43,14 +43,15 @@ const MAX_RESTART_DELAY_MS = 5_000;
 const MIN_RESTART_DELAY_MS = 50;
 
 /**
- * The primary of `engram serve --processes N`: migrates the database once, then forks N server
- * processes (node:cluster, node's options plus the server's V8 flags), each with its own database
- * connection and background workers. Once all of them are ready it listens on the port and hands
- * each connection to the process with the fewest open (connection-hand-off.ts). A process that
- * exits after it was ready is replaced (its claimed jobs are taken over by any process once their
- * leases run out); one that fails before, or a port that cannot be listened on, stops the group,
- * since its siblings would fail alike. SIGTERM or SIGINT stops every process gracefully; the
- * primary exits once all have, non-zero if any failed.
+ * The primary of `engram serve --processes N`: migrates the database once, listens on the port
+ * (a port in use stops the start there), then forks N server processes (node:cluster, node's
+ * options plus the server's V8 flags), each with its own database connection and background
+ * workers, and hands each connection to the ready process with the fewest open
+ * (connection-hand-off.ts; connections that come before any is ready wait for the first). A
+ * process that exits after it was ready is replaced (its claimed jobs are taken over by any
+ * process once their leases run out); one that fails before stops the group, since its siblings
+ * would fail alike. SIGTERM or SIGINT stops every process gracefully; the primary exits once all
+ * have, non-zero if any failed.
  */
 export async function serveProcessGroup(config: Config, count: number, logger: Logger = pino({ level: config.logLevel })): Promise<void> {
   // migrations and the vector size check run here, once, before any server process opens the file
@@ -59,7 +60,16 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
   for (const step of database.migrations.filter((s) => s.applied)) logger.info({ migration: step.name }, 'migration applied');
   await database.driver.close();
 
+  // the port is taken before any process starts: a port in use stops the start at once
   const balancer = new ConnectionBalancer();
+  let port: number;
+  try {
+    ({ port } = await balancer.listen(config.port, config.host));
+  } catch (error) {
+    logger.error({ port: config.port, host: config.host, err: (error as Error).message }, 'cannot listen on the port');
+    throw error;
+  }
+
   const listening = new Set<ClusterWorker>();
   const restarts = new Map<number, { at: number; delayMs: number }>();
   let stopping = false;
@@ -77,14 +87,7 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
       balancer.add(worker);
       if (!announced && listening.size === count) {
         announced = true;
-        balancer.listen(config.port, config.host).then(
-          (address) => logger.info({ processes: count, port: address.port, connections: 'to the process with the fewest open' }, 'all server processes listening'),
-          (error: Error) => {
-            logger.error({ port: config.port, host: config.host, err: error.message }, 'cannot listen on the port; stopping the group');
-            failed = true;
-            void stop('listen failure');
-          },
-        );
+        logger.info({ processes: count, port, connections: 'to the process with the fewest open' }, 'all server processes listening');
       }
     });
     worker.on('exit', (code, signal) => {

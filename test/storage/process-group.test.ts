@@ -10,6 +10,7 @@ import { openDatabase } from '../../src/app.js';
 import { SERVER_V8_FLAGS, serverExecArgv } from '../../src/server-flags.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, databaseForProcesses, uniqueId } from '../support/test-app.js';
+import { freePort } from '../support/free-port.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -128,7 +129,7 @@ async function allPeerIds(server: ServerProcess, ws: string): Promise<Set<string
 }
 
 describe('engram serve --processes N', { timeout: 120_000 }, () => {
-  it('runs N processes on one port, all answering, and stops them all on SIGTERM', async () => {
+  it('runs N processes on one port, all answering, and stops them all on SIGTERM, finishing a request in flight', async () => {
     const ws = uniqueId();
     const { server, pids } = await startGroup(2);
     try {
@@ -150,29 +151,18 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       expect([...served].sort()).toEqual([...pids].sort());
       expect((await allPeerIds(server, ws)).size).toBe(40);
 
-      server.child.kill('SIGTERM');
-      expect(await server.exited).toBe(0);
-      const stopped = logLines(server).filter((l) => l.msg === 'shutting down: finishing in-flight requests').map((l) => l.pid);
-      expect(stopped.sort()).toEqual([...pids].sort());
-      await waitFor('the server processes to exit', () => (pids.every((pid) => !isAlive(pid)) ? true : undefined), 10_000);
-    } finally {
-      await stopGroup(server, pids);
-    }
-  });
-
-  it('on SIGTERM, finishes a request in flight on a handed connection before the process exits', async () => {
-    const ws = uniqueId();
-    const { server, pids } = await startGroup(2);
-    const socket = connect(Number(new URL(server.baseUrl).port), '127.0.0.1');
-    try {
+      // a request in flight when the stop comes is answered: its head and half its body, then
+      // SIGTERM, then the rest (the process's server does not count the connections it was handed)
+      const socket = connect(Number(new URL(server.baseUrl).port), '127.0.0.1');
       let answer = '';
       socket.setEncoding('utf8');
       socket.on('data', (chunk: string) => (answer += chunk));
+      socket.on('error', () => undefined);
       await new Promise((resolve) => socket.once('connect', resolve));
-      // the request's head and half its body, then the stop, then the rest
       const body = JSON.stringify({ id: 'late' });
       socket.write(`POST /v3/workspaces/${ws}/peers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
       await new Promise((resolve) => setTimeout(resolve, 300));
+
       server.child.kill('SIGTERM');
       await waitFor('the processes to begin stopping', () => (logLines(server).filter((l) => l.msg === 'shutting down: finishing in-flight requests').length === 2 ? true : undefined));
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -180,9 +170,12 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       await waitFor('the answer', () => (/\r\n\r\n\{.*\}$/s.test(answer) ? true : undefined), 10_000);
       expect(answer).toMatch(/^HTTP\/1\.1 201 /);
       expect(answer).toContain('"id":"late"');
-      expect(await server.exited).toBe(0);
-    } finally {
       socket.destroy();
+      expect(await server.exited).toBe(0);
+      const stopped = logLines(server).filter((l) => l.msg === 'shutting down: finishing in-flight requests').map((l) => l.pid);
+      expect(stopped.sort()).toEqual([...pids].sort());
+      await waitFor('the server processes to exit', () => (pids.every((pid) => !isAlive(pid)) ? true : undefined), 10_000);
+    } finally {
       await stopGroup(server, pids);
     }
   });
@@ -194,9 +187,46 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
     try {
       const { code, stdout } = await runCli(['serve', '--processes', '2'], { ...process.env, DATABASE_URL: databaseUrl(), PORT: String(port), HOST: '127.0.0.1' });
       expect(code).toBe(1);
-      expect(stdout).toMatch(/"msg":"cannot listen on the port; stopping the group"/);
+      expect(stdout).toMatch(/"msg":"cannot listen on the port"/);
+      // before any server process started
+      expect(stdout).not.toMatch(/"msg":"server process started"/);
     } finally {
       taken.close();
+    }
+  });
+
+  it('holds a connection that comes before any process is ready, and answers it once one is', async () => {
+    const port = await freePort();
+    const started = startServerProcess({ DATABASE_URL: databaseUrl(), PORT: String(port) }, ['--processes', '2']);
+    // the first connection the primary accepts: it listens before it starts the processes
+    let connectedAt = Infinity;
+    let status: number | undefined;
+    for (let attempt = 0; status === undefined && attempt < 1_000; attempt++) {
+      status = await new Promise<number | undefined>((resolve) => {
+        let connected = false;
+        const request = httpRequest({ host: '127.0.0.1', port, path: '/health', agent: false }, (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.statusCode));
+        });
+        request.on('socket', (socket) =>
+          socket.once('connect', () => {
+            connected = true;
+            connectedAt = Math.min(connectedAt, Date.now());
+          }),
+        );
+        // refused: not listening yet, try again; closed once connected: the connection was dropped
+        request.on('error', () => (connected ? resolve(-1) : setTimeout(() => resolve(undefined), 10)));
+        request.end();
+      });
+    }
+    const server = await started;
+    try {
+      expect(status).toBe(200);
+      // it connected before any process was ready: the primary held it
+      const firstReady = Math.min(...logLines(server).filter((l) => l.msg === 'server process ready for connections from the primary').map((l) => l.time as number));
+      expect(connectedAt).toBeLessThan(firstReady);
+    } finally {
+      await stopGroup(server, listeningPids(server));
     }
   });
 
@@ -325,16 +355,18 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       const servedBy = (index: number) =>
         waitFor(`the request line of connection ${index}`, () => logLines(server).find((l) => l.msg === 'request' && String(l.url).includes(`/${ws}-c${index}/`))?.pid as number | undefined);
 
-      // 16 connections opened at once: 8 each
+      // 16 connections opened at once: 8 each, give or take the start's check of /health (a
+      // keep-alive connection of its own, counted with the others)
       await Promise.all(Array.from({ length: 16 }, (_, index) => connect(index)));
       const first = await Promise.all(Array.from({ length: 16 }, (_, index) => servedBy(index)));
       const onFirst = first.flatMap((pid, index) => (pid === pids[0] ? [index] : []));
-      expect(onFirst).toHaveLength(8);
-      expect(first.filter((pid) => pid === pids[1])).toHaveLength(8);
+      expect(onFirst.length).toBeGreaterThanOrEqual(7);
+      expect(onFirst.length).toBeLessThanOrEqual(9);
+      expect(first.filter((pid) => pid === pids[1])).toHaveLength(16 - onFirst.length);
 
-      // 6 of the first process's connections closed: the next 6 all go to it (2 open against 8),
-      // where taking turns would give each process 3
-      for (const index of onFirst.slice(0, 6)) agents[index].destroy();
+      // the first process's connections closed: the next 6 all go to it (at most 1 open against
+      // at least 7), where taking turns would give each process 3
+      for (const index of onFirst) agents[index].destroy();
       await new Promise((resolve) => setTimeout(resolve, 500));
       await Promise.all(Array.from({ length: 6 }, (_, k) => connect(16 + k)));
       const next = await Promise.all(Array.from({ length: 6 }, (_, k) => servedBy(16 + k)));
