@@ -8,8 +8,8 @@ import { join } from 'node:path';
 
 /*
  * The connections of a process group (`engram serve --processes N`), handed out by the primary to
- * the server process holding the fewest open connections (docs/decisions.md, "Connections by
- * least open"). node:cluster's round-robin gives a new connection to whichever process confirmed
+ * the server process holding the fewest open connections (docs/decisions.md, "Connections to
+ * the process with the fewest open"). node:cluster's round-robin gives a new connection to whichever process confirmed
  * its last one first, so keep-alive connections opened while the processes are busy split
  * unevenly (11 / 6 of 17 seen under a search load), and the process with more of them answers
  * each of them less often. No library hands connections out this way, so it is done here over
@@ -62,9 +62,13 @@ export class ConnectionBalancer {
   /** Where the search for the fewest open starts, so that ties go to each process in turn. */
   private turn = 0;
 
-  constructor() {
+  /** `onError`: an error of the listening socket once it listens (an accept that failed, e.g. out of file descriptors). */
+  constructor(onError: (error: Error) => void) {
     // the primary only passes connections on: it never reads from one
     this.server = createServer({ pauseOnConnect: true }, (socket) => this.handOff(socket));
+    this.server.on('error', (error: Error) => {
+      if (this.server.listening) onError(error);
+    });
   }
 
   /** Starts accepting on `port` and `host`; rejects when it cannot (the port is taken). */

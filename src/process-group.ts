@@ -61,7 +61,7 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
   await database.driver.close();
 
   // the port is taken before any process starts: a port in use stops the start at once
-  const balancer = new ConnectionBalancer();
+  const balancer = new ConnectionBalancer((error) => logger.warn({ err: error.message }, 'a connection could not be accepted'));
   let port: number;
   try {
     ({ port } = await balancer.listen(config.port, config.host));
