@@ -188,6 +188,10 @@ export async function serveHandedConnections(server: HttpServer): Promise<{ drai
   process.on('message', (message: unknown, socket: unknown) => {
     if (!isMessage(message) || message.type !== HAND_OFF || !(socket instanceof Socket)) return;
     tell({ type: TAKEN, id: message.id });
+    // as an HTTP server sets up a connection it accepts itself: no Nagle delay (its `noDelay`
+    // default), and a client's half-close left to the HTTP layer
+    socket.setNoDelay(true);
+    socket.allowHalfOpen = true;
     open.add(socket);
     socket.once('close', () => {
       open.delete(socket);
