@@ -123,11 +123,6 @@ export class ConnectionBalancer {
     member.unconfirmed.clear();
   }
 
-  /** Open connections per process, in the order they were added. */
-  openConnections(): number[] {
-    return this.members.map((member) => member.open);
-  }
-
   private handOff(socket: Socket): void {
     const member = this.fewestOpen();
     if (member === undefined) {
@@ -186,8 +181,14 @@ export async function serveHandedConnections(server: HttpServer): Promise<{ drai
     if (process.connected) process.send?.(message, undefined, undefined, () => undefined);
   };
   process.on('message', (message: unknown, socket: unknown) => {
-    if (!isMessage(message) || message.type !== HAND_OFF || !(socket instanceof Socket)) return;
+    if (!isMessage(message) || message.type !== HAND_OFF) return;
     tell({ type: TAKEN, id: message.id });
+    if (!(socket instanceof Socket)) {
+      // the connection did not come with the message (the process is out of file descriptors):
+      // taken and closed at once, so the primary closes its copy and counts it no more
+      tell({ type: CLOSED });
+      return;
+    }
     // as an HTTP server sets up a connection it accepts itself: no Nagle delay (its `noDelay`
     // default), and a client's half-close left to the HTTP layer
     socket.setNoDelay(true);
