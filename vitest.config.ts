@@ -27,7 +27,10 @@ export default defineConfig({
     projects: [
       { test: { ...shared, name: 'suite', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: [...TIMED, ...ISOLATED], isolate: false } },
       { test: { ...shared, name: 'isolated', include: ISOLATED } },
-      { test: { ...shared, name: 'timed', include: TIMED, fileParallelism: false, sequence: { groupOrder: 1 } } },
+      // a timed test that failed runs once more: a stall of the machine itself fails it once (seen
+      // in CI: probes of 145, 115 and 79 ms in a row, the same test passing right after), while
+      // work that holds the event loop fails it every time
+      { test: { ...shared, name: 'timed', include: TIMED, fileParallelism: false, sequence: { groupOrder: 1 }, retry: 1 } },
     ],
   },
 });

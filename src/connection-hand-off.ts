@@ -35,6 +35,9 @@ interface Message {
   id?: unknown;
 }
 
+/** A process that has not taken a connection handed to it this long ago is busy (ConnectionBalancer.fewestOpen). */
+const BUSY_MS = 20;
+
 /** Connections held while no process is ready; past this many, new ones are closed. */
 const MAX_WAITING = 1_000;
 
@@ -47,8 +50,8 @@ interface Member {
   worker: ClusterWorker;
   /** Connections handed to it and not yet reported closed. */
   open: number;
-  /** Connections handed to it that it has not yet said it took, by hand-off id. */
-  unconfirmed: Map<number, Socket>;
+  /** Connections handed to it that it has not yet said it took, by hand-off id, oldest first, with when. */
+  unconfirmed: Map<number, { socket: Socket; at: number }>;
   onMessage(message: unknown): void;
 }
 
@@ -100,7 +103,7 @@ export class ConnectionBalancer {
         if (message.type === CLOSED) member.open = Math.max(0, member.open - 1);
         else if (message.type === TAKEN && typeof message.id === 'number') {
           // the process holds its own copy now; the primary's goes
-          member.unconfirmed.get(message.id)?.destroy();
+          member.unconfirmed.get(message.id)?.socket.destroy();
           member.unconfirmed.delete(message.id);
         }
       },
@@ -119,7 +122,7 @@ export class ConnectionBalancer {
     if (at === -1) return;
     const [member] = this.members.splice(at, 1);
     worker.off('message', member.onMessage);
-    for (const socket of member.unconfirmed.values()) socket.destroy();
+    for (const { socket } of member.unconfirmed.values()) socket.destroy();
     member.unconfirmed.clear();
   }
 
@@ -134,7 +137,7 @@ export class ConnectionBalancer {
     if (socket.destroyed) return;
     const id = this.nextId++;
     member.open++;
-    member.unconfirmed.set(id, socket);
+    member.unconfirmed.set(id, { socket, at: performance.now() });
     member.worker.send({ type: HAND_OFF, id }, socket, { keepOpen: true }, (error: Error | null) => {
       if (error === null) return;
       // the process is gone; its exit closes what it was handed
@@ -142,13 +145,30 @@ export class ConnectionBalancer {
     });
   }
 
+  /**
+   * The process to hand the next connection to: of those not busy, the one with the fewest open.
+   * A process is busy while a connection handed to it more than BUSY_MS ago is still not taken: it
+   * is in a long piece of work (or stopped), and a new client would wait for it. When every
+   * process is busy, the one holding the fewest connections not yet taken.
+   */
   private fewestOpen(): Member | undefined {
     const count = this.members.length;
     if (count === 0) return undefined;
+    const busySince = performance.now() - BUSY_MS;
     let best: Member | undefined;
+    let bestBusy = true;
     for (let step = 0; step < count; step++) {
       const member = this.members[(this.turn + step) % count];
-      if (best === undefined || member.open < best.open) best = member;
+      const oldest = member.unconfirmed.values().next();
+      const busy = oldest.done !== true && oldest.value.at < busySince;
+      const better =
+        best === undefined ||
+        (bestBusy && !busy) ||
+        (busy === bestBusy && (busy ? member.unconfirmed.size < best.unconfirmed.size : member.open < best.open));
+      if (better) {
+        best = member;
+        bestBusy = busy;
+      }
     }
     this.turn = (this.turn + 1) % count;
     return best;

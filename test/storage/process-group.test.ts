@@ -368,11 +368,40 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       // at least 7), where taking turns would give each process 3
       for (const index of onFirst) agents[index].destroy();
       await new Promise((resolve) => setTimeout(resolve, 500));
-      await Promise.all(Array.from({ length: 6 }, (_, k) => connect(16 + k)));
+      for (let k = 0; k < 6; k++) await connect(16 + k);
       const next = await Promise.all(Array.from({ length: 6 }, (_, k) => servedBy(16 + k)));
       expect(next).toEqual(Array.from({ length: 6 }, () => pids[0]));
     } finally {
       for (const agent of agents) agent?.destroy();
+      await stopGroup(server, pids);
+    }
+  });
+
+  it('hands no new connection to a process that has not taken the last one handed to it', async () => {
+    const { server, pids } = await startGroup(2);
+    const port = Number(new URL(server.baseUrl).port);
+    const health = (timeoutMs: number) =>
+      new Promise<number | undefined>((resolve) => {
+        const request = httpRequest({ host: '127.0.0.1', port, path: '/health', agent: false }, (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.statusCode));
+        });
+        request.setTimeout(timeoutMs, () => {
+          request.destroy();
+          resolve(undefined);
+        });
+        request.on('error', () => resolve(undefined));
+        request.end();
+      });
+    process.kill(pids[1], 'SIGSTOP');
+    try {
+      // the first connection handed to the stopped process waits for it; once that one is not
+      // taken, every later connection goes to the other process
+      const answers: (number | undefined)[] = [];
+      for (let i = 0; i < 8; i++) answers.push(await health(1_000));
+      expect(answers.filter((status) => status === 200).length, answers.join(' ')).toBeGreaterThanOrEqual(7);
+    } finally {
+      process.kill(pids[1], 'SIGCONT');
       await stopGroup(server, pids);
     }
   });
