@@ -92,6 +92,16 @@ export class ConnectionBalancer {
     for (const socket of this.waiting.splice(0)) socket.destroy();
   }
 
+  /** The server processes ready to take connections, in the order they became ready. */
+  get ready(): ClusterWorker[] {
+    return this.members.map((member) => member.worker);
+  }
+
+  /** Whether `worker` is among the ready processes. */
+  has(worker: ClusterWorker): boolean {
+    return this.members.some((member) => member.worker === worker);
+  }
+
   /** A server process ready to take connections. */
   add(worker: ClusterWorker): void {
     const member: Member = {

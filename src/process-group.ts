@@ -70,7 +70,6 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
     throw error;
   }
 
-  const listening = new Set<ClusterWorker>();
   const restarts = new Map<number, { at: number; delayMs: number }>();
   let stopping = false;
   let failed = false;
@@ -82,17 +81,16 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
     // a message to a process that died before its exit was seen fails (EPIPE): not the primary's end
     worker.on('error', (error: Error) => logger.warn({ slot, workerPid: worker.process.pid, err: error.message }, 'a message to a server process was not delivered'));
     worker.on('message', (message: unknown) => {
-      if (!isReady(message) || stopping || listening.has(worker)) return;
-      listening.add(worker);
+      if (!isReady(message) || stopping || balancer.has(worker)) return;
       balancer.add(worker);
-      if (!announced && listening.size === count) {
+      if (!announced && balancer.ready.length === count) {
         announced = true;
         logger.info({ processes: count, port, connections: 'to the process with the fewest open' }, 'all server processes listening');
       }
     });
     worker.on('exit', (code, signal) => {
+      const wasListening = balancer.has(worker);
       balancer.remove(worker);
-      const wasListening = listening.delete(worker);
       if (stopping) {
         if (code !== 0) failed = true;
         if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
@@ -134,7 +132,7 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 
-  answerGroupMetrics(() => listening);
+  answerGroupMetrics(() => balancer.ready);
   cluster.setupPrimary({ execArgv: serverExecArgv(process.execArgv) });
   for (let slot = 0; slot < count; slot++) fork(slot);
 }

@@ -358,18 +358,21 @@ export class SqlMessageStore implements MessageStore {
     return rows.filter((row) => row.workspace_id === workspaceId).map((row) => ({ seq: Number(row.seq), id: row.id, content: row.content }));
   }
 
-  async byIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]> {
-    if (ids.length === 0) return [];
+  byIds(workspaceId: string, ids: readonly string[]): Promise<MessageRecord[]> {
     // by id alone, so the unique index on id is used (ids are unique across workspaces); with the
     // workspace in the WHERE clause SQLite reads the workspace's whole index range instead
-    const rows = await this.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id IN (${ids.map(() => '?').join(', ')})`, ids);
-    return rows.filter((row) => row.workspace_id === workspaceId).map((row) => messageFromRow(this.d, row));
+    return this.byKeys(workspaceId, 'id', ids);
   }
 
-  async bySeqs(workspaceId: string, seqs: readonly number[]): Promise<MessageRecord[]> {
-    if (seqs.length === 0) return [];
+  bySeqs(workspaceId: string, seqs: readonly number[]): Promise<MessageRecord[]> {
     // by row (the primary key): one look-up each, where an id is found through its index first
-    const rows = await this.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.pk IN (${seqs.map(() => '?').join(', ')})`, seqs);
+    return this.byKeys(workspaceId, 'pk', seqs);
+  }
+
+  /** The messages of the workspace among those whose `column` is one of `keys`, in no order. */
+  private async byKeys(workspaceId: string, column: 'id' | 'pk', keys: readonly (string | number)[]): Promise<MessageRecord[]> {
+    if (keys.length === 0) return [];
+    const rows = await this.db.all<MessageRow>(`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.${column} IN (${keys.map(() => '?').join(', ')})`, keys);
     return rows.filter((row) => row.workspace_id === workspaceId).map((row) => messageFromRow(this.d, row));
   }
 
