@@ -23,6 +23,8 @@ const shared = { testTimeout: 30_000, hookTimeout: 60_000, setupFiles: ['test/su
 
 export default defineConfig({
   test: {
+    // the server that tests start as a process of its own, built once per run
+    globalSetup: ['test/support/build-server.ts'],
     maxWorkers: Math.max(2, availableParallelism()),
     projects: [
       { test: { ...shared, name: 'suite', include: ['src/**/*.test.ts', 'test/**/*.test.ts'], exclude: [...TIMED, ...ISOLATED], isolate: false } },

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SERVER_V8_FLAGS } from '../../src/server-flags.js';
 import { startFakeModelServer } from '../support/fake-model-server.js';
-import { startServerProcess } from '../support/server-process.js';
+import { ENGRAM, startServerProcess } from '../support/server-process.js';
 import { DIALECT } from '../support/test-app.js';
 
 const fake = await startFakeModelServer();
@@ -35,7 +35,7 @@ describe.skipIf(DIALECT === 'postgres')('the start-up line about reasoning', () 
 
   it('a bad model setting stops start-up naming it', () => {
     const root = fileURLToPath(new URL('../..', import.meta.url));
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
+    const result = spawnSync(process.execPath, [...ENGRAM, 'serve'], {
       cwd: root,
       env: { ...process.env, DATABASE_URL: ':memory:', DERIVER_MODEL_CONFIG__STRUCTURED_OUTPUT_MODE: 'yaml', EMBEDDING_VECTOR_DIMENSIONS: 'wide' },
       encoding: 'utf8',

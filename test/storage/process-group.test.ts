@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { openDatabase } from '../../src/app.js';
 import { SERVER_V8_FLAGS, serverExecArgv } from '../../src/server-flags.js';
-import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { ENGRAM, runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { freePort } from '../support/free-port.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
@@ -593,7 +593,7 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
   });
 
   it.runIf(DIALECT === 'sqlite')('refuses several processes on an in-memory SQLite database, and runs one by default', async () => {
-    const refused = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--processes', '2'], {
+    const refused = spawnSync(process.execPath, [...ENGRAM, 'serve', '--processes', '2'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: ':memory:', PORT: '0' },
       encoding: 'utf8',
@@ -602,7 +602,7 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
     expect(refused.status).toBe(2);
     expect(refused.stderr).toContain('an in-memory SQLite database (DATABASE_URL=:memory:) cannot be shared by 2 processes');
 
-    const badFlag = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--processes', 'many'], {
+    const badFlag = spawnSync(process.execPath, [...ENGRAM, 'serve', '--processes', 'many'], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: ':memory:', PORT: '0' },
       encoding: 'utf8',

@@ -5,6 +5,12 @@ import { freePort } from './free-port.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const OUTPUT_KEPT = 4 * 1024 * 1024;
 
+/**
+ * How node runs the `engram` command: the server built for this test run (test/support/build-server.ts),
+ * or, outside Vitest (`npm run fuzz`), the sources through tsx.
+ */
+export const ENGRAM = process.env.ENGRAM_TEST_SERVER ? [process.env.ENGRAM_TEST_SERVER] : ['--import', 'tsx', 'src/cli/main.ts'];
+
 export interface ServerProcess {
   child: ChildProcess;
   baseUrl: string;
@@ -20,7 +26,7 @@ export interface ServerProcess {
  */
 export async function startServerProcess(env: Record<string, string>, args: string[] = [], nodeOptions: string[] = []): Promise<ServerProcess> {
   const port = env.PORT ?? String(await freePort());
-  const { child, output, exited } = spawnEngram([...nodeOptions, '--import', 'tsx', 'src/cli/main.ts', 'serve', ...args], {
+  const { child, output, exited } = spawnEngram([...nodeOptions, ...ENGRAM, 'serve', ...args], {
     WEB_CONCURRENCY: '1',
     ...env,
     PORT: port,
@@ -56,7 +62,7 @@ export async function startServerProcess(env: Record<string, string>, args: stri
 /** Runs the `engram` command from the sources with `env` as its whole environment; resolves when it exits. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...ENGRAM, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk));
@@ -67,7 +73,7 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: 
 
 /** Starts `engram worker` from the sources in a child process; resolves once it logs that it started. */
 export async function startWorkerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; output(): string; exited: Promise<number | null> }> {
-  const started = spawnEngram(['--import', 'tsx', 'src/cli/main.ts', 'worker'], env);
+  const started = spawnEngram([...ENGRAM, 'worker'], env);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker did not start:\n${started.output()}`)), 30_000);
     const poll = setInterval(() => {
