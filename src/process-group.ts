@@ -92,7 +92,8 @@ export async function serveProcessGroup(config: Config, count: number, logger: L
       const wasListening = balancer.has(worker);
       balancer.remove(worker);
       if (stopping) {
-        if (code !== 0) failed = true;
+        // a process still starting when the stop came dies of the SIGTERM sent to it: a stop, not a failure
+        if (code !== 0 && signal !== 'SIGTERM') failed = true;
         if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failed ? 1 : 0);
         return;
       }

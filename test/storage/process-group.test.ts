@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -193,6 +193,28 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
     } finally {
       taken.close();
     }
+  });
+
+  it('stops with exit code 0 on SIGTERM while its server processes are still starting', async () => {
+    // an orchestrator's stop right after the start: the processes get SIGTERM before they could
+    // set up their own stop, and die of it; that is the stop asked for, not a failure
+    const child = spawn(process.execPath, [...ENGRAM, 'serve', '--processes', '2'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl(), PORT: String(await freePort()), LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk;
+      if ((output.match(/"msg":"server process started"/g) ?? []).length === 2 && !child.killed) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+    onTestFailed(() => console.error(output.slice(-10_000)));
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(output).toMatch(/"msg":"stopping every server process"/);
+    // the stop came before either process was ready
+    expect(output).not.toMatch(/"msg":"server process ready for connections from the primary"/);
   });
 
   it('holds a connection that comes before any process is ready, and answers it once one is', async () => {
