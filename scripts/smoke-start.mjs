@@ -98,7 +98,7 @@ while (!isServer(server)) {
   server = below[0];
 }
 process.kill(server, 'SIGTERM');
-const stop = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(undefined), 30_000))]);
+const stop = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(undefined), 30_000).unref())]);
 if (stop === undefined) fail('npm start did not stop within 30 s of SIGTERM');
 if (stop.code !== 0) fail(`npm start ended with ${JSON.stringify(stop)}, not exit code 0`);
 const after = await request('GET', '/health').catch(() => undefined);
