@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { openDatabase } from '../../src/app.js';
 import { SERVER_V8_FLAGS, serverExecArgv } from '../../src/server-flags.js';
-import { ENGRAM, runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { ENGRAM, isAlive, runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { freePort } from '../support/free-port.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
@@ -64,15 +64,6 @@ function listeningPids(server: ServerProcess): number[] {
 function commandLine(pid: number): string[] {
   if (existsSync(`/proc/${pid}/cmdline`)) return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
   return spawnSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }).stdout.trim().split(/\s+/);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function startGroup(processes: number, env: Record<string, string> = {}): Promise<{ server: ServerProcess; pids: number[] }> {

@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { TestProject } from 'vitest/node';
+import { isAlive } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -13,16 +14,6 @@ function serverSources(folder = join(ROOT, 'src')): string[] {
     if (entry.isDirectory()) return serverSources(path);
     return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [relative(ROOT, path)] : [];
   });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, another user's
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The server's JavaScript in `out`: the sources with their types stripped, and the migrations. */

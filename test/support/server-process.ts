@@ -105,3 +105,13 @@ function spawnEngram(argv: string[], env: Record<string, string>): { child: Chil
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, output: () => text, exited };
 }
+
+/** Whether process `pid` exists (EPERM: it does, another user's). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
