@@ -46,6 +46,29 @@ const STRUCTURED_OUTPUT_MODES: StructuredOutputMode[] = ['json_schema', 'json_ob
 const THINKING_EFFORTS = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
 const TOOL_CHOICES = ['auto', 'required', 'none'] as const;
 
+/** The keys of one model's configuration under its prefix (`<PREFIX>MODEL_CONFIG__`), MODEL aside. */
+const MODEL_CONFIG_KEYS = [
+  'TRANSPORT',
+  'TEMPERATURE',
+  'TOP_P',
+  'TOP_K',
+  'FREQUENCY_PENALTY',
+  'PRESENCE_PENALTY',
+  'SEED',
+  'STOP_SEQUENCES',
+  'MAX_OUTPUT_TOKENS',
+  'STRUCTURED_OUTPUT_MODE',
+  'THINKING_EFFORT',
+  'REASONING_EFFORT',
+  'THINKING_BUDGET_TOKENS',
+  'OVERRIDES__API_KEY',
+  'OVERRIDES__API_KEY_ENV',
+  'OVERRIDES__BASE_URL',
+  'OVERRIDES__PROVIDER_PARAMS',
+];
+
+const credentialsOf = (transport: Transport) => `LLM_${transport.toUpperCase()}_API_KEY or LLM_${transport.toUpperCase()}_BASE_URL`;
+
 /** `"openai/gpt-4o-mini"` -> transport and model; a prefix that names no transport stays part of the model. */
 export function splitModel(value: string): { transport?: Transport; model: string } {
   const slash = value.indexOf('/');
@@ -94,12 +117,48 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
     return { transport: explicit ?? split.transport ?? 'openai', model: split.model };
   };
 
-  const chatModel = (prefix: string, maxOutputTokens: number): ChatModelSettings => {
+  /** A JSON object (OVERRIDES__PROVIDER_PARAMS). */
+  const jsonObject = (key: string): Record<string, unknown> | undefined => {
+    const raw = read(key);
+    if (raw === undefined) return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      problems.push(`${key} must be a JSON object, got "${raw}"`);
+      return undefined;
+    }
+    return value as Record<string, unknown>;
+  };
+
+  /**
+   * A module's FALLBACK__* model, named by FALLBACK__MODEL (other FALLBACK__ keys without it are
+   * a mistake); its output limit defaults to the module's. It needs credentials of its own
+   * transport: a fallback that can never be called would be found out only when the module's
+   * model fails.
+   */
+  const fallbackOf = (prefix: string, maxOutputTokens: number): ChatModelSettings | undefined => {
+    const fallbackPrefix = `${prefix}FALLBACK__`;
+    if (read(`${fallbackPrefix}MODEL`) === undefined) {
+      const stray = MODEL_CONFIG_KEYS.map((key) => `${fallbackPrefix}${key}`).filter((key) => read(key) !== undefined);
+      if (stray.length > 0) problems.push(`${stray.join(', ')} ${stray.length === 1 ? 'is' : 'are'} set but ${fallbackPrefix}MODEL is not: name the fallback model`);
+      return undefined;
+    }
+    const fallback = chatModel(fallbackPrefix, maxOutputTokens, false);
+    if (!fallback.configured) problems.push(`${fallbackPrefix}MODEL uses ${fallback.transport}, which has no ${credentialsOf(fallback.transport)} (or set ${fallbackPrefix}OVERRIDES__API_KEY or __BASE_URL)`);
+    return fallback.configured ? fallback : undefined;
+  };
+
+  const chatModel = (prefix: string, maxOutputTokens: number, withFallback = true): ChatModelSettings => {
     const { transport, model } = modelOf(prefix, defaultModel);
     const apiKey = read(`${prefix}OVERRIDES__API_KEY`) ?? (read(`${prefix}OVERRIDES__API_KEY_ENV`) !== undefined ? read(read(`${prefix}OVERRIDES__API_KEY_ENV`)!) : undefined) ?? transports[transport].apiKey;
     const baseUrl = url(`${prefix}OVERRIDES__BASE_URL`) ?? transports[transport].baseUrl;
     let thinkingBudgetTokens = number(`${prefix}THINKING_BUDGET_TOKENS`, 0, 1_000_000, true);
     if (thinkingBudgetTokens === 0) thinkingBudgetTokens = undefined;
+    const outputLimit = integer(`${prefix}MAX_OUTPUT_TOKENS`, maxOutputTokens, 1, 1_000_000);
     if (transport === 'anthropic' && thinkingBudgetTokens !== undefined && thinkingBudgetTokens < 1024) {
       problems.push(`${prefix}THINKING_BUDGET_TOKENS must be at least 1024 for the anthropic transport (or 0 for no thinking), got "${thinkingBudgetTokens}"`);
     }
@@ -116,10 +175,12 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
       presencePenalty: number(`${prefix}PRESENCE_PENALTY`, -2, 2, false),
       seed: number(`${prefix}SEED`, -(2 ** 53 - 1), 2 ** 53 - 1, true),
       stopSequences: list(`${prefix}STOP_SEQUENCES`),
-      maxOutputTokens: integer(`${prefix}MAX_OUTPUT_TOKENS`, maxOutputTokens, 1, 1_000_000),
+      maxOutputTokens: outputLimit,
       structuredOutputMode: oneOf(`${prefix}STRUCTURED_OUTPUT_MODE`, STRUCTURED_OUTPUT_MODES) ?? 'json_schema',
       thinkingEffort: oneOf(`${prefix}THINKING_EFFORT`, THINKING_EFFORTS) ?? oneOf(`${prefix}REASONING_EFFORT`, THINKING_EFFORTS),
       thinkingBudgetTokens,
+      providerParams: jsonObject(`${prefix}OVERRIDES__PROVIDER_PARAMS`),
+      fallback: withFallback ? fallbackOf(prefix, outputLimit) : undefined,
     };
   };
 

@@ -1,4 +1,5 @@
 import { ModelError, type StreamEvent, type Usage } from './provider.js';
+import type { FallbackEvent } from './fallback.js';
 import type { CallSettings } from './settings.js';
 
 /**
@@ -24,9 +25,10 @@ export interface ModelCallEvent {
   attempt: number;
 }
 
-/** Told of every attempt of every model call (metrics, logs). */
+/** Told of every attempt of every model call (metrics, logs), and of each call passed to a fallback model. */
 export interface ModelCallObserver {
   onModelCall(event: ModelCallEvent): void;
+  onFallback?(event: FallbackEvent): void;
 }
 
 /** A counting semaphore whose waiters leave the queue when their call is aborted. */
@@ -318,6 +320,27 @@ export async function* runStream(
       release();
     }
   }
+}
+
+const STREAM_FIELDS = ['stream', 'stream_options'];
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A request body with a model's OVERRIDES__PROVIDER_PARAMS added: a field Engram sets keeps
+ * Engram's value; the object fields named in `nested` (gemini's generationConfig) are merged one
+ * level down the same way; the stream fields are left to the call. Built by spreading, so a
+ * `__proto__` key stays a plain field.
+ */
+export function withProviderParams(body: Record<string, unknown>, params: Record<string, unknown> | undefined, nested: readonly string[] = []): Record<string, unknown> {
+  if (params === undefined) return body;
+  const merged: Record<string, unknown> = { ...params, ...body };
+  for (const key of nested) {
+    if (isObject(params[key]) && isObject(body[key])) merged[key] = { ...params[key], ...body[key] };
+  }
+  // whether a call streams is the call's own
+  for (const key of STREAM_FIELDS) if (!(key in body)) delete merged[key];
+  return merged;
 }
 
 /** POSTs JSON; a non-2xx answer becomes a ModelError. */

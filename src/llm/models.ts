@@ -1,5 +1,6 @@
 import { AnthropicChatModel } from './anthropic/anthropic-provider.js';
 import { GeminiChatModel, GeminiEmbedder } from './gemini/gemini-provider.js';
+import { FallbackChatModel } from './fallback.js';
 import { Semaphore, type ModelCallObserver } from './http-call.js';
 import { OpenAiChatModel, OpenAiEmbedder } from './openai/openai-provider.js';
 import type { ChatModel, Embedder, Models } from './provider.js';
@@ -7,6 +8,7 @@ import type { ChatModelSettings, ChatModule, DialecticLevel, ModelSettings, Tran
 import { DIALECTIC_LEVELS } from './settings.js';
 
 export type { ModelCallEvent, ModelCallObserver } from './http-call.js';
+export type { FallbackEvent } from './fallback.js';
 
 const CHAT_MODULES: ChatModule[] = ['deriver', 'summary', 'dream_deduction', 'dream_induction'];
 
@@ -23,6 +25,12 @@ export function buildModels(settings: ModelSettings, observer?: ModelCallObserve
     return limiter;
   };
   const chatModel = (model: ChatModelSettings): ChatModel | undefined => {
+    const primary = transportModel(model);
+    const fallback = model.fallback && transportModel(model.fallback);
+    if (primary === undefined || fallback === undefined) return primary;
+    return new FallbackChatModel(primary, fallback, (event) => observer?.onFallback?.(event));
+  };
+  const transportModel = (model: ChatModelSettings): ChatModel | undefined => {
     if (!model.configured) return undefined;
     const context = { calls: settings.calls, limiter: limiterFor(model.transport, model.baseUrl), observer, model: `${model.transport}/${model.model}` };
     switch (model.transport) {
@@ -66,19 +74,23 @@ export function describeReasoning(settings: ModelSettings): string {
       : 'no model configured (set LLM_OPENAI_API_KEY, or LLM_OPENAI_BASE_URL with LLM_MODEL and EMBEDDING_MODEL for an OpenAI-compatible server such as Ollama)';
     return `reasoning off: ${why}; ${embedding}`;
   }
+  const named = (model: ChatModelSettings) => `${model.transport}/${model.model}${model.fallback ? ` (fallback ${model.fallback.transport}/${model.fallback.model})` : ''}`;
   const others = CHAT_MODULES.filter((m) => m !== 'deriver')
     .map((m) => [m, settings.modules[m]] as const)
-    .filter(([, model]) => `${model.transport}/${model.model}` !== `${deriver.transport}/${deriver.model}` || !model.configured)
-    .map(([m, model]) => `${m} ${model.configured ? `${model.transport}/${model.model}` : 'off'}`);
+    .filter(([, model]) => named(model) !== named(deriver) || !model.configured)
+    .map(([m, model]) => `${m} ${model.configured ? named(model) : 'off'}`);
   const chat = settings.dialectic.low.model;
-  const chatPart = `dialectic ${chat.configured ? `${chat.transport}/${chat.model}` : 'off'}`;
-  return `reasoning on: deriver ${deriver.transport}/${deriver.model}${others.length ? `, ${others.join(', ')}` : ''}, ${chatPart}, ${embedding}`;
+  const chatPart = `dialectic ${chat.configured ? named(chat) : 'off'}`;
+  return `reasoning on: deriver ${named(deriver)}${others.length ? `, ${others.join(', ')}` : ''}, ${chatPart}, ${embedding}`;
 }
 
 /** Tells every observer of each call. */
 export function observeModelCalls(observers: Array<ModelCallObserver | undefined>): ModelCallObserver {
   const present = observers.filter((o): o is ModelCallObserver => o !== undefined);
-  return { onModelCall: (event) => present.forEach((o) => o.onModelCall(event)) };
+  return {
+    onModelCall: (event) => present.forEach((o) => o.onModelCall(event)),
+    onFallback: (event) => present.forEach((o) => o.onFallback?.(event)),
+  };
 }
 
 /** The part of a pino logger failed calls are written to. */
@@ -86,7 +98,7 @@ export interface ModelCallLogger {
   warn(fields: Record<string, unknown>, message: string): void;
 }
 
-/** One log line per failed model call attempt. */
+/** One log line per failed model call attempt, and one per call passed to a fallback model. */
 export function logFailedModelCalls(logger: ModelCallLogger): ModelCallObserver {
   return {
     onModelCall(event) {
@@ -103,6 +115,12 @@ export function logFailedModelCalls(logger: ModelCallLogger): ModelCallObserver 
           error: event.error.message,
         },
         'model call failed',
+      );
+    },
+    onFallback(event) {
+      logger.warn(
+        { module: event.module, model: event.model, fallback: event.fallback, reason: event.error.reason, status: event.error.status, error: event.error.message },
+        'model call failed for good; asking the fallback model',
       );
     },
   };

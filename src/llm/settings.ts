@@ -37,6 +37,13 @@ export interface ChatModelSettings {
   thinkingEffort?: string;
   /** THINKING_BUDGET_TOKENS: anthropic extended thinking (>= 1024), gemini thinking budget. */
   thinkingBudgetTokens?: number;
+  /**
+   * OVERRIDES__PROVIDER_PARAMS: fields added to every request body of this model (gemini: its
+   * `generationConfig` merged too); a field Engram sets itself keeps Engram's value.
+   */
+  providerParams?: Record<string, unknown>;
+  /** FALLBACK__*: the model asked when a call to this one has failed for good (llm/fallback.ts). */
+  fallback?: ChatModelSettings;
 }
 
 export interface DialecticLevelSettings {

@@ -6,7 +6,7 @@ import type { ChatReport } from '../../domain/reasoning/chat.js';
 import type { Store } from '../../storage/store.js';
 import type { SqlDriver } from '../../storage/sql/driver.js';
 import type { AttemptOutcome } from '../../jobs/worker.js';
-import type { ModelCallEvent, ModelCallObserver } from '../../llm/models.js';
+import type { FallbackEvent, ModelCallEvent, ModelCallObserver } from '../../llm/models.js';
 import { GroupMetricsError, metricsSource } from './group-metrics.js';
 
 /**
@@ -19,6 +19,12 @@ export class ModelCallMetrics implements ModelCallObserver {
   private readonly inputTokens = new Counter({ name: 'engram_model_input_tokens_total', help: 'Input tokens of successful model calls, as the provider counted them', labelNames: ['module', 'model'], registers: [this.registry] });
   private readonly outputTokens = new Counter({ name: 'engram_model_output_tokens_total', help: 'Output tokens of successful model calls, as the provider counted them', labelNames: ['module', 'model'], registers: [this.registry] });
   private readonly failures = new Counter({ name: 'engram_model_call_failures_total', help: 'Failed model call attempts, by module, model and reason (rate_limited, server_error, timeout, network, aborted, client_error, bad_response)', labelNames: ['module', 'model', 'reason'], registers: [this.registry] });
+  private readonly fallbacks = new Counter({
+    name: 'engram_model_fallbacks_total',
+    help: 'Model calls that failed for good and were passed to the FALLBACK__ model, by module, model, fallback and the failure reason',
+    labelNames: ['module', 'model', 'fallback', 'reason'],
+    registers: [this.registry],
+  });
   private readonly durations = new Histogram({
     name: 'engram_model_call_duration_seconds',
     help: 'Time of successful model calls (a stream: until its last chunk), by module and model',
@@ -37,6 +43,10 @@ export class ModelCallMetrics implements ModelCallObserver {
     for (const call of report.toolCalls) this.chatToolCalls.inc({ tool: call.name, ok: String(call.ok) });
     this.chatTokens.inc({ level: report.level, direction: 'input' }, report.usage.inputTokens);
     this.chatTokens.inc({ level: report.level, direction: 'output' }, report.usage.outputTokens);
+  }
+
+  onFallback(event: FallbackEvent): void {
+    this.fallbacks.inc({ module: event.module, model: event.model, fallback: event.fallback, reason: event.error.reason });
   }
 
   onModelCall(event: ModelCallEvent): void {

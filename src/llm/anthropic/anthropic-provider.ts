@@ -1,4 +1,4 @@
-import { badResponse, postJson, readJson, readSse, runCall, runStream, type CallContext } from '../http-call.js';
+import { badResponse, postJson, readJson, readSse, runCall, runStream, withProviderParams, type CallContext } from '../http-call.js';
 import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type StreamEvent, type StructuredOutputMode, type ToolCall, type Usage } from '../provider.js';
 import type { ChatModelSettings } from '../settings.js';
 
@@ -88,7 +88,7 @@ export class AnthropicChatModel implements ChatModel {
     }
     if (tools.length > 0) body.tools = tools;
     if (stream) body.stream = true;
-    return body;
+    return withProviderParams(body, s.providerParams);
   }
 
   async complete(request: CompletionRequest): Promise<Completion> {

@@ -1,5 +1,5 @@
 import { checkDimensions } from '../openai/openai-provider.js';
-import { badResponse, postJson, readJson, readSse, runCall, runStream, type CallContext } from '../http-call.js';
+import { badResponse, postJson, readJson, readSse, runCall, runStream, withProviderParams, type CallContext } from '../http-call.js';
 import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type Embedder, type StreamEvent, type StructuredOutputMode, type ToolCall, type Usage } from '../provider.js';
 import type { ChatModelSettings, EmbeddingSettings } from '../settings.js';
 
@@ -92,7 +92,7 @@ export class GeminiChatModel implements ChatModel {
       body.tools = [{ functionDeclarations: request.tools.map((tool) => ({ name: tool.name, description: tool.description, parametersJsonSchema: tool.parameters })) }];
       if (request.toolChoice) body.toolConfig = { functionCallingConfig: { mode: request.toolChoice === 'required' ? 'ANY' : request.toolChoice.toUpperCase() } };
     }
-    return body;
+    return withProviderParams(body, s.providerParams, ['generationConfig']);
   }
 
   private callsOf(parts: any[]): ToolCall[] {

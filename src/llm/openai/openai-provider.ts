@@ -1,4 +1,4 @@
-import { badResponse, postJson, readJson, readSse, runCall, runStream, type CallContext } from '../http-call.js';
+import { badResponse, postJson, readJson, readSse, runCall, runStream, withProviderParams, type CallContext } from '../http-call.js';
 import type { ChatMessage, ChatModel, Completion, CompletionRequest, Embedder, StreamEvent, StructuredOutputMode, ToolCall, Usage } from '../provider.js';
 import { ModelError } from '../provider.js';
 import type { ChatModelSettings, EmbeddingSettings } from '../settings.js';
@@ -85,7 +85,7 @@ export class OpenAiChatModel implements ChatModel {
       body.stream = true;
       body.stream_options = { include_usage: true };
     }
-    return body;
+    return withProviderParams(body, s.providerParams);
   }
 
   private context_(request: CompletionRequest): CallContext {
