@@ -1,6 +1,7 @@
 // One lint config for editor and CI. Besides the recommended rules it keeps the layers honest
 // (STYLE: imports point cli -> app/main -> http/vN, jobs -> domain -> storage/store.ts).
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const restrict = (files, patterns) => ({
@@ -20,6 +21,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
     },
   },
+  // the plain scripts CI runs (scripts/*.mjs) are Node.js modules
+  { files: ['scripts/**/*.mjs'], languageOptions: { globals: globals.node } },
   // tests feed literals that lose precision on purpose (big JSON numbers)
   { files: ['**/*.test.ts'], rules: { 'no-loss-of-precision': 'off' } },
   // the domain knows no HTTP, no jobs, no dialect, no model transport and no vendor SDK
