@@ -1,5 +1,4 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
 import { completeStructured } from '../../src/domain/reasoning/structured-completion.js';
 import { ModelCallMetrics } from '../../src/http/shared/metrics.js';
 import { FallbackChatModel } from '../../src/llm/fallback.js';
@@ -7,6 +6,7 @@ import { buildModels, describeReasoning, logFailedModelCalls, observeModelCalls,
 import { ModelError, type ChatModel, type CompletionRequest, type StreamEvent } from '../../src/llm/provider.js';
 import { startFakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { configProblems as problems, loadEnv as load } from '../support/config-env.js';
 
 /*
  * A module's FALLBACK__ model (asked when a call to the module's model has failed for good) and
@@ -17,18 +17,6 @@ import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
 const fake = await startFakeModelServer();
 afterAll(() => fake.close());
 beforeEach(() => fake.reset());
-
-const load = (env: Record<string, string>) => loadConfig(env, '/nonexistent/.env');
-
-function problems(env: Record<string, string>): string[] {
-  try {
-    load(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a configuration error');
-}
 
 /** The deriver on `fake-chat` (openai transport), with `fake-fallback` behind it on the same server unless told otherwise. */
 function setup(env: Record<string, string> = {}) {

@@ -1,20 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
 import { splitModel } from '../../src/config-reasoning.js';
 import { DEFAULT_REASONING_SETTINGS } from '../../src/domain/reasoning/settings.js';
 import { buildModels, describeReasoning } from '../../src/llm/models.js';
-
-const load = (env: Record<string, string>) => loadConfig(env, '/nonexistent/.env');
-
-function problems(env: Record<string, string>): string[] {
-  try {
-    load(env);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a configuration error');
-}
+import { configProblems as problems, loadEnv as load } from '../support/config-env.js';
 
 describe('model settings', () => {
   it('with nothing set, no module has a model and the start-up line says why', () => {
