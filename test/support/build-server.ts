@@ -1,47 +1,21 @@
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import type { TestProject } from 'vitest/node';
+import { buildServer as buildInto } from '../../scripts/build.mjs';
 import { isAlive } from './server-process.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** The sources of the server: every .ts file under src but the tests, relative to the root. */
-function serverSources(folder = join(ROOT, 'src')): string[] {
-  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(folder, entry.name);
-    if (entry.isDirectory()) return serverSources(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') ? [relative(ROOT, path)] : [];
-  });
-}
-
-/** The server's JavaScript in `out`: the sources with their types stripped, and the migrations. */
-async function buildInto(out: string): Promise<void> {
-  await build({
-    entryPoints: serverSources(),
-    outbase: join(ROOT, 'src'),
-    outdir: out,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: 'linked',
-    logLevel: 'warning',
-  });
-  for (const dialect of ['sqlite', 'postgres']) {
-    cpSync(join(ROOT, 'src', 'storage', dialect, 'migrations'), join(out, 'storage', dialect, 'migrations'), { recursive: true });
-  }
-}
 
 /**
  * Vitest's global set-up: the server that tests start as a process of its own (`engram serve`,
  * `engram worker`, `engram backup`) runs from JavaScript built here once per run, as `npm start`
  * runs the built server, rather than through a TypeScript loader in every process: a server
  * process started through tsx took about 1.4 s more, and the process-group, backup and other
- * process tests start about a hundred. esbuild only strips the types (file by file, like `npm run
- * build`; type-checking is `npm run typecheck`), in well under a second. Each run builds into a
- * folder of its own (runs side by side do not share one), named in ENGRAM_TEST_SERVER for the
- * test files, built again before each rerun in watch mode (so edited sources are what runs), and
+ * process tests start about a hundred. It is built as `npm run build` builds dist/
+ * (scripts/build.mjs: esbuild strips the types file by file in well under a second). Each run
+ * builds into a folder of its own (runs side by side do not share one), named in
+ * ENGRAM_TEST_SERVER for the test files, built again before each rerun in watch mode (so edited sources are what runs), and
  * removed at the end (or, when a run was stopped before its end, by the next run).
  */
 export default async function buildServer(project: TestProject): Promise<() => void> {
