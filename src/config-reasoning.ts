@@ -229,6 +229,7 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
     maxRetries: integer('LLM_MAX_RETRIES', DEFAULT_CALL_SETTINGS.maxRetries, 0, 20),
     retryBaseMs: integer('LLM_RETRY_BASE_MS', DEFAULT_CALL_SETTINGS.retryBaseMs, 1, 600_000),
     retryMaxMs: integer('LLM_RETRY_MAX_MS', DEFAULT_CALL_SETTINGS.retryMaxMs, 1, 3_600_000),
+    fallbackRestMs: integer('LLM_FALLBACK_REST_MS', DEFAULT_CALL_SETTINGS.fallbackRestMs, 0, 86_400_000),
   };
 
   const d = DEFAULT_REASONING_SETTINGS;

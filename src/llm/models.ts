@@ -28,7 +28,7 @@ export function buildModels(settings: ModelSettings, observer?: ModelCallObserve
     const primary = transportModel(model);
     const fallback = model.fallback && transportModel(model.fallback);
     if (primary === undefined || fallback === undefined) return primary;
-    return new FallbackChatModel(primary, fallback, (event) => observer?.onFallback?.(event));
+    return new FallbackChatModel(primary, fallback, settings.calls.fallbackRestMs, (event) => observer?.onFallback?.(event));
   };
   const transportModel = (model: ChatModelSettings): ChatModel | undefined => {
     if (!model.configured) return undefined;
@@ -98,7 +98,7 @@ export interface ModelCallLogger {
   warn(fields: Record<string, unknown>, message: string): void;
 }
 
-/** One log line per failed model call attempt, and one per call passed to a fallback model. */
+/** One log line per failed model call attempt, and one per failed call passed to a fallback model. */
 export function logFailedModelCalls(logger: ModelCallLogger): ModelCallObserver {
   return {
     onModelCall(event) {
@@ -118,8 +118,10 @@ export function logFailedModelCalls(logger: ModelCallLogger): ModelCallObserver 
       );
     },
     onFallback(event) {
+      // a call sent straight to the fallback while the module's model rests was logged when it began
+      if (!event.error) return;
       logger.warn(
-        { module: event.module, model: event.model, fallback: event.fallback, reason: event.error.reason, status: event.error.status, error: event.error.message },
+        { module: event.module, model: event.model, fallback: event.fallback, reason: event.reason, status: event.error.status, error: event.error.message },
         'model call failed for good; asking the fallback model',
       );
     },

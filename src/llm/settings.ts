@@ -87,6 +87,8 @@ export interface CallSettings {
   retryBaseMs: number;
   /** LLM_RETRY_MAX_MS (30000): the longest wait inside a call; a longer Retry-After fails the call as retryable. */
   retryMaxMs: number;
+  /** LLM_FALLBACK_REST_MS (60000): after a call passed to a FALLBACK__ model, how long calls go straight to it. */
+  fallbackRestMs: number;
 }
 
 export type ChatModule = Exclude<ModelModule, 'dialectic'>;
@@ -99,4 +101,4 @@ export interface ModelSettings {
   calls: CallSettings;
 }
 
-export const DEFAULT_CALL_SETTINGS: CallSettings = { timeoutMs: 120_000, maxConcurrentCalls: 8, maxRetries: 3, retryBaseMs: 1_000, retryMaxMs: 30_000 };
+export const DEFAULT_CALL_SETTINGS: CallSettings = { timeoutMs: 120_000, maxConcurrentCalls: 8, maxRetries: 3, retryBaseMs: 1_000, retryMaxMs: 30_000, fallbackRestMs: 60_000 };

@@ -114,8 +114,8 @@ describe('a call to the fallback model', () => {
       ['openai/fake-fallback', 'ok', false],
     ]);
     expect(fallbacks).toHaveLength(1);
-    expect(fallbacks[0]).toMatchObject({ module: 'deriver', model: 'openai/fake-chat', fallback: 'openai/fake-fallback' });
-    expect(fallbacks[0].error.reason).toBe('server_error');
+    expect(fallbacks[0]).toMatchObject({ module: 'deriver', model: 'openai/fake-chat', fallback: 'openai/fake-fallback', reason: 'server_error' });
+    expect(fallbacks[0].error?.status).toBe(503);
   });
 
   it('is not made when the module model answers', async () => {
@@ -131,7 +131,7 @@ describe('a call to the fallback model', () => {
     fake.script.defaultChat(byModel({ status: 404, errorBody: { error: { message: 'model not found' } } }));
     expect((await chat.complete(ask('hi'))).text).toBe('answered by fake-fallback');
     expect(modelsAsked()).toEqual(['fake-chat', 'fake-fallback']);
-    expect(fallbacks[0].error.reason).toBe('client_error');
+    expect(fallbacks[0].reason).toBe('client_error');
   });
 
   it('goes to another transport: a hosted model behind a local one', async () => {
@@ -180,7 +180,7 @@ describe('a call to the fallback model', () => {
       ['fake-chat', true],
       ['fake-fallback', true],
     ]);
-    expect(fallbacks[0].error.reason).toBe('rate_limited');
+    expect(fallbacks[0].reason).toBe('rate_limited');
   });
 
   it('is not made for a stream that already handed out part of its answer', async () => {
@@ -204,7 +204,7 @@ describe('a call to the fallback model', () => {
       },
     };
     const seen: StreamEvent[] = [];
-    const model = new FallbackChatModel(failing, fallback);
+    const model = new FallbackChatModel(failing, fallback, 60_000);
     await expect(
       (async () => {
         for await (const event of model.stream(ask('hi'))) seen.push(event);
@@ -226,6 +226,45 @@ describe('a call to the fallback model', () => {
     expect(fallback.body.response_format).toEqual({ type: 'json_object' });
   });
 
+  it('is where calls go for LLM_FALLBACK_REST_MS after the module model failed; then the module model is tried again', async () => {
+    const { chat, fallbacks } = setup({ LLM_FALLBACK_REST_MS: '400' });
+    let primaryUp = false;
+    fake.script.defaultChat((request) => (request.body.model !== 'fake-chat' ? { text: 'from the fallback' } : primaryUp ? { text: 'from the module model' } : { status: 500 }));
+    expect((await chat.complete(ask('one'))).text).toBe('from the fallback');
+    const restStarted = Date.now();
+    expect(modelsAsked()).toEqual(['fake-chat', 'fake-chat', 'fake-fallback']);
+    primaryUp = true;
+    // resting: straight to the fallback, streams too, though the module model would answer now
+    expect((await chat.complete(ask('two'))).text).toBe('from the fallback');
+    const streamed = await collect(chat.stream(ask('three')));
+    expect(streamed.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join('')).toBe('from the fallback');
+    expect(Date.now() - restStarted).toBeLessThan(400);
+    expect(modelsAsked()).toEqual(['fake-chat', 'fake-chat', 'fake-fallback', 'fake-fallback', 'fake-fallback']);
+    expect(fallbacks.map((e) => e.reason)).toEqual(['server_error', 'resting', 'resting']);
+    await new Promise((resolve) => setTimeout(resolve, 450 - (Date.now() - restStarted)));
+    expect((await chat.complete(ask('four'))).text).toBe('from the module model');
+    expect(modelsAsked().at(-1)).toBe('fake-chat');
+    expect(fallbacks).toHaveLength(3);
+  });
+
+  it('does not rest the module model after a failure of one request (a 400)', async () => {
+    const { chat, fallbacks } = setup();
+    fake.script.defaultChat(byModel({ status: 400, errorBody: { error: { message: 'context length exceeded' } } }));
+    await chat.complete(ask('a very long one'));
+    await chat.complete(ask('another'));
+    expect(modelsAsked()).toEqual(['fake-chat', 'fake-fallback', 'fake-chat', 'fake-fallback']);
+    expect(fallbacks.map((e) => e.reason)).toEqual(['client_error', 'client_error']);
+  });
+
+  it('with LLM_FALLBACK_REST_MS=0, every call tries the module model first', async () => {
+    const { chat, fallbacks } = setup({ LLM_FALLBACK_REST_MS: '0', LLM_MAX_RETRIES: '0' });
+    fake.script.defaultChat(byModel({ status: 500 }));
+    await chat.complete(ask('one'));
+    await chat.complete(ask('two'));
+    expect(modelsAsked()).toEqual(['fake-chat', 'fake-fallback', 'fake-chat', 'fake-fallback']);
+    expect(fallbacks.map((e) => e.reason)).toEqual(['server_error', 'server_error']);
+  });
+
   it('is counted in /metrics and logged', async () => {
     const metrics = new ModelCallMetrics();
     const lines: Array<{ fields: Record<string, unknown>; message: string }> = [];
@@ -233,9 +272,12 @@ describe('a call to the fallback model', () => {
     const models = buildModels(config.models, observeModelCalls([metrics, logFailedModelCalls({ warn: (fields, message) => lines.push({ fields, message }) })]));
     fake.script.defaultChat(byModel({ status: 502 }));
     await models.chat('deriver')!.complete(ask('hi'));
+    // the next call goes straight to the fallback (the module model rests): counted, not logged again
+    await models.chat('deriver')!.complete(ask('again'));
     const text = await metrics.registry.metrics();
     expect(text).toContain('engram_model_fallbacks_total{module="deriver",model="openai/fake-chat",fallback="openai/fake-fallback",reason="server_error"} 1');
-    expect(text).toContain('engram_model_calls_total{module="deriver",model="openai/fake-fallback",outcome="ok"} 1');
+    expect(text).toContain('engram_model_fallbacks_total{module="deriver",model="openai/fake-chat",fallback="openai/fake-fallback",reason="resting"} 1');
+    expect(text).toContain('engram_model_calls_total{module="deriver",model="openai/fake-fallback",outcome="ok"} 2');
     expect(lines.map((l) => l.message)).toEqual(['model call failed', 'model call failed for good; asking the fallback model']);
     expect(lines[1].fields).toMatchObject({ module: 'deriver', model: 'openai/fake-chat', fallback: 'openai/fake-fallback', reason: 'server_error', status: 502 });
   });

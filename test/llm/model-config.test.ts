@@ -163,8 +163,13 @@ describe('model settings', () => {
   });
 
   it('call settings: timeout, concurrency and retries', () => {
-    expect(load({}).models.calls).toEqual({ timeoutMs: 120_000, maxConcurrentCalls: 8, maxRetries: 3, retryBaseMs: 1000, retryMaxMs: 30_000 });
-    expect(load({ LLM_TIMEOUT_MS: '5000', LLM_MAX_CONCURRENT_CALLS: '2', LLM_MAX_RETRIES: '0' }).models.calls).toMatchObject({ timeoutMs: 5000, maxConcurrentCalls: 2, maxRetries: 0 });
+    expect(load({}).models.calls).toEqual({ timeoutMs: 120_000, maxConcurrentCalls: 8, maxRetries: 3, retryBaseMs: 1000, retryMaxMs: 30_000, fallbackRestMs: 60_000 });
+    expect(load({ LLM_TIMEOUT_MS: '5000', LLM_MAX_CONCURRENT_CALLS: '2', LLM_MAX_RETRIES: '0', LLM_FALLBACK_REST_MS: '0' }).models.calls).toMatchObject({
+      timeoutMs: 5000,
+      maxConcurrentCalls: 2,
+      maxRetries: 0,
+      fallbackRestMs: 0,
+    });
   });
 
   it('names every bad setting at once', () => {

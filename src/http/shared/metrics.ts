@@ -21,7 +21,7 @@ export class ModelCallMetrics implements ModelCallObserver {
   private readonly failures = new Counter({ name: 'engram_model_call_failures_total', help: 'Failed model call attempts, by module, model and reason (rate_limited, server_error, timeout, network, aborted, client_error, bad_response)', labelNames: ['module', 'model', 'reason'], registers: [this.registry] });
   private readonly fallbacks = new Counter({
     name: 'engram_model_fallbacks_total',
-    help: 'Model calls that failed for good and were passed to the FALLBACK__ model, by module, model, fallback and the failure reason',
+    help: 'Model calls passed to the FALLBACK__ model, by module, model, fallback and reason: why the model failed, or resting (sent straight to the fallback after a recent failure)',
     labelNames: ['module', 'model', 'fallback', 'reason'],
     registers: [this.registry],
   });
@@ -46,7 +46,7 @@ export class ModelCallMetrics implements ModelCallObserver {
   }
 
   onFallback(event: FallbackEvent): void {
-    this.fallbacks.inc({ module: event.module, model: event.model, fallback: event.fallback, reason: event.error.reason });
+    this.fallbacks.inc({ module: event.module, model: event.model, fallback: event.fallback, reason: event.reason });
   }
 
   onModelCall(event: ModelCallEvent): void {
