@@ -193,6 +193,17 @@ describe('the deriver', () => {
     expect((await conclusions(api, ws, 'alice', 'alice')).map((c) => c.content)).toEqual(['alice likes tea']);
   });
 
+  it('stores what its FALLBACK__ model finds while its own model is down, in the job\'s first attempt', async () => {
+    const s = await setup({ LLM_MAX_RETRIES: '1', DERIVER_MODEL_CONFIG__FALLBACK__MODEL: 'fake-fallback' });
+    const { api, ws } = s;
+    fake.script.defaultChat((request) => (request.body.model === 'fake-chat' ? { status: 503, errorBody: { error: { message: 'overloaded' } } } : facts('alice likes tea')));
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I like tea' }] });
+    await drain(s);
+    expect((await conclusions(api, ws, 'alice', 'alice')).map((c) => c.content)).toEqual(['alice likes tea']);
+    expect(fake.requests('chat').map((r) => r.body.model)).toEqual(['fake-chat', 'fake-chat', 'fake-fallback']);
+    expect(await jobsOf(api, ws, REPRESENT)).toEqual([{ status: 'done', attempts: 1, last_error: null }]);
+  });
+
   it('a session deleted and purged while its batch is with the model: the job ends after one attempt, not failed, and stores nothing', async () => {
     const s = await setup();
     const { api, ws } = s;
