@@ -266,6 +266,12 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
       maxToolIterations: integer('DREAM_MAX_TOOL_ITERATIONS', d.dream.maxToolIterations, 1, 1_000),
       historyTokenLimit: integer('DREAM_HISTORY_TOKEN_LIMIT', d.dream.historyTokenLimit, 256, 10_000_000),
     },
+    chat: {
+      maxInputTokens: integer('DIALECTIC_MAX_INPUT_TOKENS', d.chat!.maxInputTokens, 1_000, 10_000_000),
+      sessionHistoryMaxTokens: integer('DIALECTIC_SESSION_HISTORY_MAX_TOKENS', d.chat!.sessionHistoryMaxTokens, 0, 10_000_000),
+      maxToolOutputChars: integer('LLM_MAX_TOOL_OUTPUT_CHARS', d.chat!.maxToolOutputChars, 100, 10_000_000),
+      maxMessageChars: integer('LLM_MAX_MESSAGE_CONTENT_CHARS', d.chat!.maxMessageChars, 50, 10_000_000),
+    },
     embedMessages: boolean('EMBED_MESSAGES', d.embedMessages),
     embeddingMaxInputTokens: embedding.maxInputTokens,
   };

@@ -117,7 +117,7 @@ describe('model settings', () => {
     expect(splitModel('gpt-4o')).toEqual({ model: 'gpt-4o' });
   });
 
-  it('reads the deriver, summary, dream, peer card and embedding settings of the reference', () => {
+  it('reads the deriver, summary, dream, peer card, embedding and chat settings of the reference', () => {
     const config = load({
       DERIVER_ENABLED: 'false',
       DERIVER_DEDUPLICATE: 'false',
@@ -141,6 +141,10 @@ describe('model settings', () => {
       DREAM_MAX_TOOL_ITERATIONS: '4',
       DREAM_HISTORY_TOKEN_LIMIT: '8000',
       EMBED_MESSAGES: 'false',
+      DIALECTIC_MAX_INPUT_TOKENS: '16000',
+      DIALECTIC_SESSION_HISTORY_MAX_TOKENS: '1024',
+      LLM_MAX_TOOL_OUTPUT_CHARS: '4000',
+      LLM_MAX_MESSAGE_CONTENT_CHARS: '500',
     });
     expect(config.reasoning).toEqual({
       deriver: { enabled: false, deduplicate: false, maxInputTokens: 10000, maxCustomInstructionsTokens: 500, workUnitTargetTokens: 0, batchTargetInputTokens: 2048, batchMaxAgeSeconds: 60, flushEnabled: true },
@@ -149,8 +153,13 @@ describe('model settings', () => {
       dream: { enabled: false, documentThreshold: 20, idleTimeoutMinutes: 5, minHoursBetweenDreams: 1, enabledTypes: ['omni', 'card_refresh'], maxToolIterations: 4, historyTokenLimit: 8000 },
       embedMessages: false,
       embeddingMaxInputTokens: 8192,
+      chat: { maxInputTokens: 16000, sessionHistoryMaxTokens: 1024, maxToolOutputChars: 4000, maxMessageChars: 500 },
       dialectic: DEFAULT_REASONING_SETTINGS.dialectic,
     });
+    expect(problems({ DIALECTIC_MAX_INPUT_TOKENS: '500', LLM_MAX_MESSAGE_CONTENT_CHARS: 'lots' })).toEqual([
+      'DIALECTIC_MAX_INPUT_TOKENS must be an integer from 1000 to 10000000, got "500"',
+      'LLM_MAX_MESSAGE_CONTENT_CHARS must be an integer from 50 to 10000000, got "lots"',
+    ]);
   });
 
   it('dream types: the reference default, a comma list, and unknown types named', () => {

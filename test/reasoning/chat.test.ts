@@ -131,6 +131,61 @@ describe('peer chat', () => {
     expect((await history()).map(turnOf)).toEqual([...first.slice(1), 'turn 60:'].map((line) => turnOf(line)));
   });
 
+  it('reads the reference\'s chat limits: session history tokens, message and tool-result characters, input tokens', async () => {
+    const api = await app({
+      DIALECTIC_SESSION_HISTORY_MAX_TOKENS: '60',
+      LLM_MAX_MESSAGE_CONTENT_CHARS: '50',
+      LLM_MAX_TOOL_OUTPUT_CHARS: '300',
+    });
+    const ws = uniqueId();
+    await api.post('/v3/workspaces', { id: ws });
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {}, bob: {} } });
+    const long = 'Miso ' + 'and the garden and the river '.repeat(10);
+    const turns = Array.from({ length: 12 }, (_, i) => ({ peer_id: i % 2 === 0 ? 'alice' : 'bob', content: `turn ${i}: ${long}` }));
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: turns })).status).toBe(201);
+    fake.script.chat({ toolCalls: [{ name: 'grep_messages', arguments: { text: 'Miso' } }] });
+    fake.script.chat({ toolCalls: [{ name: 'grep_messages', arguments: { text: 'garden' } }] });
+    fake.script.chat({ text: 'done' });
+    const r = await api.post(`/v3/workspaces/${ws}/peers/alice/chat`, { query: 'What about Miso?', session_id: 's1' });
+    expect(r.status).toBe(200);
+    const [first, second, third] = chatRequests();
+    // the history: a few newest turns within 60 tokens, each message cut after 50 characters
+    const [, shown = ''] = systemMessage(first).split('The newest messages of the current session:\n');
+    const lines = shown.split('\n').filter((line) => line.includes('[session s1]'));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.length).toBeLessThan(4);
+    // a line's content: the message's first 50 characters, marked as cut
+    const shownContent = (line: string) => line.slice(line.indexOf(': turn ') + 2);
+    const cutTo50 = (line: string) => `${turns[Number(/: turn (\d+):/.exec(line)![1])].content.slice(0, 50)} [cut]`;
+    expect(lines.at(-1)).toContain(' bob: turn 11: ');
+    for (const line of lines) expect(shownContent(line)).toBe(cutTo50(line));
+    expect(tokenCount(lines.join('\n'))).toBeLessThanOrEqual(60 + lines.length);
+    // a tool result cut at 300 characters, its messages cut at 50
+    const [grep] = toolResults(second);
+    expect(grep.length).toBeLessThanOrEqual(300);
+    expect(grep).toMatch(/\[cut: \d+ more characters\]$/);
+    expect(shownContent(grep.split('\n')[0])).toBe(cutTo50(grep.split('\n')[0]));
+    expect(toolResults(third)).toHaveLength(2);
+
+    // DIALECTIC_MAX_INPUT_TOKENS: two tool results of about 1,000 tokens each (nothing cut) do not
+    // fit in 1,500, so the last turn drops the oldest; with the default both are sent
+    for (const [env, kept] of [[{ DIALECTIC_MAX_INPUT_TOKENS: '1500' }, 1], [{}, 2]] as const) {
+      const other = await app(env);
+      const otherWs = uniqueId();
+      await other.post('/v3/workspaces', { id: otherWs });
+      await other.post(`/v3/workspaces/${otherWs}/sessions`, { id: 's1', peers: { alice: {}, bob: {} } });
+      expect((await other.post(`/v3/workspaces/${otherWs}/sessions/s1/messages`, { messages: turns })).status).toBe(201);
+      fake.script.chat({ toolCalls: [{ name: 'grep_messages', arguments: { text: 'Miso' } }] });
+      fake.script.chat({ toolCalls: [{ name: 'grep_messages', arguments: { text: 'garden' } }] });
+      fake.script.chat({ text: 'done' });
+      expect((await other.post(`/v3/workspaces/${otherWs}/peers/alice/chat`, { query: 'What about Miso?' })).status).toBe(200);
+      const last = chatRequests()[2];
+      expect(toolResults(chatRequests()[1])[0]).not.toContain('[cut');
+      expect(tokenCount(toolResults(chatRequests()[1])[0])).toBeGreaterThan(800);
+      expect(toolResults(last)).toHaveLength(kept);
+    }
+  });
+
   it('peer_card.use false leaves the cards out; minimal gets two tools, 250 output tokens and 10 prefetched', async () => {
     const api = await app();
     const ws = await world(api);

@@ -5,7 +5,7 @@ import { nearestConclusions, rankedTerms } from '../memory/conclusions.js';
 import { searchMessages, searchTerms } from '../messages/search.js';
 import type { Tool } from './tool-loop.js';
 
-/** LLM_MAX_MESSAGE_CONTENT_CHARS: the most characters of one message a tool shows. */
+/** LLM_MAX_MESSAGE_CONTENT_CHARS's default: the most characters of one message a tool shows. */
 export const MAX_MESSAGE_CHARS = 2_000;
 /** Sessions the date-range tool reads at most (each one query); more are named as left out. */
 export const DATE_RANGE_MAX_SESSIONS = 200;
@@ -22,17 +22,20 @@ export interface ChatScope {
   explicitOnly: boolean;
   /** The sessions message tools may read: the chat's session, else the observer's (allowlist applied); 'all' for a workspace chat. */
   sessions: string[] | 'all';
+  /** How messages are shown: renderMessage with LLM_MAX_MESSAGE_CONTENT_CHARS. */
+  render: (m: MessageRecord) => string;
 }
 
 const day = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-const cut = (text: string) => (text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)} [cut]` : text);
 
 export function renderConclusion(c: ConclusionRecord): string {
   return `[id ${c.id}] [${c.level}] [${day(c.createdAt)}] ${c.content}`;
 }
 
-export function renderMessage(m: MessageRecord): string {
-  return `[${day(m.createdAt)}] [session ${m.sessionId}] ${m.peerId}: ${cut(m.content)}`;
+/** A message as a chat shows it, its content cut after `maxChars` characters. */
+export function renderMessage(m: MessageRecord, maxChars = MAX_MESSAGE_CHARS): string {
+  const content = m.content.length > maxChars ? `${m.content.slice(0, maxChars)} [cut]` : m.content;
+  return `[${day(m.createdAt)}] [session ${m.sessionId}] ${m.peerId}: ${content}`;
 }
 
 const list = (lines: string[], none: string) => (lines.length === 0 ? none : lines.join('\n'));
@@ -100,7 +103,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
       async execute(args) {
         if (noSessions) return 'No messages: there are no sessions to search.';
         const found = await searchMessages(ctx, { workspaceId }, { query: String(args.query), filters: sessionFilter, limit: Number(args.limit), generation: 'v3' });
-        return list(found.map(renderMessage), 'No messages found.');
+        return list(found.map(scope.render), 'No messages found.');
       },
     },
   ];
@@ -122,7 +125,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         const ids = candidates.filter((c) => c.content.toLowerCase().includes(needle)).map((c) => c.id);
         const found = (await ctx.store.messages.byIds(workspaceId, ids.slice(0, Number(args.limit)))).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
         const more = ids.length > found.length ? `\n(${ids.length - found.length} more matches not shown)` : '';
-        return list(found.map(renderMessage), `No message contains "${text}".`) + more;
+        return list(found.map(scope.render), `No message contains "${text}".`) + more;
       },
     },
     {
@@ -146,7 +149,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
           .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
           .slice(0, limit);
         const left = all.length > sessions.length ? `\n(only the first ${sessions.length} of ${all.length} sessions were read)` : '';
-        return list(found.map(renderMessage), 'No messages in that range.') + left;
+        return list(found.map(scope.render), 'No messages in that range.') + left;
       },
     },
     {
@@ -163,7 +166,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         const range = timeFilter(dateArg(args.after, 'after'), dateArg(args.before, 'before'));
         const filters = range ? { ...sessionFilter, created_at: range } : sessionFilter;
         const found = await searchMessages(ctx, { workspaceId }, { query: String(args.query), filters, limit: Number(args.limit), generation: 'v3' });
-        return list(found.map(renderMessage), 'No messages found.');
+        return list(found.map(scope.render), 'No messages found.');
       },
     },
   );
@@ -178,7 +181,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         const allowed = new Set(scope.sessions === 'all' ? [] : scope.sessions);
         const sources = (await ctx.store.messages.byIds(workspaceId, (conclusion.sourceIds ?? []).slice(0, 10))).filter((m) => scope.sessions === 'all' || allowed.has(m.sessionId));
         if (sources.length === 0) return `${renderConclusion(conclusion)}\nNo source messages are recorded (or visible) for it.`;
-        const blocks = await Promise.all(sources.map(async (m) => (await ctx.store.reasoning.messagesUpTo(workspaceId, m.sessionId, m.id, 3)).map(renderMessage).join('\n')));
+        const blocks = await Promise.all(sources.map(async (m) => (await ctx.store.reasoning.messagesUpTo(workspaceId, m.sessionId, m.id, 3)).map(scope.render).join('\n')));
         return `${renderConclusion(conclusion)}\nSources:\n${blocks.join('\n---\n')}`;
       },
     });

@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv';
 import { LRUCache } from 'lru-cache';
 import { ModelError, type ChatMessage, type ChatModel, type JsonSchema, type Usage } from '../../llm/provider.js';
-import type { ConclusionRecord, JsonObject } from '../../storage/store.js';
+import type { ConclusionRecord, JsonObject, MessageRecord } from '../../storage/store.js';
 import { sessionOrder } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { DomainError, invalidInput, notFound, unavailable } from '../errors.js';
@@ -21,10 +21,6 @@ export interface DialecticLevelLimits {
   toolChoice?: 'auto' | 'required' | 'none';
 }
 
-/** DIALECTIC_SESSION_HISTORY_MAX_TOKENS: newest session messages shown with a session_id. */
-export const SESSION_HISTORY_MAX_TOKENS = 4_096;
-/** DIALECTIC_MAX_INPUT_TOKENS: input over this drops the oldest tool turns. */
-export const MAX_INPUT_TOKENS = 100_000;
 /** Most sessions of the observer its message tools search. */
 export const MAX_OBSERVER_SESSIONS = 1_000;
 
@@ -98,7 +94,7 @@ function usableSchema(format: JsonObject): { schema: JsonSchema; validate: (text
 async function prefetchMessages(scope: ChatScope, query: string, limit: number): Promise<string> {
   const filters = scope.sessions === 'all' ? null : { session_id: { in: scope.sessions } };
   const found = await searchMessages(scope.ctx, { workspaceId: scope.workspaceId }, { query, filters, limit, generation: 'v3' });
-  return found.length > 0 ? `Messages found:\n${found.map(renderMessage).join('\n')}` : 'Messages found: none.';
+  return found.length > 0 ? `Messages found:\n${found.map(scope.render).join('\n')}` : 'Messages found: none.';
 }
 
 async function observerSessions(ctx: DomainContext, workspaceId: string, observerId: string): Promise<string[]> {
@@ -124,13 +120,19 @@ function prefixTokenCount(prefix: string): number {
   return counted;
 }
 
-/** The newest messages of the session, oldest first, within `maxTokens`. */
-async function sessionHistory(ctx: DomainContext, workspaceId: string, sessionId: string, maxTokens: number): Promise<string[]> {
+/** The newest messages of the session, oldest first, within `maxTokens`, as `render` shows them. */
+async function sessionHistory(
+  ctx: DomainContext,
+  workspaceId: string,
+  sessionId: string,
+  maxTokens: number,
+  render: (m: MessageRecord) => string,
+): Promise<string[]> {
   const newest = await ctx.store.messages.recent(workspaceId, sessionId, 100);
   const lines: string[] = [];
   let used = 0;
   for (const message of newest) {
-    const line = renderMessage(message);
+    const line = render(message);
     // a message's own count is stored: only its line's prefix is counted here (plus one token
     // for the join), unless the line cut the content short
     const content = line.endsWith(message.content) ? message.content : undefined;
@@ -203,6 +205,7 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
   if (request.sessionId !== undefined && session === undefined) throw notFound(`Session ${request.sessionId} not found in workspace ${workspaceId}`);
 
   const limits = (ctx.reasoning?.settings.dialectic ?? DEFAULT_REASONING_SETTINGS.dialectic!)[request.level];
+  const chatSettings = ctx.reasoning?.settings.chat ?? DEFAULT_REASONING_SETTINGS.chat!;
 
   // what the observer may see
   let sessions: string[] | 'all' =
@@ -217,6 +220,7 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
     conclusions: observerId !== undefined && targetId !== undefined ? { workspaceId, observerId, observedId: targetId, sessionIds: request.allowlist } : undefined,
     explicitOnly: request.allowlist !== undefined,
     sessions,
+    render: (m) => renderMessage(m, chatSettings.maxMessageChars),
   };
   const minimal = request.level === 'minimal';
   const tools = chatTools(scope, { minimal });
@@ -232,7 +236,8 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
           ofTarget: targetId !== observerId ? ((await store.memory.findPeerCard(workspaceId, observerId, targetId)) ?? null) : null,
         }
       : {};
-  const history = request.sessionId !== undefined ? await sessionHistory(ctx, workspaceId, request.sessionId, SESSION_HISTORY_MAX_TOKENS) : [];
+  const history =
+    request.sessionId !== undefined ? await sessionHistory(ctx, workspaceId, request.sessionId, chatSettings.sessionHistoryMaxTokens, scope.render) : [];
 
   // prefetch (R5 step 3): explicit and derived conclusions for the question
   const prefetchSize = minimal ? 10 : 25;
@@ -268,7 +273,8 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
           maxIterations: limits.maxToolIterations,
           maxOutputTokens: limits.maxOutputTokens,
           toolChoice: limits.toolChoice,
-          maxInputTokens: MAX_INPUT_TOKENS,
+          maxInputTokens: chatSettings.maxInputTokens,
+          maxToolOutputChars: chatSettings.maxToolOutputChars,
           signal,
           // a JSON answer is sent once validated, not piece by piece
           onText: format === undefined ? onText : undefined,

@@ -277,7 +277,8 @@ function briefing(payload: DreamPayload, card: string[] | undefined, role: strin
 async function specialist(ctx: DomainContext, model: ChatModel, module: ModelModule, prompt: string, tools: Tool[], turns: number, signal?: AbortSignal): Promise<void> {
   const limits = ctx.reasoning?.settings.dream;
   const maxIterations = Math.min(turns, limits?.maxToolIterations ?? turns);
-  await runToolLoop({ model, module, messages: [{ role: 'user', content: prompt }], tools, maxIterations, maxInputTokens: limits?.historyTokenLimit, signal });
+  const maxToolOutputChars = ctx.reasoning?.settings.chat?.maxToolOutputChars;
+  await runToolLoop({ model, module, messages: [{ role: 'user', content: prompt }], tools, maxIterations, maxInputTokens: limits?.historyTokenLimit, maxToolOutputChars, signal });
 }
 
 /** Runs one dream; on success of an omni dream the collection's last dream time and explicit count are stored. */

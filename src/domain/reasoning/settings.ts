@@ -51,6 +51,13 @@ export interface ReasoningSettings {
   embedMessages: boolean;
   /** EMBEDDING_MAX_INPUT_TOKENS (8192): longer texts are embedded in overlapping chunks. */
   embeddingMaxInputTokens: number;
+  /**
+   * Peer chat: DIALECTIC_MAX_INPUT_TOKENS (100000: input over this drops the oldest tool turns),
+   * DIALECTIC_SESSION_HISTORY_MAX_TOKENS (4096: the newest session messages in the prompt),
+   * LLM_MAX_TOOL_OUTPUT_CHARS (10000: of one tool result) and LLM_MAX_MESSAGE_CONTENT_CHARS
+   * (2000: of one message a tool or the prompt shows). The defaults when absent.
+   */
+  chat?: { maxInputTokens: number; sessionHistoryMaxTokens: number; maxToolOutputChars: number; maxMessageChars: number };
   /** DIALECTIC_LEVELS__<level>__{MAX_TOOL_ITERATIONS,MAX_OUTPUT_TOKENS,TOOL_CHOICE}; the reference's table when absent. */
   dialectic?: Record<'minimal' | 'low' | 'medium' | 'high' | 'max', { maxToolIterations: number; maxOutputTokens: number; toolChoice?: 'auto' | 'required' | 'none' }>;
 }
@@ -71,6 +78,7 @@ export const DEFAULT_REASONING_SETTINGS: ReasoningSettings = {
   dream: { enabled: true, documentThreshold: 50, idleTimeoutMinutes: 60, minHoursBetweenDreams: 8, enabledTypes: ['omni'], maxToolIterations: 20, historyTokenLimit: 16_384 },
   embedMessages: true,
   embeddingMaxInputTokens: 8_192,
+  chat: { maxInputTokens: 100_000, sessionHistoryMaxTokens: 4_096, maxToolOutputChars: 10_000, maxMessageChars: 2_000 },
   // the reference's level table (reasoning.md R1)
   dialectic: {
     minimal: { maxToolIterations: 1, maxOutputTokens: 250, toolChoice: 'auto' },
