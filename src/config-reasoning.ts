@@ -274,6 +274,7 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
     },
     embedMessages: boolean('EMBED_MESSAGES', d.embedMessages),
     embeddingMaxInputTokens: embedding.maxInputTokens,
+    embeddingMaxTokensPerRequest: integer('EMBEDDING_MAX_TOKENS_PER_REQUEST', d.embeddingMaxTokensPerRequest!, 16, 100_000_000),
   };
 
   reasoning.dialectic = Object.fromEntries(

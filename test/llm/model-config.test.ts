@@ -145,6 +145,7 @@ describe('model settings', () => {
       DIALECTIC_SESSION_HISTORY_MAX_TOKENS: '1024',
       LLM_MAX_TOOL_OUTPUT_CHARS: '4000',
       LLM_MAX_MESSAGE_CONTENT_CHARS: '500',
+      EMBEDDING_MAX_TOKENS_PER_REQUEST: '20000',
     });
     expect(config.reasoning).toEqual({
       deriver: { enabled: false, deduplicate: false, maxInputTokens: 10000, maxCustomInstructionsTokens: 500, workUnitTargetTokens: 0, batchTargetInputTokens: 2048, batchMaxAgeSeconds: 60, flushEnabled: true },
@@ -153,6 +154,7 @@ describe('model settings', () => {
       dream: { enabled: false, documentThreshold: 20, idleTimeoutMinutes: 5, minHoursBetweenDreams: 1, enabledTypes: ['omni', 'card_refresh'], maxToolIterations: 4, historyTokenLimit: 8000 },
       embedMessages: false,
       embeddingMaxInputTokens: 8192,
+      embeddingMaxTokensPerRequest: 20000,
       chat: { maxInputTokens: 16000, sessionHistoryMaxTokens: 1024, maxToolOutputChars: 4000, maxMessageChars: 500 },
       dialectic: DEFAULT_REASONING_SETTINGS.dialectic,
     });

@@ -252,6 +252,23 @@ describe('messages are embedded in the background', () => {
     expect(found.map((f) => f.messageId)).toEqual([sent.body[1].id, sent.body[0].id]);
   });
 
+  it('in requests of at most EMBEDDING_MAX_TOKENS_PER_REQUEST tokens (a longer text alone)', async () => {
+    const s = await setup({ EMBEDDING_MAX_TOKENS_PER_REQUEST: '40', DERIVER_ENABLED: 'false' });
+    const { api, ws } = s;
+    const contents = Array.from({ length: 12 }, (_, i) => `message ${i} about the garden, the river and the old mill`);
+    contents.push(Array.from({ length: 60 }, (_, i) => `word${i}`).join(' '));
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: contents.map((content) => ({ peer_id: 'alice', content })) })).status).toBe(201);
+    await drain(s);
+    const requests = fake.requests('embeddings').map(inputsOf);
+    // every message embedded once, in order, over several requests
+    expect(requests.flat()).toEqual(contents);
+    expect(requests.length).toBeGreaterThan(3);
+    for (const inputs of requests.filter((inputs) => inputs.length > 1)) expect(inputs.reduce((sum, text) => sum + tokenCount(text), 0)).toBeLessThanOrEqual(40);
+    // the long one, over the limit by itself, alone
+    expect(tokenCount(contents.at(-1)!)).toBeGreaterThan(40);
+    expect(requests.at(-1)).toEqual([contents.at(-1)]);
+  });
+
   it('not with EMBED_MESSAGES=false', async () => {
     const off = await setup({ EMBED_MESSAGES: 'false', DERIVER_ENABLED: 'false' });
     await off.api.post(`/v3/workspaces/${off.ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'hello there' }] });

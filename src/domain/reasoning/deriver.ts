@@ -267,7 +267,7 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
     facts = answer.value;
     // the facts' embeddings in one go, before the write transaction opens
     const embedder = embedderOf(ctx);
-    vectors = embedder === undefined || facts.length === 0 ? undefined : await embedInBatches(embedder, facts, options.signal);
+    vectors = embedder === undefined || facts.length === 0 ? undefined : await embedInBatches(embedder, facts, options.signal, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
   } catch (error) {
     // model failures only; anything else (the store going away) is the worker's to handle
     if (!(error instanceof ModelOutputError || error instanceof ModelError)) throw error;

@@ -63,7 +63,7 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
     }
     if (accepted.length === 0) return report.join('\n') || 'nothing to create';
     const embedder = embedderOf(ctx);
-    const vectors = embedder === undefined ? undefined : await embedInBatches(embedder, accepted.map((a) => a.item.content), signal);
+    const vectors = embedder === undefined ? undefined : await embedInBatches(embedder, accepted.map((a) => a.item.content), signal, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
     const now = ctx.now();
     const drafts: ConclusionDraft[] = accepted.map(({ item, sources }, index) => {
       const newest = sources.reduce((a, b) => (b.createdAt > a.createdAt ? b : a));

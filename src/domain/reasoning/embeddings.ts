@@ -34,7 +34,7 @@ export const MESSAGES_PER_EMBED_JOB = 100;
 /** Most texts in one embedding request (OpenAI takes 2048; smaller keeps a request's size modest). */
 export const TEXTS_PER_EMBED_REQUEST = 64;
 
-/** Most tokens in one embedding request (EMBEDDING_MAX_TOKENS_PER_REQUEST of the reference: 300,000). */
+/** Most tokens in one embedding request: EMBEDDING_MAX_TOKENS_PER_REQUEST's default (300,000, the reference's). */
 export const TOKENS_PER_EMBED_REQUEST = 300_000;
 
 /** The share of a chunk that the next one repeats. */
@@ -76,10 +76,10 @@ export function chunkText(text: string, maxTokens: number): string[] {
 }
 
 /**
- * Embeds `texts` in requests of at most TEXTS_PER_EMBED_REQUEST texts and TOKENS_PER_EMBED_REQUEST
- * tokens (each text at most `maxTokens`), one vector per text in order.
+ * Embeds `texts` in requests of at most TEXTS_PER_EMBED_REQUEST texts and `maxTokensPerRequest`
+ * tokens (EMBEDDING_MAX_TOKENS_PER_REQUEST; a longer text goes alone), one vector per text in order.
  */
-export async function embedInBatches(embedder: Embedder, texts: string[], signal?: AbortSignal): Promise<number[][]> {
+export async function embedInBatches(embedder: Embedder, texts: string[], signal?: AbortSignal, maxTokensPerRequest = TOKENS_PER_EMBED_REQUEST): Promise<number[][]> {
   const vectors: number[][] = [];
   let batch: string[] = [];
   let tokens = 0;
@@ -93,7 +93,7 @@ export async function embedInBatches(embedder: Embedder, texts: string[], signal
   };
   for (const text of texts) {
     const size = tokenCount(text);
-    if (batch.length >= TEXTS_PER_EMBED_REQUEST || (batch.length > 0 && tokens + size > TOKENS_PER_EMBED_REQUEST)) await flush();
+    if (batch.length >= TEXTS_PER_EMBED_REQUEST || (batch.length > 0 && tokens + size > maxTokensPerRequest)) await flush();
     batch.push(text);
     tokens += size;
   }
@@ -110,7 +110,7 @@ export async function embedForRequest(ctx: DomainContext, texts: string[], what:
   const embedder = embedderOf(ctx);
   if (embedder === undefined || texts.length === 0) return undefined;
   try {
-    return await embedInBatches(embedder, texts);
+    return await embedInBatches(embedder, texts, undefined, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
   } catch (error) {
     if (!(error instanceof ModelError)) throw error;
     throw unavailable(`The embedding model (${embedder.name}) failed, so ${what}: ${error.message}. Try again later.`);
@@ -156,7 +156,7 @@ export async function embedStoredMessages(ctx: DomainContext, payload: EmbedMess
   if (pieces.length === 0) return { kind: 'skipped', reason: 'no message with text to embed' };
   let vectors: number[][];
   try {
-    vectors = await embedInBatches(embedder, pieces.map((p) => p.text), signal);
+    vectors = await embedInBatches(embedder, pieces.map((p) => p.text), signal, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
   } catch (error) {
     if (!(error instanceof ModelError)) throw error;
     return { kind: 'failed', error: error.message, retryable: error.retryable };
@@ -188,7 +188,7 @@ export async function embedStoredConclusions(ctx: DomainContext, payload: EmbedC
   if (found.length === 0) return { kind: 'skipped', reason: 'the conclusions were deleted' };
   let vectors: number[][];
   try {
-    vectors = await embedInBatches(embedder, found.map((c) => c.content), signal);
+    vectors = await embedInBatches(embedder, found.map((c) => c.content), signal, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
   } catch (error) {
     if (!(error instanceof ModelError)) throw error;
     return { kind: 'failed', error: error.message, retryable: error.retryable };

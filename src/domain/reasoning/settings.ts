@@ -51,6 +51,8 @@ export interface ReasoningSettings {
   embedMessages: boolean;
   /** EMBEDDING_MAX_INPUT_TOKENS (8192): longer texts are embedded in overlapping chunks. */
   embeddingMaxInputTokens: number;
+  /** EMBEDDING_MAX_TOKENS_PER_REQUEST (300000): most tokens sent in one embedding request; the default when absent. */
+  embeddingMaxTokensPerRequest?: number;
   /**
    * Peer chat: DIALECTIC_MAX_INPUT_TOKENS (100000: input over this drops the oldest tool turns),
    * DIALECTIC_SESSION_HISTORY_MAX_TOKENS (4096: the newest session messages in the prompt),
@@ -78,6 +80,7 @@ export const DEFAULT_REASONING_SETTINGS: ReasoningSettings = {
   dream: { enabled: true, documentThreshold: 50, idleTimeoutMinutes: 60, minHoursBetweenDreams: 8, enabledTypes: ['omni'], maxToolIterations: 20, historyTokenLimit: 16_384 },
   embedMessages: true,
   embeddingMaxInputTokens: 8_192,
+  embeddingMaxTokensPerRequest: 300_000,
   chat: { maxInputTokens: 100_000, sessionHistoryMaxTokens: 4_096, maxToolOutputChars: 10_000, maxMessageChars: 2_000 },
   // the reference's level table (reasoning.md R1)
   dialectic: {
