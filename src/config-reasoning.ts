@@ -79,7 +79,22 @@ export function splitModel(value: string): { transport?: Transport; model: strin
   return { model: value };
 }
 
-export function parseReasoningConfig(readExact: Read, problems: string[]): { reasoning: ReasoningSettings; models: ModelSettings } {
+/**
+ * Reference settings Engram does not read, with what does the job here: a reference `.env` that
+ * sets one is told so at start-up rather than silently ignored.
+ */
+const NOT_READ: Record<string, string> = {
+  DERIVER_WORKERS: 'each server process runs WORKER_CONCURRENCY background jobs at a time, reasoning work at most half of them',
+  DERIVER_WORKING_REPRESENTATION_MAX_OBSERVATIONS: "the deriver's prompt holds the batch's messages only, not the stored conclusions",
+  DIALECTIC_MAX_OUTPUT_TOKENS: 'set DIALECTIC_LEVELS__<level>__MAX_OUTPUT_TOKENS',
+  DIALECTIC_HISTORY_TOKEN_LIMIT: "a chat's input is bounded by DIALECTIC_MAX_INPUT_TOKENS and DIALECTIC_SESSION_HISTORY_MAX_TOKENS",
+  EMBEDDING_MAX_CONCURRENT_EMBEDDINGS: 'LLM_MAX_CONCURRENT_CALLS bounds the calls in flight to each endpoint',
+  EMBEDDING_MODEL_CONFIG__ENCODING_FORMAT_MODE: 'set EMBEDDING_ENCODING_FORMAT (float or base64)',
+  EMBEDDING_MODEL_CONFIG__TIMEOUT: 'LLM_TIMEOUT_MS bounds every model call',
+  GET_CONTEXT_MAX_TOKENS: 'the context routes take tokens up to 100,000, as their interface documents',
+};
+
+export function parseReasoningConfig(readExact: Read, problems: string[]): { reasoning: ReasoningSettings; models: ModelSettings; settingNotices: string[] } {
   // the reference reads names without regard to case: DIALECTIC_LEVELS__low__ and __LOW__ both work
   const read: Read = (key) => readExact(key) ?? (key.startsWith('DIALECTIC_LEVELS__') ? readExact(key.toUpperCase()) : undefined);
   const { number, integer, boolean, oneOf, url, list } = settingReaders(read, problems);
@@ -280,5 +295,8 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
   reasoning.dialectic = Object.fromEntries(
     DIALECTIC_LEVELS.map((level) => [level, { maxToolIterations: dialectic[level].maxToolIterations, maxOutputTokens: dialectic[level].maxOutputTokens, toolChoice: dialectic[level].toolChoice }]),
   ) as ReasoningSettings['dialectic'];
-  return { reasoning, models: { transports, modules, dialectic, embedding, calls } };
+  const settingNotices = Object.entries(NOT_READ)
+    .filter(([name]) => read(name) !== undefined)
+    .map(([name, instead]) => `${name} is a reference setting Engram does not read: ${instead}`);
+  return { reasoning, models: { transports, modules, dialectic, embedding, calls }, settingNotices };
 }

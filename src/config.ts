@@ -86,6 +86,8 @@ export interface Config {
   reasoning: ReasoningSettings;
   /** Models per module, credentials, and how model calls are made (config-reasoning.ts). */
   models: ModelSettings;
+  /** Reference settings that are set but not read by Engram, each with what to use instead: logged at start-up. */
+  settingNotices: string[];
 }
 
 export const DEFAULT_SQLITE_PATH = './data/engram.db';

@@ -65,6 +65,7 @@ export async function serve(config: Config): Promise<void> {
   const { app, models, jobMetrics } = await buildApp({ config, database, workers: () => worker?.status() });
   for (const step of database.migrations.filter((s) => s.applied)) app.log.info({ migration: step.name }, 'migration applied');
   app.log.info(describeReasoning(config.models));
+  for (const notice of config.settingNotices) app.log.warn(notice);
   const worker = config.runWorkers ? createWorker(config, database, app.log, models, jobMetrics.onAttempt) : undefined;
 
   let stopping = false;

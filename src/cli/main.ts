@@ -36,6 +36,7 @@ async function runWorker(config: Config): Promise<void> {
   worker.start();
   logger.info(server === undefined ? {} : { metrics: `http://${config.host}:${config.port}/metrics` }, 'worker started');
   logger.info(describeReasoning(config.models));
+  for (const notice of config.settingNotices) logger.warn(notice);
 }
 
 /**

@@ -164,6 +164,14 @@ describe('model settings', () => {
     ]);
   });
 
+  it('names the reference settings it does not read, when they are set', () => {
+    expect(load({ LLM_OPENAI_API_KEY: 'sk-x' }).settingNotices).toEqual([]);
+    expect(load({ EMBEDDING_MAX_CONCURRENT_EMBEDDINGS: '4', GET_CONTEXT_MAX_TOKENS: '50000' }).settingNotices).toEqual([
+      'EMBEDDING_MAX_CONCURRENT_EMBEDDINGS is a reference setting Engram does not read: LLM_MAX_CONCURRENT_CALLS bounds the calls in flight to each endpoint',
+      'GET_CONTEXT_MAX_TOKENS is a reference setting Engram does not read: the context routes take tokens up to 100,000, as their interface documents',
+    ]);
+  });
+
   it('dream types: the reference default, a comma list, and unknown types named', () => {
     expect(load({}).reasoning.dream).toMatchObject({ enabledTypes: ['omni'], maxToolIterations: 20, historyTokenLimit: 16_384 });
     expect(load({ DREAM_ENABLED_TYPES: 'card_refresh' }).reasoning.dream.enabledTypes).toEqual(['card_refresh']);

@@ -9,11 +9,11 @@ import { DIALECT } from '../support/test-app.js';
 const fake = await startFakeModelServer();
 afterAll(() => fake.close());
 
-async function startupOutput(env: Record<string, string>, nodeOptions: string[] = []): Promise<string> {
+async function startupOutput(env: Record<string, string>, nodeOptions: string[] = [], until = /reasoning (on|off)/): Promise<string> {
   const server = await startServerProcess({ DATABASE_URL: ':memory:', ...env }, [], nodeOptions);
   try {
     const deadline = Date.now() + 10_000;
-    while (!/reasoning (on|off)/.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (!until.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     return server.output();
   } finally {
     server.child.kill('SIGTERM');
@@ -31,6 +31,14 @@ describe.skipIf(DIALECT === 'postgres')('the start-up line about reasoning', () 
   it('names the models when one is configured', async () => {
     const output = await startupOutput(fake.env());
     expect(output).toContain('reasoning on: deriver openai/fake-chat, dialectic openai/fake-chat, embeddings openai/fake-embed (size from the first answer)');
+  });
+
+  it('names each reference setting that is set but not read, with what to use instead', async () => {
+    const output = await startupOutput({ ...fake.env(), DERIVER_WORKERS: '4', DIALECTIC_MAX_OUTPUT_TOKENS: '4096' }, [], /DIALECTIC_MAX_OUTPUT_TOKENS is/);
+    expect(output).toContain('DERIVER_WORKERS is a reference setting Engram does not read: each server process runs WORKER_CONCURRENCY background jobs at a time');
+    expect(output).toContain('DIALECTIC_MAX_OUTPUT_TOKENS is a reference setting Engram does not read: set DIALECTIC_LEVELS__<level>__MAX_OUTPUT_TOKENS');
+    expect(output).not.toContain('GET_CONTEXT_MAX_TOKENS');
+    expect(await startupOutput(fake.env())).not.toContain('does not read');
   });
 
   it('a bad model setting stops start-up naming it', () => {
