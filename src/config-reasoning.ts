@@ -2,6 +2,7 @@ import { DEFAULT_REASONING_SETTINGS, type ReasoningSettings } from './domain/rea
 import type { StructuredOutputMode } from './llm/provider.js';
 import { settingReaders, type Read } from './setting-readers.js';
 import {
+  credentialsHint,
   DEFAULT_CALL_SETTINGS,
   DIALECTIC_LEVELS,
   EMBEDDING_ENCODINGS,
@@ -66,8 +67,6 @@ const MODEL_CONFIG_KEYS = [
   'OVERRIDES__BASE_URL',
   'OVERRIDES__PROVIDER_PARAMS',
 ];
-
-const credentialsOf = (transport: Transport) => `LLM_${transport.toUpperCase()}_API_KEY or LLM_${transport.toUpperCase()}_BASE_URL`;
 
 /** `"openai/gpt-4o-mini"` -> transport and model; a prefix that names no transport stays part of the model. */
 export function splitModel(value: string): { transport?: Transport; model: string } {
@@ -163,7 +162,7 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
       return undefined;
     }
     const fallback = chatModel(fallbackPrefix, maxOutputTokens, false);
-    if (!fallback.configured) problems.push(`${fallbackPrefix}MODEL uses ${fallback.transport}, which has no ${credentialsOf(fallback.transport)} (or set ${fallbackPrefix}OVERRIDES__API_KEY or __BASE_URL)`);
+    if (!fallback.configured) problems.push(`${fallbackPrefix}MODEL uses ${fallback.transport}, which has no ${credentialsHint(fallback.transport)} (or set ${fallbackPrefix}OVERRIDES__API_KEY or __BASE_URL)`);
     return fallback.configured ? fallback : undefined;
   };
 

@@ -5,7 +5,7 @@ import { Semaphore, type ModelCallObserver } from './http-call.js';
 import { OpenAiChatModel, OpenAiEmbedder } from './openai/openai-provider.js';
 import type { ChatModel, Embedder, Models } from './provider.js';
 import type { ChatModelSettings, ChatModule, DialecticLevel, ModelSettings, Transport } from './settings.js';
-import { DIALECTIC_LEVELS } from './settings.js';
+import { credentialsHint, DIALECTIC_LEVELS } from './settings.js';
 
 export type { ModelCallEvent, ModelCallObserver } from './http-call.js';
 export type { FallbackEvent } from './fallback.js';
@@ -58,7 +58,6 @@ export function buildModels(settings: ModelSettings, observer?: ModelCallObserve
   };
 }
 
-const credentialsHint = (transport: Transport) => `LLM_${transport.toUpperCase()}_API_KEY or LLM_${transport.toUpperCase()}_BASE_URL`;
 
 /** The start-up line that says whether reasoning is on, with which models, and if not why. */
 export function describeReasoning(settings: ModelSettings): string {

@@ -5,6 +5,9 @@ import type { ModelModule, StructuredOutputMode } from './provider.js';
 export type Transport = 'openai' | 'anthropic' | 'gemini';
 export const TRANSPORTS: readonly Transport[] = ['openai', 'anthropic', 'gemini'];
 
+/** The settings that give a transport its credentials, as messages name them. */
+export const credentialsHint = (transport: Transport) => `LLM_${transport.toUpperCase()}_API_KEY or LLM_${transport.toUpperCase()}_BASE_URL`;
+
 export type DialecticLevel = 'minimal' | 'low' | 'medium' | 'high' | 'max';
 export const DIALECTIC_LEVELS: readonly DialecticLevel[] = ['minimal', 'low', 'medium', 'high', 'max'];
 
