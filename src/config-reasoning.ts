@@ -85,7 +85,6 @@ export function splitModel(value: string): { transport?: Transport; model: strin
 const NOT_READ: Record<string, string> = {
   DERIVER_WORKERS: 'each server process runs WORKER_CONCURRENCY background jobs at a time, reasoning work at most half of them',
   DERIVER_WORKING_REPRESENTATION_MAX_OBSERVATIONS: "the deriver's prompt holds the batch's messages only, not the stored conclusions",
-  DIALECTIC_MAX_OUTPUT_TOKENS: 'set DIALECTIC_LEVELS__<level>__MAX_OUTPUT_TOKENS',
   DIALECTIC_HISTORY_TOKEN_LIMIT: "a chat's input is bounded by DIALECTIC_MAX_INPUT_TOKENS and DIALECTIC_SESSION_HISTORY_MAX_TOKENS",
   EMBEDDING_MAX_CONCURRENT_EMBEDDINGS: 'LLM_MAX_CONCURRENT_CALLS bounds the calls in flight to each endpoint',
   EMBEDDING_MODEL_CONFIG__ENCODING_FORMAT_MODE: 'set EMBEDDING_ENCODING_FORMAT (float or base64)',
@@ -202,11 +201,14 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
     Object.entries(CHAT_MODULE_PREFIXES).map(([module, prefix]) => [module, chatModel(prefix, defaultMaxTokens)]),
   ) as Record<ChatModule, ChatModelSettings>;
 
+  const dialecticMaxOutputTokens = integer('DIALECTIC_MAX_OUTPUT_TOKENS', LEVEL_DEFAULTS.low.maxOutputTokens, 1, 1_000_000);
   const dialectic = Object.fromEntries(
     DIALECTIC_LEVELS.map((level) => {
       const prefix = `DIALECTIC_LEVELS__${level}__`;
       const defaults = LEVEL_DEFAULTS[level];
-      const maxOutputTokens = integer(`${prefix}MAX_OUTPUT_TOKENS`, defaults.maxOutputTokens, 1, 1_000_000);
+      // DIALECTIC_MAX_OUTPUT_TOKENS is the levels' default; minimal keeps its lower one
+      const levelDefault = level === 'minimal' ? Math.min(defaults.maxOutputTokens, dialecticMaxOutputTokens) : dialecticMaxOutputTokens;
+      const maxOutputTokens = integer(`${prefix}MAX_OUTPUT_TOKENS`, levelDefault, 1, 1_000_000);
       const settings: DialecticLevelSettings = {
         model: chatModel(`${prefix}MODEL_CONFIG__`, maxOutputTokens),
         maxToolIterations: integer(`${prefix}MAX_TOOL_ITERATIONS`, defaults.maxToolIterations, 1, 100),

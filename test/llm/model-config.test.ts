@@ -164,6 +164,22 @@ describe('model settings', () => {
     ]);
   });
 
+  it('DIALECTIC_MAX_OUTPUT_TOKENS is the default output limit of the levels; minimal keeps its lower one; a level\'s own wins', () => {
+    const output = (env: Record<string, string>) => {
+      const config = load({ LLM_OPENAI_API_KEY: 'sk-x', ...env });
+      return Object.fromEntries(Object.entries(config.reasoning.dialectic!).map(([level, limits]) => [level, [limits.maxOutputTokens, config.models.dialectic[level as 'low'].model.maxOutputTokens]]));
+    };
+    expect(output({})).toEqual({ minimal: [250, 250], low: [8192, 8192], medium: [8192, 8192], high: [8192, 8192], max: [8192, 8192] });
+    expect(output({ DIALECTIC_MAX_OUTPUT_TOKENS: '2000', DIALECTIC_LEVELS__max__MAX_OUTPUT_TOKENS: '16000' })).toEqual({
+      minimal: [250, 250],
+      low: [2000, 2000],
+      medium: [2000, 2000],
+      high: [2000, 2000],
+      max: [16000, 16000],
+    });
+    expect(output({ DIALECTIC_MAX_OUTPUT_TOKENS: '100' })).toMatchObject({ minimal: [100, 100], low: [100, 100] });
+  });
+
   it('names the reference settings it does not read, when they are set', () => {
     expect(load({ LLM_OPENAI_API_KEY: 'sk-x' }).settingNotices).toEqual([]);
     expect(load({ EMBEDDING_MAX_CONCURRENT_EMBEDDINGS: '4', GET_CONTEXT_MAX_TOKENS: '50000' }).settingNotices).toEqual([

@@ -34,9 +34,9 @@ describe.skipIf(DIALECT === 'postgres')('the start-up line about reasoning', () 
   });
 
   it('names each reference setting that is set but not read, with what to use instead', async () => {
-    const output = await startupOutput({ ...fake.env(), DERIVER_WORKERS: '4', DIALECTIC_MAX_OUTPUT_TOKENS: '4096' }, [], /DIALECTIC_MAX_OUTPUT_TOKENS is/);
+    const output = await startupOutput({ ...fake.env(), DERIVER_WORKERS: '4', DIALECTIC_HISTORY_TOKEN_LIMIT: '4096' }, [], /DIALECTIC_HISTORY_TOKEN_LIMIT is/);
     expect(output).toContain('DERIVER_WORKERS is a reference setting Engram does not read: each server process runs WORKER_CONCURRENCY background jobs at a time');
-    expect(output).toContain('DIALECTIC_MAX_OUTPUT_TOKENS is a reference setting Engram does not read: set DIALECTIC_LEVELS__<level>__MAX_OUTPUT_TOKENS');
+    expect(output).toContain("DIALECTIC_HISTORY_TOKEN_LIMIT is a reference setting Engram does not read: a chat's input is bounded by DIALECTIC_MAX_INPUT_TOKENS");
     expect(output).not.toContain('GET_CONTEXT_MAX_TOKENS');
     expect(await startupOutput(fake.env())).not.toContain('does not read');
   });
