@@ -69,7 +69,7 @@ describe('rankCandidates', () => {
     }
   });
 
-  it('stems only words that may reach a wanted stem: a stem keeps the first letter of its word, and the second but for y -> i', () => {
+  it('stems only words that may reach a wanted stem: a stem keeps the first letter of its word, and the second but for y -> i, and is never longer', () => {
     // every word of up to four letters of this alphabet, alone and with endings the stemmer rewrites
     const letters = 'aeiouybcdglnstz0';
     const endings = ['', 's', 'es', 'ies', 'ed', 'ing', 'ational', 'ly', 'ness', 'izing', 'ement', 'yed', 'ys'];
@@ -80,6 +80,8 @@ describe('rankCandidates', () => {
         const stemmed = stem(word);
         const kept = stemmed.length === 1 ? stemmed[0] === word[0] : stemmed[0] === word[0] && (stemmed[1] === word[1] || (stemmed[1] === 'i' && word[1] === 'y'));
         if (!kept) broken.push(`${word} -> ${stemmed}`);
+        // nor is a stem ever longer than its word
+        if (stemmed.length > word.length) broken.push(`${word} -> ${stemmed} (longer)`);
       }
       if (depth > 0) for (const letter of letters) walk(prefix + letter, depth - 1);
     };

@@ -54,18 +54,26 @@ for (let code = 0; code < 128; code++) ASCII_TOKEN_CHAR[code] = /[A-Za-z0-9]/.te
  * only a word's ending: a stem keeps the word's first letter, and its second letter too but for
  * one rule, a `y` turned into `i` ("ays" -> "ai"); a stem of one letter comes from a word that
  * starts with it ("ies" -> "i"). A token whose start is not among these is counted without being
- * cut out or stemmed (rank.test.ts checks the rule against the stemmer over generated words).
+ * cut out or stemmed, nor is one shorter than every wanted stem (rank.test.ts checks both rules
+ * against the stemmer over generated words).
  */
 interface Starts {
   /** By first letter: any token starting with it may stem to a wanted stem of one letter. */
   firsts: Uint8Array;
   /** By first and second letter (`first << 7 | second`, both lower case ASCII). */
   pairs: Uint8Array;
+  /**
+   * The shortest wanted stem's length: Porter's stemmer never makes a word longer (each rule
+   * replaces an ending by a shorter one or by one of the same length), so a shorter token cannot
+   * stem to any of them ("the" is not counted for "think").
+   */
+  shortest: number;
 }
 
 function startsOf(stems: readonly string[]): Starts {
   const firsts = new Uint8Array(128);
   const pairs = new Uint8Array(128 * 128);
+  const shortest = stems.reduce((least, wanted) => Math.min(least, wanted.length), Infinity);
   for (const wanted of stems) {
     const first = wanted.charCodeAt(0);
     if (first >= 128) continue;
@@ -78,7 +86,7 @@ function startsOf(stems: readonly string[]): Starts {
     pairs[(first << 7) | second] = 1;
     if (second === 105 /* i */) pairs[(first << 7) | 121 /* y */] = 1;
   }
-  return { firsts, pairs };
+  return { firsts, pairs, shortest };
 }
 
 /** An ASCII letter in lower case (upper-case letters fold by setting one bit), other codes as they are. */
@@ -110,6 +118,7 @@ function countStems(text: string, wanted: Map<string, number>, starts: Starts, i
     tokens++;
     // a token cut short by a character beyond ASCII is left to countStemsFolded, which starts over
     if (code >= 128) continue;
+    if (end - start < starts.shortest) continue;
     const first = lower(text.charCodeAt(start));
     if (starts.firsts[first] === 0 && (end - start < 2 || starts.pairs[(first << 7) | lower(text.charCodeAt(start + 1))] === 0)) continue;
     const column = wanted.get(stem(text.slice(start, end).toLowerCase()));
