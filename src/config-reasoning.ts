@@ -86,7 +86,6 @@ const NOT_READ: Record<string, string> = {
   DERIVER_WORKERS: 'each server process runs WORKER_CONCURRENCY background jobs at a time, reasoning work at most half of them',
   DERIVER_WORKING_REPRESENTATION_MAX_OBSERVATIONS: "the deriver's prompt holds the batch's messages only, not the stored conclusions",
   DIALECTIC_HISTORY_TOKEN_LIMIT: "a chat's input is bounded by DIALECTIC_MAX_INPUT_TOKENS and DIALECTIC_SESSION_HISTORY_MAX_TOKENS",
-  EMBEDDING_MAX_CONCURRENT_EMBEDDINGS: 'LLM_MAX_CONCURRENT_CALLS bounds the calls in flight to each endpoint',
   EMBEDDING_MODEL_CONFIG__ENCODING_FORMAT_MODE: 'set EMBEDDING_ENCODING_FORMAT (float or base64)',
   EMBEDDING_MODEL_CONFIG__TIMEOUT: 'LLM_TIMEOUT_MS bounds every model call',
   GET_CONTEXT_MAX_TOKENS: 'the context routes take tokens up to 100,000, as their interface documents',
@@ -235,6 +234,7 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
       baseUrl,
       dimensions: number('EMBEDDING_VECTOR_DIMENSIONS', 1, 65_536, true),
       maxInputTokens: integer('EMBEDDING_MAX_INPUT_TOKENS', DEFAULT_REASONING_SETTINGS.embeddingMaxInputTokens, 16, 1_000_000),
+      maxConcurrentCalls: integer('EMBEDDING_MAX_CONCURRENT_EMBEDDINGS', 10, 1, 1000),
       encodingFormat: oneOf('EMBEDDING_ENCODING_FORMAT', EMBEDDING_ENCODINGS) ?? (baseUrl === undefined ? 'base64' : 'float'),
     };
   })();

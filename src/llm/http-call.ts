@@ -80,6 +80,8 @@ export class Semaphore {
 export interface CallContext {
   calls: CallSettings;
   limiter: Semaphore;
+  /** A limit of this model's own calls (EMBEDDING_MAX_CONCURRENT_EMBEDDINGS), taken before the endpoint's. */
+  ownLimiter?: Semaphore;
   observer?: ModelCallObserver;
   module: string;
   model: string;
@@ -196,6 +198,21 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** The slots an attempt holds: the model's own limit, if any, then its endpoint's; one release for both. */
+async function acquireSlots(context: CallContext, signal: AbortSignal | undefined): Promise<() => void> {
+  const releaseOwn = await context.ownLimiter?.acquire(signal);
+  try {
+    const release = await context.limiter.acquire(signal);
+    return () => {
+      release();
+      releaseOwn?.();
+    };
+  } catch (error) {
+    releaseOwn?.();
+    throw error;
+  }
+}
+
 /**
  * Runs `op` (one HTTP exchange, answer read and mapped) under the transport's limit, with the
  * timeout and retries. `op` throws `httpError(...)` for non-2xx answers.
@@ -206,7 +223,7 @@ export async function runCall<T>(
   op: (signal: AbortSignal) => Promise<{ value: T; usage?: Usage }>,
 ): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    const release = await context.limiter.acquire(signal);
+    const release = await acquireSlots(context, signal);
     const started = performance.now();
     const current = new Attempt(context.calls.timeoutMs, signal);
     let wait: number | undefined;
@@ -282,7 +299,7 @@ export async function* runStream(
   parse: (response: Response, touch: () => void) => AsyncIterable<StreamEvent>,
 ): AsyncGenerator<StreamEvent> {
   for (let attempt = 0; ; attempt++) {
-    const release = await context.limiter.acquire(signal);
+    const release = await acquireSlots(context, signal);
     const started = performance.now();
     const current = new Attempt(context.calls.timeoutMs, signal);
     let response: Response;

@@ -48,7 +48,14 @@ export function buildModels(settings: ModelSettings, observer?: ModelCallObserve
   const e = settings.embedding;
   let embedder: Embedder | undefined;
   if (e.configured) {
-    const context = { calls: settings.calls, limiter: limiterFor(e.transport, e.baseUrl), observer, module: 'embedding', model: `${e.transport}/${e.model}` };
+    const context = {
+      calls: settings.calls,
+      limiter: limiterFor(e.transport, e.baseUrl),
+      ownLimiter: new Semaphore(e.maxConcurrentCalls),
+      observer,
+      module: 'embedding',
+      model: `${e.transport}/${e.model}`,
+    };
     embedder = e.transport === 'gemini' ? new GeminiEmbedder(e, context) : new OpenAiEmbedder(e, context);
   }
 

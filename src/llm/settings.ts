@@ -67,6 +67,8 @@ export interface EmbeddingSettings {
   dimensions?: number;
   /** EMBEDDING_MAX_INPUT_TOKENS (8192). */
   maxInputTokens: number;
+  /** EMBEDDING_MAX_CONCURRENT_EMBEDDINGS (10): embedding calls in flight at once, within the endpoint's LLM_MAX_CONCURRENT_CALLS. */
+  maxConcurrentCalls: number;
   /**
    * EMBEDDING_ENCODING_FORMAT, openai transport: how vectors come back, `float` (JSON numbers) or
    * `base64` (little-endian float32, a quarter of the size and no number parsing). Default:

@@ -182,8 +182,8 @@ describe('model settings', () => {
 
   it('names the reference settings it does not read, when they are set', () => {
     expect(load({ LLM_OPENAI_API_KEY: 'sk-x' }).settingNotices).toEqual([]);
-    expect(load({ EMBEDDING_MAX_CONCURRENT_EMBEDDINGS: '4', GET_CONTEXT_MAX_TOKENS: '50000' }).settingNotices).toEqual([
-      'EMBEDDING_MAX_CONCURRENT_EMBEDDINGS is a reference setting Engram does not read: LLM_MAX_CONCURRENT_CALLS bounds the calls in flight to each endpoint',
+    expect(load({ EMBEDDING_MODEL_CONFIG__TIMEOUT: '30', GET_CONTEXT_MAX_TOKENS: '50000' }).settingNotices).toEqual([
+      'EMBEDDING_MODEL_CONFIG__TIMEOUT is a reference setting Engram does not read: LLM_TIMEOUT_MS bounds every model call',
       'GET_CONTEXT_MAX_TOKENS is a reference setting Engram does not read: the context routes take tokens up to 100,000, as their interface documents',
     ]);
   });

@@ -344,6 +344,26 @@ describe('openai transport: failures', () => {
     expect(fake.requests()).toHaveLength(7);
     expect(fake.maxInFlight).toBe(2);
   });
+
+  it('keeps at most EMBEDDING_MAX_CONCURRENT_EMBEDDINGS embedding calls in flight, within the endpoint\'s limit', async () => {
+    const { models } = setup({ EMBEDDING_MAX_CONCURRENT_EMBEDDINGS: '1' });
+    fake.script.defaultChat({ text: 'ok', delayMs: 80 });
+    fake.script.defaultEmbeddings({ delayMs: 80 });
+    await Promise.all(Array.from({ length: 4 }, (_, i) => models.embedder!.embed([`text ${i}`])));
+    expect(fake.maxInFlight).toBe(1);
+    // chat calls on the same endpoint are not held by it
+    fake.reset();
+    fake.script.defaultChat({ text: 'ok', delayMs: 80 });
+    fake.script.defaultEmbeddings({ delayMs: 80 });
+    await Promise.all([...Array.from({ length: 3 }, (_, i) => models.embedder!.embed([`again ${i}`])), models.chat('deriver')!.complete(ask('x'))]);
+    expect(fake.maxInFlight).toBe(2);
+    // the default, 10, within LLM_MAX_CONCURRENT_CALLS (8)
+    fake.reset();
+    fake.script.defaultEmbeddings({ delayMs: 80 });
+    const defaults = setup().models;
+    await Promise.all(Array.from({ length: 12 }, (_, i) => defaults.embedder!.embed([`more ${i}`])));
+    expect(fake.maxInFlight).toBe(8);
+  });
 });
 
 describe('model call metrics', () => {
