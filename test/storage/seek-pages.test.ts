@@ -12,7 +12,7 @@ import { SeekPoints } from '../../src/storage/sql/seek-points.js';
 import { SqlSessionStore } from '../../src/storage/sql/session-store.js';
 import { SqlV1Store } from '../../src/storage/sql/v1-store.js';
 import type { Page } from '../../src/storage/store.js';
-import { planLines } from '../support/recording-executor.js';
+import { planLines, type IssuedStatement } from '../support/recording-executor.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
@@ -325,6 +325,22 @@ describe.each(LISTS)('deep pages of $name', ({ read, write }) => {
   });
 });
 
+/**
+ * A statement's plan; on PostgreSQL with sequential scans and sorts priced out, so the plan shows
+ * whether the index can start at the key, whatever the statistics say of this workspace's share
+ * of the worker's database (with a Seq Scan and a Sort chosen at this size, two of these tests
+ * failed in whole-suite runs, not alone). A key the index cannot take still shows as a Filter,
+ * and a list no index serves still as a Seq Scan.
+ */
+async function indexPlanLines(statement: IssuedStatement): Promise<string[]> {
+  if (DIALECT !== 'postgres') return planLines(database.driver, statement);
+  return database.driver.transaction(async (tx) => {
+    await tx.run('SET LOCAL enable_seqscan = off');
+    await tx.run('SET LOCAL enable_sort = off');
+    return planLines(tx, statement);
+  });
+}
+
 describe.each(LISTS)('the plan of a page from a point of $name', ({ read }) => {
   it.each([false, true])('starts at the key in the order index (reverse: %s)', async (reverse) => {
     const { executor, statements } = recording(database.driver);
@@ -332,7 +348,7 @@ describe.each(LISTS)('the plan of a page from a point of $name', ({ read }) => {
     await read(executor, points, 7, reverse);
     await read(executor, points, 8, reverse);
     const statement = statements.find((s) => FROM_POINT.test(s.sql))!;
-    const plan = await planLines(database.driver, statement);
+    const plan = await indexPlanLines(statement);
     if (DIALECT === 'sqlite') {
       expect(plan.filter((line) => /TEMP B-TREE|^SCAN/.test(line))).toEqual([]);
       expect(plan.some((line) => /^SEARCH \w+ USING (COVERING )?INDEX \w+ \(.*[<>]/.test(line))).toBe(true);
