@@ -4,6 +4,7 @@ import { settingReaders, type Read } from './setting-readers.js';
 import {
   credentialsHint,
   DEFAULT_CALL_SETTINGS,
+  DEFAULT_EMBEDDING_CONCURRENCY,
   DIALECTIC_LEVELS,
   EMBEDDING_ENCODINGS,
   TRANSPORTS,
@@ -234,7 +235,7 @@ export function parseReasoningConfig(readExact: Read, problems: string[]): { rea
       baseUrl,
       dimensions: number('EMBEDDING_VECTOR_DIMENSIONS', 1, 65_536, true),
       maxInputTokens: integer('EMBEDDING_MAX_INPUT_TOKENS', DEFAULT_REASONING_SETTINGS.embeddingMaxInputTokens, 16, 1_000_000),
-      maxConcurrentCalls: integer('EMBEDDING_MAX_CONCURRENT_EMBEDDINGS', 10, 1, 1000),
+      maxConcurrentCalls: integer('EMBEDDING_MAX_CONCURRENT_EMBEDDINGS', DEFAULT_EMBEDDING_CONCURRENCY, 1, 1000),
       encodingFormat: oneOf('EMBEDDING_ENCODING_FORMAT', EMBEDDING_ENCODINGS) ?? (baseUrl === undefined ? 'base64' : 'float'),
     };
   })();

@@ -106,4 +106,7 @@ export interface ModelSettings {
   calls: CallSettings;
 }
 
+/** EMBEDDING_MAX_CONCURRENT_EMBEDDINGS's default. */
+export const DEFAULT_EMBEDDING_CONCURRENCY = 10;
+
 export const DEFAULT_CALL_SETTINGS: CallSettings = { timeoutMs: 120_000, maxConcurrentCalls: 8, maxRetries: 3, retryBaseMs: 1_000, retryMaxMs: 30_000, fallbackRestMs: 60_000 };

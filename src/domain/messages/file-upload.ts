@@ -8,8 +8,8 @@ import { splitText } from './split-text.js';
 /** Largest file an upload may carry (`MAX_FILE_SIZE`, contract §7.4). */
 export const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
-/** Most characters in one message (`MAX_MESSAGE_SIZE`, contract §7.4): the size of each piece. */
-const MAX_MESSAGE_CHARS = 25_000;
+/** Most characters in one message (`MAX_MESSAGE_SIZE`, contract §7.4): also the size of each piece of an upload. */
+export const MAX_MESSAGE_CHARS = 25_000;
 
 export interface FileUpload {
   peerId: string;

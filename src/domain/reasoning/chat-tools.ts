@@ -3,10 +3,11 @@ import { documentFilter, messageFilter, sessionOrder } from '../filters/filters.
 import type { DomainContext } from '../context.js';
 import { nearestConclusions, rankedTerms } from '../memory/conclusions.js';
 import { searchMessages, searchTerms } from '../messages/search.js';
+import { DEFAULT_CHAT_LIMITS } from './settings.js';
 import type { Tool } from './tool-loop.js';
 
 /** LLM_MAX_MESSAGE_CONTENT_CHARS's default: the most characters of one message a tool shows. */
-export const MAX_MESSAGE_CHARS = 2_000;
+const MAX_MESSAGE_CHARS = DEFAULT_CHAT_LIMITS.maxMessageChars;
 /** Sessions the date-range tool reads at most (each one query); more are named as left out. */
 export const DATE_RANGE_MAX_SESSIONS = 200;
 /** Derived conclusion levels (their sources are conclusions). */

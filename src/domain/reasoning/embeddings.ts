@@ -3,6 +3,7 @@ import type { ConclusionRecord, JsonObject, MessageChunkVector, MessageRecord } 
 import type { DomainContext } from '../context.js';
 import { unavailable } from '../errors.js';
 import { tokenCount } from '../messages/token-count.js';
+import { DEFAULT_EMBEDDING_TOKENS_PER_REQUEST } from './settings.js';
 
 /*
  * Embeddings (reasoning.md R7): conclusions are embedded when they are created (the caller
@@ -35,7 +36,7 @@ export const MESSAGES_PER_EMBED_JOB = 100;
 export const TEXTS_PER_EMBED_REQUEST = 64;
 
 /** Most tokens in one embedding request: EMBEDDING_MAX_TOKENS_PER_REQUEST's default (300,000, the reference's). */
-export const TOKENS_PER_EMBED_REQUEST = 300_000;
+const TOKENS_PER_EMBED_REQUEST = DEFAULT_EMBEDDING_TOKENS_PER_REQUEST;
 
 /** The share of a chunk that the next one repeats. */
 export const CHUNK_OVERLAP = 0.2;

@@ -64,6 +64,17 @@ export interface ReasoningSettings {
   dialectic?: Record<'minimal' | 'low' | 'medium' | 'high' | 'max', { maxToolIterations: number; maxOutputTokens: number; toolChoice?: 'auto' | 'required' | 'none' }>;
 }
 
+/** The peer chat's limits when no setting gives them (also the defaults of the tools that apply them). */
+export const DEFAULT_CHAT_LIMITS: Readonly<NonNullable<ReasoningSettings['chat']>> = {
+  maxInputTokens: 100_000,
+  sessionHistoryMaxTokens: 4_096,
+  maxToolOutputChars: 10_000,
+  maxMessageChars: 2_000,
+};
+
+/** EMBEDDING_MAX_TOKENS_PER_REQUEST's default: the most input tokens one embeddings request carries. */
+export const DEFAULT_EMBEDDING_TOKENS_PER_REQUEST = 300_000;
+
 export const DEFAULT_REASONING_SETTINGS: ReasoningSettings = {
   deriver: {
     enabled: true,
@@ -80,8 +91,8 @@ export const DEFAULT_REASONING_SETTINGS: ReasoningSettings = {
   dream: { enabled: true, documentThreshold: 50, idleTimeoutMinutes: 60, minHoursBetweenDreams: 8, enabledTypes: ['omni'], maxToolIterations: 20, historyTokenLimit: 16_384 },
   embedMessages: true,
   embeddingMaxInputTokens: 8_192,
-  embeddingMaxTokensPerRequest: 300_000,
-  chat: { maxInputTokens: 100_000, sessionHistoryMaxTokens: 4_096, maxToolOutputChars: 10_000, maxMessageChars: 2_000 },
+  embeddingMaxTokensPerRequest: DEFAULT_EMBEDDING_TOKENS_PER_REQUEST,
+  chat: { ...DEFAULT_CHAT_LIMITS },
   // the reference's level table (reasoning.md R1)
   dialectic: {
     minimal: { maxToolIterations: 1, maxOutputTokens: 250, toolChoice: 'auto' },

@@ -2,9 +2,10 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { ChatMessage, ChatModel, CompletionRequest, JsonSchema, ModelModule, ToolCall, ToolSpec, Usage } from '../../llm/provider.js';
 import { isStoreUnavailable } from '../../storage/unavailable.js';
 import { tokenCount } from '../messages/token-count.js';
+import { DEFAULT_CHAT_LIMITS } from './settings.js';
 
-/** LLM_MAX_TOOL_OUTPUT_CHARS: the most characters of one tool result the model is shown. */
-export const MAX_TOOL_OUTPUT_CHARS = 10_000;
+/** LLM_MAX_TOOL_OUTPUT_CHARS's default: the most characters of one tool result the model is shown. */
+const MAX_TOOL_OUTPUT_CHARS = DEFAULT_CHAT_LIMITS.maxToolOutputChars;
 
 /** A tool the model may call. `execute` gets arguments already validated against `parameters`. */
 export interface Tool extends ToolSpec {

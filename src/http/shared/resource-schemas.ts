@@ -1,4 +1,5 @@
 import type { JsonObject } from '../../storage/store.js';
+import { MAX_MESSAGE_CHARS } from '../../domain/messages/file-upload.js';
 import { exceedsTokens } from '../../domain/messages/token-count.js';
 import type { SessionPeerConfig } from '../../domain/sessions/sessions.js';
 import { metadata, optionalNullable, resourceId, stripNul, withinSize } from './fields.js';
@@ -198,8 +199,6 @@ export function sessionUpdate(generation: Generation) {
 
 export const peerIdList = list(str());
 
-/** Most characters in one message (`MAX_MESSAGE_SIZE`, contract §7.4). */
-export const MAX_MESSAGE_CHARS = 25_000;
 
 export function messageCreate(generation: Generation) {
   return model(
