@@ -161,6 +161,36 @@ describe('full-text search candidates', () => {
       expect(found.length, terms.join(' ')).toBe(['content', 'search_scope'].includes(terms[0]) ? 0 : 1);
     }
   });
+
+  it('hand back each candidate\'s id and text exactly as stored, newest first, whatever characters the text holds', async () => {
+    const ws = uniqueId();
+    const other = uniqueId();
+    // text SQLite's JSON arrays must escape or could take for JSON: quotes, backslashes, control
+    // characters, a JSON document, characters beyond ASCII and beyond the basic plane
+    const texts = [
+      'zither "quoted" and \\backslashed\\ \\u0041',
+      'zither\ttab\nnew line\r\u0001\u001f\u007f',
+      '{"zither": [1, 2, {"a": null}]}',
+      '["zither", 1]',
+      'zither 42',
+      'Zither ünïcödé 中文 😀 \u2028\u2029',
+      'zither' + ' long'.repeat(5_000),
+    ];
+    await addMessages(database.store, ws, 's', texts.map((text) => ['alice', text]));
+    await addMessages(database.store, other, 's', [['bob', 'zither of another workspace']]);
+    const found = await search(database.store, { workspaceId: ws, terms: ['zither'] });
+    expect(found.map((c) => c.content)).toEqual([...texts].reverse());
+    expect(found.map((c) => c.seq)).toEqual([...found.map((c) => c.seq)].sort((a, b) => b - a));
+    const stored = await database.store.messages.bySeqs(ws, found.map((c) => c.seq));
+    const byId = new Map(stored.map((m) => [m.id, m.content]));
+    for (const candidate of found) expect(byId.get(candidate.id)).toBe(candidate.content);
+    // read again by seq, with a seq of another workspace among them: that one is left out
+    const [theirs] = await search(database.store, { workspaceId: other, terms: ['zither'] });
+    const contents = await database.store.messages.searchContents(ws, [theirs.seq, ...found.map((c) => c.seq)]);
+    expect(contents.map((c) => c.content).sort()).toEqual([...texts].sort());
+    expect(new Set(contents.map((c) => `${c.seq} ${c.id}`))).toEqual(new Set(found.map((c) => `${c.seq} ${c.id}`)));
+    expect(await database.store.messages.searchContents(other, found.map((c) => c.seq))).toEqual([]);
+  });
 });
 
 describe('a term\'s matches', () => {
