@@ -38,6 +38,8 @@ export interface DatabaseOptions {
   sqlite?: SqliteOptions;
   connectTimeoutMs?: number;
   filterTimeLimitMs?: number;
+  /** PostgreSQL: frequent statements prepared by name (DATABASE_PREPARED_STATEMENTS). */
+  preparedStatements?: boolean;
 }
 
 /** The connection settings of `config`, for openDatabase. */
@@ -46,6 +48,7 @@ export function databaseOptions(config: Config): DatabaseOptions {
     sqlite: { synchronous: config.sqliteSynchronous, cacheMb: config.sqliteCacheMb, mmapMb: config.sqliteMmapMb, checkpoints: config.sqliteCheckpoints, vectorScans: config.sqliteVectorScans },
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     filterTimeLimitMs: config.filterTimeLimitMs,
+    preparedStatements: config.databasePreparedStatements,
   };
 }
 
@@ -65,7 +68,7 @@ export async function openDatabase(
   options: DatabaseOptions = {},
 ): Promise<Database> {
   const driver: SqlDriver = isPostgresUrl(databaseUrl)
-    ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs, filterTimeLimitMs: options.filterTimeLimitMs })
+    ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs, filterTimeLimitMs: options.filterTimeLimitMs, preparedStatements: options.preparedStatements })
     : new SqliteDriver(databaseUrl, { ...options.sqlite, filterTimeLimitMs: options.filterTimeLimitMs });
   try {
     const migrations = await migrate(driver);

@@ -17,6 +17,8 @@ export interface Config {
   databaseUrl: string;
   /** PostgreSQL: longest wait in milliseconds for a connection before a request answers 503. */
   databaseConnectTimeoutMs: number;
+  /** DATABASE_PREPARED_STATEMENTS (true): PostgreSQL runs frequent statements prepared by name. */
+  databasePreparedStatements: boolean;
   /** Milliseconds one filtered statement may run before the request answers 422 (storage/filter-time-limit.ts). */
   filterTimeLimitMs: number;
   /** Whether bearer JWTs are required (contract §2.1). */
@@ -149,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     host: read('HOST') ?? '127.0.0.1',
     databaseUrl,
     databaseConnectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', true),
     filterTimeLimitMs: integer('FILTER_TIME_LIMIT_MS', DEFAULT_FILTER_TIME_LIMIT_MS, 10, 3_600_000),
     useAuth,
     jwtSecret,

@@ -29,21 +29,82 @@ function numberPlaceholders(sql: string): string {
   return out;
 }
 
-/** A statement as sent: its text with numbered placeholders, and whether it tests a filter (TIME_LIMITED). */
+/**
+ * A statement as sent: its text with numbered placeholders, whether it tests a filter
+ * (TIME_LIMITED), and what decides whether it is run by name (StatementNames).
+ */
 interface Statement {
   text: string;
   limited: boolean;
+  /** Runs counted towards its name (StatementNames). */
+  runs: number;
+  /** Never named: planned for its values at every run (PLANNED_FOR_VALUES), or its prepared statement failed (namedStatementFailed). */
+  unnamed: boolean;
 }
+
+/**
+ * Statements whose best plan depends on their values, so they stay unnamed and are planned for
+ * them at every run. After five runs PostgreSQL may run a named statement by a generic plan,
+ * made without the values, when it does not look dearer than the plans made with them; that
+ * suits a look-up by key or a page walked along its index, not a full-text match (how many
+ * messages hold the word decides between the words' index and a walk newest first) nor a
+ * vector distance (the HNSW index or a scan of the collection). Filters (TIME_LIMITED) stay
+ * unnamed too: their texts are as many as the shapes of the filters clients send.
+ */
+const PLANNED_FOR_VALUES = /@@|<=>|<->|<#>/;
 
 const statements = statementCache<Statement>();
 
 function statement(sql: string): Statement {
   let found = statements.get(sql);
   if (found === undefined) {
-    found = { text: numberPlaceholders(sql), limited: sql.includes(TIME_LIMITED) };
+    const limited = sql.includes(TIME_LIMITED);
+    found = { text: numberPlaceholders(sql), limited, runs: 0, unnamed: limited || PLANNED_FOR_VALUES.test(sql) };
     statements.set(sql, found);
   }
   return found;
+}
+
+/**
+ * Most statement texts a driver names. A named statement is parsed once on each connection that
+ * runs it, then only bound and run, and after five runs PostgreSQL may keep a generic plan of it
+ * (bench/README.md, "Prepared statements on PostgreSQL": a look-up by key 219 -> 75 µs of the
+ * server's CPU); each takes some server memory on each such connection, hence the bound. Texts
+ * are named as they become frequent; past the bound the rest stay unnamed.
+ */
+export const MAX_NAMED_STATEMENTS = 256;
+/** Runs of a text before it is named: a statement run once or twice stays unnamed. */
+const RUNS_BEFORE_NAMED = 3;
+
+/**
+ * The names a driver's statements run under (each driver's connections are its own). Names are
+ * never reused: a text evicted from the statement cache and seen again gets a new one, so no
+ * connection can hold a name for another text.
+ */
+class StatementNames {
+  private readonly names = new Map<Statement, string>();
+  private made = 0;
+
+  nameOf(found: Statement): string | undefined {
+    const name = this.names.get(found);
+    if (name !== undefined) return name;
+    if (found.unnamed || ++found.runs < RUNS_BEFORE_NAMED || this.names.size >= MAX_NAMED_STATEMENTS) return undefined;
+    const made = `engram_${++this.made}`;
+    this.names.set(found, made);
+    return made;
+  }
+
+  /** `found`'s prepared statement failed (namedStatementFailed): it runs unnamed from now on. */
+  drop(found: Statement): void {
+    this.names.delete(found);
+    found.unnamed = true;
+  }
+}
+
+/** SQLSTATEs of a named statement gone stale: its result type changed with the schema (0A000), or it was deallocated (26000). */
+function namedStatementFailed(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '26000' || (code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type'));
 }
 
 const UNREACHABLE = 'The database is unreachable; try again shortly';
@@ -177,20 +238,31 @@ async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient, broke: 
   }
 }
 
-/** Runs one statement; `limited` when it tests a request's filter (TIME_LIMITED). */
-type Run = (text: string, values: unknown[], limited: boolean) => Promise<pg.QueryResult>;
+/** Runs one statement, under `name` when given; `limited` when it tests a request's filter (TIME_LIMITED). */
+type Run = (query: pg.QueryConfig, limited: boolean) => Promise<pg.QueryResult>;
 
 /**
  * `onConflict` hears of every statement a conflict ended (CONFLICT_CODES); a time-limited
- * statement that ran past `filterTimeLimitMs` ends with FilterTimeLimitError.
+ * statement that ran past `filterTimeLimitMs` ends with FilterTimeLimitError. With `names`,
+ * frequent statements run by name (StatementNames); one whose named statement failed is never named
+ * again, and run again at once unnamed when it is a statement of its own (`inTransaction`
+ * false: in a transaction the failure has ended the transaction, and the request fails once).
  */
-function executor(run: Run, filterTimeLimitMs: number, onConflict?: (error: unknown) => void): SqlExecutor {
+function executor(run: Run, options: { filterTimeLimitMs: number; names: StatementNames | undefined; inTransaction: boolean; onConflict?: (error: unknown) => void }): SqlExecutor {
+  const { filterTimeLimitMs, names, inTransaction, onConflict } = options;
   const query = (sql: string, params: readonly unknown[]) =>
     guarded(async () => {
-      const { text, limited } = statement(sql);
+      const found = statement(sql);
+      const { text, limited } = found;
+      const values = withoutNul(params);
+      const name = names?.nameOf(found);
       try {
-        return await run(text, withoutNul(params), limited);
+        return await run(name === undefined ? { text, values } : { name, text, values }, limited);
       } catch (error) {
+        if (name !== undefined && namedStatementFailed(error)) {
+          names?.drop(found);
+          if (!inTransaction) return await run({ text, values }, limited);
+        }
         if (onConflict !== undefined && isConflict(error)) onConflict(error);
         if (limited && (error as { code?: unknown } | null)?.code === QUERY_CANCELED) throw new FilterTimeLimitError(filterTimeLimitMs);
         throw error;
@@ -215,10 +287,10 @@ function executor(run: Run, filterTimeLimitMs: number, onConflict?: (error: unkn
  * after it (a statement that fails aborts the transaction, which undoes the setting).
  */
 function transactionRun(client: pg.PoolClient, limitMs: number): Run {
-  return async (text, values, limited) => {
-    if (!limited) return client.query(text, values);
+  return async (query, limited) => {
+    if (!limited) return client.query(query);
     await client.query(`SET LOCAL statement_timeout = ${Math.round(limitMs)}`);
-    const result = await client.query(text, values);
+    const result = await client.query(query);
     await client.query('SET LOCAL statement_timeout TO DEFAULT');
     return result;
   };
@@ -236,6 +308,12 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
   /** How long a filtered statement may run (storage/filter-time-limit.ts). */
   filterTimeLimitMs?: number;
+  /**
+   * DATABASE_PREPARED_STATEMENTS (true): frequent statements are prepared by name on each
+   * connection. Off for a connection pooler that does not keep them (PgBouncer in transaction
+   * mode before 1.21, or without max_prepared_statements).
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -252,9 +330,12 @@ export class PostgresDriver implements SqlDriver {
   private readonly limitedPool: pg.Pool;
   private readonly direct: SqlExecutor;
   private readonly filterTimeLimitMs: number;
+  /** Undefined: DATABASE_PREPARED_STATEMENTS off. */
+  private readonly names: StatementNames | undefined;
 
   constructor(connectionString: string, options: PostgresOptions = {}) {
     this.filterTimeLimitMs = options.filterTimeLimitMs ?? DEFAULT_FILTER_TIME_LIMIT_MS;
+    this.names = (options.preparedStatements ?? true) ? new StatementNames() : undefined;
     const config: pg.PoolConfig = {
       connectionString,
       max: options.maxConnections ?? 10,
@@ -280,7 +361,11 @@ export class PostgresDriver implements SqlDriver {
     // An idle client losing its connection must not crash the process; the pool replaces it.
     this.pool.on('error', () => undefined);
     this.limitedPool.on('error', () => undefined);
-    this.direct = executor((text, values, limited) => (limited ? this.limitedPool : this.pool).query(text, values), this.filterTimeLimitMs);
+    this.direct = executor((query, limited) => (limited ? this.limitedPool : this.pool).query(query), {
+      filterTimeLimitMs: this.filterTimeLimitMs,
+      names: this.names,
+      inTransaction: false,
+    });
   }
 
   all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -345,7 +430,9 @@ export class PostgresDriver implements SqlDriver {
     return withClient(this.pool, async (client, broke) => {
       await guarded(() => client.query('BEGIN'));
       try {
-        const result = await fn(executor(transactionRun(client, this.filterTimeLimitMs), this.filterTimeLimitMs, onConflict));
+        const result = await fn(
+          executor(transactionRun(client, this.filterTimeLimitMs), { filterTimeLimitMs: this.filterTimeLimitMs, names: this.names, inTransaction: true, onConflict }),
+        );
         // A COMMIT lost with its connection may or may not have been applied; either way it was
         // never acknowledged, so the request fails and nothing the client was told of is lost.
         await guarded(() => client.query('COMMIT'));

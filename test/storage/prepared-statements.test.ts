@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { TIME_LIMITED } from '../../src/storage/filter-time-limit.js';
+import { MAX_NAMED_STATEMENTS, PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
+import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+
+/*
+ * DATABASE_PREPARED_STATEMENTS (src/storage/postgres/postgres-driver.ts): frequent statements run
+ * by name. Each driver here has one connection, so pg_prepared_statements (the session's own
+ * prepared statements) shows what that connection holds.
+ */
+describe.skipIf(DIALECT !== 'postgres')('prepared statements on PostgreSQL', () => {
+  const drivers: PostgresDriver[] = [];
+  const table = `prepared_${process.pid}_${uniqueId('t').replace(/\W/g, '_')}`.toLowerCase();
+  const open = (preparedStatements?: boolean) => {
+    const driver = new PostgresDriver(TEST_DATABASE_URL, { maxConnections: 1, preparedStatements });
+    drivers.push(driver);
+    return driver;
+  };
+  const prepared = async (driver: PostgresDriver) =>
+    (await driver.all<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).map((row) => row.statement);
+
+  afterEach(async () => {
+    await drivers[0]?.run(`DROP TABLE IF EXISTS ${table}`);
+    await Promise.all(drivers.splice(0).map((driver) => driver.close()));
+  });
+
+  it('names a statement from its third run, and never a filter, a full-text match or a vector distance', async () => {
+    const driver = open();
+    await driver.run(`CREATE TABLE ${table} (n integer PRIMARY KEY, words tsvector)`);
+    await driver.run(`INSERT INTO ${table} SELECT g, to_tsvector('simple', 'word ' || g) FROM generate_series(1, 10) g`);
+    const byKey = `SELECT n FROM ${table} WHERE n = ?`;
+    const filtered = `SELECT n FROM ${table} WHERE ${TIME_LIMITED} n > ?`;
+    const match = `SELECT n FROM ${table} WHERE words @@ plainto_tsquery('simple', ?)`;
+    for (let run = 1; run <= 5; run++) {
+      expect(await driver.get(byKey, [run])).toEqual({ n: run });
+      expect(await driver.all(filtered, [8])).toEqual([{ n: 9 }, { n: 10 }]);
+      expect(await driver.all(match, ['7'])).toEqual([{ n: 7 }]);
+      const names = await prepared(driver);
+      expect(names.some((text) => text.includes(`FROM ${table} WHERE n = $1`)), `run ${run}`).toBe(run >= 3);
+    }
+    const names = await prepared(driver);
+    expect(names.filter((text) => text.includes('@@') || text.includes(TIME_LIMITED))).toEqual([]);
+  });
+
+  it('names nothing when DATABASE_PREPARED_STATEMENTS is off', async () => {
+    const driver = open(false);
+    for (let run = 0; run < 5; run++) expect(await driver.get('SELECT ?::int + 1 AS n', [run])).toEqual({ n: run + 1 });
+    expect(await prepared(driver)).toEqual([]);
+  });
+
+  it('names at most MAX_NAMED_STATEMENTS texts, in a transaction too', async () => {
+    const driver = open();
+    const texts = Array.from({ length: MAX_NAMED_STATEMENTS + 20 }, (_, i) => `SELECT ?::int + ${i} AS n`);
+    await driver.transaction(async (tx) => {
+      for (const text of texts) for (let run = 0; run < 3; run++) expect(await tx.get(text, [run])).toEqual({ n: run + texts.indexOf(text) });
+    });
+    const names = await prepared(driver);
+    expect(names.length).toBe(MAX_NAMED_STATEMENTS);
+  });
+
+  it('runs a statement unnamed from then on when its prepared statement is gone or its result changed, failing at most one transaction', async () => {
+    const driver = open();
+    await driver.run(`CREATE TABLE ${table} (n integer PRIMARY KEY)`);
+    await driver.run(`INSERT INTO ${table} VALUES (1), (2)`);
+    // a pooler's DEALLOCATE ALL: the connection no longer has the statement pg believes it prepared
+    const count = `SELECT count(*)::int AS c FROM ${table} WHERE n > ?`;
+    for (let run = 0; run < 3; run++) await driver.get(count, [0]);
+    expect((await prepared(driver)).some((text) => text.includes(`FROM ${table} WHERE n > $1`))).toBe(true);
+    await driver.exec('DEALLOCATE ALL');
+    expect(await driver.get(count, [0])).toEqual({ c: 2 });
+    expect(await driver.get(count, [1])).toEqual({ c: 1 });
+    expect((await prepared(driver)).some((text) => text.includes(`FROM ${table} WHERE n > $1`))).toBe(false);
+
+    // a column added under a named SELECT *: the cached plan's result type no longer holds
+    const every = `SELECT * FROM ${table} WHERE n = ?`;
+    for (let run = 0; run < 3; run++) expect(await driver.get(every, [1])).toEqual({ n: 1 });
+    await driver.run(`ALTER TABLE ${table} ADD COLUMN label text DEFAULT 'x'`);
+    expect(await driver.get(every, [1])).toEqual({ n: 1, label: 'x' });
+
+    // in a transaction the failure ends the transaction; the next one runs it unnamed
+    const inTx = `SELECT n FROM ${table} WHERE n = ? AND n > 0`;
+    for (let run = 0; run < 3; run++) await driver.get(inTx, [2]);
+    await driver.exec('DEALLOCATE ALL');
+    await expect(driver.transaction((tx) => tx.get(inTx, [2]))).rejects.toMatchObject({ code: '26000' });
+    expect(await driver.transaction((tx) => tx.get(inTx, [2]))).toEqual({ n: 2 });
+  });
+});
