@@ -82,7 +82,8 @@ function record(sql: string, ms: number, rows: number): void {
 const client = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
 const clientQuery = client.query;
 client.query = function (this: unknown, ...args: unknown[]): unknown {
-  const sql = args[0];
+  // a text, or a query config (`{ name, text, values }`: the driver's prepared statements)
+  const sql = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | null | undefined)?.text;
   if (!recording || typeof sql !== 'string') return clientQuery.apply(this, args);
   const started = performance.now();
   const last = args.length - 1;
