@@ -58,7 +58,7 @@ describe.skipIf(DIALECT !== 'postgres')('prepared statements on PostgreSQL', () 
     expect(names.length).toBe(MAX_NAMED_STATEMENTS);
   });
 
-  it('runs a statement unnamed from then on when its prepared statement is gone or its result changed, failing at most one transaction', async () => {
+  it('runs a statement unnamed from then on when its prepared statement is gone or its result changed, a transaction again', async () => {
     const driver = open();
     await driver.run(`CREATE TABLE ${table} (n integer PRIMARY KEY)`);
     await driver.run(`INSERT INTO ${table} VALUES (1), (2)`);
@@ -77,11 +77,36 @@ describe.skipIf(DIALECT !== 'postgres')('prepared statements on PostgreSQL', () 
     await driver.run(`ALTER TABLE ${table} ADD COLUMN label text DEFAULT 'x'`);
     expect(await driver.get(every, [1])).toEqual({ n: 1, label: 'x' });
 
-    // in a transaction the failure ends the transaction; the next one runs it unnamed
-    const inTx = `SELECT n FROM ${table} WHERE n = ? AND n > 0`;
-    for (let run = 0; run < 3; run++) await driver.get(inTx, [2]);
+    // in a transaction the failure ends the transaction, which runs again with the statements
+    // unnamed, each one that fails: its writes are made once
+    const first = `SELECT n FROM ${table} WHERE n = ? AND n > 0`;
+    const second = `SELECT count(*)::int AS c FROM ${table} WHERE n >= ?`;
+    const insert = `INSERT INTO ${table} (n) VALUES (?)`;
+    for (let run = 0; run < 3; run++) await driver.transaction(async (tx) => [await tx.get(first, [2]), await tx.get(second, [0]), await tx.run(insert, [10 + run])]);
+    const names = await prepared(driver);
+    for (const part of ['AND n > 0', 'WHERE n >= $1', `INSERT INTO ${table}`]) expect(names.some((text) => text.includes(part)), part).toBe(true);
     await driver.exec('DEALLOCATE ALL');
-    await expect(driver.transaction((tx) => tx.get(inTx, [2]))).rejects.toMatchObject({ code: '26000' });
-    expect(await driver.transaction((tx) => tx.get(inTx, [2]))).toEqual({ n: 2 });
+    let attempts = 0;
+    const answer = await driver.transaction(async (tx) => {
+      attempts++;
+      const found = await tx.get(first, [2]);
+      await tx.run(insert, [20]);
+      return [found, await tx.get(second, [0])];
+    });
+    expect(answer).toEqual([{ n: 2 }, { c: 6 }]);
+    expect(attempts).toBe(4);
+    expect(await driver.get(`SELECT count(*)::int AS c FROM ${table} WHERE n = 20`)).toEqual({ c: 1 });
+  });
+
+  it('does not run a transaction again for a statement that was not named', async () => {
+    const driver = open();
+    let attempts = 0;
+    await expect(
+      driver.transaction(async (tx) => {
+        attempts++;
+        await tx.run('EXECUTE engram_never_prepared');
+      }),
+    ).rejects.toMatchObject({ code: '26000' });
+    expect(attempts).toBe(1);
   });
 });

@@ -244,12 +244,16 @@ type Run = (query: pg.QueryConfig, limited: boolean) => Promise<pg.QueryResult>;
 /**
  * `onConflict` hears of every statement a conflict ended (CONFLICT_CODES); a time-limited
  * statement that ran past `filterTimeLimitMs` ends with FilterTimeLimitError. With `names`,
- * frequent statements run by name (StatementNames); one whose named statement failed is never named
- * again, and run again at once unnamed when it is a statement of its own (`inTransaction`
- * false: in a transaction the failure has ended the transaction, and the request fails once).
+ * frequent statements run by name (StatementNames); one whose named statement failed is never
+ * named again, and run again at once unnamed when it is a statement of its own (`inTransaction`
+ * false); in a transaction the failure has ended the transaction, and `onStale` hears of it so
+ * that the transaction is run again.
  */
-function executor(run: Run, options: { filterTimeLimitMs: number; names: StatementNames | undefined; inTransaction: boolean; onConflict?: (error: unknown) => void }): SqlExecutor {
-  const { filterTimeLimitMs, names, inTransaction, onConflict } = options;
+function executor(
+  run: Run,
+  options: { filterTimeLimitMs: number; names: StatementNames | undefined; inTransaction: boolean; onConflict?: (error: unknown) => void; onStale?: () => void },
+): SqlExecutor {
+  const { filterTimeLimitMs, names, inTransaction, onConflict, onStale } = options;
   const query = (sql: string, params: readonly unknown[]) =>
     guarded(async () => {
       const found = statement(sql);
@@ -262,6 +266,7 @@ function executor(run: Run, options: { filterTimeLimitMs: number; names: Stateme
         if (name !== undefined && namedStatementFailed(error)) {
           names?.drop(found);
           if (!inTransaction) return await run({ text, values }, limited);
+          onStale?.();
         }
         if (onConflict !== undefined && isConflict(error)) onConflict(error);
         if (limited && (error as { code?: unknown } | null)?.code === QUERY_CANCELED) throw new FilterTimeLimitError(filterTimeLimitMs);
@@ -403,9 +408,16 @@ export class PostgresDriver implements SqlDriver {
     const runs: ConflictRuns = { attempt: 0 };
     for (;;) {
       let conflict: unknown;
+      let stale = false;
       try {
-        return await this.transactionOnce(fn, (error) => (conflict ??= error));
+        return await this.transactionOnce(fn, {
+          onConflict: (error) => (conflict ??= error),
+          onStale: () => (stale = true),
+        });
       } catch (error) {
+        // a prepared statement gone stale ended it, and runs unnamed from now on: at once again
+        // (each time one statement fewer is named, so this ends)
+        if (stale) continue;
         // fn may have caught the conflict and thrown something else: the transaction was over anyway
         conflict ??= isConflict(error) ? error : undefined;
         if (conflict === undefined) throw error;
@@ -426,12 +438,12 @@ export class PostgresDriver implements SqlDriver {
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * runs.attempt));
   }
 
-  private async transactionOnce<T>(fn: (tx: SqlExecutor) => Promise<T>, onConflict: (error: unknown) => void): Promise<T> {
+  private async transactionOnce<T>(fn: (tx: SqlExecutor) => Promise<T>, heard: { onConflict: (error: unknown) => void; onStale: () => void }): Promise<T> {
     return withClient(this.pool, async (client, broke) => {
       await guarded(() => client.query('BEGIN'));
       try {
         const result = await fn(
-          executor(transactionRun(client, this.filterTimeLimitMs), { filterTimeLimitMs: this.filterTimeLimitMs, names: this.names, inTransaction: true, onConflict }),
+          executor(transactionRun(client, this.filterTimeLimitMs), { filterTimeLimitMs: this.filterTimeLimitMs, names: this.names, inTransaction: true, ...heard }),
         );
         // A COMMIT lost with its connection may or may not have been applied; either way it was
         // never acknowledged, so the request fails and nothing the client was told of is lost.
