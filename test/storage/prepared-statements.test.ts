@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { TIME_LIMITED } from '../../src/storage/filter-time-limit.js';
 import { MAX_NAMED_STATEMENTS, PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
-import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
  * DATABASE_PREPARED_STATEMENTS (src/storage/postgres/postgres-driver.ts): frequent statements run
@@ -46,6 +46,24 @@ describe.skipIf(DIALECT !== 'postgres')('prepared statements on PostgreSQL', () 
     const driver = open(false);
     for (let run = 0; run < 5; run++) expect(await driver.get('SELECT ?::int + 1 AS n', [run])).toEqual({ n: run + 1 });
     expect(await prepared(driver)).toEqual([]);
+    expect(driver.preparedStatements).toBeUndefined();
+  });
+
+  it('are counted at /metrics', async () => {
+    const api = await buildTestApp({ METRICS_ENABLED: 'true' });
+    try {
+      for (let run = 0; run < 4; run++) expect((await api.post('/v3/workspaces', { id: uniqueId() })).status).toBe(201);
+      const counts = api.database.driver.preparedStatements;
+      expect(counts?.named).toBeGreaterThan(0);
+      const text = (await api.get('/metrics')).text;
+      // the metrics' own statements may be named while the page is made
+      const named = Number(/^engram_postgres_prepared_statements_total\{outcome="named"\} (\d+)$/m.exec(text)?.[1]);
+      expect(named).toBeGreaterThan(0);
+      expect(named).toBeLessThanOrEqual(counts?.named ?? 0);
+      expect(text).toMatch(/^engram_postgres_prepared_statements_total\{outcome="dropped"\} 0$/m);
+    } finally {
+      await api.close();
+    }
   });
 
   it('names at most MAX_NAMED_STATEMENTS texts, in a transaction too', async () => {
@@ -95,6 +113,8 @@ describe.skipIf(DIALECT !== 'postgres')('prepared statements on PostgreSQL', () 
     });
     expect(answer).toEqual([{ n: 2 }, { c: 6 }]);
     expect(attempts).toBe(4);
+    // the count and the SELECT * above, then these three
+    expect(driver.preparedStatements?.dropped).toBe(5);
     expect(await driver.get(`SELECT count(*)::int AS c FROM ${table} WHERE n = 20`)).toEqual({ c: 1 });
   });
 

@@ -97,7 +97,7 @@ export class JobMetrics {
 export function mountMetrics(
   app: FastifyInstance,
   store: Store,
-  driver: Pick<SqlDriver, 'conflicts' | 'checkpoints' | 'threadReads'>,
+  driver: Pick<SqlDriver, 'conflicts' | 'checkpoints' | 'threadReads' | 'preparedStatements'>,
   enabled: boolean,
   modelCalls?: ModelCallMetrics,
   jobs?: JobMetrics,
@@ -155,6 +155,20 @@ export function mountMetrics(
       this.reset();
       this.inc({ outcome: 'retried' }, driver.conflicts.retried);
       this.inc({ outcome: 'failed' }, driver.conflicts.failed);
+    },
+  });
+
+  new Counter({
+    name: 'engram_postgres_prepared_statements_total',
+    help: 'PostgreSQL statements the process prepared by name (named), and those that went stale and run unprepared since (dropped): DATABASE_PREPARED_STATEMENTS',
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const counts = driver.preparedStatements;
+      if (counts === undefined) return;
+      this.inc({ outcome: 'named' }, counts.named);
+      this.inc({ outcome: 'dropped' }, counts.dropped);
     },
   });
 

@@ -83,20 +83,21 @@ const RUNS_BEFORE_NAMED = 3;
  */
 class StatementNames {
   private readonly names = new Map<Statement, string>();
-  private made = 0;
+  /** Names made, and statements dropped (engram_postgres_prepared_statements_total). */
+  readonly counts = { named: 0, dropped: 0 };
 
   nameOf(found: Statement): string | undefined {
     const name = this.names.get(found);
     if (name !== undefined) return name;
     if (found.unnamed || ++found.runs < RUNS_BEFORE_NAMED || this.names.size >= MAX_NAMED_STATEMENTS) return undefined;
-    const made = `engram_${++this.made}`;
+    const made = `engram_${++this.counts.named}`;
     this.names.set(found, made);
     return made;
   }
 
   /** `found`'s prepared statement failed (namedStatementFailed): it runs unnamed from now on. */
   drop(found: Statement): void {
-    this.names.delete(found);
+    if (this.names.delete(found)) this.counts.dropped++;
     found.unnamed = true;
   }
 }
@@ -337,10 +338,12 @@ export class PostgresDriver implements SqlDriver {
   private readonly filterTimeLimitMs: number;
   /** Undefined: DATABASE_PREPARED_STATEMENTS off. */
   private readonly names: StatementNames | undefined;
+  readonly preparedStatements: Readonly<{ named: number; dropped: number }> | undefined;
 
   constructor(connectionString: string, options: PostgresOptions = {}) {
     this.filterTimeLimitMs = options.filterTimeLimitMs ?? DEFAULT_FILTER_TIME_LIMIT_MS;
     this.names = (options.preparedStatements ?? true) ? new StatementNames() : undefined;
+    this.preparedStatements = this.names?.counts;
     const config: pg.PoolConfig = {
       connectionString,
       max: options.maxConnections ?? 10,

@@ -57,6 +57,8 @@ export interface SqlDriver extends SqlExecutor {
   readonly checkpoints?: Readonly<{ done: number; failed: number }>;
   /** SQLite: statements its read thread ran, and whether it failed (undefined when there is none). */
   readonly threadReads?: Readonly<{ done: number; failed: number }>;
+  /** PostgreSQL: statements it prepared by name, and those dropped when they went stale (undefined when it names none). */
+  readonly preparedStatements?: Readonly<{ named: number; dropped: number }>;
   /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**
