@@ -423,12 +423,13 @@ export class SqlMessageStore implements MessageStore {
   }
 }
 
-/** MessageStore.version: the session's messages' version with the session row's incarnation. */
+/** Whether `candidates` come newest first (highest seq first). */
 function isNewestFirst(candidates: readonly SeqCandidate[]): boolean {
   for (let at = 1; at < candidates.length; at++) if (candidates[at].seq > candidates[at - 1].seq) return false;
   return true;
 }
 
+/** MessageStore.version: the session's messages' version with the session row's incarnation. */
 export async function sessionMessagesVersion(db: SqlExecutor, workspaceId: string, sessionId: string): Promise<string | undefined> {
   // v1_id is random per session row (unique), so a recreated session never matches an old token
   const row = await db.get<VersionRow>('SELECT v1_id AS incarnation, messages_version AS v FROM sessions WHERE workspace_id = ? AND id = ?', [
