@@ -146,31 +146,28 @@ export function mountMetrics(
     },
   });
 
-  new Counter({
-    name: 'engram_store_conflicts_total',
-    help: 'Writes PostgreSQL ended to resolve a deadlock or serialization failure, by outcome: retried (run again) or failed (the request got a 503)',
-    labelNames: ['outcome'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      this.inc({ outcome: 'retried' }, driver.conflicts.retried);
-      this.inc({ outcome: 'failed' }, driver.conflicts.failed);
-    },
-  });
-
-  new Counter({
-    name: 'engram_postgres_prepared_statements_total',
-    help: 'PostgreSQL statements the process prepared by name (named), and those that went stale and run unprepared since (dropped): DATABASE_PREPARED_STATEMENTS',
-    labelNames: ['outcome'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const counts = driver.preparedStatements;
-      if (counts === undefined) return;
-      this.inc({ outcome: 'named' }, counts.named);
-      this.inc({ outcome: 'dropped' }, counts.dropped);
-    },
-  });
+  // the driver's counts by outcome: absent where the driver keeps none (undefined)
+  const outcomeCounter = (name: string, help: string, counts: () => Readonly<Record<string, number>> | undefined) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['outcome'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [outcome, count] of Object.entries(counts() ?? {})) this.inc({ outcome }, count);
+      },
+    });
+  outcomeCounter(
+    'engram_store_conflicts_total',
+    'Writes PostgreSQL ended to resolve a deadlock or serialization failure, by outcome: retried (run again) or failed (the request got a 503)',
+    () => driver.conflicts,
+  );
+  outcomeCounter(
+    'engram_postgres_prepared_statements_total',
+    'PostgreSQL statements the process prepared by name (named), and those that went stale and run unprepared since (dropped): DATABASE_PREPARED_STATEMENTS',
+    () => driver.preparedStatements,
+  );
 
   // searches in turns at the event loop (SQLite, src/domain/turns.ts): how many, and how long
   // they waited behind the others of the process
@@ -193,27 +190,12 @@ export function mountMetrics(
     },
   });
 
-  // the driver's threads (SQLite): what each ran, and its failure
-  const threadCounter = (name: string, help: string, counts: () => Readonly<{ done: number; failed: number }> | undefined) =>
-    new Counter({
-      name,
-      help,
-      labelNames: ['outcome'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        const now = counts();
-        if (now === undefined) return;
-        this.inc({ outcome: 'done' }, now.done);
-        this.inc({ outcome: 'failed' }, now.failed);
-      },
-    });
-  threadCounter(
+  outcomeCounter(
     'engram_sqlite_checkpoints_total',
     "SQLite checkpoints (the WAL copied into the database file) run by the process's checkpoint thread, and the thread's failure (the commits then checkpoint again): SQLITE_CHECKPOINTS",
     () => driver.checkpoints,
   );
-  threadCounter(
+  outcomeCounter(
     'engram_sqlite_thread_reads_total',
     "SQLite statements (vector scans) run by the process's read thread, and the thread's failure (the scans then run on the server connection again): SQLITE_VECTOR_SCANS",
     () => driver.threadReads,
