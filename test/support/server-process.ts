@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.js';
 
@@ -106,12 +107,28 @@ function spawnEngram(argv: string[], env: Record<string, string>): { child: Chil
   return { child, output: () => text, exited };
 }
 
-/** Whether process `pid` exists (EPERM: it does, another user's). */
+/**
+ * Whether process `pid` runs (EPERM: it does, another user's). A process that has exited but not
+ * been reaped yet (a zombie: its parent died first and init reaps orphans when it gets to them,
+ * once a second on some machines) has stopped running, so it counts as gone.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+  return !isZombie(pid);
+}
+
+/** Whether `pid` is a zombie, from /proc (false where there is no /proc). */
+function isZombie(pid: number): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return false;
+  }
+  // "pid (command) state ...": the command may hold spaces and parentheses, so read after the last ')'
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
 }
