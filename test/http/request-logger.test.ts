@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp, databaseOptions, openDatabase } from '../../src/app.js';
@@ -35,7 +35,7 @@ describe("a request's logger", () => {
     if ('reqId' in args[0]) children++;
     return makeChild.apply(this, args);
   } as typeof parent.child;
-  const app = Fastify({ loggerInstance: parent, childLoggerFactory: requestLogger, requestIdHeader: 'x-request-id', disableRequestLogging: true });
+  const app = Fastify({ loggerInstance: parent, childLoggerFactory: requestLogger, requestIdHeader: 'x-request-id', logController: new LogController({ disableRequestLogging: true }) });
   app.get('/quiet', async () => 'ok');
   app.get('/below-level', async (request) => {
     request.log.info({ n: 1 }, 'not written at warn');
