@@ -185,8 +185,14 @@ export class ConnectionBalancer {
   }
 }
 
+/** Whether `open` connections leave no room under a server's `maxConnections` (unset, 0 or Infinity: no limit). */
+export function overLimit(maxConnections: number | undefined, open: number): boolean {
+  return maxConnections !== undefined && maxConnections > 0 && open >= maxConnections;
+}
+
 /**
- * A server process's side: serves on `server` the connections the primary hands over. The
+ * A server process's side: serves on `server` the connections the primary hands over, up to the
+ * server's `maxConnections` open at once (as a server's own listening socket would). The
  * server listens on a socket of its own that no client knows (an abstract socket on Linux, else a
  * file in the temporary folder): listening is what starts Node's tracking of the server's
  * connections, which enforces the request and header timeouts and lets a stop close the idle
@@ -216,6 +222,13 @@ export async function serveHandedConnections(server: HttpServer): Promise<{ drai
     if (!(socket instanceof Socket)) {
       // the connection did not come with the message (the process is out of file descriptors):
       // taken and closed at once, so the primary closes its copy and counts it no more
+      tell({ type: CLOSED });
+      return;
+    }
+    // the server's `maxConnections` (MAX_CONNECTIONS), which Node applies only to connections its
+    // own listening socket accepts: a connection over it is closed unanswered, as there
+    if (overLimit(server.maxConnections, open.size)) {
+      socket.destroy();
       tell({ type: CLOSED });
       return;
     }

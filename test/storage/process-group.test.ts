@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
@@ -389,6 +389,62 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
       expect(next).toEqual(Array.from({ length: 6 }, () => pids[0]));
     } finally {
       for (const agent of agents) agent?.destroy();
+      await stopGroup(server, pids);
+    }
+  });
+
+  handOff('holds each server process to MAX_CONNECTIONS open connections: one over is closed unanswered, a freed slot is used again', async () => {
+    const { server, pids } = await startGroup(2, { MAX_CONNECTIONS: '2' });
+    const port = Number(new URL(server.baseUrl).port);
+    const open = () =>
+      new Promise<Socket>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => resolve(socket));
+        socket.on('error', reject);
+      });
+    // one keep-alive request: its status, 'closed' when the connection is closed unanswered
+    const ask = (socket: Socket) =>
+      new Promise<number | 'closed' | 'unanswered'>((resolve) => {
+        let text = '';
+        const timer = setTimeout(() => resolve('unanswered'), 5_000);
+        const onData = (data: Buffer) => {
+          text += data.toString();
+          if (!text.includes('{"status":"ok"}')) return;
+          socket.off('data', onData);
+          clearTimeout(timer);
+          resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1]));
+        };
+        socket.on('data', onData);
+        socket.once('close', () => {
+          clearTimeout(timer);
+          resolve('closed');
+        });
+        socket.write('GET /health HTTP/1.1\r\nhost: x\r\n\r\n');
+      });
+    const held: Socket[] = [];
+    try {
+      // two processes of 2 each; the start's own check of /health may still hold one of them
+      const answers: (number | 'closed' | 'unanswered')[] = [];
+      for (let i = 0; i < 7; i++) {
+        const socket = await open();
+        held.push(socket);
+        answers.push(await ask(socket));
+      }
+      const answered = answers.filter((a) => a === 200).length;
+      expect(answered, answers.join(' ')).toBeGreaterThanOrEqual(3);
+      expect(answered, answers.join(' ')).toBeLessThanOrEqual(4);
+      // once the group is full, every new connection is closed at once
+      expect(answers.slice(answered), answers.join(' ')).toEqual(Array.from({ length: 7 - answered }, () => 'closed'));
+      expect(answers.slice(0, answered).every((a) => a === 200)).toBe(true);
+
+      // a held connection closed: its slot takes a new one, and the others still answer
+      held[0].destroy();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const again = await open();
+      held.push(again);
+      expect(await ask(again)).toBe(200);
+      expect(await ask(held[1])).toBe(200);
+    } finally {
+      for (const socket of held) socket.destroy();
       await stopGroup(server, pids);
     }
   });
