@@ -258,7 +258,7 @@ describe('slow senders', () => {
   let api: TestApi;
   let port: number;
   beforeAll(async () => {
-    api = await buildTestApp({ HEADERS_TIMEOUT_MS: '400', REQUEST_TIMEOUT_MS: '800' });
+    api = await buildTestApp({ HEADERS_TIMEOUT_MS: '400', REQUEST_TIMEOUT_MS: '800', KEEP_ALIVE_TIMEOUT_MS: '1500' });
     port = await listen(api);
   });
   afterAll(() => api.close());
@@ -284,6 +284,15 @@ describe('slow senders', () => {
     expect(answer.ms).toBeGreaterThanOrEqual(750);
     expect(answer.ms).toBeLessThan(2500);
     expect((await api.post('/v3/workspaces/list', { filters: { id: ws } })).body.items).toEqual([]);
+  });
+
+  it('an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS, not before', async () => {
+    const answer = await exchange(port, ['GET /health HTTP/1.1\r\nhost: x\r\n\r\n', 8000]);
+    expect(parseAnswer(answer.text).status).toBe(200);
+    expect(parseAnswer(answer.text).headers).toContain('keep-alive');
+    // longer than the header and request limits, so neither closed it
+    expect(answer.ms).toBeGreaterThanOrEqual(1400);
+    expect(answer.ms).toBeLessThan(5000);
   });
 
   it('a connection that never sends anything is closed', async () => {
