@@ -186,7 +186,7 @@ export class ConnectionBalancer {
 }
 
 /** Whether `open` connections leave no room under a server's `maxConnections` (unset, 0 or Infinity: no limit). */
-export function overLimit(maxConnections: number | undefined, open: number): boolean {
+function overLimit(maxConnections: number | undefined, open: number): boolean {
   return maxConnections !== undefined && maxConnections > 0 && open >= maxConnections;
 }
 
