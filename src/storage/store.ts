@@ -370,6 +370,12 @@ export interface Store {
 /** Workspaces (the `workspaces` table). */
 export interface WorkspaceStore {
   find(id: string): Promise<WorkspaceRecord | undefined>;
+  /**
+   * As `find`, with the workspace's row locked until the transaction ends (PostgreSQL; SQLite's
+   * writers take turns anyway): a check of what the workspace holds (a limit) stays true until
+   * the change it allows commits.
+   */
+  findForWrite(id: string): Promise<WorkspaceRecord | undefined>;
   createIfAbsent(row: NewRow, now: Date): Promise<Created<WorkspaceRecord>>;
   update(id: string, changes: FieldChanges): Promise<WorkspaceRecord | undefined>;
   list(query: ListQuery): Promise<Page<WorkspaceRecord>>;

@@ -14,7 +14,9 @@ export function getOrCreateWebhookEndpoint(
 ): Promise<Created<WebhookEndpointRecord>> {
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
-    if ((await store.workspaces.find(workspaceId)) === undefined) throw notFound(`Workspace ${workspaceId} not found`);
+    // locked, so that concurrent creates in the workspace take turns: each counts the endpoints
+    // the others committed (on PostgreSQL two could count 9 of 10 and both insert)
+    if ((await store.workspaces.findForWrite(workspaceId)) === undefined) throw notFound(`Workspace ${workspaceId} not found`);
     const existing = await store.webhooks.findByUrl(workspaceId, url);
     if (existing !== undefined) return { record: existing, created: false };
     const limit = ctx.limits.webhookEndpoints;

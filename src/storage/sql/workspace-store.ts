@@ -52,8 +52,16 @@ export class SqlWorkspaceStore implements WorkspaceStore {
     private readonly seekPoints?: SeekPoints,
   ) {}
 
-  async find(id: string): Promise<WorkspaceRecord | undefined> {
-    const row = await this.db.get<WorkspaceRow>(`SELECT ${WORKSPACE_COLUMNS} FROM workspaces w WHERE w.id = ?`, [id]);
+  find(id: string): Promise<WorkspaceRecord | undefined> {
+    return this.findLocking(id, '');
+  }
+
+  findForWrite(id: string): Promise<WorkspaceRecord | undefined> {
+    return this.findLocking(id, this.d.forWrite);
+  }
+
+  private async findLocking(id: string, lock: string): Promise<WorkspaceRecord | undefined> {
+    const row = await this.db.get<WorkspaceRow>(`SELECT ${WORKSPACE_COLUMNS} FROM workspaces w WHERE w.id = ?${lock}`, [id]);
     return row && workspaceFromRow(this.d, row);
   }
 

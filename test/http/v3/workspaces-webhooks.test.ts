@@ -109,6 +109,21 @@ describe('webhook endpoints', () => {
     expect((await api.post(`/v3/workspaces/${ws}/webhooks`, { url: 'https://e.com/3' })).status).toBe(200);
   });
 
+  it('keeps to the limit when endpoints are created at once: each create counts what the others committed', async () => {
+    // on PostgreSQL two creates counted 9 of 10 side by side and both stored theirs (4 to 10
+    // endpoints kept of a limit of 3) before the workspace row was locked for the count
+    for (let round = 0; round < 3; round++) {
+      const ws = uniqueId();
+      await api.post('/v3/workspaces', { id: ws });
+      const answers = await Promise.all(Array.from({ length: 16 }, (_, i) => api.post(`/v3/workspaces/${ws}/webhooks`, { url: `https://e.com/at-once/${i}` })));
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 201), statuses.join(' ')).toHaveLength(10);
+      expect(statuses.filter((status) => status === 409), statuses.join(' ')).toHaveLength(6);
+      const listed = await api.get(`/v3/workspaces/${ws}/webhooks?size=50`);
+      expect(listed.body.items).toHaveLength(10);
+    }
+  });
+
   it('seed 4.5: delete is 204 with no body; unknown, repeated or foreign ids are 404', async () => {
     const ws = uniqueId();
     const other = uniqueId();
