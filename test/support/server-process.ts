@@ -130,5 +130,5 @@ function isZombie(pid: number): boolean {
     return false;
   }
   // "pid (command) state ...": the command may hold spaces and parentheses, so read after the last ')'
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  return stat[stat.lastIndexOf(')') + 2] === 'Z';
 }
