@@ -514,6 +514,26 @@ describe('keys (§7.7)', () => {
     }
   });
 
+  it('reads expires_at as pydantic does: unix seconds or milliseconds, and `_` between date and time', async () => {
+    const ws = uniqueId();
+    const cases: [string, number][] = [
+      ['4102444800', 4_102_444_800],
+      ['4102444800.5', 4_102_444_800],
+      ['4102444800000', 4_102_444_800],
+      ['2100-01-01_00:00', 4_102_444_800],
+      ['2100-01-01T00:00:00Z', 4_102_444_800],
+    ];
+    for (const [value, exp] of cases) {
+      const response = await keysOf('/v3/keys', `?workspace_id=${ws}&expires_at=${encodeURIComponent(value)}`);
+      expect(response.status, value).toBe(200);
+      expect(decodePayload(response.body.key), value).toMatchObject({ exp });
+    }
+    // beyond year 9999 as seconds: refused, the input echoed as sent
+    const far = await keysOf('/v3/keys', `?workspace_id=${ws}&expires_at=300000000000000`);
+    expect(far.status).toBe(422);
+    expect(far.body.detail).toEqual([expect.objectContaining({ type: 'datetime_parsing', input: '300000000000000' })]);
+  });
+
   it('validates expires_at as a datetime, after authentication', async () => {
     const ws = uniqueId();
     expectDenied(await api.post(`/v3/keys?workspace_id=${ws}&expires_at=tomorrow`), NO_TOKEN);

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../storage/store.js';
-import { bool, dict, int, isPlainObject, model, nullable, optional, refine, setOwn, str, transform, type Schema } from './validate.js';
+import { bool, dict, int, isPlainObject, model, nullable, optional, refine, setOwn, str, transform, wellFormed, type Schema } from './validate.js';
 
 /*
  * Wire fields shared by the workspace generations (v2, v3): ids, metadata, paging, filters.
@@ -12,13 +12,16 @@ export function resourceId(generation: 'v2' | 'v3'): Schema<string> {
   return str({ minLength: 1, maxLength: generation === 'v3' ? 512 : 100, pattern: ID_PATTERN });
 }
 
-/** Removes NUL characters from keys and strings, recursively (contract §1.7). */
-export function stripNul<T>(value: T): T {
-  if (typeof value === 'string') return (value.includes('\u0000') ? value.replace(/\u0000/g, '') : value) as T;
-  if (Array.isArray(value)) return value.map(stripNul) as T;
+/**
+ * Removes NUL characters from keys and strings, recursively (contract §1.7), and puts U+FFFD in
+ * place of unpaired surrogates (validate.ts, `wellFormed`), as the store would.
+ */
+export function cleanText<T>(value: T): T {
+  if (typeof value === 'string') return wellFormed(value.includes('\u0000') ? value.replace(/\u0000/g, '') : value) as T;
+  if (Array.isArray(value)) return value.map(cleanText) as T;
   if (isPlainObject(value)) {
     const out: JsonObject = {};
-    for (const [key, inner] of Object.entries(value)) setOwn(out, stripNul(key), stripNul(inner));
+    for (const [key, inner] of Object.entries(value)) setOwn(out, cleanText(key), cleanText(inner));
     return out as T;
   }
   return value;
@@ -59,7 +62,7 @@ export function metadata(generation: 'v2' | 'v3'): Schema<JsonObject> {
         return undefined;
       })
     : dict();
-  return transform(withinSize(base, 'Metadata'), stripNul);
+  return transform(withinSize(base, 'Metadata'), cleanText);
 }
 
 /** Optional and nullable: null and absent both mean "leave unchanged". */

@@ -2,7 +2,7 @@ import { conclusionTokenProblem } from '../../domain/memory/conclusions.js';
 import { DEFAULT_MAX_CONCLUSIONS } from '../../domain/memory/representation.js';
 import { invalidInput } from '../../domain/errors.js';
 import type { JsonObject } from '../../storage/store.js';
-import { stripNul } from './fields.js';
+import { cleanText } from './fields.js';
 import {
   bool,
   dict,
@@ -29,7 +29,7 @@ type Generation = 'v2' | 'v3';
 /** Most characters in a conclusion (contract §7.5). */
 export const MAX_CONCLUSION_CHARS = 65_535;
 
-const conclusionContent = refine(transform(str({ minLength: 1, maxLength: MAX_CONCLUSION_CHARS }), stripNul), conclusionTokenProblem);
+const conclusionContent = refine(transform(str({ minLength: 1, maxLength: MAX_CONCLUSION_CHARS }), cleanText), conclusionTokenProblem);
 
 /** One conclusion; v2 requires its session, v3 makes it optional (contract §9.1). */
 export function conclusionCreate(generation: Generation) {
@@ -70,7 +70,7 @@ export const observationBatchV2 = model(
 
 export const conclusionQuery = model(
   {
-    query: required(transform(str(), stripNul)),
+    query: required(transform(str(), cleanText)),
     top_k: optional(int({ ge: 1, le: 100 }), () => 10),
     distance: optional(nullable(float({ ge: 0, le: 1 })), () => null),
     filters: optional(nullable(dict()), () => null),
@@ -78,9 +78,9 @@ export const conclusionQuery = model(
   { title: 'ConclusionQuery' },
 );
 
-export const peerCardSet = model({ peer_card: required(list(transform(str(), stripNul))) }, { title: 'PeerCardSet' });
+export const peerCardSet = model({ peer_card: required(list(transform(str(), cleanText))) }, { title: 'PeerCardSet' });
 
-const optionalText = optional(transform(nullable(transform(str(), stripNul)), (v) => v ?? undefined));
+const optionalText = optional(transform(nullable(transform(str(), cleanText)), (v) => v ?? undefined));
 const optionalTopK = optional(transform(nullable(int({ ge: 1, le: 100 })), (v) => v ?? undefined));
 const optionalDistance = optional(nullable(float({ ge: 0, le: 1 })), () => null);
 const optionalFlag = optional(nullable(bool()), () => null);
@@ -118,7 +118,7 @@ export const representationGetV2 = model(
 
 const peerContextCommon = {
   target: optional(str()),
-  search_query: optional(transform(str(), stripNul)),
+  search_query: optional(transform(str(), cleanText)),
   search_top_k: optional(int({ ge: 1, le: 100 })),
   search_max_distance: optional(float({ ge: 0, le: 1 })),
 };

@@ -2,7 +2,7 @@ import type { JsonObject } from '../../storage/store.js';
 import { MAX_MESSAGE_CHARS } from '../../domain/messages/file-upload.js';
 import { exceedsTokens } from '../../domain/messages/token-count.js';
 import type { SessionPeerConfig } from '../../domain/sessions/sessions.js';
-import { metadata, optionalNullable, resourceId, stripNul, withinSize } from './fields.js';
+import { metadata, optionalNullable, resourceId, cleanText, withinSize } from './fields.js';
 import {
   INVALID,
   bool,
@@ -203,7 +203,7 @@ export const peerIdList = list(str());
 export function messageCreate(generation: Generation) {
   return model(
     {
-      content: required(transform(str({ maxLength: MAX_MESSAGE_CHARS }), stripNul)),
+      content: required(transform(str({ maxLength: MAX_MESSAGE_CHARS }), cleanText)),
       // the reference lets any string through to a 500 on peer creation; Engram checks it as a peer id
       peer_id: required(resourceId(generation)),
       metadata: optionalNullable(metadata(generation)),
@@ -222,7 +222,7 @@ export function messageBatch(generation: Generation) {
 
 export const messageSearch = model(
   {
-    query: required(transform(str(), stripNul)),
+    query: required(transform(str(), cleanText)),
     filters: optional(nullable(dict())),
     limit: optional(int({ ge: 1, le: 100 }), () => 10),
   },

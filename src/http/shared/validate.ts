@@ -73,19 +73,35 @@ export interface StringRules {
   description?: string;
 }
 
+interface WellFormed {
+  isWellFormed(): boolean;
+  toWellFormed(): string;
+}
+
+/**
+ * The text with U+FFFD in place of each unpaired UTF-16 surrogate. JSON can spell one
+ * (`"\ud83d"`: what `JSON.stringify` writes for a string cut inside an emoji), UTF-8 cannot, so
+ * the store would keep U+FFFD (or worse, one per byte of its encoding); reading it so here makes
+ * the answer to a write the same as what is read back later.
+ */
+export function wellFormed(text: string): string {
+  return (text as unknown as WellFormed).isWellFormed() ? text : (text as unknown as WellFormed).toWellFormed();
+}
+
 export function str(rules: StringRules = {}): Schema<string> {
   const regex = rules.pattern === undefined ? undefined : new RegExp(rules.pattern);
   return {
-    parse(input, loc, errors) {
-      if (typeof input !== 'string') {
-        errors.push(item('string_type', loc, 'Input should be a valid string', input));
+    parse(raw, loc, errors) {
+      if (typeof raw !== 'string') {
+        errors.push(item('string_type', loc, 'Input should be a valid string', raw));
         return INVALID;
       }
+      const input = wellFormed(raw);
       if (rules.minLength !== undefined || rules.maxLength !== undefined) {
         const length = codePointLength(input);
         if (rules.minLength !== undefined && length < rules.minLength) {
           errors.push(
-            item('string_too_short', loc, `String should have at least ${plural(rules.minLength, 'character')}`, input, {
+            item('string_too_short', loc, `String should have at least ${plural(rules.minLength, 'character')}`, raw, {
               min_length: rules.minLength,
             }),
           );
@@ -93,7 +109,7 @@ export function str(rules: StringRules = {}): Schema<string> {
         }
         if (rules.maxLength !== undefined && length > rules.maxLength) {
           errors.push(
-            item('string_too_long', loc, `String should have at most ${plural(rules.maxLength, 'character')}`, input, {
+            item('string_too_long', loc, `String should have at most ${plural(rules.maxLength, 'character')}`, raw, {
               max_length: rules.maxLength,
             }),
           );
@@ -102,7 +118,7 @@ export function str(rules: StringRules = {}): Schema<string> {
       }
       if (regex !== undefined && !regex.test(input)) {
         errors.push(
-          item('string_pattern_mismatch', loc, `String should match pattern '${rules.pattern}'`, input, {
+          item('string_pattern_mismatch', loc, `String should match pattern '${rules.pattern}'`, raw, {
             pattern: rules.pattern,
           }),
         );
@@ -138,6 +154,11 @@ export function bool(): Schema<boolean> {
         return INVALID;
       }
       if (typeof input === 'number' && (input === 0 || input === 1)) return input === 1;
+      // a whole number other than 0 and 1 (2, -1, 2.0) cannot be read as one; a fraction is not a boolean at all
+      if (typeof input === 'number' && Number.isInteger(input)) {
+        errors.push(item('bool_parsing', loc, 'Input should be a valid boolean, unable to interpret input', input));
+        return INVALID;
+      }
       errors.push(item('bool_type', loc, 'Input should be a valid boolean', input));
       return INVALID;
     },
@@ -168,12 +189,13 @@ export function int(rules: IntRules = {}): Schema<number> {
       } else if (typeof input === 'boolean') {
         value = input ? 1 : 0;
       } else if (typeof input === 'string') {
-        const trimmed = input.trim();
-        if (!/^[+-]?\d+(_\d+)*$/.test(trimmed)) {
+        // pydantic's own forms: digits with single underscores between them, and an all-zero fraction ("2.0", "2.")
+        const match = /^([+-]?\d+(?:_\d+)*)(?:\.0*)?$/.exec(input.trim());
+        if (match === null) {
           errors.push(item('int_parsing', loc, 'Input should be a valid integer, unable to parse string as an integer', input));
           return INVALID;
         }
-        value = Number(trimmed.replace(/_/g, ''));
+        value = Number(match[1].replace(/_/g, ''));
       } else {
         errors.push(item('int_type', loc, 'Input should be a valid integer', input));
         return INVALID;
@@ -254,7 +276,7 @@ export function choice<T extends string>(values: readonly T[], kind: 'literal_er
 /** Parses the ISO 8601 forms pydantic accepts for a datetime; naive values are taken as UTC. */
 export function parseIsoDateTime(text: string): Date | string {
   const match =
-    /^(\d{4})-(\d{2})-(\d{2})(?:[T t](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6})\d*)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?)?$/.exec(
+    /^(\d{4})-(\d{2})-(\d{2})(?:[T t_](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6})\d*)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?)?$/.exec(
       text,
     );
   if (match === null) {
@@ -290,9 +312,11 @@ const LATEST_MS = 253_402_300_799_999;
 export function datetime(): Schema<Date> {
   return {
     parse(input, loc, errors) {
-      if (typeof input === 'number' && Number.isFinite(input)) {
+      // a string of digits (with a fraction) is a unix timestamp too, as a number is
+      const stamp = typeof input === 'string' && /^-?\d+(?:\.\d*)?$/.test(input) ? Number(input) : input;
+      if (typeof stamp === 'number' && Number.isFinite(stamp)) {
         // pydantic reads large numbers as milliseconds, small ones as seconds
-        const ms = Math.abs(input) > 2e10 ? input : input * 1000;
+        const ms = Math.abs(stamp) > 2e10 ? stamp : stamp * 1000;
         if (ms >= EARLIEST_MS && ms <= LATEST_MS) return new Date(ms);
         const bound = ms > LATEST_MS ? 'dates after 9999' : 'dates before 0001';
         errors.push(item('datetime_parsing', loc, `Input should be a valid datetime, ${bound} are not supported as unix timestamps`, input, { error: `${bound} are not supported as unix timestamps` }));

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../storage/store.js';
-import { stripNul, withinSize } from '../shared/fields.js';
+import { cleanText, withinSize } from '../shared/fields.js';
 import {
   bool,
   dict,
@@ -31,8 +31,8 @@ function name(): Schema<string> {
   );
 }
 
-const metadata = transform(withinSize(dict(), 'Metadata'), stripNul);
-const text = (maxLength: number) => transform(str({ maxLength }), stripNul);
+const metadata = transform(withinSize(dict(), 'Metadata'), cleanText);
+const text = (maxLength: number) => transform(str({ maxLength }), cleanText);
 
 /** Optional and nullable: null and absent both mean "leave unchanged" (seed 4.1). */
 function unchangedWhenNull<T>(schema: Schema<T>, aliases?: string[]): Field<T | undefined> {
@@ -88,7 +88,7 @@ const LABEL_ALIAS = ['label'];
 
 export const MetamessageCreate = model(
   {
-    metamessage_type: required(transform(str({ minLength: 1, maxLength: 50 }), stripNul), LABEL_ALIAS),
+    metamessage_type: required(transform(str({ minLength: 1, maxLength: 50 }), cleanText), LABEL_ALIAS),
     content: required(text(50_000)),
     session_id: optional(nullable(str()), () => null),
     message_id: optional(nullable(str()), () => null),

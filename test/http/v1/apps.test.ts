@@ -171,6 +171,17 @@ describe('POST /v1/apps/list', () => {
       expect(response.status, query).toBe(422);
       expect(response.body, query).toEqual({ detail: [item] });
     }
+    // integers as pydantic reads them: an all-zero fraction and underscores between digits
+    for (const [query, size] of [['size=2.0', 2], ['size=3.', 3], ['size=1_0', 10], ['size=%202%20', 2]] as const) {
+      const response = await api.post(`/v1/apps/list?${query}`, {});
+      expect(response.status, query).toBe(200);
+      expect(response.body.size, query).toBe(size);
+    }
+    for (const query of ['size=2.5', 'size=.0', 'size=2.0.0', 'size=1__0', 'size=_1']) {
+      const response = await api.post(`/v1/apps/list?${query}`, {});
+      expect(response.status, query).toBe(422);
+      expect(response.body.detail[0].type, query).toBe('int_parsing');
+    }
     const filter = await api.post('/v1/apps/list', { filter: [1] });
     expect(filter.body).toEqual({ detail: [{ loc: ['body', 'filter'], msg: 'Input should be a valid dictionary', type: 'dict_type' }] });
   });

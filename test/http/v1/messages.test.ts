@@ -61,6 +61,10 @@ describe('POST .../messages', () => {
       ],
       [{ content: 'x', is_user: 'maybe' }, [{ loc: ['body', 'is_user'], msg: 'Input should be a valid boolean, unable to interpret input', type: 'bool_parsing' }]],
       [{ content: 'x', is_user: null }, [{ loc: ['body', 'is_user'], msg: 'Input should be a valid boolean', type: 'bool_type' }]],
+      // a whole number other than 0 and 1 is a boolean that cannot be read; a fraction is not one at all
+      [{ content: 'x', is_user: 2 }, [{ loc: ['body', 'is_user'], msg: 'Input should be a valid boolean, unable to interpret input', type: 'bool_parsing' }]],
+      [{ content: 'x', is_user: -1 }, [{ loc: ['body', 'is_user'], msg: 'Input should be a valid boolean, unable to interpret input', type: 'bool_parsing' }]],
+      [{ content: 'x', is_user: 0.5 }, [{ loc: ['body', 'is_user'], msg: 'Input should be a valid boolean', type: 'bool_type' }]],
       [
         { content: 'x'.repeat(50_001), is_user: true },
         [{ loc: ['body', 'content'], msg: 'String should have at most 50000 characters', type: 'string_too_long' }],
