@@ -4,6 +4,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import pino from 'pino';
 import { isPostgresUrl, type Config } from './config.js';
 import { createDomainContext, type DomainContext, type DomainLimits, type ReasoningRuntime } from './domain/context.js';
+import { mountCors } from './http/shared/cors.js';
 import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
@@ -142,6 +143,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
       done();
     });
   }
+
+  mountCors(app, config.corsOrigins);
 
   // Bodies arrive as text: each generation decides how to parse them (contract §1.4, §9.1).
   app.removeAllContentTypeParsers();

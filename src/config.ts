@@ -4,6 +4,7 @@ import { parseReasoningConfig } from './config-reasoning.js';
 import { settingReaders } from './setting-readers.js';
 import type { ReasoningSettings } from './domain/reasoning/settings.js';
 import type { ModelSettings } from './llm/settings.js';
+import { DEFAULT_CORS_ORIGINS } from './http/shared/cors.js';
 import { DEFAULT_FILTER_TIME_LIMIT_MS } from './storage/filter-time-limit.js';
 import { SQLITE_DEFAULTS } from './storage/sqlite/sqlite-settings.js';
 
@@ -21,6 +22,8 @@ export interface Config {
   databasePreparedStatements: boolean;
   /** Milliseconds one filtered statement may run before the request answers 422 (storage/filter-time-limit.ts). */
   filterTimeLimitMs: number;
+  /** Origins whose browser pages may call the API (CORS_ORIGINS); empty (`none`): none; `*`: any. */
+  corsOrigins: string[];
   /** Whether bearer JWTs are required (contract §2.1). */
   useAuth: boolean;
   /** HS256 secret for JWTs; required when auth is on. */
@@ -140,6 +143,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(databaseUrl) && !/^postgres(ql)?:\/\//i.test(databaseUrl)) {
     problems.push(`DATABASE_URL must be a postgres:// URL or a SQLite file path, got "${databaseUrl}"`);
   }
+  // an empty setting is an unset one (the default), so `none` turns CORS off
+  const corsSetting = read('CORS_ORIGINS') ?? DEFAULT_CORS_ORIGINS.join(',');
+  const corsOrigins = (corsSetting.trim().toLowerCase() === 'none' ? '' : corsSetting)
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
+  for (const origin of corsOrigins) {
+    // what a browser sends in Origin: scheme://host[:port], without a path or a trailing slash
+    if (origin !== '*' && origin !== 'null' && !/^[a-z][a-z0-9+.-]*:\/\/[^/\s]+$/i.test(origin)) {
+      problems.push(`CORS_ORIGINS must be a comma-separated list of origins (scheme://host[:port], no path) or *, got "${origin}"`);
+    }
+  }
   const useAuth = boolean('AUTH_USE_AUTH', false);
   const jwtSecret = read('AUTH_JWT_SECRET') ?? '';
   if (useAuth && jwtSecret === '') {
@@ -153,6 +168,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     databaseConnectTimeoutMs: integer('DATABASE_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     databasePreparedStatements: boolean('DATABASE_PREPARED_STATEMENTS', true),
     filterTimeLimitMs: integer('FILTER_TIME_LIMIT_MS', DEFAULT_FILTER_TIME_LIMIT_MS, 10, 3_600_000),
+    corsOrigins,
     useAuth,
     jwtSecret,
     logLevel,
