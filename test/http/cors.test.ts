@@ -32,7 +32,7 @@ describe('CORS', () => {
   });
 
   it('adds nothing for another origin or a request without one', async () => {
-    for (const headers of [{ origin: OTHER }, {}]) {
+    for (const headers of [{ origin: OTHER }, {}] as Record<string, string>[]) {
       const response = await api.post(`/v3/workspaces/${ws}/peers/list`, {}, { headers });
       expect(response.status).toBe(200);
       expect(Object.keys(response.headers).filter((name) => name.startsWith('access-control-') || name === 'vary')).toEqual([]);

@@ -289,7 +289,8 @@ class FilterParser {
   /** Case-insensitive substring test of the target's text against Python str() of the value. */
   private like(target: FilterTarget, needle: string): FilterNode {
     // v2: `%` and `_` in the value act as wildcards (and `\` escapes, as in PostgreSQL's default).
-    if (this.rules.wildcards && Buffer.byteLength(`%${needle}%`, 'utf8') > this.limits.likePatternBytes) {
+    // measured as sent and folded to lower case (SQLite's dialect folds a pattern beyond ASCII itself)
+    if (this.rules.wildcards && Math.max(Buffer.byteLength(needle, 'utf8'), Buffer.byteLength(needle.toLowerCase(), 'utf8')) + 2 > this.limits.likePatternBytes) {
       throw invalidInput("Filter value for 'contains' is too long");
     }
     return { kind: 'like', target, needle: this.text(needle), wildcards: this.rules.wildcards };

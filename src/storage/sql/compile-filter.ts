@@ -5,8 +5,9 @@
  * is the FilterColumns' (trusted) column expressions and the dialect's constants.
  *
  * Known limitations (the dialects' own behaviour):
- * - contains/icontains are case-insensitive for ASCII letters only on SQLite (its lower() folds
- *   ASCII only). PostgreSQL uses ILIKE: Unicode-aware under a UTF-8 LC_CTYPE (e.g. C.UTF-8).
+ * - contains/icontains fold case by Unicode on SQLite through JavaScript (engram_lower) when the
+ *   needle is beyond ASCII, else by SQLite's lower() (ASCII letters). PostgreSQL uses ILIKE:
+ *   Unicode-aware under a UTF-8 LC_CTYPE (e.g. C.UTF-8), ASCII only under the C locale.
  * - Text form of metadata values on SQLite: nested objects/arrays are compact JSON in stored key
  *   order (`{"b":1,"a":[1,2]}`) where PostgreSQL prints jsonb (`{"a": [1, 2], "b": 1}`), and
  *   numbers in exponent form print differently (`1.0e-07` vs `0.0000001`).

@@ -8,6 +8,8 @@ import { SqliteVectorIndex } from './sqlite-vector-index.js';
 /** SQLite limits a LIKE pattern to 50000 bytes. */
 const MAX_LIKE_BYTES = 50_000;
 const MAX_NUMERIC_TEXT = raw('1000');
+/** Text of ASCII characters only, which SQLite's lower() folds as JavaScript would. */
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** A SQLite JSON path: an optional SQL expression followed by a constant suffix. */
 interface JsonPath {
@@ -272,8 +274,17 @@ export const sqliteDialect: Dialect = {
   },
   inList: (column, list) => sql`(${column} IN (SELECT value FROM json_each(${list})))`,
   listHolds: (list, id) => sql`(EXISTS (SELECT 1 FROM json_each(${list}) WHERE value = ${id}))`,
-  containsText: (target, needle) => sql`(instr(lower(${target}), lower(${bind(needle)})) > 0)`,
-  likePattern: (target, pattern) => sql`(lower(${target}) LIKE lower(${bind(pattern)}) ESCAPE '\\')`,
+  // SQLite's lower() folds ASCII letters only: a needle beyond ASCII is folded here and the text
+  // by engram_lower (SqliteDriver, String.prototype.toLowerCase), a call into JavaScript per row
+  // that an ASCII needle does without
+  containsText: (target, needle) =>
+    ASCII.test(needle)
+      ? sql`(instr(lower(${target}), lower(${bind(needle)})) > 0)`
+      : sql`(instr(engram_lower(${target}), ${bind(needle.toLowerCase())}) > 0)`,
+  likePattern: (target, pattern) =>
+    ASCII.test(pattern)
+      ? sql`(lower(${target}) LIKE lower(${bind(pattern)}) ESCAPE '\\')`
+      : sql`(engram_lower(${target}) LIKE ${bind(pattern.toLowerCase())} ESCAPE '\\')`,
   metadataText(f: FilterContext, key: string): Sql {
     const path = keyPath(key);
     return sql`(CASE json_type(${f.metadata}, ${path}) WHEN 'null' THEN NULL WHEN 'true' THEN 'true' WHEN 'false' THEN 'false'

@@ -70,6 +70,15 @@ function guarded<T>(run: () => T): T {
  */
 /** Size of one copy of SQLite's wal-index header (WalIndexHdr), which the `-shm` file begins with, twice. */
 const WAL_INDEX_HEADER_BYTES = 48;
+/**
+ * `engram_lower(text)`: the text folded to lower case by JavaScript (Unicode), for contains and
+ * icontains with a needle beyond ASCII (sqlite-dialect.ts, `containsText`); SQLite's own lower()
+ * folds ASCII letters only.
+ */
+export function addCaseFolding(db: Database.Database): void {
+  db.function('engram_lower', { deterministic: true, directOnly: true }, (text: unknown) => (typeof text === 'string' ? text.toLowerCase() : text));
+}
+
 /** In the `-shm` file: the WAL's last valid frame (WalIndexHdr.mxFrame), and the frames already copied into the database (WalCkptInfo.nBackfill, after the two headers); native byte order. */
 const MX_FRAME_AT = 16;
 const N_BACKFILL_AT = 2 * WAL_INDEX_HEADER_BYTES;
@@ -123,6 +132,7 @@ export class SqliteDriver implements SqlDriver {
       if (++calls % GUARD_STRIDE === 0 && performance.now() - this.statementStarted > limitMs) throw new FilterTimeLimitError(limitMs);
       return 1;
     });
+    addCaseFolding(this.db);
     // a first read transaction makes sure the wal-index exists (a new file gets it lazily);
     // without it changeToken cannot tell
     if (this.folder !== undefined) {
