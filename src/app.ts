@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -148,7 +149,12 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
 
   // Bodies arrive as text: each generation decides how to parse them (contract §1.4, §9.1).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // Bytes that are not UTF-8 are refused as the reference's framework refuses them (its JSON
+  // decoder fails on them before any JSON is read), not read with U+FFFD in their place.
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body: Buffer, done) => {
+    if (isUtf8(body)) return done(null, body.toString('utf8'));
+    done(Object.assign(new Error('There was an error parsing the body'), { statusCode: 400 }));
+  });
   // Validation happens in the route layer so errors come out in the reference's shape and order;
   // the schemas given to Fastify only document the API.
   app.setValidatorCompiler(() => () => true);

@@ -104,6 +104,25 @@ describe('POST /v3/workspaces/{w}/peers (get or create)', () => {
     });
   });
 
+  it('refuses a body that is not UTF-8 with 400, creating nothing (v1 and v3 alike)', async () => {
+    const ws = uniqueId();
+    const latin1 = (text: string) => Buffer.from(text, 'latin1');
+    for (const [url, body] of [
+      ['/v3/workspaces', `{"id":"${ws}","metadata":{"city":"Orl\xe9ans"}}`],
+      ['/v1/apps', `{"name":"caf\xe9 ${ws}"}`],
+    ]) {
+      const response = await api.app.inject({ method: 'POST', url, payload: latin1(body), headers: { 'content-type': 'application/json' } });
+      expect(response.statusCode, url).toBe(400);
+      expect(JSON.parse(response.body), url).toEqual({ detail: 'There was an error parsing the body' });
+    }
+    expect((await api.post('/v3/workspaces/list', { filters: { id: ws } })).body.items).toEqual([]);
+    expect((await api.get(`/v1/apps/name/${encodeURIComponent(`café ${ws}`)}`)).status).toBe(404);
+    // the same text as UTF-8 is stored as sent
+    const utf8 = await api.app.inject({ method: 'POST', url: '/v3/workspaces', payload: Buffer.from(`{"id":"${ws}","metadata":{"city":"Orléans"}}`, 'utf8'), headers: { 'content-type': 'application/json' } });
+    expect(utf8.statusCode).toBe(201);
+    expect(JSON.parse(utf8.body).metadata).toEqual({ city: 'Orléans' });
+  });
+
   it('does not parse a body sent without a JSON content type (v3)', async () => {
     const ws = uniqueId();
     const response = await api.post(`/v3/workspaces/${ws}/peers`, undefined, {
