@@ -172,14 +172,15 @@ export function sessionAllowlist(filters: JsonObject | null | undefined, session
   if (value === undefined) {
     throw invalidInput('filters.session_id must be a session id, a list of session ids, or {"in": [...]}');
   }
+  // the entries as sent are counted, before their checks and before duplicates collapse (contract §5.6)
   const entries = value as unknown[];
+  if (entries.length > MAX_ALLOWLIST) {
+    throw invalidInput(`filters.session_id supports at most ${MAX_ALLOWLIST} sessions per request`);
+  }
   if (entries.some((entry) => typeof entry !== 'string' || entry === '')) {
     throw invalidInput('filters.session_id entries must be non-empty strings');
   }
   const sessions = [...new Set(entries as string[])];
-  if (sessions.length > MAX_ALLOWLIST) {
-    throw invalidInput(`filters.session_id supports at most ${MAX_ALLOWLIST} sessions per request`);
-  }
   if (sessionId !== undefined && !sessions.includes(sessionId)) {
     throw invalidInput('session_id must be included in filters.session_id');
   }

@@ -164,8 +164,13 @@ describe('POST /v3/workspaces/{w}/peers/{p}/representation', () => {
       expect(response.status).toBe(422);
       expect(response.body).toEqual({ detail });
     }
-    // duplicates collapse before the limit is counted
-    expect((await api.post(url, { filters: { session_id: Array.from({ length: 1500 }, () => 's1') } })).status).toBe(200);
+    // the entries as sent are counted, before their checks and before duplicates collapse
+    expect((await api.post(url, { filters: { session_id: Array.from({ length: 1000 }, () => 's1') } })).status).toBe(200);
+    for (const entries of [Array.from({ length: 1001 }, () => 's1'), [...Array.from({ length: 1000 }, () => 's1'), '']]) {
+      const response = await api.post(url, { filters: { session_id: { in: entries } } });
+      expect(response.status).toBe(422);
+      expect(response.body).toEqual({ detail: 'filters.session_id supports at most 1000 sessions per request' });
+    }
   });
 
   it('narrows to full-text matches with search_query, at most search_top_k', async () => {
