@@ -22,20 +22,20 @@ export class RouteIndex {
     return [...methods];
   }
 
-  /** The answer for an unmatched request, or undefined for a plain 404. */
+  /**
+   * The answer for an unmatched request, or undefined for a plain 404, in the reference's
+   * framework's order: a path some route answers with another method is a 405; else a path
+   * whose other form (with the trailing slash, or without it) some route answers, with any
+   * method, is a 307 to that form (a wrong method there is the 405 the client gets next).
+   */
   resolve(method: string, url: string): { status: 405; allow: string } | { status: 307; location: string } | undefined {
     const queryStart = url.indexOf('?');
     const path = queryStart < 0 ? url : url.slice(0, queryStart);
-    if (path.length > 1 && path.endsWith('/')) {
-      const trimmed = path.replace(/\/+$/, '');
-      if (this.methodsFor(trimmed).includes(method)) {
-        return { status: 307, location: trimmed + (queryStart < 0 ? '' : url.slice(queryStart)) };
-      }
-    }
-    if (!path.endsWith('/') && this.methodsFor(`${path}/`).includes(method)) {
-      return { status: 307, location: `${path}/` + (queryStart < 0 ? '' : url.slice(queryStart)) };
-    }
     const methods = this.methodsFor(path).filter((m) => m !== 'HEAD');
-    return methods.length > 0 ? { status: 405, allow: methods.join(', ') } : undefined;
+    if (methods.length > 0) return { status: 405, allow: methods.join(', ') };
+    if (path === '/') return undefined;
+    const other = path.endsWith('/') ? path.replace(/\/+$/, '') : `${path}/`;
+    if (other !== '' && this.methodsFor(other).length > 0) return { status: 307, location: other + (queryStart < 0 ? '' : url.slice(queryStart)) };
+    return undefined;
   }
 }

@@ -184,9 +184,15 @@ export function defineRoute<F extends QueryFields, B = undefined>(
 ): void {
   const queryEntries = Object.entries(spec.query ?? {}) as [string, Field<unknown>][];
   const generation = spec.generation;
+  const hasParams = spec.url.includes(':');
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const params = request.params as Record<string, string>;
+    // the router gives an empty segment (`/v1/apps/`) to a path parameter, which the reference's
+    // does not match: that is an unmatched path (a 307 to the form without the slash, or a 404)
+    if (hasParams) {
+      for (const name in params) if (params[name] === '') return reply.callNotFound();
+    }
     let release: (() => void) | undefined;
     try {
       // 1. body: parsed before authentication, so broken JSON is a 422 even without a token

@@ -162,6 +162,29 @@ describe('framework behaviour', () => {
     expect(slash.status).toBe(307);
     expect(slash.headers.location).toBe('/v3/workspaces/w1/peers/list?size=5');
     expect(slash.text).toBe('');
+    // the other form answers another method: still a 307 (the client meets the 405 there)
+    const otherMethod = await api.get('/v3/workspaces/list/');
+    expect(otherMethod.status).toBe(307);
+    expect(otherMethod.headers.location).toBe('/v3/workspaces/list');
+  });
+
+  it('takes an empty last segment for an unmatched path, not for an empty id: 307 to the form without the slash', async () => {
+    const cases: [string, string, string][] = [
+      ['PUT', '/v1/apps/', '/v1/apps'],
+      ['GET', '/v1/apps/name/', '/v1/apps/name'],
+      ['DELETE', '/v1/apps/a/users/u/sessions/', '/v1/apps/a/users/u/sessions'],
+      ['PUT', '/v3/workspaces/', '/v3/workspaces'],
+      ['GET', '/v3/workspaces/w1/peers/p/', '/v3/workspaces/w1/peers/p'],
+    ];
+    for (const [method, url, location] of cases) {
+      const response = await api.request(method, url);
+      expect(response.status, `${method} ${url}`).toBe(307);
+      expect(response.headers.location, `${method} ${url}`).toBe(location);
+    }
+    // an empty segment inside the path: no route has it, either way
+    const inside = await api.post('/v3/workspaces//peers/list', {});
+    expect(inside.status).toBe(404);
+    expect(inside.body).toEqual({ detail: 'Not Found' });
   });
 
   it('mints keys only with auth on', async () => {
