@@ -100,6 +100,21 @@ export interface AppDeps {
   models?: Models;
 }
 
+const REDOC_PAGE = `<!DOCTYPE html>
+<html>
+<head>
+<title>Engram - ReDoc</title>
+<meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+</head>
+<body>
+<noscript>ReDoc requires JavaScript; the OpenAPI document is at <a href="/openapi.json">/openapi.json</a>.</noscript>
+<redoc spec-url="/openapi.json"></redoc>
+<script src="https://cdn.jsdelivr.net/npm/redoc@2/bundles/redoc.standalone.js"></script>
+</body>
+</html>
+`;
+
 /** Builds the HTTP app with /v2 and /v3 mounted, without listening (tests use inject). */
 export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models; jobMetrics: JobMetrics }> {
   const { config } = deps;
@@ -206,6 +221,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   const jobMetrics = new JobMetrics();
   mountMetrics(app, deps.database.store, deps.database.driver, config.metricsEnabled, modelCalls, jobMetrics);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // the reference's second documentation page (contract §1.9): ReDoc, loaded by the browser from
+  // its CDN as the reference's framework does (/docs is served from this server)
+  app.get('/redoc', { schema: { hide: true } }, async (_request, reply) => reply.header('content-type', 'text/html; charset=utf-8').send(REDOC_PAGE));
 
   mountV1(app, httpDeps);
   mountV2(app, httpDeps);

@@ -151,6 +151,10 @@ describe('framework behaviour', () => {
     expect(doc.status).toBe(200);
     expect(Object.keys(doc.body.paths)).toContain('/v3/workspaces/{workspace_id}/peers/list');
     expect((await api.get('/v3/nowhere')).body).toEqual({ detail: 'Not Found' });
+    const redoc = await api.get('/redoc');
+    expect(redoc.status).toBe(200);
+    expect(redoc.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(redoc.text).toContain('<redoc spec-url="/openapi.json">');
   });
 
   it('answers a wrong method with 405 and Allow, a trailing slash with 307', async () => {
