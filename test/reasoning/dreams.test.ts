@@ -145,7 +145,8 @@ describe('schedule_dream', () => {
     for (const body of [{ observer: '' }, { observer: 'alice', observed: '' }, { observer: 'alice', session_id: '' }]) {
       expect((await s.api.post(`/v3/workspaces/${s.ws}/schedule_dream`, { ...body, dream_type: 'card_refresh' })).status).toBe(204);
     }
-    expect((await s.api.post('/v3/workspaces//schedule_dream', { observer: 'alice', dream_type: 'omni' })).status).toBe(204);
+    // an empty workspace id in the path matches no route, as in the reference's router
+    expect((await s.api.post('/v3/workspaces//schedule_dream', { observer: 'alice', dream_type: 'omni' })).status).toBe(404);
     expect(await openDreamJobs(s, 'alice')).toHaveLength(0);
     expect(await openDreamJobs(s, '')).toHaveLength(0);
     expect(Number((await s.api.database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE kind = 'reasoning.dream'"))?.n)).toBe(0);
