@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isoTime, isoTimeOf } from './present.js';
+import { PreciseDate } from '../../storage/precise-date.js';
 
 /** A deterministic generator (mulberry32), so a failure names a date that can be replayed. */
 function seeded(seed: number): () => number {
@@ -22,6 +23,18 @@ describe('isoTime', () => {
     expect(isoTime(new Date('2024-03-05T07:08:09.001Z'))).toBe('2024-03-05T07:08:09.001000Z');
     expect(isoTime(new Date('2024-03-05T23:59:59.999Z'))).toBe('2024-03-05T23:59:59.999000Z');
     expect(isoTime(new Date(0))).toBe('1970-01-01T00:00:00Z');
+  });
+
+  it('writes the microseconds of a finer time', () => {
+    const at = Date.UTC(2024, 0, 1, 10, 0, 0, 123);
+    expect(isoTime(new PreciseDate(at, 456))).toBe('2024-01-01T10:00:00.123456Z');
+    expect(isoTime(new PreciseDate(at - 123, 1))).toBe('2024-01-01T10:00:00.000001Z');
+    expect(isoTime(new PreciseDate(Date.UTC(1969, 11, 31, 23, 59, 59, 999), 999))).toBe('1969-12-31T23:59:59.999999Z');
+    for (const [ms, micros] of [[at, 456], [at - 123, 1], [YEAR_10000 + 500, 7], [YEAR_0 - 1, 999]]) {
+      expect(isoTime(new PreciseDate(ms, micros))).toBe(isoTimeOf(new PreciseDate(ms, micros)));
+    }
+    expect(isoTimeOf(new PreciseDate(YEAR_10000 + 500, 7))).toBe('+010000-01-01T00:00:00.500007Z');
+    expect(isoTimeOf(new Date(YEAR_10000))).toBe('+010000-01-01T00:00:00Z');
   });
 
   it('equals the toISOString-based formatter on edge cases', () => {

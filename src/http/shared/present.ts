@@ -8,6 +8,7 @@ import type {
   WebhookEndpointRecord,
   WorkspaceRecord,
 } from '../../storage/store.js';
+import { subMillisecondMicros } from '../../storage/precise-date.js';
 
 /*
  * Domain records -> wire JSON for the workspace generations (v2 and v3 share these shapes).
@@ -40,13 +41,17 @@ export function isoTime(date: Date): string {
   const millis = inDay % 1000;
   const seconds = Math.floor(inDay / 1000);
   const clock = `${cachedDayPrefix}${TWO_DIGITS[Math.floor(seconds / 3600)]}:${TWO_DIGITS[Math.floor(seconds / 60) % 60]}:${TWO_DIGITS[seconds % 60]}`;
-  return millis === 0 ? `${clock}Z` : `${clock}.${THREE_DIGITS[millis]}000Z`;
+  const micros = subMillisecondMicros(date);
+  return millis === 0 && micros === 0 ? `${clock}Z` : `${clock}.${THREE_DIGITS[millis]}${THREE_DIGITS[micros]}Z`;
 }
 
 /** The general formatter `isoTime` must equal (exported for its test). */
 export function isoTimeOf(date: Date): string {
   const text = date.toISOString();
-  return date.getUTCMilliseconds() === 0 ? `${text.slice(0, 19)}Z` : `${text.slice(0, 23)}000Z`;
+  const micros = subMillisecondMicros(date);
+  // toISOString ends in `.sssZ` (its year may have six digits and a sign)
+  if (date.getUTCMilliseconds() === 0 && micros === 0) return `${text.slice(0, -5)}Z`;
+  return `${text.slice(0, -1)}${String(micros).padStart(3, '0')}Z`;
 }
 
 export function presentWorkspace(w: WorkspaceRecord) {

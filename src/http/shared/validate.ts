@@ -6,6 +6,8 @@
  * Each schema also describes itself as JSON Schema for the served OpenAPI document.
  */
 
+import { dateOfEpochMicros, PreciseDate } from '../../storage/precise-date.js';
+
 export type Loc = (string | number)[];
 
 export interface ValidationItem {
@@ -299,10 +301,12 @@ export function parseIsoDateTime(text: string): Date | string {
   }
   if (Number(y) === 0) return 'year 0 is out of range';
   const millis = Number((frac + '000').slice(0, 3));
+  const micros = Number((frac + '000000').slice(3, 6));
   // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear takes the year as written
   const date = new Date(Date.UTC(2000, month - 1, day, Number(h), Number(mi), Number(s), millis));
   date.setUTCFullYear(Number(y), month - 1, day);
-  return new Date(date.getTime() - offsetMinutes * 60_000);
+  const ms = date.getTime() - offsetMinutes * 60_000;
+  return micros === 0 ? new Date(ms) : new PreciseDate(ms, micros);
 }
 
 /** The range of Python's datetime (years 1 to 9999), in milliseconds since 1970. */
@@ -317,7 +321,7 @@ export function datetime(): Schema<Date> {
       if (typeof stamp === 'number' && Number.isFinite(stamp)) {
         // pydantic reads large numbers as milliseconds, small ones as seconds
         const ms = Math.abs(stamp) > 2e10 ? stamp : stamp * 1000;
-        if (ms >= EARLIEST_MS && ms <= LATEST_MS) return new Date(ms);
+        if (ms >= EARLIEST_MS && ms <= LATEST_MS) return dateOfEpochMicros(Math.round(ms * 1000));
         const bound = ms > LATEST_MS ? 'dates after 9999' : 'dates before 0001';
         errors.push(item('datetime_parsing', loc, `Input should be a valid datetime, ${bound} are not supported as unix timestamps`, input, { error: `${bound} are not supported as unix timestamps` }));
         return INVALID;

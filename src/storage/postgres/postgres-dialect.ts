@@ -5,6 +5,7 @@ import type { SqlExecutor } from '../sql/driver.js';
 import { jsonText } from '../sql/json-text.js';
 import { orderBy } from '../sql/session-messages.js';
 import { bind, raw, sql, type Sql } from '../sql/sql.js';
+import { epochMicros, PreciseDate } from '../precise-date.js';
 import { PostgresVectorIndex } from './postgres-vector-index.js';
 
 // Any constant works; it only has to be the same in every Engram process on one database.
@@ -51,7 +52,8 @@ function timestampText(instant: FilterInstant): string {
 export const postgresDialect: Dialect = {
   name: 'postgres',
 
-  time: (value: Date) => value,
+  // pg sends a Date to the millisecond: a finer time goes as text (timestamptz keeps microseconds)
+  time: (value: Date) => (value instanceof PreciseDate ? timestampText({ micros: BigInt(epochMicros(value)) }) : value),
   readTime: (value: unknown) => (value instanceof Date ? value : new Date(String(value))),
   // jsonb rejects \u0000; the wire layer strips NULs before values reach the store (contract §1.7)
   json: (value: JsonObject) => jsonText(value),

@@ -1,12 +1,25 @@
 import pg from 'pg';
 import { DEFAULT_FILTER_TIME_LIMIT_MS, FilterTimeLimitError, TIME_LIMITED } from '../filter-time-limit.js';
 import { RowVanishedError, type ConflictCounts, type SqlDriver, type SqlExecutor } from '../sql/driver.js';
+import { PreciseDate } from '../precise-date.js';
 import { statementCache } from '../sql/statement-cache.js';
 import { ConflictsPersistedError, StoreUnavailableError } from '../unavailable.js';
 
 // timestamptz and jsonb come back parsed by pg (Date and objects); int8 (counts) as numbers,
 // which is safe for row counts far beyond what one server stores.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+// pg's own parser keeps a timestamptz to the millisecond; a finer one (a time a client gave) keeps
+// its microseconds (storage/precise-date.ts). The text is `YYYY-MM-DD HH:MM:SS[.ffffff]+TZ`.
+const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
+pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, (text: string) => {
+  const date = parseTimestamptz(text);
+  const dot = text.indexOf('.', 19);
+  if (dot !== 19 || !(text.charCodeAt(23) >= 48 && text.charCodeAt(23) <= 57)) return date;
+  let end = 23;
+  while (end < 26 && text.charCodeAt(end) >= 48 && text.charCodeAt(end) <= 57) end++;
+  const micros = Number(text.slice(23, end).padEnd(3, '0'));
+  return micros === 0 || Number.isNaN(date.getTime()) ? date : new PreciseDate(date.getTime(), micros);
+});
 
 /** Rewrites `?` placeholders to `$1..$n`, leaving quoted text alone. */
 function numberPlaceholders(sql: string): string {

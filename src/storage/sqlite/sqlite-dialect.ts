@@ -3,6 +3,7 @@ import type { Dialect, FilterContext, MessageTextSearch } from '../sql/dialect.j
 import type { SqlExecutor } from '../sql/driver.js';
 import { jsonText } from '../sql/json-text.js';
 import { bind, join, raw, sql, type Sql } from '../sql/sql.js';
+import { dateOfEpochMicros, epochMicros } from '../precise-date.js';
 import { SqliteVectorIndex } from './sqlite-vector-index.js';
 
 /** SQLite limits a LIKE pattern to 50000 bytes. */
@@ -176,8 +177,8 @@ const otherWorkspaces = (workspaceId: string) =>
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
 
-  time: (value: Date) => value.getTime() * 1000,
-  readTime: (value: unknown) => new Date(Math.floor(Number(value) / 1000)),
+  time: (value: Date) => epochMicros(value),
+  readTime: (value: unknown) => dateOfEpochMicros(Number(value)),
   json: (value: JsonObject) => jsonText(value),
   // most stored objects are empty: skip the parser for them (every list row has one or two)
   readJson: (value: unknown) => (value === '{}' || typeof value !== 'string' ? {} : (JSON.parse(value) as JsonObject)),

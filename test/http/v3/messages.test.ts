@@ -53,6 +53,29 @@ describe('POST /v3/.../sessions/{s}/messages', () => {
     expect(response.body[0].created_at).toBe('2024-05-01T12:34:56.500000Z');
   });
 
+  it('keeps the microseconds of a created_at it is given, in the answer, on reading and in filters', async () => {
+    const ws = uniqueId();
+    const times = ['2024-01-01T10:00:00.123456Z', '2024-01-01T10:00:00.000001Z', '2024-01-01T12:00:00.999999+02:00', '1969-12-31T23:59:59.999999Z'];
+    const expected = ['2024-01-01T10:00:00.123456Z', '2024-01-01T10:00:00.000001Z', '2024-01-01T10:00:00.999999Z', '1969-12-31T23:59:59.999999Z'];
+    const created = await api.post(messagesUrl(ws), { messages: times.map((created_at, i) => ({ peer_id: 'a', content: `m${i}`, created_at })) });
+    expect(created.status).toBe(201);
+    expect(created.body.map((m: { created_at: string }) => m.created_at)).toEqual(expected);
+    const listed = await api.post(`${messagesUrl(ws)}/list`, {});
+    expect(listed.body.items.map((m: { created_at: string }) => m.created_at)).toEqual(expected);
+    const one = await api.get(`${messagesUrl(ws)}/${created.body[0].id}`);
+    expect(one.body.created_at).toBe(expected[0]);
+    // a seventh digit is dropped, as the reference's parser drops it
+    const seventh = await api.post(messagesUrl(ws, 't'), { messages: [{ peer_id: 'a', content: 'x', created_at: '2024-01-01T10:00:00.1234567Z' }] });
+    expect(seventh.body[0].created_at).toBe('2024-01-01T10:00:00.123456Z');
+
+    const filtered = async (created_at: object) =>
+      (await api.post(`${messagesUrl(ws)}/list`, { filters: { created_at } })).body.items.map((m: { content: string }) => m.content);
+    expect(await filtered({ gte: '2024-01-01T10:00:00.123456Z' })).toEqual(['m0', 'm2']);
+    expect(await filtered({ gt: '2024-01-01T10:00:00.123456Z' })).toEqual(['m2']);
+    expect(await filtered({ lt: '2024-01-01T10:00:00.000002Z', gte: '2024-01-01T00:00:00Z' })).toEqual(['m1']);
+    expect(await filtered({ lte: '1969-12-31T23:59:59.999998Z' })).toEqual([]);
+  });
+
   it('refuses bad batches before writing anything', async () => {
     const ws = uniqueId();
     const url = messagesUrl(ws);
