@@ -191,13 +191,14 @@ export function int(rules: IntRules = {}): Schema<number> {
       } else if (typeof input === 'boolean') {
         value = input ? 1 : 0;
       } else if (typeof input === 'string') {
-        // pydantic's own forms: digits with single underscores between them, and an all-zero fraction ("2.0", "2.")
-        const match = /^([+-]?\d+(?:_\d+)*)(?:\.0*)?$/.exec(input.trim());
+        // pydantic's own forms: digits with single underscores between them, and an all-zero fraction ("2.0", not "2.")
+        const match = /^([+-]?\d+(?:_\d+)*)(?:\.0+)?$/.exec(input.trim());
         if (match === null) {
           errors.push(item('int_parsing', loc, 'Input should be a valid integer, unable to parse string as an integer', input));
           return INVALID;
         }
-        value = Number(match[1].replace(/_/g, ''));
+        // `-0` is 0 (a -0 would be written `0` on the wire anyway, but compares apart in code)
+        value = Number(match[1].replace(/_/g, '')) || 0;
       } else {
         errors.push(item('int_type', loc, 'Input should be a valid integer', input));
         return INVALID;
@@ -224,28 +225,45 @@ export function int(rules: IntRules = {}): Schema<number> {
   };
 }
 
-/** A float (pydantic `float`); bounds render as Python floats (`1.0`) in messages. */
+/**
+ * A number written as pydantic reads a float from text: spaces around it, a sign, digits with a
+ * point and an exponent, single underscores inside (`1_000.5`, not `_1` or `1_`), or `inf`,
+ * `infinity` and `nan` in any case. Undefined for anything else (`0x10`, `1e`, `١`).
+ */
+function floatOfText(text: string): number | undefined {
+  const trimmed = text.trim();
+  const special = /^([+-]?)(inf|infinity|nan)$/i.exec(trimmed);
+  if (special !== null) return special[2].toLowerCase() === 'nan' ? NaN : special[1] === '-' ? -Infinity : Infinity;
+  if (trimmed.startsWith('_') || trimmed.endsWith('_') || trimmed.includes('__')) return undefined;
+  const plain = trimmed.replace(/_/g, '');
+  return /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(plain) ? Number(plain) : undefined;
+}
+
+/** A float (pydantic `float`); bounds render as pydantic 2.13 writes them (`1` for 1.0). */
 export function float(rules: { ge?: number; le?: number } = {}): Schema<number> {
-  const render = (n: number) => (Number.isInteger(n) ? `${n}.0` : String(n));
   return {
     parse(input, loc, errors) {
       let value: number;
       if (typeof input === 'number') value = input;
       else if (typeof input === 'boolean') value = input ? 1 : 0;
-      else if (typeof input === 'string' && input.trim() !== '' && Number.isFinite(Number(input.trim()))) value = Number(input.trim());
       else if (typeof input === 'string') {
-        errors.push(item('float_parsing', loc, 'Input should be a valid number, unable to parse string as a number', input));
-        return INVALID;
+        const read = floatOfText(input);
+        if (read === undefined) {
+          errors.push(item('float_parsing', loc, 'Input should be a valid number, unable to parse string as a number', input));
+          return INVALID;
+        }
+        value = read;
       } else {
         errors.push(item('float_type', loc, 'Input should be a valid number', input));
         return INVALID;
       }
-      if (rules.ge !== undefined && value < rules.ge) {
-        errors.push(item('greater_than_equal', loc, `Input should be greater than or equal to ${render(rules.ge)}`, input, { ge: rules.ge }));
+      // the upper bound first, and each as "not within" so that nan fails it, as in pydantic
+      if (rules.le !== undefined && !(value <= rules.le)) {
+        errors.push(item('less_than_equal', loc, `Input should be less than or equal to ${rules.le}`, input, { le: rules.le }));
         return INVALID;
       }
-      if (rules.le !== undefined && value > rules.le) {
-        errors.push(item('less_than_equal', loc, `Input should be less than or equal to ${render(rules.le)}`, input, { le: rules.le }));
+      if (rules.ge !== undefined && !(value >= rules.ge)) {
+        errors.push(item('greater_than_equal', loc, `Input should be greater than or equal to ${rules.ge}`, input, { ge: rules.ge }));
         return INVALID;
       }
       return value;
@@ -275,36 +293,62 @@ export function choice<T extends string>(values: readonly T[], kind: 'literal_er
 
 // ---------------------------------------------------------------- dates
 
-/** Parses the ISO 8601 forms pydantic accepts for a datetime; naive values are taken as UTC. */
+/** The reason pydantic gives for year 0, which it reports as `datetime_parsing` (not `..._from_date_...`). */
+export const YEAR_0_REASON = 'year 0 is out of range';
+
+/**
+ * Why pydantic refuses `text` as a date (its fallback when the datetime parse fails, whose reason
+ * it reports in either case): the first of the ten characters that is wrong, the month or day
+ * out of range, or characters after them.
+ */
+function dateProblem(text: string): string {
+  if (text.length < 10) return 'input is too short';
+  const digits = (from: number, to: number) => /^\d+$/.test(text.slice(from, to));
+  if (!digits(0, 4)) return 'invalid character in year';
+  if (text[4] !== '-') return 'invalid date separator, expected `-`';
+  if (!digits(5, 7)) return 'invalid character in month';
+  if (text[7] !== '-') return 'invalid date separator, expected `-`';
+  if (!digits(8, 10)) return 'invalid character in day';
+  const [year, month, day] = [Number(text.slice(0, 4)), Number(text.slice(5, 7)), Number(text.slice(8, 10))];
+  if (month < 1 || month > 12) return 'month value is outside expected range of 1-12';
+  if (day < 1 || day > daysIn(year, month)) return 'day value is outside expected range';
+  if (year === 0) return YEAR_0_REASON;
+  return 'unexpected extra characters at the end of the input';
+}
+
+const daysIn = (year: number, month: number) => {
+  const date = new Date(Date.UTC(2000, month, 0));
+  date.setUTCFullYear(year, month, 0);
+  return date.getUTCDate();
+};
+
+/**
+ * Parses the ISO 8601 forms pydantic accepts for a datetime (a date alone, or with `T`, `t`, `_`
+ * or a space and `HH:MM[:SS[.f]]`, then `Z` or `±HH:MM` / `±HHMM`); naive values are taken as UTC.
+ * A refused text gives pydantic's reason.
+ */
 export function parseIsoDateTime(text: string): Date | string {
-  const match =
-    /^(\d{4})-(\d{2})-(\d{2})(?:[T t_](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6})\d*)?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?)?$/.exec(
-      text,
-    );
-  if (match === null) {
-    return text.length < 10 ? 'input is too short' : 'invalid datetime separator, expected `T`, `t`, `_` or space';
-  }
+  const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T t_](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
+  if (match === null) return dateProblem(text);
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = match;
+  const year = Number(y);
   const month = Number(mo);
   const day = Number(d);
-  if (month < 1 || month > 12) return 'month value is outside expected range of 1-12';
-  const daysInMonth = new Date(Date.UTC(Number(y), month, 0)).getUTCDate();
-  if (day < 1 || day > daysInMonth) return 'day value is outside expected range';
-  if (Number(h) > 23) return 'hour value is outside expected range of 0-23';
-  if (Number(mi) > 59) return 'minute value is outside expected range of 0-59';
-  if (Number(s) > 59) return 'second value is outside expected range of 0-59';
+  const zoneMinutes = zone === undefined || zone.toUpperCase() === 'Z' ? 0 : Number(zone.slice(-2));
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || year === 0) return dateProblem(text);
+  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59 || (zone !== undefined && zone.length > 1 && (Number(zone.slice(1, 3)) > 23 || zoneMinutes > 59))) {
+    return dateProblem(text);
+  }
   let offsetMinutes = 0;
   if (zone !== undefined && zone.toUpperCase() !== 'Z') {
     const sign = zone.startsWith('-') ? -1 : 1;
-    const digits = zone.slice(1).replace(':', '');
-    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
+    offsetMinutes = sign * (Number(zone.slice(1, 3)) * 60 + zoneMinutes);
   }
-  if (Number(y) === 0) return 'year 0 is out of range';
   const millis = Number((frac + '000').slice(0, 3));
   const micros = Number((frac + '000000').slice(3, 6));
   // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear takes the year as written
   const date = new Date(Date.UTC(2000, month - 1, day, Number(h), Number(mi), Number(s), millis));
-  date.setUTCFullYear(Number(y), month - 1, day);
+  date.setUTCFullYear(year, month - 1, day);
   const ms = date.getTime() - offsetMinutes * 60_000;
   return micros === 0 ? new Date(ms) : new PreciseDate(ms, micros);
 }
@@ -317,7 +361,7 @@ export function datetime(): Schema<Date> {
   return {
     parse(input, loc, errors) {
       // a string of digits (with a fraction) is a unix timestamp too, as a number is
-      const stamp = typeof input === 'string' && /^-?\d+(?:\.\d*)?$/.test(input) ? Number(input) : input;
+      const stamp = typeof input === 'string' && /^[+-]?\d+(?:\.\d*)?$/.test(input) ? Number(input) : input;
       if (typeof stamp === 'number' && Number.isFinite(stamp)) {
         // pydantic reads large numbers as milliseconds, small ones as seconds
         const ms = Math.abs(stamp) > 2e10 ? stamp : stamp * 1000;
@@ -331,6 +375,10 @@ export function datetime(): Schema<Date> {
         return INVALID;
       }
       const parsed = parseIsoDateTime(input);
+      if (parsed === YEAR_0_REASON) {
+        errors.push(item('datetime_parsing', loc, `Input should be a valid datetime, ${parsed}`, input, { error: parsed }));
+        return INVALID;
+      }
       if (typeof parsed === 'string') {
         errors.push(
           item('datetime_from_date_parsing', loc, `Input should be a valid datetime or date, ${parsed}`, input, {

@@ -172,12 +172,12 @@ describe('POST /v1/apps/list', () => {
       expect(response.body, query).toEqual({ detail: [item] });
     }
     // integers as pydantic reads them: an all-zero fraction and underscores between digits
-    for (const [query, size] of [['size=2.0', 2], ['size=3.', 3], ['size=1_0', 10], ['size=%202%20', 2]] as const) {
+    for (const [query, size] of [['size=2.0', 2], ['size=3.00', 3], ['size=1_0', 10], ['size=%202%20', 2], ['size=2_0.0', 20]] as const) {
       const response = await api.post(`/v1/apps/list?${query}`, {});
       expect(response.status, query).toBe(200);
       expect(response.body.size, query).toBe(size);
     }
-    for (const query of ['size=2.5', 'size=.0', 'size=2.0.0', 'size=1__0', 'size=_1']) {
+    for (const query of ['size=2.5', 'size=3.', 'size=.0', 'size=2.0.0', 'size=1__0', 'size=_1', 'size=2.0_0', 'size=1e1', 'size=0x10']) {
       const response = await api.post(`/v1/apps/list?${query}`, {});
       expect(response.status, query).toBe(422);
       expect(response.body.detail[0].type, query).toBe('int_parsing');

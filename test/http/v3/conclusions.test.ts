@@ -344,7 +344,7 @@ describe('POST /v3/workspaces/{w}/conclusions/query', () => {
     const bounds = await api.post(url, { query: 'x', top_k: 101, distance: 1.5 });
     expect(bounds.body.detail).toEqual([
       { type: 'less_than_equal', loc: ['body', 'top_k'], msg: 'Input should be less than or equal to 100', input: 101, ctx: { le: 100 } },
-      { type: 'less_than_equal', loc: ['body', 'distance'], msg: 'Input should be less than or equal to 1.0', input: 1.5, ctx: { le: 1 } },
+      { type: 'less_than_equal', loc: ['body', 'distance'], msg: 'Input should be less than or equal to 1', input: 1.5, ctx: { le: 1 } },
     ]);
     expect((await api.post(url, { query: 'x', top_k: 0 })).body.detail[0]).toMatchObject({ type: 'greater_than_equal', loc: ['body', 'top_k'] });
   });

@@ -163,7 +163,7 @@ describe('session context and summaries', () => {
     expect(perspective.status).toBe(422);
     expect(perspective.body).toEqual({ detail: 'peer_target must be provided if peer_perspective is provided' });
     const distance = await api.get(`/v3/workspaces/${ws}/sessions/s/context?search_max_distance=1.5`);
-    expect(distance.body.detail[0]).toMatchObject({ type: 'less_than_equal', msg: 'Input should be less than or equal to 1.0' });
+    expect(distance.body.detail[0]).toMatchObject({ type: 'less_than_equal', msg: 'Input should be less than or equal to 1' });
   });
 
   it('answers summaries with nulls until summaries exist', async () => {
