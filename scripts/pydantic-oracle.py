@@ -8,13 +8,15 @@ validators (src/http/shared/validate.ts) to it. Run it where pydantic is install
     python3 scripts/pydantic-oracle.py
 
 Each case: the field (kind and bounds), the input as JSON text, and either the value (a datetime
-as microseconds since the epoch, naive ones read as UTC) or the first error's type, msg and ctx.
+as microseconds since the epoch, naive ones read as UTC) or every error: type, loc below the
+field, msg, input and ctx.
 """
 import json
 import sys
 from datetime import datetime, timezone
+from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal, Optional
 
 import pydantic
 from pydantic import BaseModel, Field, ValidationError
@@ -36,6 +38,13 @@ FIELDS = {
     'str id': ({'kind': 'str', 'minLength': 1, 'maxLength': 512, 'pattern': '^[a-zA-Z0-9_-]+$'},
                Annotated[str, Field(min_length=1, max_length=512, pattern='^[a-zA-Z0-9_-]+$')]),
     'datetime': ({'kind': 'datetime'}, datetime),
+    'list': ({'kind': 'list', 'minLength': 1, 'maxLength': 3}, Annotated[list[int], Field(min_length=1, max_length=3)]),
+    'literal': ({'kind': 'literal', 'values': ['low', 'high']}, Literal['low', 'high']),
+    'enum': ({'kind': 'enum', 'values': ['low', 'high']}, Enum('Level', {'low': 'low', 'high': 'high'}, type=str)),
+    'dict': ({'kind': 'dict'}, dict[str, Any]),
+    'record': ({'kind': 'record'}, dict[str, bool]),
+    'nullable': ({'kind': 'nullable'}, Optional[int]),
+    'model': ({'kind': 'model'}, pydantic.create_model('Inner', a=(int, ...), b=(str, 'x'), c=(Optional[list[int]], None))),
 }
 
 COMMON = ['null', 'true', 'false', '[]', '{}', '""', '"abc"', '0', '1', '-1', '2', '0.5', '1.5', '[1]', '{"a": 1}']
@@ -68,6 +77,14 @@ INPUTS = {
         '"2024-01-01T10:00:00+02:30:00"', '"2024-01-01T10:00:00.5+02:00"', '"2024-01-01T10:00:00-00:00"', '"2024-W01-1"', '"2024-001"',
         '"2024-01-01T10:00:00+23:59"', '"2024-01-01T10:00:00+12:60"', '"1900-02-29"', '"2000-02-29"', '"0099-01-01T00:00:00Z"',
     ],
+    'list': COMMON + ['[1, 2, 3]', '[1, 2, 3, 4]', '["1", "x", 3]', '["x", "y", 1, 2, 3]', '[null]', '[1.5]', '"[1]"', '[[1]]'],
+    'literal': COMMON + ['"low"', '"high"', '"LOW"', '"medium"', '" low"'],
+    'enum': COMMON + ['"low"', '"high"', '"LOW"', '"medium"'],
+    'dict': COMMON + ['{"a": [1, {"b": null}]}', '{"": 1}'],
+    'record': COMMON + ['{"a": true, "b": "yes"}', '{"a": "maybe", "b": 2, "c": true}', '{"a": null}'],
+    'nullable': COMMON + ['"5"', '"x"', '5.5'],
+    'model': COMMON + ['{"a": 1}', '{"a": "2", "b": "y", "c": [1, "2"]}', '{"b": 5, "c": ["x", 2, "y"]}', '{"a": null, "c": null}',
+                      '{"a": 1, "extra": true}', '{"a": 1, "b": null}', '{"a": 1.5, "b": [], "c": {}}'],
 }
 
 
@@ -76,7 +93,16 @@ def plain(value):
         aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
         delta = aware - EPOCH
         return {'micros': (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, BaseModel):
+        return value.model_dump()
     return value
+
+
+def wire(value):
+    """A value as JSON gives it back (for the `input` of an error)."""
+    return json.loads(json.dumps(value, default=str))
 
 
 def main():
@@ -87,12 +113,16 @@ def main():
             value = json.loads(text)
             case = {'field': field, 'input': text}
             try:
-                case['value'] = plain(Case(v=value).v)
+                # as FastAPI validates a body or parameter: models read from attributes too, so a
+                # nested model that is not an object is `model_attributes_type`, as at the top
+                case['value'] = plain(Case.model_validate({'v': value}, from_attributes=True).v)
             except ValidationError as error:
-                first = error.errors(include_url=False)[0]
-                case['error'] = {'type': first['type'], 'msg': first['msg']}
-                if 'ctx' in first:
-                    case['error']['ctx'] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in first['ctx'].items()}
+                case['errors'] = []
+                for found in error.errors(include_url=False):
+                    item = {'type': found['type'], 'loc': list(found['loc'][1:]), 'msg': found['msg'], 'input': wire(found['input'])}
+                    if 'ctx' in found:
+                        item['ctx'] = {k: (v if isinstance(v, (int, float, str, bool)) else str(v)) for k, v in found['ctx'].items()}
+                    case['errors'].append(item)
             cases.append(case)
     out = Path(__file__).resolve().parent.parent / 'test' / 'support' / 'pydantic-oracle.json'
     out.write_text(json.dumps({'pydantic': pydantic.VERSION, 'cases': cases}, indent=1, ensure_ascii=True) + '\n')

@@ -442,6 +442,17 @@ export function list<T>(element: Schema<T>, rules: ListRules = {}): Schema<T[]> 
         errors.push(item('list_type', loc, 'Input should be a valid list', input));
         return INVALID;
       }
+      // a list over the limit is refused as such, whatever its items (pydantic stops at the item past it)
+      if (rules.maxLength !== undefined && input.length > rules.maxLength) {
+        errors.push(
+          item('too_long', loc, `List should have at most ${plural(rules.maxLength, 'item')} after validation, not ${input.length}`, input, {
+            field_type: 'List',
+            max_length: rules.maxLength,
+            actual_length: input.length,
+          }),
+        );
+        return INVALID;
+      }
       const out: T[] = [];
       let ok = true;
       input.forEach((raw, index) => {
@@ -458,18 +469,6 @@ export function list<T>(element: Schema<T>, rules: ListRules = {}): Schema<T[]> 
             `List should have at least ${plural(rules.minLength, 'item')} after validation, not ${out.length}`,
             input,
             { field_type: 'List', min_length: rules.minLength, actual_length: out.length },
-          ),
-        );
-        return INVALID;
-      }
-      if (rules.maxLength !== undefined && out.length > rules.maxLength) {
-        errors.push(
-          item(
-            'too_long',
-            loc,
-            `List should have at most ${plural(rules.maxLength, 'item')} after validation, not ${out.length}`,
-            input,
-            { field_type: 'List', max_length: rules.maxLength, actual_length: out.length },
           ),
         );
         return INVALID;
