@@ -267,8 +267,8 @@ describe('slow senders', () => {
 
   it('headers not finished within HEADERS_TIMEOUT_MS get a 408 and the connection closes', async () => {
     const pending = exchange(port, ['GET /health HTTP/1.1\r\nhost: x\r\n', 100, 'x-a: 1\r\n', 5000, 'x-b: 2\r\n\r\n']);
-    // other clients are served meanwhile
-    expect(await health(port)).toBeLessThan(200);
+    // other clients are served meanwhile (the slow one holds its connection for seconds)
+    expect(await health(port)).toBeLessThan(1000);
     const answer = await pending;
     expect(parseAnswer(answer.text)).toMatchObject(timeout);
     expect(answer.ms).toBeGreaterThanOrEqual(350);
