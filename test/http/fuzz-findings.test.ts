@@ -161,7 +161,8 @@ describe('message times beyond what a datetime holds', () => {
     }
     const zero = await api.post(url, { messages: [{ peer_id: 'alice', content: 'x', created_at: '0000-01-01T00:00:00Z' }] });
     expect(zero.status).toBe(422);
-    expect(zero.body.detail[0].msg).toBe('Input should be a valid datetime or date, year 0 is out of range');
+    // pydantic 2.13.4 reports year 0 as datetime_parsing (test/support/pydantic-oracle.json)
+    expect(zero.body.detail[0]).toMatchObject({ type: 'datetime_parsing', msg: 'Input should be a valid datetime, year 0 is out of range' });
     const early = await api.post(url, { messages: [{ peer_id: 'alice', content: 'x', created_at: '0050-06-01T12:00:00Z' }] });
     expect(early.status, early.text).toBe(201);
     expect(early.body[0].created_at).toMatch(/^0050-06-01T12:00:00/);
