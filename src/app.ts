@@ -115,6 +115,17 @@ const REDOC_PAGE = `<!DOCTYPE html>
 </html>
 `;
 
+const MEDIA_TYPE_NAME = /^[\w!#$%&'*+.^`|~-]+$/;
+const MEDIA_SUBTYPE_NAME = /^[\w!#$%&'*+.^`|~-]+\s*$/;
+
+/** Whether Fastify reads `value` as a media type (`type/subtype`, parameters aside), as its ContentType does. */
+function isMediaType(value: string): boolean {
+  const semicolon = value.indexOf(';');
+  const media = semicolon === -1 ? value : value.slice(0, semicolon);
+  const slash = media.indexOf('/');
+  return slash !== -1 && MEDIA_TYPE_NAME.test(media.slice(0, slash).trimStart()) && MEDIA_SUBTYPE_NAME.test(media.slice(slash + 1).trimEnd());
+}
+
 /** Builds the HTTP app with /v2 and /v3 mounted, without listening (tests use inject). */
 export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models; jobMetrics: JobMetrics }> {
   const { config } = deps;
@@ -161,6 +172,19 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   }
 
   mountCors(app, config.corsOrigins);
+
+  // A Content-Type Fastify cannot read as a media type (`foo`, `application`, an empty header) would
+  // be its 415 before any route. The reference's framework reads such a header as not JSON, and an
+  // empty one as none (contract §1.4; v1 §0.3): it is rewritten so that the routes decide as for
+  // `text/plain` or no header.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const type = request.headers['content-type'];
+    if (type !== undefined && type !== 'application/json' && !isMediaType(type)) {
+      if (type === '') delete request.headers['content-type'];
+      else request.headers['content-type'] = 'text/plain';
+    }
+    done();
+  });
 
   // Bodies arrive as text: each generation decides how to parse them (contract §1.4, §9.1).
   app.removeAllContentTypeParsers();

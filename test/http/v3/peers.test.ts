@@ -123,6 +123,23 @@ describe('POST /v3/workspaces/{w}/peers (get or create)', () => {
     expect(JSON.parse(utf8.body).metadata).toEqual({ city: 'Orléans' });
   });
 
+  it('reads a Content-Type that is no media type as not JSON, and an empty one as none (v1 parses it, v3 does not)', async () => {
+    const ws = uniqueId();
+    expect((await api.post('/v3/workspaces', { id: ws })).status).toBe(201);
+    for (const type of ['foo', 'application', 'undefined', ' ', '']) {
+      const response = await api.app.inject({ method: 'POST', url: `/v3/workspaces/${ws}/peers/list`, payload: '{}', headers: { 'content-type': type } });
+      expect(response.statusCode, JSON.stringify(type)).toBe(422);
+      expect(JSON.parse(response.body), JSON.stringify(type)).toEqual({
+        detail: [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object to extract fields from', input: '{}' }],
+      });
+    }
+    const v1Empty = await api.app.inject({ method: 'POST', url: '/v1/apps/list', payload: '{}', headers: { 'content-type': '' } });
+    expect(v1Empty.statusCode).toBe(200);
+    const v1Foo = await api.app.inject({ method: 'POST', url: '/v1/apps/list', payload: '{}', headers: { 'content-type': 'foo' } });
+    expect(v1Foo.statusCode).toBe(422);
+    expect(JSON.parse(v1Foo.body).detail[0].type).toBe('model_attributes_type');
+  });
+
   it('does not parse a body sent without a JSON content type (v3)', async () => {
     const ws = uniqueId();
     const response = await api.post(`/v3/workspaces/${ws}/peers`, undefined, {
