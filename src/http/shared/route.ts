@@ -200,9 +200,9 @@ export function defineRoute<F extends QueryFields, B = undefined>(
       const text = request.body as string | undefined;
       if (spec.body !== undefined && text !== undefined && text !== '') {
         const contentType = request.headers['content-type'];
-        // v1/v2 parse a body without Content-Type (or with an empty one) as JSON; v3 does not; a
-        // non-JSON type never is
-        const parseAsJson = isJsonContentType(contentType) || ((contentType === undefined || contentType === '') && generation !== 'v3');
+        // v1/v2 parse a body without Content-Type as JSON (an empty header is removed before, in
+        // app.ts); v3 does not; a non-JSON type never is
+        const parseAsJson = isJsonContentType(contentType) || (contentType === undefined && generation !== 'v3');
         if (!parseAsJson) {
           rawBody = text;
         } else {

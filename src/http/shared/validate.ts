@@ -297,11 +297,10 @@ export function choice<T extends string>(values: readonly T[], kind: 'literal_er
 export const YEAR_0_REASON = 'year 0 is out of range';
 
 /**
- * Why pydantic refuses `text` as a date (its fallback when the datetime parse fails, whose reason
- * it reports in either case): the first of the ten characters that is wrong, the month or day
- * out of range, or characters after them.
+ * What is wrong with the date that starts `text`, as pydantic says it: the first of its ten
+ * characters that is wrong, the month or day out of range, year 0; undefined when it is a date.
  */
-function dateProblem(text: string): string {
+function dateFault(text: string): string | undefined {
   if (text.length < 10) return 'input is too short';
   const digits = (from: number, to: number) => /^\d+$/.test(text.slice(from, to));
   if (!digits(0, 4)) return 'invalid character in year';
@@ -313,8 +312,14 @@ function dateProblem(text: string): string {
   if (month < 1 || month > 12) return 'month value is outside expected range of 1-12';
   if (day < 1 || day > daysIn(year, month)) return 'day value is outside expected range';
   if (year === 0) return YEAR_0_REASON;
-  return 'unexpected extra characters at the end of the input';
+  return undefined;
 }
+
+/**
+ * Why pydantic refuses `text` as a datetime: the reason of its fallback, the date parser, which
+ * it reports in either case (a valid date followed by anything it did not take is "extra").
+ */
+const dateProblem = (text: string) => dateFault(text) ?? 'unexpected extra characters at the end of the input';
 
 const daysIn = (year: number, month: number) => {
   const date = new Date(Date.UTC(2000, month, 0));
@@ -329,27 +334,17 @@ const daysIn = (year: number, month: number) => {
  */
 export function parseIsoDateTime(text: string): Date | string {
   const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T t_](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
-  if (match === null) return dateProblem(text);
+  if (match === null || dateFault(text) !== undefined) return dateProblem(text);
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = match;
-  const year = Number(y);
-  const month = Number(mo);
-  const day = Number(d);
-  const zoneMinutes = zone === undefined || zone.toUpperCase() === 'Z' ? 0 : Number(zone.slice(-2));
-  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || year === 0) return dateProblem(text);
-  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59 || (zone !== undefined && zone.length > 1 && (Number(zone.slice(1, 3)) > 23 || zoneMinutes > 59))) {
-    return dateProblem(text);
-  }
-  let offsetMinutes = 0;
-  if (zone !== undefined && zone.toUpperCase() !== 'Z') {
-    const sign = zone.startsWith('-') ? -1 : 1;
-    offsetMinutes = sign * (Number(zone.slice(1, 3)) * 60 + zoneMinutes);
-  }
+  const sign = zone === undefined || zone.length === 1 ? 0 : zone.startsWith('-') ? -1 : 1;
+  const [zoneHours, zoneMinutes] = sign === 0 ? [0, 0] : [Number(zone.slice(1, 3)), Number(zone.slice(-2))];
+  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59 || zoneHours > 23 || zoneMinutes > 59) return dateProblem(text);
   const millis = Number((frac + '000').slice(0, 3));
   const micros = Number((frac + '000000').slice(3, 6));
   // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear takes the year as written
-  const date = new Date(Date.UTC(2000, month - 1, day, Number(h), Number(mi), Number(s), millis));
-  date.setUTCFullYear(year, month - 1, day);
-  const ms = date.getTime() - offsetMinutes * 60_000;
+  const date = new Date(Date.UTC(2000, Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), millis));
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  const ms = date.getTime() - sign * (zoneHours * 60 + zoneMinutes) * 60_000;
   return micros === 0 ? new Date(ms) : new PreciseDate(ms, micros);
 }
 

@@ -13,11 +13,10 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
 pg.types.setTypeParser(pg.types.builtins.TIMESTAMPTZ, (text: string) => {
   const date = parseTimestamptz(text);
-  const dot = text.indexOf('.', 19);
-  if (dot !== 19 || !(text.charCodeAt(23) >= 48 && text.charCodeAt(23) <= 57)) return date;
-  let end = 23;
-  while (end < 26 && text.charCodeAt(end) >= 48 && text.charCodeAt(end) <= 57) end++;
-  const micros = Number(text.slice(23, end).padEnd(3, '0'));
+  // the digits after the milliseconds, when the fraction has them (a four-digit year's `.` is at 19)
+  const extra = text.charCodeAt(19) === 46 ? /^\d{1,3}/.exec(text.slice(23, 26)) : null;
+  if (extra === null) return date;
+  const micros = Number(extra[0].padEnd(3, '0'));
   return micros === 0 || Number.isNaN(date.getTime()) ? date : new PreciseDate(date.getTime(), micros);
 });
 
