@@ -88,6 +88,8 @@ const MESSAGE_SESSIONS = 1_000;
 /** Vocabulary and Zipf exponent of the generated text (see corpus.ts). */
 const VOCABULARY = 20_000;
 const ZIPF = 1.1;
+/** Rounds of each case (BENCH_ROUNDS): each server measured once a round; ratios are taken within a round, then their median. */
+const ROUNDS = Math.round(numberFromEnv('BENCH_ROUNDS', 1));
 const WEBHOOK_EVENTS = Math.round(numberFromEnv('BENCH_WEBHOOK_EVENTS', 1_000));
 /** Server processes of the many-process columns. */
 const PROCESSES = Math.round(numberFromEnv('BENCH_PROCESSES', availableParallelism()));
@@ -641,34 +643,52 @@ async function main(): Promise<void> {
     if (captured.status < 200 || captured.status > 299) {
       console.log(`!! ${kase.name}: Engram answered ${captured.status}: ${captured.body.toString('utf8').slice(0, 300)}`);
     }
-    process.stdout.write(`  ${kase.name}: engram...`);
-    const engramResult = await measure(engram, engramBase, kase, counter);
-    const row: Row = { kase, engram: engramResult, captured };
+    process.stdout.write(`  ${kase.name}:`);
+    const rounds: Round[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      if (ROUNDS > 1) process.stdout.write(`${round === 0 ? '' : ';'} round ${round + 1}`);
+      // the bare server first in every other round, so a machine speeding up or slowing down
+      // through the rounds favours neither
+      const bareFirst = round % 2 === 1;
+      const measured: Round = {} as Round;
+      const one = async () => {
+        process.stdout.write(' engram...');
+        measured.engram = await measure(engram, engramBase, kase, counter);
+        process.stdout.write(` ${int(measured.engram.rps)} req/s`);
+      };
+      const oneBare = async () => {
+        if (kase.noBare) return;
+        await bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
+        process.stdout.write(' bare...');
+        measured.bare = await measure(bare, bareBase, kase, { k: 1 });
+        process.stdout.write(` ${int(measured.bare.rps)} req/s`);
+      };
+      for (const step of bareFirst ? [oneBare, one] : [one, oneBare]) await step();
+      if (kase.group && groups !== undefined) {
+        if (freeBefore === undefined) freeBefore = await freeCores(PROCESSES);
+        if (kase.name.startsWith('search') && !searchChecked) {
+          searchChecked = true;
+          searchCheck = await compareSearches(engramBase, groups.engramBase, kase, messageData.queries.length);
+        }
+        const many = async () => {
+          process.stdout.write(` engram x${PROCESSES}...`);
+          measured.engramGroup = await measure(groups!.engram, groups!.engramBase, kase, counter);
+          process.stdout.write(` ${int(measured.engramGroup.rps)} req/s`);
+        };
+        const manyBare = async () => {
+          if (kase.noBare) return;
+          await groups!.bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
+          process.stdout.write(` bare x${PROCESSES}...`);
+          measured.bareGroup = await measure(groups!.bare, groups!.bareBase, kase, { k: 1 });
+          process.stdout.write(` ${int(measured.bareGroup.rps)} req/s`);
+        };
+        for (const step of bareFirst ? [manyBare, many] : [many, manyBare]) await step();
+      }
+      rounds.push(measured);
+    }
+    const row: Row = { kase, captured, rounds, ...medianRound(rounds) };
     rows.push(row);
-    if (kase.noBare) {
-      process.stdout.write(` ${int(engramResult.rps)} req/s (first response ${captured.status}, ${captured.body.length} bytes)`);
-    } else {
-      await bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
-      process.stdout.write(` ${int(engramResult.rps)} req/s; bare...`);
-      row.bare = await measure(bare, bareBase, kase, { k: 1 });
-      process.stdout.write(` ${int(row.bare.rps)} req/s (response ${captured.status}, ${captured.body.length} bytes)`);
-    }
-    if (kase.group && groups !== undefined) {
-      if (freeBefore === undefined) freeBefore = await freeCores(PROCESSES);
-      if (kase.name.startsWith('search') && !searchChecked) {
-        searchChecked = true;
-        searchCheck = await compareSearches(engramBase, groups.engramBase, kase, messageData.queries.length);
-      }
-      process.stdout.write(`; engram x${PROCESSES}...`);
-      row.engramGroup = await measure(groups.engram, groups.engramBase, kase, counter);
-      process.stdout.write(` ${int(row.engramGroup.rps)} req/s`);
-      if (!kase.noBare) {
-        await groups.bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
-        process.stdout.write(`; bare x${PROCESSES}...`);
-        row.bareGroup = await measure(groups.bare, groups.bareBase, kase, { k: 1 });
-        process.stdout.write(` ${int(row.bareGroup.rps)} req/s`);
-      }
-    }
+    process.stdout.write(` (response ${captured.status}, ${captured.body.length} bytes)`);
     console.log('');
   }
   await takeTimings();
@@ -712,13 +732,13 @@ async function main(): Promise<void> {
       : `WARNING: non-2xx responses or errors in: ${failures.map((r) => r.kase.name).join(', ')} (numbers for those cases are not meaningful)`,
   );
   const peersList = compared.find((r) => r.kase.name === 'peers/list v3');
-  const ratio = peersList === undefined ? NaN : peersList.engram.rps / peersList.bare.rps;
+  const { median: ratio, each: ratios } = peersList === undefined ? { median: NaN, each: [] } : pairedRatio(peersList, 'engram', 'bare');
   if (peersList === undefined) {
     console.log('aim: peers/list was not run (BENCH_ONLY)');
   } else if (onPostgres) {
     console.log(`aim (ratio >= ${AIM_RATIO} on peers/list) is set for SQLite; on PostgreSQL the ratio is ${ratio.toFixed(2)} (informational)`);
   } else {
-    console.log(`aim: peers/list ratio >= ${AIM_RATIO} on SQLite -> ${ratio.toFixed(2)}: ${ratio >= AIM_RATIO ? 'MET' : 'NOT MET'}`);
+    console.log(`aim: peers/list ratio >= ${AIM_RATIO} on SQLite -> ${ratio.toFixed(2)}: ${ratio >= AIM_RATIO ? 'MET' : 'NOT MET'}${roundsNote(ratios)}`);
   }
   if (searches.length > 0) printSearchTarget(searches, onPostgres);
 
@@ -734,14 +754,58 @@ async function main(): Promise<void> {
   console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
 
-interface Row {
-  kase: Case;
+/** One round of a case: each server measured once, one right after the other. */
+interface Round {
   engram: Measurement;
   bare?: Measurement;
   /** The same case on BENCH_PROCESSES processes: `engram serve --processes N`, a cluster of bare servers. */
   engramGroup?: Measurement;
   bareGroup?: Measurement;
+}
+
+/** A case's figures: of each server, the round of its median requests/s (BENCH_ROUNDS; one round by default). */
+interface Row extends Round {
+  kase: Case;
   captured: Captured;
+  rounds: Round[];
+}
+
+/** The measurement of median requests/s (the lower middle one of an even count). */
+function medianByRps(measurements: Measurement[]): Measurement {
+  const sorted = [...measurements].sort((a, b) => a.rps - b.rps);
+  return sorted[(sorted.length - 1) >> 1];
+}
+
+function medianRound(rounds: Round[]): Round {
+  const column = (key: keyof Round) => {
+    const taken = rounds.flatMap((round) => round[key] ?? []);
+    return taken.length === 0 ? undefined : medianByRps(taken);
+  };
+  return { engram: column('engram')!, bare: column('bare'), engramGroup: column('engramGroup'), bareGroup: column('bareGroup') };
+}
+
+/**
+ * A ratio of two servers' requests/s taken within each round (the two measured one right after
+ * the other, so the machine's speed that minute cancels out), and their median.
+ */
+function pairedRatio(row: Row, top: keyof Round, bottom: keyof Round): { median: number; each: number[] } {
+  const each = row.rounds.flatMap((round) => {
+    const a = round[top];
+    const b = round[bottom];
+    return a === undefined || b === undefined ? [] : [a.rps / b.rps];
+  });
+  return { median: medianOf(each), each };
+}
+
+function medianOf(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = sorted.length >> 1;
+  return sorted.length === 0 ? NaN : sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
+}
+
+/** ` (rounds: 0.55, 0.61, 0.63)` when there was more than one round. */
+function roundsNote(each: number[]): string {
+  return each.length > 1 ? ` (rounds: ${each.map((x) => x.toFixed(2)).join(', ')})` : '';
 }
 
 const SPIN = `const t0 = Date.now(); const c0 = process.cpuUsage(); let x = 0;
@@ -813,10 +877,10 @@ function printGroups(rows: (Row & { engramGroup: Measurement })[], searchCheck: 
         `driver cores (engram 1 / ${n})`,
         'non-2xx',
       ],
-      rows.map(({ kase, engram: e, engramGroup: g, bare: b, bareGroup: bg }) => [
-        kase.name,
+      rows.map((row) => [row, row.engram, row.engramGroup, row.bare, row.bareGroup] as const).map(([row, e, g, b, bg]) => [
+        row.kase.name,
         pair(e.rps, g.rps, int),
-        (g.rps / e.rps).toFixed(2),
+        pairedRatio(row, 'engramGroup', 'engram').median.toFixed(2),
         b === undefined ? '-' : pair(b.rps, bg?.rps, int),
         `${ms(e.p50)} / ${ms(e.p99)}`,
         `${ms(g.p50)} / ${ms(g.p99)}`,
@@ -834,14 +898,19 @@ function printGroups(rows: (Row & { engramGroup: Measurement })[], searchCheck: 
       (Math.min(...free) < 0.85 * n ? ` (other work is running: the ${n}-process figures measure what was left of the machine, not what Engram can do)` : ''),
   );
   console.log(`aim: ${n} processes serve at least ${AIM_SCALING} times one process's req/s${onPostgres ? ' (set for SQLite; informational here)' : ''}:`);
-  for (const { kase, engram: e, engramGroup: g } of rows) {
-    const ratio = g.rps / e.rps;
-    console.log(`  ${kase.name}: x${ratio.toFixed(2)} -> ${ratio >= AIM_SCALING ? 'MET' : 'NOT MET'}`);
+  for (const row of rows) {
+    const { median: ratio, each } = pairedRatio(row, 'engramGroup', 'engram');
+    console.log(`  ${row.kase.name}: x${ratio.toFixed(2)} -> ${ratio >= AIM_SCALING ? 'MET' : 'NOT MET'}${roundsNote(each)}`);
   }
   const search = rows.find((r) => r.kase.name === 'search workspace v3');
   if (search !== undefined) {
-    const verdict = search.engramGroup.p99 < SEARCH_TARGET_MS ? 'MET' : 'NOT MET';
-    console.log(`  search workspace v3 with ${search.engramGroup.connections} in flight on ${n} processes: p99 ${ms(search.engramGroup.p99)} ms -> ${verdict} (target < ${SEARCH_TARGET_MS} ms; 1 process: ${ms(search.engram.p99)} ms)`);
+    const p99s = search.rounds.flatMap((round) => round.engramGroup?.p99 ?? []);
+    const p99 = medianOf(p99s);
+    const verdict = p99 < SEARCH_TARGET_MS ? 'MET' : 'NOT MET';
+    console.log(
+      `  search workspace v3 with ${search.engramGroup.connections} in flight on ${n} processes: p99 ${ms(p99)} ms -> ${verdict} (target < ${SEARCH_TARGET_MS} ms; 1 process: ${ms(medianOf(search.rounds.map((round) => round.engram.p99)))} ms)` +
+        (p99s.length > 1 ? ` (median of the rounds' p99s: ${p99s.map(ms).join(', ')} ms)` : ''),
+    );
   }
   const busyDriver = rows.filter((r) => r.engramGroup.driverCores >= 0.85);
   if (busyDriver.length > 0) {
@@ -858,11 +927,11 @@ function printCompared(rows: (Row & { bare: Measurement })[]): void {
   console.log(
     table(
       ['case', 'engram req/s', 'bare req/s', 'ratio', 'engram p50/p99 ms', 'bare p50/p99 ms', 'non-2xx engram/bare'],
-      rows.map(({ kase, engram: e, bare: b }) => [
-        kase.name,
+      rows.map((row) => [row, row.engram, row.bare] as const).map(([row, e, b]) => [
+        row.kase.name,
         int(e.rps),
         int(b.rps),
-        (e.rps / b.rps).toFixed(2),
+        pairedRatio(row, 'engram', 'bare').median.toFixed(2),
         `${ms(e.p50)} / ${ms(e.p99)}`,
         `${ms(b.p50)} / ${ms(b.p99)}`,
         `${e.non2xx} / ${b.non2xx}`,
@@ -965,14 +1034,16 @@ function printSearchTarget(rows: Row[], onPostgres: boolean): void {
   const atSize = MESSAGES === SEARCH_TARGET_MESSAGES ? '' : ` (this run: ${int(MESSAGES)} messages, so informational)`;
   const where = onPostgres ? ' (set for SQLite; this run is on PostgreSQL, so informational)' : atSize;
   console.log(`search target: p99 < ${SEARCH_TARGET_MS} ms on SQLite at ${int(SEARCH_TARGET_MESSAGES)} messages${where}:`);
-  for (const { kase, engram: e } of rows) {
-    const verdict = e.p99 < SEARCH_TARGET_MS ? 'MET' : 'NOT MET';
+  for (const { kase, engram: e, rounds } of rows) {
+    const p99s = rounds.map((round) => round.engram.p99);
+    const p99 = medianOf(p99s);
+    const verdict = p99 < SEARCH_TARGET_MS ? 'MET' : 'NOT MET';
     const note =
       e.connections === 1
         ? 'one request at a time: the latency one client sees'
         : `${e.connections} requests in flight: includes waiting behind the others` +
           (onPostgres ? '' : ' (SQLite calls block the event loop)');
-    console.log(`  ${kase.name}: p99 ${ms(e.p99)} ms -> ${verdict} (${note})`);
+    console.log(`  ${kase.name}: p99 ${ms(p99)} ms -> ${verdict} (${note})${p99s.length > 1 ? ` (median of the rounds' p99s: ${p99s.map(ms).join(', ')} ms)` : ''}`);
   }
 }
 
