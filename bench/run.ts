@@ -900,7 +900,14 @@ function printGroups(rows: (Row & { engramGroup: Measurement })[], searchCheck: 
   console.log(`aim: ${n} processes serve at least ${AIM_SCALING} times one process's req/s${onPostgres ? ' (set for SQLite; informational here)' : ''}:`);
   for (const row of rows) {
     const { median: ratio, each } = pairedRatio(row, 'engramGroup', 'engram');
-    console.log(`  ${row.kase.name}: x${ratio.toFixed(2)} -> ${ratio >= AIM_SCALING ? 'MET' : 'NOT MET'}${roundsNote(each)}`);
+    // were a request to cost what it does on one process, the group could take the cores the
+    // load generator leaves, against what the one process used
+    const bound = (availableParallelism() - row.engramGroup.driverCores) / row.engram.cpuCores;
+    console.log(
+      `  ${row.kase.name}: x${ratio.toFixed(2)} -> ${ratio >= AIM_SCALING ? 'MET' : 'NOT MET'}${roundsNote(each)}; ` +
+        `the machine allows x${bound.toFixed(2)} at most (${availableParallelism()} cores less the load generator's ${row.engramGroup.driverCores.toFixed(2)}, ` +
+        `against the ${row.engram.cpuCores.toFixed(2)} one process used), CPU µs/req ${int(row.engram.cpuUsPerRequest)} on one process and ${int(row.engramGroup.cpuUsPerRequest)} on ${n}`,
+    );
   }
   const search = rows.find((r) => r.kase.name === 'search workspace v3');
   if (search !== undefined) {
