@@ -9,6 +9,9 @@ import { queryTerms } from '../src/domain/messages/query-terms.js';
 import type { MessageRecord, Store } from '../src/storage/store.js';
 import type { Corpus } from './corpus.js';
 
+/** The band of the loader's `sameMatches` queries, in messages matched (not scaled with the store). */
+export const SAME_MATCHES = { low: 10, high: 100 } as const;
+
 export const BENCH_PEER = 'bench-peer';
 
 export interface DatasetShape {

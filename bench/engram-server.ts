@@ -29,7 +29,7 @@ import type { SqlExecutor } from '../src/storage/sql/driver.js';
 import { SqlStore } from '../src/storage/sql/sql-store.js';
 import type { SessionListQuery, MessageRecord, Page, PeerRecord, SessionRecord } from '../src/storage/store.js';
 import { checkTokenCounts, Corpus, seededRandom } from './corpus.js';
-import { BENCH_PEER, chatSenders, chatSessionId, LIST_SESSION, loadDataset, loadMessages, type DatasetShape, type MessageShape } from './dataset.js';
+import { BENCH_PEER, SAME_MATCHES, chatSenders, chatSessionId, LIST_SESSION, loadDataset, loadMessages, type DatasetShape, type MessageShape } from './dataset.js';
 import { answerCalls } from './ipc.js';
 
 export interface StartRequest {
@@ -76,6 +76,11 @@ export interface MessagesLoaded {
   queries: SearchQuery[];
   /** One or two words matching the most messages, for the analysis only. */
   veryCommon: SearchQuery[];
+  /**
+   * One-word queries matched in SAME_MATCHES messages whatever the store's size (the common band
+   * of 1,000 messages, the rare band of 1,000,000): the same work in a small store and a large one.
+   */
+  sameMatches: SearchQuery[];
 }
 
 export interface SearchClassTiming {
@@ -266,7 +271,7 @@ const int = (n: number) => Math.round(n).toLocaleString('en-US');
  * 1,000-10,000, common 10,000-100,000; two words: a common word and a medium or common one).
  * Interleaved, so consecutive requests differ in class.
  */
-function pickQueries(words: string[], df: Int32Array, messages: number, perClass: number): Pick<MessagesLoaded, 'queries' | 'veryCommon' | 'bands'> {
+function pickQueries(words: string[], df: Int32Array, messages: number, perClass: number): Pick<MessagesLoaded, 'queries' | 'veryCommon' | 'bands' | 'sameMatches'> {
   const scale = messages / 1_000_000;
   const random = seededRandom(7);
   const band = (low: number, high: number) => {
@@ -302,6 +307,7 @@ function pickQueries(words: string[], df: Int32Array, messages: number, perClass
   const count = (low: number, high: number) => df.filter((n) => n >= low && n < high).length;
   return {
     queries,
+    sameMatches: one('rare', band(SAME_MATCHES.low, SAME_MATCHES.high)),
     veryCommon: top.map((rank) => ({ queryClass: 'very common', query: words[rank], matches: df[rank] })),
     bands: [
       { label: `rare (${int(limits.rare[0])}-${int(limits.rare[1])} messages)`, words: rare.length },

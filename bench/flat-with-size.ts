@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BENCH_PEER, LIST_SESSION, type DatasetShape, type MessageShape } from './dataset.js';
+import { BENCH_PEER, LIST_SESSION, SAME_MATCHES, type DatasetShape, type MessageShape } from './dataset.js';
 import type { MessagesLoaded, StartRequest } from './engram-server.js';
 import { buildServer, childrenOf, processMemory, startEngramGroup, type ProcessMemory } from './engram-group.js';
 import { freePort } from '../test/support/free-port.js';
@@ -63,7 +63,7 @@ interface Route extends LoadRoute {
   name: string;
 }
 
-function routesFor(queries: string[]): Route[] {
+function routesFor(queries: string[], sameMatches: string[]): Route[] {
   const ws = encodeURIComponent(WORKSPACE);
   return [
     { name: 'peers/list v3', path: `/v3/workspaces/${ws}/peers/list?page=1&size=50` },
@@ -73,6 +73,11 @@ function routesFor(queries: string[]): Route[] {
       name: 'search workspace v3',
       path: `/v3/workspaces/${ws}/search`,
       next: (k) => ({ path: `/v3/workspaces/${ws}/search`, body: JSON.stringify({ query: queries[k % queries.length], limit: 10 }) }),
+    },
+    {
+      name: `search, ${SAME_MATCHES.low}-${SAME_MATCHES.high} matches`,
+      path: `/v3/workspaces/${ws}/search`,
+      next: (k) => ({ path: `/v3/workspaces/${ws}/search`, body: JSON.stringify({ query: sameMatches[k % sameMatches.length], limit: 10 }) }),
     },
   ];
 }
@@ -100,7 +105,10 @@ async function runSize(rows: number, options: FlatOptions, children: ChildServer
     children.push(server);
     const base = `http://127.0.0.1:${port}`;
     const routes = new Map<string, LoadRun>();
-    for (const route of routesFor(loaded.queries.map((q) => q.query))) {
+    for (const route of routesFor(
+      loaded.queries.map((q) => q.query),
+      loaded.sameMatches.map((q) => q.query),
+    )) {
       process.stdout.write(` ${route.name}...`);
       routes.set(route.name, await measureLoad(server, base, route, options));
     }
