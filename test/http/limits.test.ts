@@ -2,6 +2,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_OBJECT_BYTES } from '../../src/http/shared/fields.js';
 import { MAX_JSON_DEPTH } from '../../src/http/shared/python-json.js';
+import { askHealth, openSocket } from '../support/raw-socket.js';
 import { buildTestApp, uniqueId, type TestApi, type TestResponse } from '../support/test-app.js';
 
 /*
@@ -310,30 +311,8 @@ describe('open connections', () => {
   });
   afterAll(() => api.close());
 
-  function open(): Promise<Socket> {
-    return new Promise((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => resolve(socket));
-      socket.on('error', reject);
-    });
-  }
-
-  /** Sends one keep-alive request and resolves with the answer's status, or 'closed'. */
-  function ask(socket: Socket): Promise<number | 'closed'> {
-    return new Promise((resolve) => {
-      let text = '';
-      const onData = (data: Buffer) => {
-        text += data.toString();
-        if (text.includes('{"status":"ok"}')) {
-          socket.off('data', onData);
-          resolve(parseAnswer(text).status);
-        }
-      };
-      socket.on('data', onData);
-      socket.once('close', () => resolve('closed'));
-      socket.on('error', () => undefined);
-      socket.write('GET /health HTTP/1.1\r\nhost: x\r\n\r\n');
-    });
-  }
+  const open = () => openSocket(port);
+  const ask = (socket: Socket) => askHealth(socket);
 
   it('connections over MAX_CONNECTIONS are closed at once; a freed slot is usable again', async () => {
     const held = [await open(), await open(), await open()];

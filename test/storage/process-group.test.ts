@@ -11,6 +11,7 @@ import { SERVER_V8_FLAGS, serverExecArgv } from '../../src/server-flags.js';
 import { ENGRAM, isAlive, runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { freePort } from '../support/free-port.js';
+import { askHealth, openSocket } from '../support/raw-socket.js';
 import { startWebhookSink } from '../support/webhook-sink.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -396,30 +397,9 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
   handOff('holds each server process to MAX_CONNECTIONS open connections: one over is closed unanswered, a freed slot is used again', async () => {
     const { server, pids } = await startGroup(2, { MAX_CONNECTIONS: '2' });
     const port = Number(new URL(server.baseUrl).port);
-    const open = () =>
-      new Promise<Socket>((resolve, reject) => {
-        const socket = connect(port, '127.0.0.1', () => resolve(socket));
-        socket.on('error', reject);
-      });
+    const open = () => openSocket(port);
     // one keep-alive request: its status, 'closed' when the connection is closed unanswered
-    const ask = (socket: Socket) =>
-      new Promise<number | 'closed' | 'unanswered'>((resolve) => {
-        let text = '';
-        const timer = setTimeout(() => resolve('unanswered'), 5_000);
-        const onData = (data: Buffer) => {
-          text += data.toString();
-          if (!text.includes('{"status":"ok"}')) return;
-          socket.off('data', onData);
-          clearTimeout(timer);
-          resolve(Number(/^HTTP\/1\.1 (\d+)/.exec(text)?.[1]));
-        };
-        socket.on('data', onData);
-        socket.once('close', () => {
-          clearTimeout(timer);
-          resolve('closed');
-        });
-        socket.write('GET /health HTTP/1.1\r\nhost: x\r\n\r\n');
-      });
+    const ask = (socket: Socket) => askHealth(socket);
     const held: Socket[] = [];
     try {
       // two processes of 2 each; the start's own check of /health may still hold one of them
