@@ -295,9 +295,10 @@ async function measureWithWrk(server: ChildServer, base: string, kase: Case, cou
       : Array.from({ length: WRK_DISTINCT }, () => ({ method, headers: kase.headers, ...kase.next!(counter.k++) }));
   await runWrk({ base, requests, connections, durationS: WARMUP_S });
   const before = await server.call<NodeJS.CpuUsage>('cpu');
-  const wallStart = process.hrtime.bigint();
   const result = await runWrk({ base, requests, connections, durationS: DURATION_S });
-  const wallUs = Number(process.hrtime.bigint() - wallStart) / 1000;
+  // cores over wrk's own run: writing and loading its script of distinct requests (4,000 bodies
+  // of 25 KB for batch create) takes seconds the server spends idle
+  const wallUs = result.durationS * 1e6;
   const after = await server.call<NodeJS.CpuUsage>('cpu');
   return measurement(
     { completed: result.requests, durationS: result.durationS, p50: result.p50Ms, p99: result.p99Ms, non2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts },
@@ -651,38 +652,31 @@ async function main(): Promise<void> {
       // through the rounds favours neither
       const bareFirst = round % 2 === 1;
       const measured: Round = {} as Round;
-      const one = async () => {
-        process.stdout.write(' engram...');
-        measured.engram = await measure(engram, engramBase, kase, counter);
-        process.stdout.write(` ${int(measured.engram.rps)} req/s`);
+      /** Measures one server into `measured[key]`; a bare one first answers what Engram answered. */
+      const step = (key: keyof Round, server: ChildServer, base: string, label: string) => async () => {
+        const isBare = key === 'bare' || key === 'bareGroup';
+        if (isBare) {
+          if (kase.noBare) return;
+          await server.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
+        }
+        process.stdout.write(` ${label}...`);
+        const result = await measure(server, base, kase, isBare ? { k: 1 } : counter);
+        measured[key] = result;
+        process.stdout.write(` ${int(result.rps)} req/s`);
       };
-      const oneBare = async () => {
-        if (kase.noBare) return;
-        await bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
-        process.stdout.write(' bare...');
-        measured.bare = await measure(bare, bareBase, kase, { k: 1 });
-        process.stdout.write(` ${int(measured.bare.rps)} req/s`);
-      };
-      for (const step of bareFirst ? [oneBare, one] : [one, oneBare]) await step();
+      const one = [step('engram', engram, engramBase, 'engram'), step('bare', bare, bareBase, 'bare')];
+      for (const run of bareFirst ? one.reverse() : one) await run();
       if (kase.group && groups !== undefined) {
         if (freeBefore === undefined) freeBefore = await freeCores(PROCESSES);
         if (kase.name.startsWith('search') && !searchChecked) {
           searchChecked = true;
           searchCheck = await compareSearches(engramBase, groups.engramBase, kase, messageData.queries.length);
         }
-        const many = async () => {
-          process.stdout.write(` engram x${PROCESSES}...`);
-          measured.engramGroup = await measure(groups!.engram, groups!.engramBase, kase, counter);
-          process.stdout.write(` ${int(measured.engramGroup.rps)} req/s`);
-        };
-        const manyBare = async () => {
-          if (kase.noBare) return;
-          await groups!.bare.call('set', { status: captured.status, contentType: captured.contentType, body: captured.body.toString('base64') });
-          process.stdout.write(` bare x${PROCESSES}...`);
-          measured.bareGroup = await measure(groups!.bare, groups!.bareBase, kase, { k: 1 });
-          process.stdout.write(` ${int(measured.bareGroup.rps)} req/s`);
-        };
-        for (const step of bareFirst ? [manyBare, many] : [many, manyBare]) await step();
+        const many = [
+          step('engramGroup', groups.engram, groups.engramBase, `engram x${PROCESSES}`),
+          step('bareGroup', groups.bare, groups.bareBase, `bare x${PROCESSES}`),
+        ];
+        for (const run of bareFirst ? many.reverse() : many) await run();
       }
       rounds.push(measured);
     }
