@@ -514,6 +514,19 @@ describe('keys (§7.7)', () => {
     }
   });
 
+  it('a key that expired at or before 1970 is minted expired, not a 500', async () => {
+    const { ws } = await seedWorkspace();
+    for (const route of ['/v3/keys', '/v2/keys']) {
+      for (const value of ['-1', '0', '1960-01-01T00:00:00Z', '1970-01-01T00:00:00Z']) {
+        const minted = await keysOf(route, `?workspace_id=${ws}&expires_at=${encodeURIComponent(value)}`);
+        expect(minted.status, `${route} ${value}`).toBe(200);
+        // the earliest `exp` a JWT library signs
+        expect(decodePayload(minted.body.key), `${route} ${value}`).toMatchObject({ exp: 1, w: ws });
+        expectDenied(await api.post(`/v3/workspaces/${ws}/peers/list`, {}, { token: minted.body.key }), INVALID, `${route} ${value}`);
+      }
+    }
+  });
+
   it('reads expires_at as pydantic does: unix seconds or milliseconds, and `_` between date and time', async () => {
     const ws = uniqueId();
     const cases: [string, number][] = [

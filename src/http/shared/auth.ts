@@ -375,7 +375,9 @@ export function mintToken(
   const sign = createSigner({ key: secret, algorithm: 'HS256', noTimestamp: true });
   if (claims.isAdmin) return sign({ t: '', ad: true });
   const payload: Record<string, string | number> = { t: `${now.toISOString().slice(0, 19)}Z` };
-  if (claims.expiresAt !== undefined) payload.exp = Math.floor(claims.expiresAt.getTime() / 1000);
+  // A JWT library signs only a positive `exp`: an expiry at or before the epoch (`expires_at=-1`,
+  // 1960) is written as second 1, as expired as what was asked.
+  if (claims.expiresAt !== undefined) payload.exp = Math.max(1, Math.floor(claims.expiresAt.getTime() / 1000));
   if (claims.workspaceId) payload.w = claims.workspaceId;
   if (claims.peerId) payload.p = claims.peerId;
   if (claims.sessionId) payload.s = claims.sessionId;

@@ -229,6 +229,19 @@ describe('POST /v1/keys', () => {
     expect((await api.get('/v1/apps', as(minted.body.key))).body.id).toBe(w.scope.app.id);
   });
 
+  it('a key that expired at or before 1970 is minted expired, not a 500', async () => {
+    const w = await world();
+    for (const value of ['-1', '1960-01-01T00:00:00Z']) {
+      const minted = await api.post(`/v1/keys?app_id=${w.scope.app.id}&expires_at=${encodeURIComponent(value)}`, undefined, as(admin));
+      expect(minted.status, value).toBe(200);
+      const payload = JSON.parse(Buffer.from(minted.body.key.split('.')[1], 'base64url').toString('utf8'));
+      expect(payload, value).toMatchObject({ exp: 1, ap: w.scope.app.id });
+      const used = await api.get('/v1/apps', as(minted.body.key));
+      expect(used.status, value).toBe(401);
+      expect(used.body, value).toEqual({ detail: 'Invalid JWT' });
+    }
+  });
+
   it('needs at least one id, and a valid expires_at', async () => {
     for (const query of ['', '?app_id=', '?app_id=&user_id=']) {
       const response = await api.post(`/v1/keys${query}`, undefined, as(admin));
