@@ -78,9 +78,31 @@ export function knownIdsFor(name: string, ids: FixtureIds): string[] | undefined
 const ID_CHARS = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-');
 const idString = (min: number, max: number) => fc.string({ unit: ID_CHARS, minLength: Math.max(1, min), maxLength: Math.min(max, 24) });
 
-const isoTime = fc
-  .date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
-  .map((d) => d.toISOString());
+/**
+ * Datetimes as clients send them, mostly of these years, some anywhere in the years pydantic
+ * reads (0001 to 9999), and the edges: the epoch and before it, unix seconds and milliseconds as
+ * text (a key minted with `expires_at=-1` once answered 500).
+ */
+const isoTime = fc.oneof(
+  { weight: 6, arbitrary: fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()) },
+  { weight: 1, arbitrary: fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true }).map((d) => d.toISOString()) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '-1',
+      '0',
+      '1969-12-31T23:59:59Z',
+      '0001-01-01T00:00:00Z',
+      '9999-12-31T23:59:59.999999Z',
+      '-62135596800',
+      '253402300799',
+      '1700000000',
+      '1700000000000',
+      '2024-02-29T12:00:00+14:00',
+      '2024-01-01T00:00:00-23:59',
+    ),
+  },
+);
 
 /** Filters in the reference's filter language, mostly well-formed, over the columns Engram knows. */
 const filterColumns = ['id', 'peer_id', 'session_id', 'observer_id', 'observed_id', 'created_at', 'is_active', 'content', 'source_ids', 'metadata', 'name', 'user_id', 'app_id'];
