@@ -152,7 +152,12 @@ function baseValueFor(schema: JsonSchema, ids: FixtureIds, name: string): fc.Arb
       if (schema.format === 'date-time') return isoTime;
       if (schema.pattern !== undefined) return idString(schema.minLength ?? 1, schema.maxLength ?? 24);
       const maxLength = Math.min(schema.maxLength ?? 40, 40);
-      return fc.string({ minLength: Math.min(schema.minLength ?? 0, maxLength), maxLength });
+      const minLength = Math.min(schema.minLength ?? 0, maxLength);
+      // mostly printable ASCII, some any Unicode text (emoji, combining marks, other scripts)
+      return fc.oneof(
+        { arbitrary: fc.string({ minLength, maxLength }), weight: 3 },
+        { arbitrary: fc.string({ unit: 'grapheme', minLength, maxLength }), weight: 1 },
+      );
     }
     case 'integer': {
       const small = fc.integer({ min: schema.minimum ?? -5, max: Math.min(schema.maximum ?? 1000, 1_000_000) });
@@ -162,8 +167,13 @@ function baseValueFor(schema: JsonSchema, ids: FixtureIds, name: string): fc.Arb
       );
       return large.length === 0 || schema.maximum !== undefined ? small : fc.oneof({ arbitrary: small, weight: 8 }, { arbitrary: fc.constantFrom(...large), weight: 1 });
     }
-    case 'number':
-      return fc.double({ min: schema.minimum ?? -10, max: schema.maximum ?? 10, noNaN: true });
+    case 'number': {
+      const min = schema.minimum ?? -10;
+      const max = schema.maximum ?? 10;
+      // and the edges a bound allows: the bounds themselves, zero, -0, the smallest double
+      const edges = [min, max, 0, -0, 5e-324].filter((n) => n >= min && n <= max);
+      return fc.oneof({ arbitrary: fc.double({ min, max, noNaN: true }), weight: 6 }, { arbitrary: fc.constantFrom(...edges), weight: 1 });
+    }
     case 'boolean':
       return fc.boolean();
     case 'array': {
