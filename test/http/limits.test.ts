@@ -1,4 +1,4 @@
-import { connect, type AddressInfo, type Socket } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_OBJECT_BYTES } from '../../src/http/shared/fields.js';
 import { MAX_JSON_DEPTH } from '../../src/http/shared/python-json.js';
@@ -312,7 +312,7 @@ describe('open connections', () => {
   afterAll(() => api.close());
 
   const open = () => openSocket(port);
-  const ask = (socket: Socket) => askHealth(socket);
+  const ask = askHealth;
 
   it('connections over MAX_CONNECTIONS are closed at once; a freed slot is usable again', async () => {
     const held = [await open(), await open(), await open()];

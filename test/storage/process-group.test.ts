@@ -399,7 +399,7 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
     const port = Number(new URL(server.baseUrl).port);
     const open = () => openSocket(port);
     // one keep-alive request: its status, 'closed' when the connection is closed unanswered
-    const ask = (socket: Socket) => askHealth(socket);
+    const ask = askHealth;
     const held: Socket[] = [];
     try {
       // two processes of 2 each; the start's own check of /health may still hold one of them
