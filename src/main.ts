@@ -6,6 +6,7 @@ import { buildCatalog } from './jobs/catalog.js';
 import { Worker, type WorkerLogger, type WorkerOptions } from './jobs/worker.js';
 import { createDomainContext } from './domain/context.js';
 import { reasoningHandlers } from './jobs/reasoning-jobs.js';
+import { scopeHandlers } from './jobs/scope-jobs.js';
 import { buildModels, describeReasoning, logFailedModelCalls } from './llm/models.js';
 import type { Models } from './llm/provider.js';
 
@@ -25,10 +26,9 @@ export function createWorker(config: Config, database: Database, logger: WorkerL
     { secret: config.webhookSecret, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivateUrls, inOrder: config.webhookOrdered },
     reasoning === undefined ? undefined : share,
   );
-  if (reasoning !== undefined) {
-    const ctx = createDomainContext(database.store, domainLimits(config), undefined, reasoning);
-    Object.assign(catalog, reasoningHandlers(ctx, share));
-  }
+  const ctx = createDomainContext(database.store, domainLimits(config), undefined, reasoning);
+  Object.assign(catalog, scopeHandlers(ctx));
+  if (reasoning !== undefined) Object.assign(catalog, reasoningHandlers(ctx, share));
   return new Worker(database.store, catalog, {
     concurrency: config.workerConcurrency,
     pollMs: config.workerPollMs,

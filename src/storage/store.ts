@@ -20,7 +20,12 @@ export interface PeerRecord {
   metadata: JsonObject;
   configuration: JsonObject;
   createdAt: Date;
+  /** 'scope' for the peer behind a scope (never shown on the wire); absent for ordinary peers. */
+  kind?: 'scope';
 }
+
+/** Which peers a peer list holds: ordinary ones (the default), scopes only, or both. */
+export type PeerKindFilter = 'peers' | 'scopes' | 'all';
 
 export interface SessionRecord {
   id: string;
@@ -37,6 +42,8 @@ export interface MembershipRecord {
   joinedAt: Date;
   /** null while the peer is an active member. */
   leftAt: Date | null;
+  /** The member is a scope (read from the peer; ignored when saving). */
+  isScope?: boolean;
 }
 
 export interface WebhookEndpointRecord {
@@ -347,6 +354,8 @@ export interface Store {
   readonly vectors: VectorIndex;
   /** The deriver's work items and session summaries, bound to this connection or transaction. */
   readonly reasoning: ReasoningStore;
+  /** The backfill states of scopes' sessions, bound to this connection or transaction. */
+  readonly scopes: ScopeStore;
   /**
    * Calls `listener` whenever this process has queued jobs through this store, once they are
    * committed (so a worker woken by it can claim them). Returns what removes the listener.
@@ -395,7 +404,15 @@ export interface PeerStore {
   /** Creates the peers that do not exist yet (empty metadata and configuration). */
   ensure(workspaceId: string, ids: string[], now: Date): Promise<void>;
   update(workspaceId: string, id: string, changes: FieldChanges): Promise<PeerRecord | undefined>;
-  list(workspaceId: string, query: ListQuery): Promise<Page<PeerRecord>>;
+  /** Ordinary peers unless `kind` says otherwise. */
+  list(workspaceId: string, query: ListQuery, kind?: PeerKindFilter): Promise<Page<PeerRecord>>;
+  /**
+   * Creates the peer behind a scope (kind 'scope') unless a peer of that id exists; returns the
+   * peer of that id either way (the caller tells a scope from a squatter by its kind).
+   */
+  createScopeIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<PeerRecord>>;
+  /** The ids among `ids` that are scopes. */
+  scopesAmong(workspaceId: string, ids: readonly string[]): Promise<Set<string>>;
   /**
    * A token that changes whenever a peer of the workspace changes, and differs between a
    * deleted workspace and a new one of the same id (undefined: no such workspace).
@@ -441,7 +458,19 @@ export interface SessionStore {
   saveMemberships(workspaceId: string, sessionId: string, rows: MembershipRecord[]): Promise<void>;
   /** Marks active members as left; `peerIds` undefined means every active member. */
   markMembersLeft(workspaceId: string, sessionId: string, peerIds: string[] | undefined, now: Date): Promise<void>;
-  /** Peers that are active members, in storage order. */
+  /**
+   * The active sessions the peer is an active member of, oldest membership first (joined_at,
+   * then the session's insertion order); `reverse` newest first.
+   */
+  activeOfMember(workspaceId: string, peerId: string, page: number, size: number, reverse: boolean): Promise<Page<SessionRecord>>;
+  /**
+   * Ids of every session the peer has a membership row in (left and inactive ones included), in
+   * membership order, at most `cap` (the caller asks one more than it allows to tell an excess).
+   */
+  sessionIdsOfPeer(workspaceId: string, peerId: string, cap: number): Promise<string[]>;
+  /** Of these sessions, the ids of those that exist and are active. */
+  activeAmong(workspaceId: string, ids: readonly string[]): Promise<Set<string>>;
+  /** Peers that are active members (scopes left out), in storage order. */
   activeMemberPeers(workspaceId: string, sessionId: string, page: number, size: number): Promise<Page<PeerRecord>>;
   isActiveMember(workspaceId: string, sessionId: string, peerId: string): Promise<boolean>;
 }
@@ -508,6 +537,25 @@ export interface WebhookStore {
   insert(record: WebhookEndpointRecord): Promise<WebhookEndpointRecord | undefined>;
   list(workspaceId: string, page: number, size: number): Promise<Page<WebhookEndpointRecord>>;
   delete(workspaceId: string, id: string): Promise<boolean>;
+}
+
+/** Where a scope's copy of one session stands (GET .../scopes/{x}/status). */
+export interface ScopeBackfillRecord {
+  sessionId: string;
+  state: 'pending' | 'completed' | 'failed';
+  updatedAt: Date;
+  /** Set once completed. */
+  docsCopied: number | null;
+}
+
+/** The backfill states of scopes (table scope_backfills). */
+export interface ScopeStore {
+  /** The scope's entries, in session id order. */
+  backfills(workspaceId: string, scopePeerId: string): Promise<ScopeBackfillRecord[]>;
+  /** Inserts or replaces the entry of one session. */
+  saveBackfill(workspaceId: string, scopePeerId: string, record: ScopeBackfillRecord): Promise<void>;
+  /** Removes the entry of one session (a removal starts it afresh). */
+  deleteBackfill(workspaceId: string, scopePeerId: string, sessionId: string): Promise<void>;
 }
 
 // ---------------------------------------------------------------- v1 generation (contract-v1 §5)
@@ -647,6 +695,8 @@ export interface ConclusionRecord {
   /** How many times it has been derived (1 when first stored; deduplication adds to it). */
   timesDerived: number;
   createdAt: Date;
+  /** A scope's copy of another conclusion (a backfill): the id of the conclusion it copies. */
+  copiedFrom?: string | null;
 }
 
 /** One observer's conclusions about one peer, optionally only those stored in some sessions. */
@@ -712,6 +762,19 @@ export interface MemoryStore {
   /** The collection's last dream, undefined before its first. */
   dreamState(workspaceId: string, observerId: string, observedId: string): Promise<DreamState | undefined>;
   saveDreamState(workspaceId: string, observerId: string, observedId: string, state: DreamState): Promise<void>;
+  /**
+   * The live explicit conclusions stored in the session that peers drew about themselves
+   * (observer = observed, scopes left out): what a scope's backfill copies.
+   */
+  ownExplicitConclusions(workspaceId: string, sessionId: string): Promise<ConclusionRecord[]>;
+  /** The ids the observer's live conclusions of the session were copied from. */
+  copiedSources(workspaceId: string, observerId: string, sessionId: string): Promise<Set<string>>;
+  /**
+   * Soft-deletes the observer's live explicit conclusions of the session, then, until none is
+   * left, its live derived conclusions drawn from any conclusion so deleted. Returns the deleted
+   * ids and the observed peers whose collections lost some.
+   */
+  retireSessionConclusions(workspaceId: string, observerId: string, sessionId: string, now: Date): Promise<{ ids: string[]; observedIds: string[] }>;
   /** undefined when the observer has no card for the target. */
   findPeerCard(workspaceId: string, observerId: string, targetId: string): Promise<string[] | undefined>;
   /** Inserts or replaces the card; the observer peer must exist. */

@@ -19,6 +19,11 @@ export interface VectorIndex {
   checkDimensions(configured: number): Promise<void>;
   /** Stores (or replaces) the vectors of live conclusions; fixes the size on the first call. */
   putConclusions(rows: ConclusionVector[]): Promise<void>;
+  /**
+   * Gives each live conclusion `toId` the stored vector of `fromId` (a scope's copy of a
+   * conclusion); returns the `toId`s whose source has no vector.
+   */
+  copyConclusionVectors(workspaceId: string, pairs: readonly { fromId: string; toId: string }[]): Promise<string[]>;
   /** Nearest live conclusions of one collection, nearest first. */
   nearestConclusions(query: ConclusionVectorQuery): Promise<Neighbour<'conclusionId'>[]>;
   /** Stores (or replaces) the vectors of message chunks; fixes the size on the first call. */

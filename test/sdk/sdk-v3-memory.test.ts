@@ -507,9 +507,11 @@ describe('@honcho-ai/sdk 2.x over /v3: session context and summaries', () => {
     expect(own.peerRepresentation).toBe('');
     expect(own.peerCard).toBeNull();
 
+    // confined to the session, the card is left out (it does not record where it came from)
+    expect(limited.peerCard).toBeNull();
     // toOpenAI puts the representation and card first, as system messages
-    expect(limited.toOpenAI('assistant').slice(0, 2)).toEqual([
-      { role: 'system', content: `<peer_representation>${limited.peerRepresentation}</peer_representation>` },
+    expect(context.toOpenAI('assistant').slice(0, 2)).toEqual([
+      { role: 'system', content: `<peer_representation>${context.peerRepresentation}</peer_representation>` },
       { role: 'system', content: '<peer_card>Travels in April</peer_card>' },
     ]);
 

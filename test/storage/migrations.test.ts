@@ -39,6 +39,7 @@ describe('migrations', () => {
         'representation_counters',
         'representation_items',
         'schema_migrations',
+        'scope_backfills',
         'session_peers',
         'session_summaries',
         'sessions',

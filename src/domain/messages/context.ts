@@ -1,5 +1,6 @@
 import type { ConclusionRecord, MessageRecord, SessionSummaryRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
+import { cardOf, confinement } from '../memory/recall.js';
 import { DEFAULT_MAX_CONCLUSIONS, renderRepresentation, selectConclusions } from '../memory/representation.js';
 
 export interface SessionContext {
@@ -44,15 +45,15 @@ export async function getSessionContext(
   const messages = await recentMessagesWithin(ctx, workspaceId, sessionId, options.tokens - (summary?.tokenCount ?? 0), summary);
   if (options.peerTarget === undefined) return { messages, summary, peerRepresentation: null, peerConclusions: null, peerCard: null };
   const observer = options.peerPerspective ?? options.peerTarget;
+  const sessions = confinement({ allowlist: options.sessionAllowlist, session: options.limitToSession ? sessionId : undefined });
   const peerConclusions = await selectConclusions(ctx, workspaceId, observer, {
     target: options.peerTarget,
-    sessionIds: options.limitToSession ? [sessionId] : options.sessionAllowlist,
+    sessionIds: sessions,
     searchQuery: options.searchQuery,
     searchTopK: options.searchTopK,
     maxConclusions: options.maxConclusions ?? DEFAULT_MAX_CONCLUSIONS,
   });
-  const peerCard =
-    options.sessionAllowlist !== undefined ? null : ((await ctx.store.memory.findPeerCard(workspaceId, observer, options.peerTarget)) ?? null);
+  const peerCard = await cardOf(ctx, workspaceId, observer, options.peerTarget, sessions);
   return { messages, summary, peerRepresentation: renderRepresentation(peerConclusions), peerConclusions, peerCard };
 }
 

@@ -1,4 +1,4 @@
-import type { Created, JsonObject, Page, PeerRecord, SessionRecord } from '../../storage/store.js';
+import type { Created, JsonObject, Page, PeerKindFilter, PeerRecord, SessionRecord } from '../../storage/store.js';
 import { PEER_FILTER, SESSION_FILTER } from '../filters/filter-schemas.js';
 import { listQuery, sessionListQuery, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
@@ -62,9 +62,9 @@ export async function updatePeer(
   });
 }
 
-/** Seed 4.4: the peers of a workspace, oldest first (reverse flips), filtered. */
-export function listPeersOfWorkspace(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<PeerRecord>> {
-  return ctx.store.peers.list(workspaceId, listQuery(ctx.store, request, PEER_FILTER));
+/** Seed 4.4: the peers of a workspace, oldest first (reverse flips), filtered; scopes only when `kind` asks for them. */
+export function listPeersOfWorkspace(ctx: DomainContext, workspaceId: string, request: ListRequest, kind: PeerKindFilter = 'peers'): Promise<Page<PeerRecord>> {
+  return ctx.store.peers.list(workspaceId, listQuery(ctx.store, request, PEER_FILTER), kind);
 }
 
 /** Changes whenever a peer of the workspace changes; undefined when the workspace does not exist. */

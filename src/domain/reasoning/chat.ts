@@ -7,6 +7,7 @@ import { inTransaction, type DomainContext } from '../context.js';
 import { DomainError, invalidInput, notFound, unavailable } from '../errors.js';
 import { searchMessages } from '../messages/search.js';
 import { tokenCount } from '../messages/token-count.js';
+import { cardOf } from '../memory/recall.js';
 import { chatTools, renderConclusion, renderMessage, searchConclusionsFor, type ChatScope } from './chat-tools.js';
 import { effectiveConfiguration } from './configuration.js';
 import { embedForRequest, embedderOf } from './embeddings.js';
@@ -33,8 +34,10 @@ export interface ChatRequest {
   sessionId?: string;
   level: ReasoningLevel;
   responseFormat?: JsonObject;
-  /** The `filters.session_id` allowlist. */
+  /** The sessions recall is confined to (recall.ts): the `filters.session_id` allowlist, or a list-form scope's sessions. */
   allowlist?: string[];
+  /** The peer the request names (created when missing) when it is not the observer: a chat through a scope. */
+  askingPeerId?: string;
   stream: boolean;
 }
 
@@ -197,7 +200,9 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
   const workspace = await inTransaction(ctx, async ({ store }) => {
     const found = await store.workspaces.find(workspaceId);
     if (found === undefined) throw notFound(`Workspace ${workspaceId} not found`);
-    if (observerId !== undefined && (await store.peers.find(workspaceId, observerId)) === undefined) await store.peers.ensure(workspaceId, [observerId], ctx.now());
+    for (const peerId of new Set([observerId, request.askingPeerId])) {
+      if (peerId !== undefined && (await store.peers.find(workspaceId, peerId)) === undefined) await store.peers.ensure(workspaceId, [peerId], ctx.now());
+    }
     return found;
   });
   if (targetId !== undefined && targetId !== observerId && (await store.peers.find(workspaceId, targetId)) === undefined) throw notFound(`Peer ${targetId} not found in workspace ${workspaceId}`);
@@ -232,8 +237,8 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
   const cards =
     configuration.peerCardUse && observerId !== undefined && targetId !== undefined
       ? {
-          own: (await store.memory.findPeerCard(workspaceId, observerId, observerId)) ?? null,
-          ofTarget: targetId !== observerId ? ((await store.memory.findPeerCard(workspaceId, observerId, targetId)) ?? null) : null,
+          own: await cardOf(ctx, workspaceId, observerId, observerId, request.allowlist),
+          ofTarget: targetId !== observerId ? await cardOf(ctx, workspaceId, observerId, targetId, request.allowlist) : null,
         }
       : {};
   const history =

@@ -93,16 +93,25 @@ export async function scheduleDream(ctx: DomainContext, request: DreamRequest): 
     // No existence checks (contract), so a dream for a workspace or peers not created yet is
     // queued; but no row has an empty id, and a job naming one could only be dead-lettered.
     if ([request.workspaceId, request.observerId, request.observedId, request.sessionId].includes('')) return 'skipped';
-    const now = ctx.now();
-    const key = dreamQueueKey(request);
-    // an automatic dream waiting for the collection to be idle runs now (it would hold this one back)
-    await store.jobs.reschedulePending(key, DREAM_AUTO, now, DREAM);
-    const open = await store.jobs.openJobs(key);
-    if (open.some((job) => job.payload.dreamType === request.dreamType)) return 'skipped';
-    const payload: DreamPayload = { ...request };
-    await store.jobs.enqueue([{ id: ctx.newId(), kind: DREAM, workspaceId: request.workspaceId, queueKey: key, payload, maxAttempts: ctx.limits.jobMaxAttempts }], now);
-    return 'queued';
+    return queueDream(ctx, request, ctx.now());
   });
+}
+
+/**
+ * Queues a dream to run at once inside the caller's transaction, past the schedule's gates (a
+ * manual dream, or one that a scope's change of sessions asks for), unless one of that type is
+ * already pending or running for the collection; a waiting automatic one is brought forward.
+ */
+export async function queueDream(ctx: DomainContext, request: DreamRequest, now: Date): Promise<'queued' | 'skipped'> {
+  const { store } = ctx;
+  const key = dreamQueueKey(request);
+  // an automatic dream waiting for the collection to be idle runs now (it would hold this one back)
+  await store.jobs.reschedulePending(key, DREAM_AUTO, now, DREAM);
+  const open = await store.jobs.openJobs(key);
+  if (open.some((job) => job.payload.dreamType === request.dreamType)) return 'skipped';
+  const payload: DreamPayload = { ...request };
+  await store.jobs.enqueue([{ id: ctx.newId(), kind: DREAM, workspaceId: request.workspaceId, queueKey: key, payload, maxAttempts: ctx.limits.jobMaxAttempts }], now);
+  return 'queued';
 }
 
 /**

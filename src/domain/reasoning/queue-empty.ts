@@ -8,7 +8,7 @@ import { emitWebhookEvents } from '../follow-ups.js';
  */
 export async function emitQueueEmpty(
   ctx: DomainContext,
-  unit: { queueType: 'representation' | 'summary' | 'dream'; workspaceId: string; sessionId: string | null; observedId: string | null; observerId?: string | null },
+  unit: { queueType: 'representation' | 'summary' | 'dream' | 'scope_backfill' | 'scope_removal'; workspaceId: string; sessionId: string | null; observedId: string | null; observerId?: string | null },
   now: Date,
 ): Promise<number> {
   return emitWebhookEvents(

@@ -11,6 +11,7 @@ import { sessionListQuery, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { limitExceeded, notFound } from '../errors.js';
 import { schedulePurgeSession } from '../follow-ups.js';
+import { joinSessionToScopes } from '../scopes/scopes.js';
 import { mergeConfiguration } from '../workspaces/workspaces.js';
 
 /** Session-level configuration of one member (contract §3.1). */
@@ -27,6 +28,8 @@ export interface SessionInput {
   metadata?: JsonObject;
   configuration?: JsonObject;
   peers?: PeerConfigMap;
+  /** Scopes the session joins (created when missing). */
+  scopes?: string[];
 }
 
 const sessionNotFound = (workspaceId: string, sessionId: string) =>
@@ -50,6 +53,11 @@ function isObserver(config: JsonObject): boolean {
   return config.observe_others === true;
 }
 
+/** A member counted towards SESSION_OBSERVERS_LIMIT: an active observer that is not a scope. */
+function isCountedObserver(member: MembershipRecord): boolean {
+  return member.leftAt === null && member.isScope !== true && isObserver(member.configuration);
+}
+
 /**
  * Joins the peers to the session (seed 4.2, contract §3.1 step 4): unknown peers are created;
  * new and returning members take the given config; active members keep theirs.
@@ -69,7 +77,7 @@ async function joinPeers(
   if (bodyObservers > 0) {
     let others = 0;
     for (const member of existing.values()) {
-      if (member.leftAt === null && !peers.has(member.peerId) && isObserver(member.configuration)) others++;
+      if (!peers.has(member.peerId) && isCountedObserver(member)) others++;
     }
     if (others + bodyObservers > ctx.limits.sessionObservers) {
       throw observerError(sessionId, others + bodyObservers, ctx.limits.sessionObservers);
@@ -131,7 +139,8 @@ export function getOrCreateSession(ctx: DomainContext, workspaceId: string, inpu
     const { store } = ctx;
     const now = ctx.now();
     const updates = input.metadata !== undefined || input.configuration !== undefined;
-    const result = await getOrCreateActiveSession(ctx, workspaceId, input, input.peers, now, updates || input.peers !== undefined);
+    const joins = input.peers !== undefined || (input.scopes !== undefined && input.scopes.length > 0);
+    const result = await getOrCreateActiveSession(ctx, workspaceId, input, input.peers, now, updates || joins);
     let record = result.record;
     if (!result.created && updates) {
       record =
@@ -141,6 +150,7 @@ export function getOrCreateSession(ctx: DomainContext, workspaceId: string, inpu
         })) ?? record;
     }
     if (input.peers !== undefined) await joinPeers(ctx, workspaceId, input.id, input.peers, now);
+    if (input.scopes !== undefined && input.scopes.length > 0) await joinSessionToScopes(ctx, workspaceId, input.id, input.scopes, now);
     return { record, created: result.created };
   });
 }
@@ -176,7 +186,9 @@ export function setSessionPeers(
     // The reference commits the change on an inactive session and then answers 404; Engram
     // refuses before changing anything (docs/compatibility.md).
     if (session === undefined || !session.isActive) throw sessionNotFound(workspaceId, sessionId);
-    await store.sessions.markMembersLeft(workspaceId, sessionId, undefined, now);
+    // the scopes stay: their membership is the scopes routes' to change
+    const leaving = (await store.sessions.memberships(workspaceId, sessionId)).filter((m) => m.leftAt === null && m.isScope !== true).map((m) => m.peerId);
+    await store.sessions.markMembersLeft(workspaceId, sessionId, leaving, now);
     await store.peers.ensure(workspaceId, [...peers.keys()], now);
     await store.sessions.saveMemberships(
       workspaceId,
@@ -249,7 +261,7 @@ export function setSessionPeerConfig(
     const configuration: JsonObject = { observe_me: null, observe_others: null, ...member?.configuration };
     for (const [key, value] of Object.entries(changes)) if (value !== null && value !== undefined) configuration[key] = value;
     if (isObserver(configuration) && !(member !== undefined && member.leftAt === null && isObserver(member.configuration))) {
-      const others = members.filter((m) => m.peerId !== peerId && m.leftAt === null && isObserver(m.configuration)).length;
+      const others = members.filter((m) => m.peerId !== peerId && isCountedObserver(m)).length;
       if (others + 1 > ctx.limits.sessionObservers) throw observerError(sessionId, others + 1, ctx.limits.sessionObservers);
     }
     await store.sessions.saveMemberships(workspaceId, sessionId, [

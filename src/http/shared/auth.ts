@@ -487,3 +487,29 @@ export function checkV1SessionRead(
   }
   return sessionId;
 }
+
+// ---------------------------------------------------------------- scopes (shared/reference/scopes.md S3)
+
+/** An admin key, or a workspace key without a peer or session claim. */
+export function isWorkspaceLevel(claims: Claims): boolean {
+  return claims.isAdmin || (claims.peerId === undefined && claims.sessionId === undefined);
+}
+
+/** `scopes` on a session create: a workspace-level key only. */
+export function checkScopeMembership(claims: Claims): void {
+  if (!isWorkspaceLevel(claims)) throw new AuthError('Scope membership requires a workspace-level key');
+}
+
+/** The `scope` read option: a workspace-level key only. */
+export function checkScopeRead(claims: Claims): void {
+  if (!isWorkspaceLevel(claims)) throw new AuthError('`scope` requires a workspace- or admin-level key');
+}
+
+/**
+ * Session context with `peer_target`: a peer key reads a representation or card only from its
+ * own perspective (the perspective peer, else the target, must be the key's peer).
+ */
+export function checkContextPerspective(claims: Claims, peerTarget: string | undefined, peerPerspective: string | undefined): void {
+  if (claims.isAdmin || claims.sessionId !== undefined || claims.peerId === undefined || peerTarget === undefined) return;
+  if ((peerPerspective ?? peerTarget) !== claims.peerId) throw new AuthError(AUTH_DETAIL.notPermissioned);
+}

@@ -12,6 +12,23 @@ export function resourceId(generation: 'v2' | 'v3'): Schema<string> {
   return str({ minLength: 1, maxLength: generation === 'v3' ? 512 : 100, pattern: ID_PATTERN });
 }
 
+/** A name of the reserved scope namespace (`scope.` and a scope name): a v3 route decides about it. */
+const RESERVED_NAME = /^scope\.[a-zA-Z0-9_-]+$/;
+
+/**
+ * A peer id where a request may create the peer (message authors, session members, a peer's
+ * path): a resource id, or in v3 a name of the reserved scope namespace, which passes so that the
+ * route answers what the reference answers of scopes there (domain/scopes/scope-guards.ts).
+ */
+export function peerName(generation: 'v2' | 'v3'): Schema<string> {
+  const id = resourceId(generation);
+  if (generation === 'v2') return id;
+  return {
+    parse: (input, loc, errors) => (typeof input === 'string' && input.length <= 512 && RESERVED_NAME.test(input) ? input : id.parse(input, loc, errors)),
+    jsonSchema: () => id.jsonSchema(),
+  };
+}
+
 /**
  * Removes NUL characters from keys and strings, recursively (contract §1.7), and puts U+FFFD in
  * place of unpaired surrogates (validate.ts, `wellFormed`), as the store would.

@@ -1,3 +1,4 @@
+import { scopeField } from './scope-schemas.js';
 import { conclusionTokenProblem } from '../../domain/memory/conclusions.js';
 import { DEFAULT_MAX_CONCLUSIONS } from '../../domain/memory/representation.js';
 import { invalidInput } from '../../domain/errors.js';
@@ -99,6 +100,8 @@ export const representationGetV3 = model(
     search_max_distance: optionalDistance,
     include_most_frequent: optionalFlag,
     max_conclusions: maxConclusions,
+    // shared/reference/scopes.md S6.2
+    scope: scopeField,
   },
   { title: 'PeerRepresentationGet' },
 );

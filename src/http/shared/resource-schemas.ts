@@ -2,7 +2,8 @@ import type { JsonObject } from '../../storage/store.js';
 import { MAX_MESSAGE_CHARS } from '../../domain/messages/file-upload.js';
 import { exceedsTokens } from '../../domain/messages/token-count.js';
 import type { SessionPeerConfig } from '../../domain/sessions/sessions.js';
-import { metadata, optionalNullable, resourceId, cleanText, withinSize } from './fields.js';
+import { metadata, optionalNullable, peerName, resourceId, cleanText, withinSize } from './fields.js';
+import { scopeNames } from './scope-schemas.js';
 import {
   INVALID,
   bool,
@@ -129,7 +130,7 @@ export const sessionPeerConfig: Schema<SessionPeerConfig> = model(
  */
 export function peerConfigMap(generation: Generation): Schema<Map<string, SessionPeerConfig>> {
   const entries = record(sessionPeerConfig);
-  const peerId = resourceId(generation);
+  const peerId = peerName(generation);
   return {
     parse(input, loc, errors) {
       const parsed = entries.parse(input, loc, errors);
@@ -185,6 +186,8 @@ export function sessionCreate(generation: Generation) {
       metadata: optionalNullable(metadata(generation)),
       peers: { ...optionalNullable(peerConfigMap(generation)), aliases: ['peer_names'] },
       configuration: optionalNullable(configuration(generation)),
+      // scopes the session joins (shared/reference/scopes.md S7.1)
+      ...(generation === 'v3' ? { scopes: optionalNullable(scopeNames) } : {}),
     },
     { title: 'SessionCreate' },
   );
@@ -205,7 +208,7 @@ export function messageCreate(generation: Generation) {
     {
       content: required(transform(str({ maxLength: MAX_MESSAGE_CHARS }), cleanText)),
       // the reference lets any string through to a 500 on peer creation; Engram checks it as a peer id
-      peer_id: required(resourceId(generation)),
+      peer_id: required(peerName(generation)),
       metadata: optionalNullable(metadata(generation)),
       configuration: optionalNullable(
         model({ reasoning: optionalNullable(model({ enabled: nullableBool, custom_instructions: customInstructions })) }),
@@ -220,14 +223,13 @@ export function messageBatch(generation: Generation) {
   return model({ messages: required(list(messageCreate(generation), { minLength: 1, maxLength: 100 })) }, { title: 'MessageBatchCreate' });
 }
 
-export const messageSearch = model(
-  {
-    query: required(transform(str(), cleanText)),
-    filters: optional(nullable(dict())),
-    limit: optional(int({ ge: 1, le: 100 }), () => 10),
-  },
-  { title: 'MessageSearchOptions' },
-);
+export const messageSearchFields = {
+  query: required(transform(str(), cleanText)),
+  filters: optional(nullable(dict())),
+  limit: optional(int({ ge: 1, le: 100 }), () => 10),
+};
+
+export const messageSearch = model(messageSearchFields, { title: 'MessageSearchOptions' });
 
 export function messageUpdate(generation: Generation) {
   return model({ metadata: optionalNullable(metadata(generation)) }, { title: 'MessageUpdate' });

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { JsonObject } from '../../storage/store.js';
-import { resourceId } from '../shared/fields.js';
+import { peerName, resourceId } from '../shared/fields.js';
 import { defineRoute, type HttpDeps, type QueryFields, type QueryOutput, type Reply, type RouteInput, type RouteSpec } from '../shared/route.js';
 import { defineUploadRoute, type UploadRouteSpec } from '../shared/upload-route.js';
 import type { ValidationItem } from '../shared/validate.js';
@@ -39,10 +39,12 @@ export interface WorkspaceApi {
 /** The first bad path id as the 422 body a create body's id would give, or undefined. */
 function pathIdCheck(g: WorkspaceGeneration, names: readonly PathId[]): (params: Record<string, string>) => JsonObject | undefined {
   const id = resourceId(g.name);
+  // a peer's path names a scope where the route decides about it (domain/scopes/scope-guards.ts)
+  const peer = peerName(g.name);
   return (params) => {
     for (const name of names) {
       const errors: ValidationItem[] = [];
-      id.parse(params[name], ['path', name], errors);
+      (name === 'peer_id' ? peer : id).parse(params[name], ['path', name], errors);
       if (errors.length > 0) return { detail: errors };
     }
     return undefined;

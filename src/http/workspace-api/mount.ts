@@ -10,6 +10,7 @@ import { mountMessageRoutes, mountMessageUploadRoute } from './routes/messages.j
 import { mountPeerMemoryRoutes } from './routes/peer-memory.js';
 import { mountPeerRoutes } from './routes/peers.js';
 import { mountQueueRoutes } from './routes/queue.js';
+import { mountScopeRoutes } from './routes/scopes.js';
 import { mountSearchContextRoutes } from './routes/search-context.js';
 import { mountSessionRoutes } from './routes/sessions.js';
 import { mountWebhookRoutes } from './routes/webhooks.js';
@@ -30,6 +31,7 @@ const RESOURCES: readonly ((api: WorkspaceApi) => void)[] = [
   mountConclusionRoutes,
   mountPeerMemoryRoutes,
   mountKeyRoutes,
+  mountScopeRoutes,
 ];
 
 /** Mounts one workspace generation (v2 or v3): every route declared in routes/, as its row of generations.ts says. */

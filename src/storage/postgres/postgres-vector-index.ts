@@ -69,6 +69,22 @@ export class PostgresVectorIndex implements VectorIndex {
     }
   }
 
+  async copyConclusionVectors(workspaceId: string, pairs: readonly { fromId: string; toId: string }[]): Promise<string[]> {
+    const missing: string[] = [];
+    for (const { fromId, toId } of pairs) {
+      const copied = await this.db.run(
+        `INSERT INTO conclusion_vectors (conclusion_pk, workspace_id, observer_id, observed_id, level, session_id, embedding)
+         SELECT t.pk, t.workspace_id, t.observer_id, t.observed_id, t.level, t.session_id, v.embedding
+         FROM conclusions t, conclusions f JOIN conclusion_vectors v ON v.conclusion_pk = f.pk
+         WHERE t.workspace_id = ? AND t.id = ? AND t.deleted_at IS NULL AND f.workspace_id = ? AND f.id = ?
+         ON CONFLICT (conclusion_pk) DO UPDATE SET embedding = excluded.embedding`,
+        [workspaceId, toId, workspaceId, fromId],
+      );
+      if (copied === 0) missing.push(toId);
+    }
+    return missing;
+  }
+
   async nearestConclusions(query: ConclusionVectorQuery): Promise<Neighbour<'conclusionId'>[]> {
     const exclude = new Set(query.excludeIds ?? []);
     const k = Math.min(MAX_NEIGHBOURS, query.k + exclude.size);

@@ -18,9 +18,14 @@ export function countWorkspaces(db: SqlExecutor): Promise<number> {
   return keptCount(db, 'SELECT workspace_count AS n FROM workspace_list', []);
 }
 
-/** The workspace's peers. */
+/** The workspace's ordinary peers (scopes apart, migration 0039 on SQLite, 0041 on PostgreSQL). */
 export function countPeers(db: SqlExecutor, workspaceId: string): Promise<number> {
   return keptCount(db, 'SELECT peer_count AS n FROM workspaces WHERE id = ?', [workspaceId]);
+}
+
+/** The workspace's scopes. */
+export function countScopes(db: SqlExecutor, workspaceId: string): Promise<number> {
+  return keptCount(db, 'SELECT scope_count AS n FROM workspaces WHERE id = ?', [workspaceId]);
 }
 
 /** The workspace's active sessions. */

@@ -126,8 +126,8 @@ export class SqlMemoryStore implements MemoryStore {
     for (let start = 0; start < rows.length; start += 100) {
       const chunk = rows.slice(start, start + 100);
       await this.db.run(
-        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, source_ids, source_session_ids, times_derived, metadata, created_at)
-         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ${json}, ${json}, ?, ${json}, ?)`).join(', ')}`,
+        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, source_ids, source_session_ids, times_derived, metadata, created_at, copied_from)
+         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ${json}, ${json}, ?, ${json}, ?, ?)`).join(', ')}`,
         chunk.flatMap((r) => [
           r.id,
           r.workspaceId,
@@ -141,6 +141,7 @@ export class SqlMemoryStore implements MemoryStore {
           r.timesDerived,
           jsonText(r.metadata ?? {}),
           c.time(r.createdAt),
+          r.copiedFrom ?? null,
         ]),
       );
     }
@@ -335,6 +336,54 @@ export class SqlMemoryStore implements MemoryStore {
       const stored = { ...record, timesDerived: Number(old.times_derived) + 1 };
       await new SqlMemoryStore(db).insertConclusions([stored]);
       return stored;
+    });
+  }
+
+  async ownExplicitConclusions(workspaceId: string, sessionId: string): Promise<ConclusionRecord[]> {
+    const rows = await this.db.all<ConclusionRow & { metadata: unknown }>(
+      `SELECT ${COLUMNS}, c.metadata FROM conclusions c
+       WHERE c.workspace_id = ? AND c.session_id = ? AND c.deleted_at IS NULL AND c.level = 'explicit' AND c.observer_id = c.observed_id
+         AND NOT EXISTS (SELECT 1 FROM peers p WHERE p.workspace_id = c.workspace_id AND p.id = c.observer_id AND p.kind = 'scope')
+       ORDER BY c.created_at, c.pk`,
+      [workspaceId, sessionId],
+    );
+    return rows.map((row) => ({ ...this.conclusion(row), metadata: this.dialect.readJson(row.metadata) }));
+  }
+
+  async copiedSources(workspaceId: string, observerId: string, sessionId: string): Promise<Set<string>> {
+    const rows = await this.db.all<{ copied_from: string }>(
+      'SELECT copied_from FROM conclusions WHERE workspace_id = ? AND observer_id = ? AND session_id = ? AND deleted_at IS NULL AND copied_from IS NOT NULL',
+      [workspaceId, observerId, sessionId],
+    );
+    return new Set(rows.map((row) => row.copied_from));
+  }
+
+  retireSessionConclusions(workspaceId: string, observerId: string, sessionId: string, now: Date): Promise<{ ids: string[]; observedIds: string[] }> {
+    return this.inTransaction(async (db) => {
+      const time = this.dialect.time(now);
+      const first = await db.all<{ id: string; observed_id: string }>(
+        `UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND observer_id = ? AND session_id = ? AND level = 'explicit' AND deleted_at IS NULL
+         RETURNING id, observed_id`,
+        [time, workspaceId, observerId, sessionId],
+      );
+      const ids = first.map((row) => row.id);
+      const observed = new Set(first.map((row) => row.observed_id));
+      // derived conclusions drawn from what left leave too, and those drawn from them, until none is left
+      let removed = new Set(ids);
+      while (removed.size > 0) {
+        const derived = await db.all<{ id: string; observed_id: string; source_ids: unknown }>(
+          `SELECT id, observed_id, source_ids FROM conclusions WHERE workspace_id = ? AND observer_id = ? AND level <> 'explicit' AND deleted_at IS NULL AND source_ids IS NOT NULL`,
+          [workspaceId, observerId],
+        );
+        const next = derived.filter((row) => (readIds(row.source_ids) ?? []).some((id) => removed.has(id)));
+        removed = new Set(next.map((row) => row.id));
+        for (const row of next) {
+          await db.run('UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL', [time, workspaceId, row.id]);
+          ids.push(row.id);
+          observed.add(row.observed_id);
+        }
+      }
+      return { ids, observedIds: [...observed].sort() };
     });
   }
 

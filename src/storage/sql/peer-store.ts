@@ -1,13 +1,13 @@
-import type { Created, FieldChanges, ListQuery, NewRow, Page, PeerRecord, PeerStore } from '../store.js';
+import type { Created, FieldChanges, ListQuery, NewRow, Page, PeerKindFilter, PeerRecord, PeerStore } from '../store.js';
 import type { FilterColumns } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
 import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
 import type { SeekPoints } from './seek-points.js';
-import { countPeers } from './kept-counts.js';
+import { countPeers, countScopes } from './kept-counts.js';
 import { lockWorkspaceRow } from './workspace-store.js';
-import { PEER_COLUMNS, peerFromRow, type PeerRow, type VersionRow, versionText } from './rows.js';
+import { PEER_COLUMNS, PEER_RETURNING, peerFromRow, type PeerRow, type VersionRow, versionText } from './rows.js';
 
 const PEER_ORDER = ['p.created_at', 'p.pk'];
 const PEER_FILTER: FilterColumns = { columns: { id: 'p.id', created_at: 'p.created_at', workspace_id: 'p.workspace_id' }, metadata: 'p.metadata', key: 'p.pk' };
@@ -26,16 +26,33 @@ export class SqlPeerStore implements PeerStore {
     return row && peerFromRow(this.d, row);
   }
 
-  async createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<PeerRecord>> {
+  createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<PeerRecord>> {
+    return this.insertIfAbsent(workspaceId, row, now, null);
+  }
+
+  createScopeIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<PeerRecord>> {
+    return this.insertIfAbsent(workspaceId, row, now, 'scope');
+  }
+
+  async scopesAmong(workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.all<{ id: string }>(
+      `SELECT id FROM peers WHERE workspace_id = ? AND kind = 'scope' AND id IN (${ids.map(() => '?').join(', ')})`,
+      [workspaceId, ...ids],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  private async insertIfAbsent(workspaceId: string, row: NewRow, now: Date, kind: 'scope' | null): Promise<Created<PeerRecord>> {
     const d = this.d;
     const found = await this.find(workspaceId, row.id);
     if (found !== undefined) return { record: found, created: false };
     // the workspace row before the new peer's, as in ensure
     await lockWorkspaceRow(this.db, d, workspaceId);
     const inserted = await this.db.get<PeerRow>(
-      `INSERT INTO peers (workspace_id, id, metadata, configuration, created_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (workspace_id, id) DO NOTHING RETURNING id, workspace_id, metadata, configuration, created_at`,
-      [workspaceId, row.id, d.json(row.metadata), d.json(row.configuration), d.time(now)],
+      `INSERT INTO peers (workspace_id, id, metadata, configuration, created_at, kind) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (workspace_id, id) DO NOTHING RETURNING ${PEER_RETURNING}`,
+      [workspaceId, row.id, d.json(row.metadata), d.json(row.configuration), d.time(now), kind],
     );
     if (inserted !== undefined) return { record: peerFromRow(d, inserted), created: true };
     const existing = await this.find(workspaceId, row.id);
@@ -72,21 +89,29 @@ export class SqlPeerStore implements PeerStore {
     await lockWorkspaceRow(this.db, this.d, workspaceId);
     const row = await this.db.get<PeerRow>(
       `UPDATE peers SET ${sets.join(', ')} WHERE workspace_id = ? AND id = ?
-       RETURNING id, workspace_id, metadata, configuration, created_at`,
+       RETURNING ${PEER_RETURNING}`,
       [...params, workspaceId, id],
     );
     return row && peerFromRow(this.d, row);
   }
 
-  list(workspaceId: string, query: ListQuery): Promise<Page<PeerRecord>> {
+  list(workspaceId: string, query: ListQuery, kind: PeerKindFilter = 'peers'): Promise<Page<PeerRecord>> {
+    const where = { peers: 'p.workspace_id = ? AND p.kind IS NULL', scopes: "p.workspace_id = ? AND p.kind = 'scope'", all: 'p.workspace_id = ?' }[kind];
+    const total = async () =>
+      kind === 'peers'
+        ? countPeers(this.db, workspaceId)
+        : kind === 'scopes'
+          ? countScopes(this.db, workspaceId)
+          : (await countPeers(this.db, workspaceId)) + (await countScopes(this.db, workspaceId));
     return listPage<PeerRow, PeerRecord>(
       this.db,
       this.d,
-      { from: 'peers p', where: 'p.workspace_id = ?', params: [workspaceId], select: PEER_COLUMNS, order: PEER_ORDER, filterColumns: PEER_FILTER },
+      { from: 'peers p', where, params: [workspaceId], select: PEER_COLUMNS, order: PEER_ORDER, filterColumns: PEER_FILTER },
       query,
       (row) => peerFromRow(this.d, row),
-      () => countPeers(this.db, workspaceId),
-      this.seekPoints && { points: this.seekPoints, version: () => this.version(workspaceId) },
+      total,
+      // the seek points of one version belong to one list: only the default one keeps them
+      kind === 'peers' && this.seekPoints !== undefined ? { points: this.seekPoints, version: () => this.version(workspaceId) } : undefined,
     );
   }
 

@@ -17,9 +17,11 @@ export interface WorkspaceRow {
 
 export interface PeerRow extends WorkspaceRow {
   workspace_id: string;
+  kind?: string | null;
 }
 
-export interface SessionRow extends PeerRow {
+export interface SessionRow extends WorkspaceRow {
+  workspace_id: string;
   is_active: unknown;
 }
 
@@ -28,6 +30,7 @@ export interface MembershipRow {
   configuration: unknown;
   joined_at: unknown;
   left_at: unknown;
+  kind?: string | null;
 }
 
 export interface MessageRow {
@@ -49,9 +52,13 @@ export interface WebhookRow {
 }
 
 export const WORKSPACE_COLUMNS = 'w.id, w.metadata, w.configuration, w.created_at';
-export const PEER_COLUMNS = 'p.id, p.workspace_id, p.metadata, p.configuration, p.created_at';
+export const PEER_COLUMNS = 'p.id, p.workspace_id, p.metadata, p.configuration, p.created_at, p.kind';
+/** What an insert or update of a peer returns (PEER_COLUMNS without the alias). */
+export const PEER_RETURNING = 'id, workspace_id, metadata, configuration, created_at, kind';
 export const SESSION_COLUMNS = 's.id, s.workspace_id, s.is_active, s.metadata, s.configuration, s.created_at';
-export const MEMBERSHIP_COLUMNS = 'peer_id, configuration, joined_at, left_at';
+/** A membership with its peer's kind: from `session_peers m JOIN peers p` (MEMBERSHIP_FROM). */
+export const MEMBERSHIP_COLUMNS = 'm.peer_id, m.configuration, m.joined_at, m.left_at, p.kind';
+export const MEMBERSHIP_FROM = 'session_peers m JOIN peers p ON p.workspace_id = m.workspace_id AND p.id = m.peer_id';
 export const MESSAGE_COLUMNS = 'm.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at';
 export const WEBHOOK_COLUMNS = 'id, workspace_id, url, created_at';
 
@@ -60,13 +67,15 @@ export function workspaceFromRow(d: Dialect, row: WorkspaceRow): WorkspaceRecord
 }
 
 export function peerFromRow(d: Dialect, row: PeerRow): PeerRecord {
-  return {
+  const record: PeerRecord = {
     id: row.id,
     workspaceId: row.workspace_id,
     metadata: d.readJson(row.metadata),
     configuration: d.readJson(row.configuration),
     createdAt: d.readTime(row.created_at),
   };
+  if (row.kind === 'scope') record.kind = 'scope';
+  return record;
 }
 
 export function sessionFromRow(d: Dialect, row: SessionRow): SessionRecord {
@@ -86,6 +95,7 @@ export function membershipFromRow(d: Dialect, row: MembershipRow): MembershipRec
     configuration: d.readJson(row.configuration),
     joinedAt: d.readTime(row.joined_at),
     leftAt: row.left_at === null ? null : d.readTime(row.left_at),
+    ...(row.kind === 'scope' ? { isScope: true } : {}),
   };
 }
 

@@ -18,7 +18,7 @@ import { listPage } from './list-page.js';
 import type { SeekPoints } from './seek-points.js';
 import { pageOffset } from './page-offset.js';
 import { countActiveSessions, countPeerSessions } from './kept-counts.js';
-import { MEMBERSHIP_COLUMNS, membershipFromRow, PEER_COLUMNS, peerFromRow, SESSION_COLUMNS, sessionFromRow, type MembershipRow, type PeerRow, type SessionRow, type VersionRow, versionText, peerListVersion } from './rows.js';
+import { MEMBERSHIP_COLUMNS, MEMBERSHIP_FROM, membershipFromRow, PEER_COLUMNS, peerFromRow, SESSION_COLUMNS, sessionFromRow, type MembershipRow, type PeerRow, type SessionRow, type VersionRow, versionText, peerListVersion } from './rows.js';
 
 const SESSION_FILTER: FilterColumns = {
   columns: { id: 's.id', created_at: 's.created_at', is_active: 's.is_active', workspace_id: 's.workspace_id' },
@@ -186,7 +186,7 @@ export class SqlSessionStore implements SessionStore {
   // ------------------------------------------------------------ members
 
   async memberships(workspaceId: string, sessionId: string): Promise<MembershipRecord[]> {
-    const rows = await this.db.all<MembershipRow>(`SELECT ${MEMBERSHIP_COLUMNS} FROM session_peers WHERE workspace_id = ? AND session_id = ?`, [
+    const rows = await this.db.all<MembershipRow>(`SELECT ${MEMBERSHIP_COLUMNS} FROM ${MEMBERSHIP_FROM} WHERE m.workspace_id = ? AND m.session_id = ?`, [
       workspaceId,
       sessionId,
     ]);
@@ -195,7 +195,7 @@ export class SqlSessionStore implements SessionStore {
 
   async findMembership(workspaceId: string, sessionId: string, peerId: string): Promise<MembershipRecord | undefined> {
     const row = await this.db.get<MembershipRow>(
-      `SELECT ${MEMBERSHIP_COLUMNS} FROM session_peers WHERE workspace_id = ? AND session_id = ? AND peer_id = ?`,
+      `SELECT ${MEMBERSHIP_COLUMNS} FROM ${MEMBERSHIP_FROM} WHERE m.workspace_id = ? AND m.session_id = ? AND m.peer_id = ?`,
       [workspaceId, sessionId, peerId],
     );
     return row && membershipFromRow(this.d, row);
@@ -233,9 +233,43 @@ export class SqlSessionStore implements SessionStore {
     await this.db.run(`UPDATE session_peers SET left_at = ? WHERE workspace_id = ? AND session_id = ? AND left_at IS NULL${only}`, params);
   }
 
+  async activeOfMember(workspaceId: string, peerId: string, page: number, size: number, reverse: boolean): Promise<Page<SessionRecord>> {
+    const from = `session_peers m JOIN sessions s ON s.workspace_id = m.workspace_id AND s.id = m.session_id
+      WHERE m.workspace_id = ? AND m.peer_id = ? AND m.left_at IS NULL AND s.is_active = ?`;
+    const params = [workspaceId, peerId, this.d.bool(true)];
+    const direction = reverse ? 'DESC' : 'ASC';
+    // sessions added in one request share a joined_at: the session's insertion order comes next
+    const rows = await this.db.all<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM ${from} ORDER BY m.joined_at ${direction}, s.pk ${direction} LIMIT ? OFFSET ?`, [
+      ...params,
+      size,
+      pageOffset(page, size),
+    ]);
+    const total =
+      page === 1 && rows.length < size ? rows.length : Number((await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${from}`, params))?.n ?? 0);
+    return { items: rows.map((row) => sessionFromRow(this.d, row)), total };
+  }
+
+  async sessionIdsOfPeer(workspaceId: string, peerId: string, cap: number): Promise<string[]> {
+    const rows = await this.db.all<{ session_id: string }>(
+      'SELECT session_id FROM session_peers WHERE workspace_id = ? AND peer_id = ? ORDER BY session_created_at, session_pk LIMIT ?',
+      [workspaceId, peerId, cap],
+    );
+    return rows.map((row) => row.session_id);
+  }
+
+  async activeAmong(workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.all<{ id: string }>(`SELECT id FROM sessions WHERE workspace_id = ? AND is_active = ? AND id IN (${ids.map(() => '?').join(', ')})`, [
+      workspaceId,
+      this.d.bool(true),
+      ...ids,
+    ]);
+    return new Set(rows.map((row) => row.id));
+  }
+
   async activeMemberPeers(workspaceId: string, sessionId: string, page: number, size: number): Promise<Page<PeerRecord>> {
     const from = `session_peers m JOIN peers p ON p.workspace_id = m.workspace_id AND p.id = m.peer_id
-      WHERE m.workspace_id = ? AND m.session_id = ? AND m.left_at IS NULL`;
+      WHERE m.workspace_id = ? AND m.session_id = ? AND m.left_at IS NULL AND p.kind IS NULL`;
     const rows = await this.db.all<PeerRow>(`SELECT ${PEER_COLUMNS} FROM ${from} LIMIT ? OFFSET ?`, [workspaceId, sessionId, size, pageOffset(page, size)]);
     const counted = await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${from}`, [workspaceId, sessionId]);
     return { items: rows.map((row) => peerFromRow(this.d, row)), total: Number(counted?.n ?? 0) };

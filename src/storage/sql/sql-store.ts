@@ -9,6 +9,7 @@ import { SqlMemoryStore } from './memory-store.js';
 import { SqlMessageStore } from './message-store.js';
 import { SqlPeerStore } from './peer-store.js';
 import { SqlReasoningStore } from './reasoning-store.js';
+import { SqlScopeStore } from './scope-store.js';
 import { SqlSessionStore } from './session-store.js';
 import { SqlV1Store } from './v1-store.js';
 import { SqlWebhookStore } from './webhook-store.js';
@@ -121,6 +122,13 @@ export class SqlStore implements Store {
   get reasoning(): SqlReasoningStore {
     this.reasoningStore ??= new SqlReasoningStore(this.db);
     return this.reasoningStore;
+  }
+
+  private scopeStore: SqlScopeStore | undefined;
+
+  get scopes(): SqlScopeStore {
+    this.scopeStore ??= new SqlScopeStore(this.db, this.sqlDialect);
+    return this.scopeStore;
   }
 
   private memoryStore: SqlMemoryStore | undefined;

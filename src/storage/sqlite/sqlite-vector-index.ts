@@ -233,6 +233,31 @@ export class SqliteVectorIndex implements VectorIndex {
     }
   }
 
+  async copyConclusionVectors(workspaceId: string, pairs: readonly { fromId: string; toId: string }[]): Promise<string[]> {
+    const missing: string[] = [];
+    if ((await this.dimensions()) === undefined) return pairs.map((pair) => pair.toId);
+    for (const { fromId, toId } of pairs) {
+      const source = await this.db.get<{ embedding: Buffer }>(
+        'SELECT v.embedding FROM conclusions c JOIN conclusion_vectors v ON v.rowid = c.pk WHERE c.workspace_id = ? AND c.id = ?',
+        [workspaceId, fromId],
+      );
+      const target = await this.db.get<{ pk: number }>('SELECT pk FROM conclusions WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL', [workspaceId, toId]);
+      if (target === undefined) continue;
+      if (source === undefined) {
+        missing.push(toId);
+        continue;
+      }
+      await this.db.run('DELETE FROM conclusion_vectors WHERE rowid = ?', [BigInt(target.pk)]);
+      await this.db.run(
+        `INSERT INTO conclusion_vectors (rowid, collection, embedding, level, session_id)
+         SELECT c.pk, json_array(c.workspace_id, c.observer_id, c.observed_id), ?, c.level, coalesce(c.session_id, '')
+         FROM conclusions c WHERE c.pk = ?`,
+        [source.embedding, target.pk],
+      );
+    }
+    return missing;
+  }
+
   async nearestConclusions(query: ConclusionVectorQuery): Promise<Neighbour<'conclusionId'>[]> {
     const exclude = new Set(query.excludeIds ?? []);
     const k = Math.min(MAX_NEIGHBOURS, query.k + exclude.size);

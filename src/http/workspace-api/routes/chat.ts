@@ -1,5 +1,9 @@
 import type { JsonObject } from '../../../storage/store.js';
-import { checkChatSessions } from '../../shared/auth.js';
+import { invalidInput } from '../../../domain/errors.js';
+import { refuseScopes } from '../../../domain/scopes/scope-guards.js';
+import { resolveScopeRead } from '../../../domain/scopes/scopes.js';
+import { checkChatSessions, checkScopeRead } from '../../shared/auth.js';
+import { scopeField } from '../../shared/scope-schemas.js';
 import { answerChat } from '../../shared/chat-stream.js';
 import { sessionAllowlist } from '../../shared/memory-schemas.js';
 import { bool, choice, dict, model, nullable, optional, required, str } from '../../shared/validate.js';
@@ -29,6 +33,8 @@ export function mountChatRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
       session_id: sessionId,
       target: optional(nullable(str())),
       ...(g.hasChatOptions ? { filters } : {}),
+      // shared/reference/scopes.md S6.2
+      ...(g.hasChatOptions ? { scope: scopeField } : {}),
       stream,
       ...(g.hasChatOptions ? { reasoning_level: reasoningLevel, response_format: responseFormat } : {}),
     },
@@ -44,7 +50,20 @@ export function mountChatRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
     body: { schema: DialecticOptions, required: true },
     async handler({ params, body, claims, signal }) {
       let allowlist: string[] | undefined;
-      if (g.hasChatOptions) {
+      let observerId = params.peer_id;
+      let targetId = body.target ?? undefined;
+      await refuseScopes(ctx, params.workspace_id, [params.peer_id, body.target], 'chat', 'later');
+      const scope = g.hasChatOptions ? (body as { scope?: string | string[] | null }).scope : undefined;
+      if (scope !== undefined && scope !== null) {
+        if (body.filters !== undefined && body.filters !== null) throw invalidInput('`scope` and `filters` are mutually exclusive');
+        if (body.session_id) throw invalidInput('`scope` and `session_id` are mutually exclusive');
+        checkScopeRead(claims);
+        const read = await resolveScopeRead(ctx, params.workspace_id, scope);
+        // one scope: its own memory of the target (the path peer by default); a list: the path
+        // peer's memory confined to the scopes' sessions
+        if (read.kind === 'single') [observerId, targetId] = [read.observerId, targetId ?? params.peer_id];
+        else allowlist = read.sessionIds;
+      } else if (g.hasChatOptions) {
         allowlist = sessionAllowlist(body.filters as JsonObject | null | undefined, body.session_id ?? undefined);
         // contract §2.5: a peer key must be an active member of the session and of every allowed one
         const named = [...(body.session_id ? [body.session_id] : []), ...(allowlist ?? [])];
@@ -54,8 +73,9 @@ export function mountChatRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
         ctx,
         params.workspace_id,
         {
-          observerId: params.peer_id,
-          targetId: body.target ?? undefined,
+          observerId,
+          askingPeerId: params.peer_id,
+          targetId,
           query: body.query,
           sessionId: body.session_id ?? undefined,
           level: (body.reasoning_level ?? 'low') as Level,

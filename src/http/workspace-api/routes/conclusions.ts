@@ -1,3 +1,4 @@
+import { refuseScopes } from '../../../domain/scopes/scope-guards.js';
 import { createConclusions, deleteConclusion, getConclusion, listConclusions, queryConclusions } from '../../../domain/memory/conclusions.js';
 import { filtersBody, pagedReversible } from '../../shared/fields.js';
 import { conclusionContents, conclusionQuery } from '../../shared/memory-schemas.js';
@@ -20,6 +21,7 @@ export function mountConclusionRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
     body: { schema: g.conclusions.batch, required: true },
     countAhead: conclusionContents,
     async handler({ params, body }) {
+      await refuseScopes(ctx, params.workspace_id, body.map((c) => c.observed_id), 'conclusion', 'missing');
       const inputs = body.map((c) => ({
         content: c.content,
         observerId: c.observer_id,

@@ -1,3 +1,4 @@
+import { refuseScopes } from '../../../domain/scopes/scope-guards.js';
 import { scheduleDream } from '../../../domain/reasoning/dream-schedule.js';
 import { bool, choice, model, nullable, optional, required, str } from '../../shared/validate.js';
 import type { WorkspaceApi } from '../define-route.js';
@@ -23,6 +24,7 @@ export function mountDreamRoutes({ route, g, deps: { ctx } }: WorkspaceApi): voi
     tags: ['workspaces'],
     body: { schema: DreamRequest, required: true },
     async handler({ params, body }) {
+      await refuseScopes(ctx, params.workspace_id, [body.observed ?? body.observer], 'dream', 'later');
       await scheduleDream(ctx, {
         workspaceId: params.workspace_id,
         observerId: body.observer,

@@ -1,6 +1,7 @@
 import { changeToken } from '../../../domain/context.js';
 import { createMessagesFromFile } from '../../../domain/messages/file-upload.js';
 import { createMessages, getMessage, listMessages, messagesVersion, updateMessage } from '../../../domain/messages/messages.js';
+import { refuseScopes } from '../../../domain/scopes/scope-guards.js';
 import { filtersBody, pagedReversible } from '../../shared/fields.js';
 import { LIST_CACHE_BYTES, PageCache, isNoFilter } from '../../shared/page-cache.js';
 import { presentMessage, presentPage } from '../../shared/present.js';
@@ -25,6 +26,7 @@ export function mountMessageRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
       pathIds: ['workspace_id', 'session_id'],
       async handler({ params, body }) {
         const inputs = body.messages.map((m) => ({ peerId: m.peer_id, content: m.content, metadata: m.metadata, createdAt: m.created_at, configuration: m.configuration }));
+        await refuseScopes(ctx, params.workspace_id, inputs.map((m) => m.peerId), 'author', 'create');
         const messages = await createMessages(ctx, params.workspace_id, params.session_id, inputs);
         return { status: g.createdStatus, body: messages.map(presentMessage) };
       },
@@ -86,6 +88,7 @@ export function mountMessageUploadRoute({ upload, g, deps: { ctx } }: WorkspaceA
     tags: ['messages'],
     pathIds: ['workspace_id', 'session_id'],
     async handler({ params, upload: file }) {
+      await refuseScopes(ctx, params.workspace_id, [file.peerId], 'author', 'create');
       const messages = await createMessagesFromFile(ctx, params.workspace_id, params.session_id, file);
       return { status: g.createdStatus, body: messages.map(presentMessage) };
     },

@@ -1,6 +1,10 @@
 import { getPeerCard, setPeerCard } from '../../../domain/memory/peer-cards.js';
 import { DEFAULT_MAX_CONCLUSIONS, getPeerContext, getPeerRepresentation } from '../../../domain/memory/representation.js';
 import { peerCardSet, sessionAllowlist, type peerContextQueryV2, type peerContextQueryV3, type representationGetV2, type representationGetV3 } from '../../shared/memory-schemas.js';
+import { invalidInput } from '../../../domain/errors.js';
+import { refuseScopes } from '../../../domain/scopes/scope-guards.js';
+import { resolveScopeRead } from '../../../domain/scopes/scopes.js';
+import { checkScopeRead } from '../../shared/auth.js';
 import { presentV2Representation } from '../../shared/present.js';
 import { optional, str, type Infer, type Schema } from '../../shared/validate.js';
 import type { WorkspaceApi } from '../define-route.js';
@@ -43,6 +47,7 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
     body: { schema: peerCardSet, required: true },
     pathIds: ['workspace_id', 'peer_id'],
     async handler({ params, query, body }) {
+      await refuseScopes(ctx, params.workspace_id, [query.target ?? params.peer_id], 'card', 'later');
       const card = await setPeerCard(ctx, params.workspace_id, params.peer_id, query.target ?? params.peer_id, body.peer_card);
       return { status: 200, body: { peer_card: card } };
     },
@@ -56,6 +61,7 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
     tags,
     query: names.peerContextQuery as PeerContextQuery,
     async handler({ params, query }) {
+      await refuseScopes(ctx, params.workspace_id, [params.peer_id, query.target], 'peerContext', 'later');
       // include_most_frequent is accepted: the selection always has its most reinforced part
       // when it searches by meaning (representation.ts)
       const context = await getPeerContext(ctx, params.workspace_id, params.peer_id, {
@@ -84,11 +90,23 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
     summary: names.representationSummary,
     tags,
     body: { schema: names.representationBody as RepresentationBody, required: true },
-    async handler({ params, body }) {
-      const allowlist = names.hasV3Options ? sessionAllowlist(body.filters, body.session_id) : undefined;
-      const representation = await getPeerRepresentation(ctx, params.workspace_id, params.peer_id, {
-        target: body.target,
-        sessionIds: body.session_id !== undefined ? [body.session_id] : allowlist,
+    async handler({ params, body, claims }) {
+      await refuseScopes(ctx, params.workspace_id, [params.peer_id, body.target], 'representation', 'later');
+      let allowlist = names.hasV3Options ? sessionAllowlist(body.filters, body.session_id) : undefined;
+      let observerId = params.peer_id;
+      let target = body.target;
+      const scope = names.hasV3Options ? (body as { scope?: string | string[] | null }).scope : undefined;
+      if (scope !== undefined && scope !== null) {
+        if (body.filters !== undefined && body.filters !== null) throw invalidInput('`scope` and `filters` are mutually exclusive');
+        if (body.session_id) throw invalidInput('`scope` and `session_id` are mutually exclusive');
+        checkScopeRead(claims);
+        const read = await resolveScopeRead(ctx, params.workspace_id, scope);
+        if (read.kind === 'single') [observerId, target] = [read.observerId, target ?? params.peer_id];
+        else allowlist = read.sessionIds;
+      }
+      const representation = await getPeerRepresentation(ctx, params.workspace_id, observerId, {
+        target,
+        sessionIds: body.session_id !== undefined && body.session_id !== null ? [body.session_id] : allowlist,
         searchQuery: body.search_query,
         searchTopK: body.search_top_k,
         searchMaxDistance: names.hasV3Options ? (body.search_max_distance ?? undefined) : undefined,

@@ -1,11 +1,17 @@
 import { changeToken } from '../../../domain/context.js';
 import { getOrCreatePeer, listPeersOfWorkspace, listSessionsOfPeer, peersVersion, sessionsOfPeerVersion, updatePeer } from '../../../domain/peers/peers.js';
 import { checkCreatePeer } from '../../shared/auth.js';
+import { refuseScopeUpdate } from '../../../domain/scopes/scope-guards.js';
 import { filtersBody } from '../../shared/fields.js';
 import { LIST_CACHE_BYTES, PageCache, isNoFilter } from '../../shared/page-cache.js';
 import { presentPage, presentPeer, presentSession } from '../../shared/present.js';
 import { listQuery } from '../../shared/route.js';
+import { choice, dict, model, nullable, optional } from '../../shared/validate.js';
 import type { WorkspaceApi } from '../define-route.js';
+
+/** v3's peer list body: filters, and which kind of peer (S7.2: scopes are left out by default). */
+const PeerListBody = model({ filters: optional(nullable(dict())), kind: optional(nullable(choice(['scope', 'all']))) }, { title: 'PeerListRequest' });
+const KINDS = { scope: 'scopes', all: 'all' } as const;
 
 export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   const tags = ['peers'];
@@ -35,13 +41,14 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
     summary: 'List the peers of a workspace',
     tags,
     query: g.listPaging,
-    body: { schema: filtersBody, required: false },
+    body: { schema: g.name === 'v3' ? PeerListBody : filtersBody, required: false },
     async handler({ params, query, body }) {
+      const kind = body !== undefined && 'kind' in body && typeof body.kind === 'string' ? KINDS[body.kind as keyof typeof KINDS] : 'peers';
       // unfiltered pages are served from cache while the workspace's peers are unchanged
       const version = isNoFilter(body?.filters) ? () => peersVersion(ctx, params.workspace_id) : undefined;
-      const key = `${params.workspace_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
+      const key = `${params.workspace_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}\u0000${kind}`;
       const json = await pages.serve(key, version, async () => {
-        const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, g.name));
+        const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, g.name), kind);
         return JSON.stringify(presentPage(page, query.page, query.size, presentPeer));
       });
       return { status: 200, json };
@@ -57,6 +64,7 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
     body: { schema: g.bodies.peerUpdate, required: true },
     pathIds: ['workspace_id', 'peer_id'],
     async handler({ params, body }) {
+      await refuseScopeUpdate(ctx, params.workspace_id, params.peer_id);
       const peer = await updatePeer(ctx, params.workspace_id, params.peer_id, body);
       return { status: 200, body: presentPeer(peer) };
     },

@@ -11,7 +11,8 @@ import {
   setSessionPeers,
   updateSession,
 } from '../../../domain/sessions/sessions.js';
-import { checkCreateSession, checkPeerConfigRead } from '../../shared/auth.js';
+import { refuseScopes } from '../../../domain/scopes/scope-guards.js';
+import { checkCreateSession, checkPeerConfigRead, checkScopeMembership } from '../../shared/auth.js';
 import { filtersBody, paged } from '../../shared/fields.js';
 import { presentPage, presentPeer, presentSession } from '../../shared/present.js';
 import { peerIdList, sessionPeerConfig } from '../../shared/resource-schemas.js';
@@ -31,9 +32,14 @@ export function mountSessionRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     summary: 'Get or create a session',
     tags,
     body: { schema: g.bodies.sessionCreate, required: true },
-    authorize: ({ params, body, claims }) => checkCreateSession(claims, params.workspace_id, body.id),
+    authorize: ({ params, body, claims }) => {
+      checkCreateSession(claims, params.workspace_id, body.id);
+      const scopes = (body as { scopes?: unknown }).scopes;
+      if (Array.isArray(scopes) && scopes.length > 0) checkScopeMembership(claims);
+    },
     pathIds: ['workspace_id'],
     async handler({ params, body }) {
+      await refuseScopes(ctx, params.workspace_id, [...(body.peers?.keys() ?? [])], 'membership', 'create');
       const { record, created } = await getOrCreateSession(ctx, params.workspace_id, body);
       return { status: created ? g.createdStatus : 200, body: presentSession(record) };
     },
@@ -102,6 +108,7 @@ export function mountSessionRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     body: { schema: g.bodies.sessionPeers, required: true },
     pathIds: ['workspace_id', 'session_id'],
     async handler({ params, body }) {
+      await refuseScopes(ctx, params.workspace_id, [...body.keys()], 'membership', 'create');
       const session = await addPeersToSession(ctx, params.workspace_id, params.session_id, body);
       return { status: 200, body: presentSession(session) };
     },
@@ -115,6 +122,7 @@ export function mountSessionRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     tags,
     body: { schema: g.bodies.sessionPeers, required: true },
     async handler({ params, body }) {
+      await refuseScopes(ctx, params.workspace_id, [...body.keys()], 'membership', 'create');
       const session = await setSessionPeers(ctx, params.workspace_id, params.session_id, body);
       return { status: 200, body: presentSession(session) };
     },
@@ -128,6 +136,7 @@ export function mountSessionRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     tags,
     body: { schema: peerIdList, required: true },
     async handler({ params, body }) {
+      await refuseScopes(ctx, params.workspace_id, body, 'membership', 'pass');
       const session = await removePeersFromSession(ctx, params.workspace_id, params.session_id, body);
       return { status: 200, body: presentSession(session) };
     },
@@ -155,6 +164,7 @@ export function mountSessionRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     tags,
     authorize: g.hasPeerKeyRules ? ({ params, claims }) => checkPeerConfigRead(claims, params.peer_id) : undefined,
     async handler({ params }) {
+      await refuseScopes(ctx, params.workspace_id, [params.peer_id], 'memberConfig', 'pass');
       const config = await getSessionPeerConfig(ctx, params.workspace_id, params.session_id, params.peer_id);
       return { status: 200, body: config };
     },
@@ -168,6 +178,7 @@ export function mountSessionRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     tags,
     body: { schema: sessionPeerConfig, required: true },
     async handler({ params, body }) {
+      await refuseScopes(ctx, params.workspace_id, [params.peer_id], 'memberConfig', 'pass');
       await setSessionPeerConfig(ctx, params.workspace_id, params.session_id, params.peer_id, body);
       return { status: g.setMemberConfig.status };
     },
