@@ -83,13 +83,15 @@ describe('NUL in a lookup id', () => {
   });
 
   it('in a session context confined to that session (a JSON list of session ids): no conclusions, not a 500', async () => {
-    for (const query of ['limit_to_session=true', 'sessions=a%00b']) {
-      const url = `/v3/workspaces/${ws}/sessions/a%00b/context?peer_target=alice&peer_perspective=bob&${query}`;
-      const context = await api.get(url);
-      expect(context.status, `${url}: ${context.text}`).toBe(200);
-      expect(context.body.messages).toEqual([]);
-      expect(context.body.peer_representation).toBe('');
-    }
+    const url = `/v3/workspaces/${ws}/sessions/a%00b/context?peer_target=alice&peer_perspective=bob&limit_to_session=true`;
+    const context = await api.get(url);
+    expect(context.status, `${url}: ${context.text}`).toBe(200);
+    expect(context.body.messages).toEqual([]);
+    expect(context.body.peer_representation).toBe('');
+    // as an allowlist entry such an id is refused, as the newer reference refuses ids off the pattern
+    const listed = await api.get(`/v3/workspaces/${ws}/sessions/a%00b/context?peer_target=alice&peer_perspective=bob&sessions=a%00b`);
+    expect(listed.status).toBe(422);
+    expect(listed.body).toEqual({ detail: "Invalid session id in sessions: 'a\u0000b'. Session ids match ^[a-zA-Z0-9_-]+$" });
     // the same context unconfined finds bob's conclusion, so the empty answers above are the confinement's
     const open = await api.get(`/v3/workspaces/${ws}/sessions/a%00b/context?peer_target=alice&peer_perspective=bob`);
     expect(open.body.peer_representation).toContain('Alice says hello');

@@ -125,9 +125,11 @@ export class SqlMemoryStore implements MemoryStore {
     // pk order = request order, so ties on created_at keep it
     for (let start = 0; start < rows.length; start += 100) {
       const chunk = rows.slice(start, start + 100);
+      // only a scope's copies name what they copy (the column is left to its default otherwise)
+      const copies = chunk.some((r) => r.copiedFrom !== undefined && r.copiedFrom !== null);
       await this.db.run(
-        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, source_ids, source_session_ids, times_derived, metadata, created_at, copied_from)
-         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ${json}, ${json}, ?, ${json}, ?, ?)`).join(', ')}`,
+        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, source_ids, source_session_ids, times_derived, metadata, created_at${copies ? ', copied_from' : ''})
+         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ${json}, ${json}, ?, ${json}, ?${copies ? ', ?' : ''})`).join(', ')}`,
         chunk.flatMap((r) => [
           r.id,
           r.workspaceId,
@@ -141,7 +143,7 @@ export class SqlMemoryStore implements MemoryStore {
           r.timesDerived,
           jsonText(r.metadata ?? {}),
           c.time(r.createdAt),
-          r.copiedFrom ?? null,
+          ...(copies ? [r.copiedFrom ?? null] : []),
         ]),
       );
     }
