@@ -247,7 +247,8 @@ export class SqlV1Store implements V1Store {
     return this.page<UserRow, V1UserRecord>(
       {
         from: USER_FROM,
-        where: `p.workspace_id = ?${hidden}`,
+        // scopes are no users (kept_counts' peer_count leaves them out too)
+        where: `p.workspace_id = ? AND p.kind IS NULL${hidden}`,
         params: [workspaceId, ...hiddenPeerIds],
         order: ['p.pk'],
         metadata: 'p.metadata',
@@ -260,7 +261,7 @@ export class SqlV1Store implements V1Store {
         const total = await countPeers(this.db, workspaceId);
         if (hiddenPeerIds.length === 0) return total;
         const hiddenRows = await this.db.get<{ n: number | string }>(
-          `SELECT COUNT(*) AS n FROM peers WHERE workspace_id = ? AND id IN (${hiddenPeerIds.map(() => '?').join(', ')})`,
+          `SELECT COUNT(*) AS n FROM peers WHERE workspace_id = ? AND kind IS NULL AND id IN (${hiddenPeerIds.map(() => '?').join(', ')})`,
           [workspaceId, ...hiddenPeerIds],
         );
         return total - Number(hiddenRows?.n ?? 0);
