@@ -2,6 +2,7 @@ import type { WorkCounts } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { SUMMARIZE, summaryQueueKey } from '../reasoning/deriver.js';
 import { collectionOfDreamKey, DREAM_KINDS } from '../reasoning/dream-schedule.js';
+import { SCOPE_BACKFILL, SCOPE_REMOVAL, scopeWorkOfKey } from '../scopes/scope-work.js';
 
 /*
  * Queue status (contract §7.9, reasoning.md R8), counting the work itself rather than queue rows:
@@ -85,6 +86,17 @@ export async function getQueueStatus(ctx: DomainContext, workspaceId: string, fi
         if (collection === undefined) continue;
         if (byPeer && collection.observerId !== filter.observerId && collection.observedId !== filter.senderId) continue;
         add(status, row);
+      }
+    }
+  }
+  // a scope's backfill or removal is work of the scope (its observer) in one session
+  if (filter.senderId === undefined || filter.observerId !== undefined) {
+    for (const kind of [SCOPE_BACKFILL, SCOPE_REMOVAL]) {
+      for (const row of await ctx.store.jobs.countsByQueue(workspaceId, kind, now, { finishedSince })) {
+        const work = scopeWorkOfKey(row.queueKey);
+        if (work === undefined || (filter.sessionId !== undefined && work.sessionId !== filter.sessionId)) continue;
+        if (byPeer && work.scopePeerId !== filter.observerId) continue;
+        count(work.sessionId, row);
       }
     }
   }

@@ -25,6 +25,19 @@ export interface ScopeWorkPayload extends JsonObject {
 
 export const scopeQueueKey = (p: ScopeWorkPayload) => `scope:${JSON.stringify([p.workspaceId, p.scopePeerId, p.sessionId])}`;
 
+/** The scope and session of a scope job's queue key; undefined for other keys. */
+export function scopeWorkOfKey(queueKey: string): ScopeWorkPayload | undefined {
+  if (!queueKey.startsWith('scope:')) return undefined;
+  try {
+    const parts: unknown = JSON.parse(queueKey.slice('scope:'.length));
+    if (!Array.isArray(parts) || parts.length !== 3 || !parts.every((p) => typeof p === 'string')) return undefined;
+    const [workspaceId, scopePeerId, sessionId] = parts as string[];
+    return { workspaceId, scopePeerId, sessionId };
+  } catch {
+    return undefined;
+  }
+}
+
 const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
 
 /** A stored payload of either kind, checked when claimed. */

@@ -169,6 +169,21 @@ describe('scope list, get, sessions and status', () => {
     expect((await api.get(`/v3/workspaces/${ws}/scopes/x/status`)).body).toEqual({ backfill_status: {} });
   });
 
+  it('a queued backfill shows in the queue status, of the session and of the scope as observer', async () => {
+    const ws = uniqueId();
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {} } });
+    await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'hi' }] });
+    await api.post(`/v3/workspaces/${ws}/scopes`, { id: 'x' });
+    await api.post(`/v3/workspaces/${ws}/scopes/x/sessions`, { session_ids: ['s1'] });
+    const status = await api.get(`/v3/workspaces/${ws}/queue/status`);
+    expect(status.body).toMatchObject({ total_work_units: 1, pending_work_units: 1, sessions: { s1: { pending_work_units: 1 } } });
+    expect((await api.get(`/v3/workspaces/${ws}/queue/status?observer_id=scope.x`)).body.pending_work_units).toBe(1);
+    expect((await api.get(`/v3/workspaces/${ws}/queue/status?observer_id=alice`)).body.pending_work_units).toBe(0);
+    expect((await api.get(`/v3/workspaces/${ws}/queue/status?session_id=s1`)).body.pending_work_units).toBe(1);
+    // a deleted session's status entry goes with it
+    await api.delete(`/v3/workspaces/${ws}/sessions/s1`);
+  });
+
   it('is v3 only', async () => {
     const ws = uniqueId();
     expect((await api.post(`/v2/workspaces/${ws}/scopes`, { id: 'x' })).status).toBe(404);

@@ -36,5 +36,7 @@ CREATE TABLE scope_backfills (
   updated_at INTEGER NOT NULL,
   docs_copied INTEGER,
   PRIMARY KEY (workspace_id, scope_peer_id, session_id),
-  FOREIGN KEY (workspace_id, scope_peer_id) REFERENCES peers (workspace_id, id) ON DELETE CASCADE
+  FOREIGN KEY (workspace_id, scope_peer_id) REFERENCES peers (workspace_id, id) ON DELETE CASCADE,
+  FOREIGN KEY (workspace_id, session_id) REFERENCES sessions (workspace_id, id) ON DELETE CASCADE
 );
+CREATE INDEX scope_backfills_session ON scope_backfills (workspace_id, session_id);
