@@ -113,7 +113,8 @@ export class SqlMemoryStore implements MemoryStore {
       else where.push(this.dialect.inJsonArray('c.session_id'));
       params.push(only ?? jsonText(scope.sessionIds));
       // a derived conclusion is seen only when every session its sources came from is allowed
-      where.push(`NOT EXISTS (SELECT 1 FROM ${this.dialect.jsonArrayElements('c.source_session_ids', 's')} WHERE NOT (${this.dialect.inJsonArray('s.value')}))`);
+      // (explicit conclusions record none: the test of the column spares them the array's walk)
+      where.push(`(c.source_session_ids IS NULL OR NOT EXISTS (SELECT 1 FROM ${this.dialect.jsonArrayElements('c.source_session_ids', 's')} WHERE NOT (${this.dialect.inJsonArray('s.value')})))`);
       params.push(jsonText(scope.sessionIds));
     }
     return { where, params };
