@@ -284,6 +284,8 @@ describe('guardrails (S4): a scope may observe, and is never observed', () => {
       ['card', () => api.put(`${w}/peers/alice/card?target=scope.x`, { peer_card: ['a'] }), 'No peer card is ever formed about a scope.'],
       ['self card', () => api.put(`${w}/peers/scope.x/card`, { peer_card: ['a'] }), 'No peer card is ever formed about a scope.'],
       ['conclusion', () => api.post(`${w}/conclusions`, { conclusions: [{ content: 'c', observer_id: 'alice', observed_id: 'scope.x', session_id: 's' }] }), 'No conclusion is ever formed about a scope.'],
+      ['dream observed', () => api.post(`${w}/schedule_dream`, { observer: 'alice', observed: 'scope.x', dream_type: 'omni' }), 'so a scope cannot be the observed peer of a dream.'],
+      ['dream observer as observed', () => api.post(`${w}/schedule_dream`, { observer: 'scope.x', dream_type: 'omni' }), 'so a scope cannot be the observed peer of a dream.'],
       ['message author', () => api.post(`${w}/sessions/s/messages`, { messages: [{ peer_id: 'scope.x', content: 'hi' }] }), 'Scope peers cannot author messages.'],
       ['session peers', () => api.post(`${w}/sessions/s/peers`, { 'scope.x': {} }), 'Scope membership is managed via the scopes routes (/v3/workspaces/{workspace_id}/scopes/{scope_id}/sessions)'],
       ['session create', () => api.post(`${w}/sessions`, { id: 's2', peers: { 'scope.x': {} } }), 'or the `scopes` field at session creation.'],
@@ -320,6 +322,10 @@ describe('guardrails (S4): a scope may observe, and is never observed', () => {
     expect(observed.status).toBe(404);
     expect(observed.body).toEqual({ detail: `Peer scope.new not found in workspace ${ws}` });
     expect((await api.delete(`${w}/sessions/s/peers`, ['scope.new'])).status).toBe(200);
+    const dream = await api.post(`${w}/schedule_dream`, { observer: 'alice', observed: 'scope.new', dream_type: 'omni' });
+    expect(dream.status).toBe(422);
+    expect(dream.body.detail).toContain('are in the reserved scope namespace and do not exist');
+    expect(await api.database.driver.all(`SELECT id FROM jobs WHERE workspace_id = ?`, [ws])).toEqual([]);
     expect(await api.database.store.peers.find(ws, 'scope.new')).toBeUndefined();
   });
 
