@@ -3,7 +3,14 @@ import { DEFAULT_MAX_CONCLUSIONS, getPeerContext, getPeerRepresentation } from '
 import { peerCardSet, sessionAllowlist, type peerContextQueryV2, type peerContextQueryV3, type representationGetV2, type representationGetV3 } from '../../shared/memory-schemas.js';
 import { presentV2Representation } from '../../shared/present.js';
 import { optional, str, type Infer, type Schema } from '../../shared/validate.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { DomainError } from '../../../domain/errors.js';
 import type { WorkspaceApi } from '../define-route.js';
+
+/** v3 answers a representation whose search query cannot be embedded without the semantic part, with a warning (scopes.md S7.6). */
+function withoutSemanticPart(log: FastifyBaseLogger): (error: DomainError) => void {
+  return (error) => log.warn({ err: error }, 'search_query could not be embedded; representation chosen without the semantic part');
+}
 
 const PEER = '/workspaces/:workspace_id/peers/:peer_id';
 
@@ -55,7 +62,7 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
     summary: 'Representation and card of the target from the observer (itself without a target)',
     tags,
     query: names.peerContextQuery as PeerContextQuery,
-    async handler({ params, query }) {
+    async handler({ params, query, log }) {
       // include_most_frequent is accepted: the selection always has its most reinforced part
       // when it searches by meaning (representation.ts)
       const context = await getPeerContext(ctx, params.workspace_id, params.peer_id, {
@@ -64,6 +71,7 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
         searchTopK: query.search_top_k,
         searchMaxDistance: names.hasV3Options ? (query.search_max_distance ?? undefined) : undefined,
         maxConclusions: query[names.maxConclusions] ?? DEFAULT_MAX_CONCLUSIONS,
+        onEmbeddingFailure: names.hasV3Options ? withoutSemanticPart(log) : undefined,
       });
       return {
         status: 200,
@@ -84,7 +92,7 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
     summary: names.representationSummary,
     tags,
     body: { schema: names.representationBody as RepresentationBody, required: true },
-    async handler({ params, body }) {
+    async handler({ params, body, log }) {
       const allowlist = names.hasV3Options ? sessionAllowlist(body.filters, body.session_id) : undefined;
       const representation = await getPeerRepresentation(ctx, params.workspace_id, params.peer_id, {
         target: body.target,
@@ -93,6 +101,7 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
         searchTopK: body.search_top_k,
         searchMaxDistance: names.hasV3Options ? (body.search_max_distance ?? undefined) : undefined,
         maxConclusions: body[names.maxConclusions],
+        onEmbeddingFailure: names.hasV3Options ? withoutSemanticPart(log) : undefined,
       });
       return { status: 200, body: { representation } };
     },
