@@ -33,11 +33,16 @@ export type FilterNode =
   /** Every item holds (an empty list is never produced). */
   | { kind: 'and'; items: FilterNode[] }
   | { kind: 'or'; items: FilterNode[] }
-  | { kind: 'not'; item: FilterNode }
+  /** `unsetAsFalse`: "is not true" (a NULL outcome, from an unset field, counts as false), else SQL `NOT`. */
+  | { kind: 'not'; item: FilterNode; unsetAsFalse?: boolean }
   /** Matches no row. */
   | { kind: 'never' }
   | { kind: 'is-null'; column: string }
+  | { kind: 'not-null'; column: string }
+  /** Text values are ordered by byte (code point) order on every dialect. */
   | { kind: 'compare'; column: string; op: FilterComparison; value: FilterValue }
+  /** The column is not `value`, or is unset (IS DISTINCT FROM). */
+  | { kind: 'distinct'; column: string; value: FilterValue }
   /** The column is one of `values` (none: no row); `orNull` keeps SQL `IN (..., NULL)` semantics. */
   | { kind: 'in'; column: string; values: FilterValue[]; orNull: boolean }
   /** The JSON id list in the column holds `id`. */

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/app.js';
 import { reembed } from '../../src/cli/commands/reembed.js';
 import { tokenCount } from '../../src/domain/messages/token-count.js';
@@ -355,7 +355,11 @@ describe('semantic search', () => {
       expect(rowsAsked).toBe(2);
       expect(await query({ level: { in: ['deductive', 'inductive'] } }, 10)).toEqual(['d0', 'd1', 'd2']);
       expect(rowsAsked).toBe(3);
-      expect(await query({ level: 'no-such-level' }, 10)).toEqual([]);
+      // v2 reads a level that does not exist as matching nothing; v3 refuses it (a closed set, scopes.md S8)
+      const v2 = await api.post(`/v2/workspaces/${ws}/observations/query`, { query: 'pets', top_k: 10, filters: { observer_id: 'alice', observed_id: 'alice', level: 'no-such-level' } });
+      expect([v2.status, v2.body]).toEqual([200, []]);
+      const v3 = await api.post(`/v3/workspaces/${ws}/conclusions/query`, { query: 'pets', top_k: 10, filters: { observer_id: 'alice', observed_id: 'alice', level: 'no-such-level' } });
+      expect(v3.status).toBe(422);
       // other filters on the rows: the three deduced ones are the farthest, found by reading on
       // until they are reached
       expect(await query({ content: { contains: 'deduced' } }, 2)).toEqual(['d0', 'd1']);
@@ -467,6 +471,43 @@ describe('semantic search', () => {
     // without a search query: the newest
     const newest = await representation({ max_conclusions: 3 });
     expect(newest.match(/\] (.*)$/gm)?.map((line) => line.slice(2))).toEqual(['alice sings', 'alice is 40', 'alice lives in Oslo']);
+  });
+
+  it('v3 representation and peer context whose search_query cannot be embedded: 200 without the semantic part, a warning logged; v2 keeps its 503', async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    embedAs({ 'alice owns a dog': axis(0), pets: axis(0), 'alice plays chess': axis(1), 'alice lives in Oslo': axis(2), 'alice is 40': axis(3), 'alice sings': axis(4) });
+    const url = `/v3/workspaces/${ws}/conclusions`;
+    for (const content of ['alice owns a dog', 'alice plays chess', 'alice lives in Oslo', 'alice is 40', 'alice sings']) {
+      await api.post(url, { conclusions: [{ content, observer_id: 'alice', observed_id: 'alice' }] });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await api.post(url, { conclusions: [{ content: 'alice plays chess', observer_id: 'alice', observed_id: 'alice' }] });
+    // without a logger the requests' loggers are the app's own (no children): its warnings are read here
+    const warn = vi.spyOn(api.app.log, 'warn');
+    const lines = (text: string) => text.match(/\] (.*)$/gm)?.map((line) => line.slice(2));
+    const failing = () => fake.script.embeddings({ status: 400, errorBody: { error: { message: 'model not found' } } });
+
+    failing();
+    const response = await api.post(`/v3/workspaces/${ws}/peers/alice/representation`, { search_query: 'pets', max_conclusions: 3 });
+    expect(response.status, response.text).toBe(200);
+    // N = 3, no nearest: one most derived (chess), then the newest two
+    expect(lines(response.body.representation)).toEqual(['alice sings', 'alice is 40', 'alice plays chess']);
+    failing();
+    const context = await api.get(`/v3/workspaces/${ws}/peers/alice/context?search_query=pets&max_conclusions=3`);
+    expect(context.status, context.text).toBe(200);
+    expect(lines(context.body.representation)).toEqual(['alice sings', 'alice is 40', 'alice plays chess']);
+    const warned = warn.mock.calls.filter((call) => String(call[1]).startsWith('search_query could not be embedded'));
+    expect(warned).toHaveLength(2);
+    expect(String((warned[0][0] as { err: Error }).err.message)).toContain('model not found');
+
+    failing();
+    const v2 = await api.post(`/v2/workspaces/${ws}/peers/alice/representation`, { search_query: 'pets', max_observations: 3 });
+    expect(v2.status, v2.text).toBe(503);
+    // the model answering again: the nearest is back
+    const semantic = await api.post(`/v3/workspaces/${ws}/peers/alice/representation`, { search_query: 'pets', max_conclusions: 3 });
+    expect(lines(semantic.body.representation)).toEqual(['alice sings', 'alice plays chess', 'alice owns a dog']);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { FilterNode, JsonObject, ListQuery, SessionListQuery, SessionOrder, Store, V1ListQuery } from '../../storage/store.js';
 import { DOCUMENT_FILTER, MESSAGE_FILTER, V1_METADATA_FILTER } from './filter-schemas.js';
-import { parseFilter, V2_FILTER_RULES, V3_FILTER_RULES, type FilterSchema } from './parse-filter.js';
+import { parseFilter, V2_FILTER_RULES, V3_0_12_FILTER_RULES, V3_FILTER_RULES, type FilterSchema } from './parse-filter.js';
 
 /*
  * Where the API generation's rules meet the store: a request's raw `filters` object and its
@@ -57,6 +57,6 @@ export function sessionListQuery(store: Store, request: ListRequest, schema: Fil
 
 export function v1ListQuery(store: Store, request: V1ListRequest): V1ListQuery {
   const filter = request.filter;
-  const parsed = filter === null || Object.keys(filter).length === 0 ? null : parseFilter({ metadata: { contains: filter } }, V1_METADATA_FILTER, V3_FILTER_RULES, store.filterLimits);
+  const parsed = filter === null || Object.keys(filter).length === 0 ? null : parseFilter({ metadata: { contains: filter } }, V1_METADATA_FILTER, V3_0_12_FILTER_RULES, store.filterLimits);
   return { filter: parsed, page: request.page, size: request.size, reverse: request.reverse };
 }

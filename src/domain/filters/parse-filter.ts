@@ -6,6 +6,23 @@
  * language, with the API generation's rules, is made here: an invalid filter is a DomainError
  * `invalid_input` whose message is the 422 `detail`.
  *
+ * Newer rules (v3: the reference after v3.0.12, scopes.md S8; `FilterRules.newer`). v2 keeps the
+ * rules below them unchanged, and v1's metadata filters keep v3.0.12's:
+ * - A non-object item inside AND/OR/NOT is a 422 `Invalid filter configuration`.
+ * - Every operand (bare, under an operator, each `in` item) is checked against its column: text
+ *   takes strings (`level` one of its values), booleans true/false, timestamps ISO 8601 strings,
+ *   numbers numbers, numeric text and booleans; `metadata` an object or a list (bare or under
+ *   `contains`); the messages name the reference's internal column (`name` for `id` ...).
+ *   contains/icontains need a text column; `embedding` cannot be filtered on.
+ * - An object without operator keys on a plain column is a 422 naming its keys.
+ * - `null` alone is a null check, `{"ne": null}` a not-null check, `null` under any other
+ *   operator a 422.
+ * - `ne` is IS DISTINCT FROM and `NOT` is "is not true": a row whose field is unset counts as not
+ *   equal (a metadata key's own `ne` still leaves out rows without the key).
+ * - gt/gte/lt/lte/ne on text compare text, in byte order on both dialects.
+ * - `source_ids`: a list is containment (every id held), `{"contains": "<id>"}` keeps Engram's
+ *   one-id test, other scalars are a 422.
+ *
  * Deviations from the reference server (shapes where it answers 500 or behaves by accident):
  * - A non-object item inside AND/OR/NOT is a 422 `Filter conditions inside AND must be objects,
  *   got str` (same for OR/NOT; the type is the Python type name).
@@ -65,13 +82,17 @@
  *   `±HH:MM:SS` (under 24h); surrounding whitespace ignored; naive values are UTC; years 1-9999.
  * - The Message special key `peer_perspective` (§7.4) is not handled here: callers remove it first.
  */
-import { invalidInput } from '../errors.js';
+import { invalidInput, type DomainError } from '../errors.js';
 import type { FilterComparison, FilterInstant, FilterLimits, FilterNode, FilterNumber, FilterTarget, FilterValue } from '../../storage/store.js';
 import { parseDateTime } from './filter-datetime.js';
-import { isObject, numberOperand, parsePyNumber, pyFloat, pyStr, pyTypeName } from './python-format.js';
+import { isObject, numberOperand, parsePyNumber, pyFloat, pyRepr, pyStr, pyTypeName } from './python-format.js';
 
-/** `id_list`: a JSON array of ids (conclusion `source_ids`); only `contains` (the list holds the id) and `null` apply. */
-export type ColumnKind = 'text' | 'bool' | 'int' | 'timestamp' | 'id_list';
+/**
+ * `id_list`: a JSON array of ids (conclusion `source_ids`); only `contains` (the list holds the id)
+ * and `null` apply. `unfilterable`: a column the reference has but filters cannot use
+ * (`embedding`); unknown to rules before the newer reference's.
+ */
+export type ColumnKind = 'text' | 'bool' | 'int' | 'timestamp' | 'id_list' | 'unfilterable';
 
 /** What a model lets a filter name: its columns by public key, and how unknown keys are refused. */
 export interface FilterSchema {
@@ -83,6 +104,12 @@ export interface FilterSchema {
    *  Per §5.1: for Workspace/Peer/Session the set is {id, created_at, is_active, workspace_id, session_id, peer_id, metadata}; for Message it is empty.
    *  'all' (Document): every key the model lacks gets the "does not exist" message. */
   knownKeys: ReadonlySet<string> | 'all';
+  /** Newer rules: the reference's internal column names, which its messages use (`name` for `id` ...); the key itself when absent. */
+  internal?: Readonly<Record<string, string>>;
+  /** Newer rules: the metadata column's internal name in messages (`h_metadata` when absent). */
+  metadataName?: string;
+  /** Newer rules: columns whose values come from a closed set. */
+  closedSets?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** How a generation reads filters (contract §9.1). */
@@ -93,10 +120,19 @@ export interface FilterRules {
   listSugar: boolean;
   /** contains/icontains values are LIKE patterns (`%`, `_` wildcards) rather than literal text (v2). */
   wildcards: boolean;
+  /**
+   * The reference's filter rules after v3.0.12 (scopes.md S8): every operand typed by its column,
+   * 422s for malformed shapes with its messages, `NOT` and `ne` counting an unset field as "not
+   * equal", text comparisons, `null` as a null check. See "Newer rules" at the top of this file.
+   */
+  newer: boolean;
 }
 
-export const V3_FILTER_RULES: FilterRules = { maxDepth: 5, listSugar: true, wildcards: false };
-export const V2_FILTER_RULES: FilterRules = { maxDepth: 64, listSugar: false, wildcards: true };
+/** v3 as the newer reference reads filters. */
+export const V3_FILTER_RULES: FilterRules = { maxDepth: 5, listSugar: true, wildcards: false, newer: true };
+/** v3.0.12's rules (with Engram's 422s for its 500s): v1's metadata filters keep them. */
+export const V3_0_12_FILTER_RULES: FilterRules = { maxDepth: 5, listSugar: true, wildcards: false, newer: false };
+export const V2_FILTER_RULES: FilterRules = { maxDepth: 64, listSugar: false, wildcards: true, newer: false };
 
 const OPERATORS = new Set(['gte', 'lte', 'gt', 'lt', 'ne', 'in', 'contains', 'icontains']);
 const COMPARISONS: Record<string, FilterComparison> = { gte: '>=', lte: '<=', gt: '>', lt: '<', ne: '<>' };
@@ -107,6 +143,21 @@ const MAX_VALUE_DEPTH = 16;
 const MAX_BOUND_VALUES = 10_000;
 
 const NEVER: FilterNode = { kind: 'never' };
+
+/** The Python type of a column kind, as the newer reference names it in messages. */
+const PYTHON_TYPE: Record<ColumnKind, string> = { text: 'str', bool: 'bool', int: 'int', timestamp: 'datetime', id_list: 'list', unfilterable: 'NoneType' };
+
+function byCodePoint(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function nullOperand(op: string): DomainError {
+  return invalidInput(`Operator '${op}' does not accept null. Use {"ne": null} for a not-null check, or null on its own for a null check.`);
+}
+
+function inNotAList(value: unknown): DomainError {
+  return invalidInput(`Invalid value for 'in' operator: ${pyStr(value)}. Expected an iterable (list, tuple, set), got ${pyTypeName(value)}`);
+}
 
 function and(parts: FilterNode[]): FilterNode | null {
   if (parts.length === 0) return null;
@@ -152,9 +203,13 @@ class FilterParser {
       const subs: FilterNode[] = [];
       for (const item of items) {
         if (depth + 1 > this.rules.maxDepth) throw invalidInput(`Filter nesting exceeds maximum depth of ${this.rules.maxDepth}`);
-        if (!isObject(item)) throw invalidInput(`Filter conditions inside ${op} must be objects, got ${pyTypeName(item)}`);
+        if (!isObject(item)) {
+          if (this.rules.newer) throw invalidInput('Invalid filter configuration');
+          throw invalidInput(`Filter conditions inside ${op} must be objects, got ${pyTypeName(item)}`);
+        }
         const sub = this.filter(item, depth + 1);
-        if (sub) subs.push(op === 'NOT' ? { kind: 'not', item: sub } : sub);
+        // newer rules: "is not true", so that a row whose field is unset is not the excluded value
+        if (sub) subs.push(op === 'NOT' ? { kind: 'not', item: sub, unsetAsFalse: this.rules.newer } : sub);
       }
       if (subs.length > 0) conditions.push(subs.length === 1 ? subs[0] : { kind: op === 'OR' ? 'or' : 'and', items: subs });
     }
@@ -167,12 +222,13 @@ class FilterParser {
   }
 
   private field(key: string, value: unknown): FilterNode | null {
-    if (key === 'metadata') return this.metadataFilter(value);
+    if (key === 'metadata') return this.rules.newer ? this.typedMetadataFilter(value) : this.metadataFilter(value);
     const kind = Object.hasOwn(this.schema.columns, key) ? this.schema.columns[key] : undefined;
-    if (!kind) {
+    if (!kind || (kind === 'unfilterable' && !this.rules.newer)) {
       if (this.schema.knownKeys === 'all' || this.schema.knownKeys.has(key)) throw invalidInput(`Column '${key}' does not exist on ${this.schema.name}`);
       throw invalidInput(`Column '${key}' is not allowed to be filtered on or does not exist on ${this.schema.name}`);
     }
+    if (this.rules.newer) return kind === 'id_list' ? this.typedIdListFilter(key, value) : this.typedColumnFilter(key, kind, value);
     return this.columnFilter(key, kind, value);
   }
 
@@ -210,6 +266,7 @@ class FilterParser {
       case 'int':
         return typeof value === 'number' && Number.isFinite(value) ? this.compare(column, '=', { type: 'number', value: numberOperand(value) }) : NEVER;
       case 'id_list':
+      case 'unfilterable':
         return NEVER;
       case 'timestamp': {
         if (typeof value !== 'string') return NEVER;
@@ -294,6 +351,189 @@ class FilterParser {
       throw invalidInput("Filter value for 'contains' is too long");
     }
     return { kind: 'like', target, needle: this.text(needle), wildcards: this.rules.wildcards };
+  }
+
+  /* ---- newer rules (scopes.md S8): plain columns ---- */
+
+  /** The column's name in the reference's messages. */
+  private internal(key: string): string {
+    return this.schema.internal !== undefined && Object.hasOwn(this.schema.internal, key) ? this.schema.internal[key] : key;
+  }
+
+  private typedColumnFilter(key: string, kind: ColumnKind, value: unknown): FilterNode | null {
+    if (value === '*') return null;
+    if (kind === 'unfilterable') throw invalidInput(`Column '${this.internal(key)}' cannot be filtered on`);
+    if (value === null || value === undefined) return { kind: 'is-null', column: key };
+    if (Array.isArray(value)) return this.typedOperators(key, kind, { in: value });
+    if (isObject(value)) {
+      const keys = Object.keys(value);
+      if (!keys.some((k) => OPERATORS.has(k))) {
+        throw invalidInput(
+          `Invalid filter for column '${key}': unsupported operator(s) ${pyRepr([...keys].sort(byCodePoint))}. ` +
+            `Expected one of ${pyRepr([...OPERATORS].sort(byCodePoint))} or a scalar value.`,
+        );
+      }
+      return this.typedOperators(key, kind, value);
+    }
+    return this.compare(key, '=', this.operand(key, kind, value));
+  }
+
+  private typedOperators(key: string, kind: ColumnKind, ops: Record<string, unknown>): FilterNode | null {
+    const parts: FilterNode[] = [];
+    for (const [op, value] of Object.entries(ops)) {
+      if (!OPERATORS.has(op)) throw invalidInput(`Unsupported comparison operator: ${op}`);
+      if (value === '*') continue;
+      if (value === null || value === undefined) {
+        if (op !== 'ne') throw nullOperand(op);
+        parts.push({ kind: 'not-null', column: key });
+        continue;
+      }
+      if (op === 'in') {
+        if (!Array.isArray(value)) throw inNotAList(value);
+        if (value.includes('*')) continue;
+        if (value.length === 0) {
+          parts.push(NEVER);
+          continue;
+        }
+        const values = value.map((item) => this.operand(key, kind, item));
+        // One JSON array parameter whatever the list length.
+        this.spend(1);
+        parts.push({ kind: 'in', column: key, values, orNull: false });
+        continue;
+      }
+      if (op === 'contains' || op === 'icontains') {
+        if (kind !== 'text') throw invalidInput(`Operator '${op}' requires a text column, but '${this.internal(key)}' is ${PYTHON_TYPE[kind]}`);
+        parts.push(this.like({ column: key }, pyStr(value)));
+        continue;
+      }
+      const operand = this.operand(key, kind, value);
+      if (op === 'ne') {
+        this.spend(1);
+        parts.push({ kind: 'distinct', column: key, value: operand });
+      } else parts.push(this.compare(key, COMPARISONS[op], operand));
+    }
+    return and(parts);
+  }
+
+  /** An operand typed by its column (the reference's `_coerce_operand`); a 422 when it does not fit. */
+  private operand(key: string, kind: ColumnKind, value: unknown): FilterValue {
+    const column = this.internal(key);
+    switch (kind) {
+      case 'text': {
+        if (typeof value !== 'string') throw invalidInput(`Invalid value for column '${column}': expected a string, got ${pyTypeName(value)}`);
+        const allowed = this.schema.closedSets !== undefined && Object.hasOwn(this.schema.closedSets, key) ? this.schema.closedSets[key] : undefined;
+        if (allowed !== undefined && !allowed.includes(value)) {
+          throw invalidInput(`Invalid value for column '${column}': ${pyRepr(value)}. Expected one of ${pyRepr([...allowed].sort(byCodePoint))}`);
+        }
+        return { type: 'text', value: cleanString(value) };
+      }
+      case 'bool':
+        if (typeof value !== 'boolean') throw invalidInput(`Invalid value for column '${column}': expected true or false, got ${pyTypeName(value)}`);
+        return { type: 'bool', value };
+      case 'int': {
+        const n = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? pyFloat(value) : null;
+        if (!n) throw invalidInput(`Invalid numeric value: ${pyStr(value)}. Expected a number, got ${pyTypeName(value)}`);
+        return { type: 'number', value: n };
+      }
+      case 'timestamp': {
+        if (typeof value !== 'string') throw invalidInput(`Invalid value for column '${column}': expected a datetime, got ${pyTypeName(value)}`);
+        const instant = parseDateTime(value);
+        if (!instant) throw invalidInput(`Invalid datetime value: ${value}`);
+        return { type: 'time', value: instant };
+      }
+      case 'id_list':
+      case 'unfilterable':
+        throw new Error(`no scalar operand for a column of kind ${kind}`);
+    }
+  }
+
+  /* ---- newer rules: JSON columns (metadata, source_ids) ---- */
+
+  private jsonColumnError(column: string): DomainError {
+    return invalidInput(`Invalid filter for column '${column}': a JSONB column takes an object, optionally under 'contains'`);
+  }
+
+  /**
+   * `metadata`: an object is per-key conditions (as before) unless it holds an operator key; a
+   * list is containment; `null` is a null check (metadata is never unset: nothing); any other
+   * scalar is a 422. Operators on the whole column: `contains` with an object or a list, `ne: null`.
+   */
+  private typedMetadataFilter(value: unknown): FilterNode | null {
+    const column = this.schema.metadataName ?? 'h_metadata';
+    if (value === '*') return null;
+    if (value === null || value === undefined) return NEVER;
+    if (Array.isArray(value)) return this.contains(value);
+    if (!isObject(value)) throw this.jsonColumnError(column);
+    if (!Object.keys(value).some((k) => OPERATORS.has(k))) return this.metadataFilter(value);
+    const parts: FilterNode[] = [];
+    for (const [op, operand] of Object.entries(value)) {
+      if (!OPERATORS.has(op)) throw invalidInput(`Unsupported comparison operator: ${op}`);
+      if (operand === '*') continue;
+      if (operand === null || operand === undefined) {
+        if (op !== 'ne') throw nullOperand(op);
+        continue; // metadata is always set
+      }
+      if (op === 'in') {
+        if (!Array.isArray(operand)) throw inNotAList(operand);
+        if (operand.includes('*')) continue;
+        if (operand.length === 0) {
+          parts.push(NEVER);
+          continue;
+        }
+        throw this.jsonColumnError(column);
+      }
+      if (op !== 'contains' || !(Array.isArray(operand) || isObject(operand))) throw this.jsonColumnError(column);
+      parts.push(this.contains(operand));
+    }
+    return and(parts);
+  }
+
+  /**
+   * `source_ids`, a JSON list of ids: a list holds every listed id (containment), an object
+   * without operators is compared by equality (a list never equals one), `null` is a null check;
+   * under `contains` one id (the list holds it: what `@honcho-ai/sdk` 2.5.0's
+   * `conclusions.derived()` sends) or a list of them; other scalars are a 422.
+   */
+  private typedIdListFilter(key: string, value: unknown): FilterNode | null {
+    const column = this.internal(key);
+    if (value === '*') return null;
+    if (value === null || value === undefined) return { kind: 'is-null', column: key };
+    if (Array.isArray(value)) return this.holdsAll(key, value);
+    if (!isObject(value)) throw this.jsonColumnError(column);
+    if (!Object.keys(value).some((k) => OPERATORS.has(k))) return NEVER;
+    const parts: FilterNode[] = [];
+    for (const [op, operand] of Object.entries(value)) {
+      if (!OPERATORS.has(op)) throw invalidInput(`Unsupported comparison operator: ${op}`);
+      if (operand === '*') continue;
+      if (operand === null || operand === undefined) {
+        if (op !== 'ne') throw nullOperand(op);
+        parts.push({ kind: 'not-null', column: key });
+        continue;
+      }
+      if (op === 'in') {
+        if (!Array.isArray(operand)) throw inNotAList(operand);
+        if (operand.includes('*')) continue;
+        if (operand.length === 0) {
+          parts.push(NEVER);
+          continue;
+        }
+        throw this.jsonColumnError(column);
+      }
+      if (op !== 'contains') throw this.jsonColumnError(column);
+      if (typeof operand === 'string') parts.push({ kind: 'holds', column: key, id: this.text(operand) });
+      else if (Array.isArray(operand)) parts.push(this.holdsAll(key, operand));
+      else if (isObject(operand)) parts.push(NEVER);
+      else throw this.jsonColumnError(column);
+    }
+    return and(parts);
+  }
+
+  /** The id list holds every string of `ids` (JSON containment); a list holds no non-string. */
+  private holdsAll(key: string, ids: unknown[]): FilterNode {
+    if (ids.some((id) => typeof id !== 'string')) return NEVER;
+    if (ids.length === 0) return { kind: 'not-null', column: key };
+    const unique = [...new Set(ids as string[])];
+    return and(unique.map((id): FilterNode => ({ kind: 'holds', column: key, id: this.text(id) }))) ?? NEVER;
   }
 
   /* ---- metadata (§5.4) ---- */

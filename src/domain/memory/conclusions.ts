@@ -158,6 +158,8 @@ export async function nearestConclusions(
 ): Promise<ConclusionRecord[] | undefined> {
   if (embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
   if (query.trim() === '') return [];
+  // a malformed filter is its 422 before any model call
+  const filter = documentFilter(ctx.store, options.filters, options.generation);
   // `vector`: the query embedded already (a caller searching several times with one query)
   const [vector] = options.vector !== undefined ? [options.vector] : (await embedForRequest(ctx, [query], 'the search could not run'))!;
   const filters = options.filters;
@@ -167,7 +169,6 @@ export async function nearestConclusions(
   const narrowed =
     scope.sessionIds !== undefined ||
     (filters !== null && filters !== undefined && (typeof filters !== 'object' || Array.isArray(filters) || Object.keys(filters).some((key) => !applied.has(key))));
-  const filter = documentFilter(ctx.store, options.filters, options.generation);
   const found: ConclusionRecord[] = [];
   const checked = new Set<string>();
   // Filters beyond the scope are applied to the rows, so more neighbours than top_k are read: a
@@ -192,6 +193,13 @@ export async function nearestConclusions(
   }
 }
 
+/** The query without its observer or observed peer: v2's text (v3.0.12's too). */
+const MISSING_PEERS = 'observer and observed must be specified for semantic search';
+/** v3's, as the reference words it after v3.0.12 (scopes.md S9, #960). */
+const MISSING_PEERS_V3 =
+  `${MISSING_PEERS}. Pass them inside the 'filters' object, e.g. {"query": "...", "filters": {"observer": "alice", "observed": "bob"}}. ` +
+  "Both 'observer'/'observer_id' and 'observed'/'observed_id' are accepted.";
+
 /**
  * The observer's conclusions about the observed peer nearest in meaning to the query (with an
  * embedding model), else those that share words with it, best match first (contract §7.5).
@@ -201,7 +209,7 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
   const filters = options.filters ?? {};
   const observer = pickPeer(filters, 'observer', 'observer_id');
   const observed = pickPeer(filters, 'observed', 'observed_id');
-  if (isFalsy(observer) || isFalsy(observed)) throw invalidInput('observer and observed must be specified for semantic search');
+  if (isFalsy(observer) || isFalsy(observed)) throw invalidInput(options.generation === 'v2' ? MISSING_PEERS : MISSING_PEERS_V3);
   if (typeof observer !== 'string' || typeof observed !== 'string') {
     // the reference compares the column with whatever was sent and fails in the database
     throw invalidInput('observer and observed must each be a single peer id (a string) for semantic search');

@@ -2,6 +2,8 @@ import type { ConclusionLevel, ConclusionRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { nearestConclusions, rankedTerms } from './conclusions.js';
 import { getPeerCard } from './peer-cards.js';
+import { DomainError } from '../errors.js';
+import { embedderOf, embedForRequest } from '../reasoning/embeddings.js';
 import { isoSeconds } from '../iso-seconds.js';
 
 /*
@@ -25,6 +27,12 @@ export interface RepresentationOptions {
   /** With a semantic search, the largest cosine distance of a match. */
   searchMaxDistance?: number;
   maxConclusions: number;
+  /**
+   * When set, a query the embedding model fails to embed is not an error: the selection is made
+   * without its semantic part (the most reinforced and the newest), and this is told why (v3,
+   * as the reference after v3.0.12 answers: scopes.md S7.6). Unset: a 503.
+   */
+  onEmbeddingFailure?: (error: DomainError) => void;
 }
 
 const LEVEL_ORDER: ConclusionLevel[] = ['explicit', 'deductive', 'inductive', 'contradiction'];
@@ -53,12 +61,17 @@ export async function selectConclusions(
   const n = options.maxConclusions;
   if (options.searchQuery !== undefined && options.searchQuery.trim() !== '' && n > 0) {
     const semanticK = Math.min(options.searchTopK ?? Math.max(1, Math.floor(n / 3)), n);
-    const nearest = await nearestConclusions(ctx, scope, options.searchQuery, {
-      topK: semanticK,
-      maxDistance: options.searchMaxDistance,
-      filters: null,
-      generation: 'v3',
-    });
+    const query = await embeddedQuery(ctx, options.searchQuery, options.onEmbeddingFailure);
+    const nearest =
+      query === 'failed'
+        ? []
+        : await nearestConclusions(ctx, scope, options.searchQuery, {
+            topK: semanticK,
+            maxDistance: options.searchMaxDistance,
+            filters: null,
+            generation: 'v3',
+            vector: query,
+          });
     if (nearest !== undefined) {
       const chosen = [...nearest];
       const taken = () => chosen.map((c) => c.id);
@@ -82,6 +95,22 @@ export async function selectConclusions(
     limit: Math.min(options.searchTopK ?? n, n),
     newestFirst: true,
   });
+}
+
+/**
+ * The search query's vector when a failure to embed it is tolerated (`onEmbeddingFailure`) and
+ * there is something to search: 'failed' when the model failed (told to `onEmbeddingFailure`).
+ * undefined otherwise: nearestConclusions embeds it, or finds there is nothing to search.
+ */
+async function embeddedQuery(ctx: DomainContext, query: string, onEmbeddingFailure: ((error: DomainError) => void) | undefined): Promise<number[] | 'failed' | undefined> {
+  if (onEmbeddingFailure === undefined || embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
+  try {
+    return (await embedForRequest(ctx, [query], 'the search could not run'))?.[0];
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.code !== 'unavailable') throw error;
+    onEmbeddingFailure(error);
+    return 'failed';
+  }
 }
 
 /**

@@ -16,6 +16,8 @@ export interface FileUpload {
   file: UploadedFile;
   metadata?: JsonObject;
   createdAt?: Date;
+  /** The form's `configuration`: each message's own, exactly as message create takes it. */
+  configuration?: JsonObject | null;
 }
 
 /** The 413 for a file of `size` bytes (also used when the request body itself is too big). */
@@ -26,7 +28,8 @@ export function fileTooLarge(size: number): DomainError {
 /**
  * Turns an uploaded file into messages (contract §7.4): its text is split into pieces of at most
  * 25,000 characters and each piece becomes one message from `peerId` with the same metadata and
- * time. Checks run before anything is written (size 413, type 415, unreadable content 422); the
+ * time and the same configuration (the upload's `configuration` reaches the deriver as a JSON
+ * message's does). Checks run before anything is written (size 413, type 415, unreadable content 422); the
  * messages are then created as one all-or-nothing batch, with the sender created and joined as
  * for any new message.
  */
@@ -44,6 +47,7 @@ export async function createMessagesFromFile(
     content: piece.replace(/\u0000/g, ''),
     metadata: upload.metadata,
     createdAt: upload.createdAt,
+    configuration: upload.configuration,
   }));
   return createMessages(ctx, workspaceId, sessionId, inputs);
 }

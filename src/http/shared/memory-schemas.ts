@@ -2,6 +2,7 @@ import { scopeField } from './scope-schemas.js';
 import { conclusionTokenProblem } from '../../domain/memory/conclusions.js';
 import { DEFAULT_MAX_CONCLUSIONS } from '../../domain/memory/representation.js';
 import { invalidInput } from '../../domain/errors.js';
+import { pyRepr } from '../../domain/filters/python-format.js';
 import type { JsonObject } from '../../storage/store.js';
 import { cleanText } from './fields.js';
 import {
@@ -143,6 +144,9 @@ export const peerContextQueryV2 = {
 /** Most sessions in a `filters.session_id` allowlist (contract §5.6). */
 const MAX_ALLOWLIST = 1000;
 
+/** The id pattern every allowlist entry must match (scopes.md S8, point 10). */
+const SESSION_ID = /^[a-zA-Z0-9_-]+$/;
+
 function pyStringRepr(text: string): string {
   const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
   return quote + text.replace(/\\/g, '\\\\').replace(new RegExp(quote, 'g'), `\\${quote}`) + quote;
@@ -150,8 +154,9 @@ function pyStringRepr(text: string): string {
 
 /**
  * The session allowlist of chat and representation bodies (contract §5.6): `filters` may only
- * hold `session_id`, as an id, a list of ids or `{"in": [...]}`; duplicates collapse. A body
- * `session_id` must be in the list. Returns undefined when there are no filters.
+ * hold `session_id`, as an id, a list of ids or `{"in": [...]}`; duplicates collapse. Each entry
+ * must be a session id (`^[a-zA-Z0-9_-]+$`, scopes.md S8 point 10). A body `session_id` must be
+ * in the list. Returns undefined when there are no filters.
  */
 export function sessionAllowlist(filters: JsonObject | null | undefined, sessionId: string | undefined): string[] | undefined {
   if (filters === null || filters === undefined) return undefined;
@@ -180,8 +185,12 @@ export function sessionAllowlist(filters: JsonObject | null | undefined, session
   if (entries.length > MAX_ALLOWLIST) {
     throw invalidInput(`filters.session_id supports at most ${MAX_ALLOWLIST} sessions per request`);
   }
-  if (entries.some((entry) => typeof entry !== 'string' || entry === '')) {
-    throw invalidInput('filters.session_id entries must be non-empty strings');
+  for (const entry of entries) {
+    if (typeof entry !== 'string' || entry === '') throw invalidInput('filters.session_id entries must be non-empty strings');
+    // only names a session can have: `*` and the like are refused, not read as a wildcard
+    if (!SESSION_ID.test(entry)) {
+      throw invalidInput(`Invalid session id in filters.session_id: ${pyRepr(entry)}. Session ids match ^[a-zA-Z0-9_-]+$`);
+    }
   }
   const sessions = [...new Set(entries as string[])];
   if (sessionId !== undefined && !sessions.includes(sessionId)) {

@@ -130,6 +130,7 @@ export function parseUploadForm(form: Map<string, FormValue>, generation: 'v2' |
     file: { bytes: file.bytes, contentType: file.contentType, filename: file.filename },
     metadata: parsed.metadata,
     createdAt: createdAt instanceof Date ? createdAt : undefined,
+    configuration: parsed.configuration,
   };
 }
 

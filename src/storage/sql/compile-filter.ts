@@ -75,13 +75,22 @@ class FilterCompiler implements FilterContext {
       case 'or':
         return join(node.items.map((item) => this.node(item)), 'OR');
       case 'not':
-        return sql`(NOT ${this.node(node.item)})`;
+        // COALESCE: "is not true" in both dialects (SQLite reads FALSE as 0)
+        return node.unsetAsFalse === true ? sql`(NOT COALESCE(${this.node(node.item)}, FALSE))` : sql`(NOT ${this.node(node.item)})`;
       case 'never':
         return NEVER;
       case 'is-null':
         return sql`(${this.column(node.column)} IS NULL)`;
+      case 'not-null':
+        return sql`(${this.column(node.column)} IS NOT NULL)`;
       case 'compare':
+        // ordering of text in byte order, as SQLite's BINARY collation orders it
+        if (node.value.type === 'text' && node.op !== '=' && node.op !== '<>') return d.textCompare(this.column(node.column), node.op, node.value.value);
         return sql`(${this.column(node.column)} ${raw(node.op)} ${d.filterValue(node.value)})`;
+      case 'distinct': {
+        const column = this.column(node.column);
+        return sql`(${column} IS NULL OR ${column} <> ${d.filterValue(node.value)})`;
+      }
       case 'in': {
         let condition = NEVER;
         if (node.values.length > 0) {

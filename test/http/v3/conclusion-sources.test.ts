@@ -65,11 +65,47 @@ describe('conclusion sources', () => {
     expect((await list(ws, { source_ids: { contains: '*' } })).body.total).toBe(5);
   });
 
-  it('other operators on source_ids are refused with a 422 naming them', async () => {
+  it('v3: source_ids is a JSON column: a list or contains is containment, other operators and scalars a 422 (newer reference)', async () => {
+    const { ws, manual, record } = await setup();
+    const both = record(uniqueId('d'), ['msg-1', 'msg-2']);
+    const other = record(uniqueId('d'), ['msg-2']);
+    await api.database.store.memory.insertConclusions([both, other]);
+    const jsonb = "Invalid filter for column 'source_ids': a JSONB column takes an object, optionally under 'contains'";
+    const refused: [unknown, string][] = [
+      ['abc', jsonb],
+      [5, jsonb],
+      [{ in: ['a'] }, jsonb],
+      [{ icontains: 'a' }, jsonb],
+      [{ gt: 5 }, jsonb],
+      [{ ne: 'a' }, jsonb],
+      [{ contains: 5 }, jsonb],
+      [{ contains: null }, 'Operator \'contains\' does not accept null. Use {"ne": null} for a not-null check, or null on its own for a null check.'],
+      [{ contains: 'a', has: 'b' }, 'Unsupported comparison operator: has'],
+    ];
+    for (const [value, detail] of refused) {
+      const response = await list(ws, { source_ids: value });
+      expect({ value, status: response.status, body: response.body }).toEqual({ value, status: 422, body: { detail } });
+    }
+    const ids = async (value: unknown) => {
+      const response = await list(ws, { source_ids: value });
+      expect(response.status, response.text).toBe(200);
+      return response.body.items.map((c: { id: string }) => c.id);
+    };
+    expect(await ids(['msg-1', 'msg-2'])).toEqual([both.id]);
+    expect(await ids({ contains: ['msg-2', 'msg-1'] })).toEqual([both.id]);
+    expect((await ids(['msg-2'])).sort()).toEqual([both.id, other.id].sort());
+    expect(await ids({ kind: 'note' })).toEqual([]);
+    expect((await ids({ ne: null })).sort()).toEqual([both.id, other.id].sort());
+    // NOT counts the conclusion without sources as not holding the id
+    expect(await ids({ contains: 'msg-1' })).toEqual([both.id]);
+    const negated = await list(ws, { NOT: [{ source_ids: { contains: 'msg-1' } }] });
+    expect(negated.body.items.map((c: { id: string }) => c.id).sort()).toEqual([manual.id, other.id].sort());
+  });
+
+  it('v2: other operators on source_ids keep their 422s naming them', async () => {
     const { ws } = await setup();
     const cases: [unknown, string][] = [
       [{ in: ['a'] }, "Operator 'in' is not supported on column 'source_ids'"],
-      [['a', 'b'], "Operator 'in' is not supported on column 'source_ids'"],
       [{ icontains: 'a' }, "Operator 'icontains' is not supported on column 'source_ids'"],
       [{ gt: 5 }, "Operator 'gt' is not supported on column 'source_ids'"],
       [{ ne: 'a' }, 'Invalid numeric value: a. Expected a number, got str'],
@@ -78,7 +114,7 @@ describe('conclusion sources', () => {
       [{ contains: 'a', has: 'b' }, 'Unsupported comparison operator: has'],
     ];
     for (const [value, detail] of cases) {
-      const response = await list(ws, { source_ids: value });
+      const response = await api.post(`/v2/workspaces/${ws}/observations/list`, { filters: { source_ids: value } });
       expect({ value, status: response.status, body: response.body }).toEqual({ value, status: 422, body: { detail } });
     }
   });

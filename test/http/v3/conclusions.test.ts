@@ -323,10 +323,12 @@ describe('POST /v3/workspaces/{w}/conclusions/query', () => {
     expect((await api.post(url, { query: '"OR* (', filters: pair })).body).toEqual([]);
   });
 
-  it('requires observer and observed in the filters (422 string)', async () => {
+  it('requires observer and observed in the filters (422 string, the newer reference\'s longer text; v2 keeps the short one)', async () => {
     const ws = await setUp();
     const url = `/v3/workspaces/${ws}/conclusions/query`;
-    const detail = 'observer and observed must be specified for semantic search';
+    const detail =
+      'observer and observed must be specified for semantic search. Pass them inside the \'filters\' object, e.g. ' +
+      '{"query": "...", "filters": {"observer": "alice", "observed": "bob"}}. Both \'observer\'/\'observer_id\' and \'observed\'/\'observed_id\' are accepted.';
     for (const filters of [undefined, null, {}, { observer_id: 'bob' }, { observed: 'alice' }, { observer_id: '', observed_id: 'alice' }]) {
       const response = await api.post(url, { query: 'x', ...(filters === undefined ? {} : { filters }) });
       expect(response.status).toBe(422);

@@ -164,6 +164,29 @@ describe('POST /v3/workspaces/{w}/peers/{p}/representation', () => {
       expect(response.status).toBe(422);
       expect(response.body).toEqual({ detail });
     }
+    // entries must be session ids (scopes.md S8 point 10; S11): `*` is no wildcard, and chat refuses the same
+    const invalid = (v: string) => `Invalid session id in filters.session_id: ${v}. Session ids match ^[a-zA-Z0-9_-]+$`;
+    const refused: [unknown, string][] = [
+      ['*', invalid("'*'")],
+      [['s1', '*'], invalid("'*'")],
+      [{ in: ['*'] }, invalid("'*'")],
+      ['a b', invalid("'a b'")],
+      ['a/b', invalid("'a/b'")],
+      ['a.b', invalid("'a.b'")],
+      ['a%b', invalid("'a%b'")],
+      ['s1;drop', invalid("'s1;drop'")],
+      ["it's", invalid('"it\'s"')],
+      ['new\nline', invalid("'new\\nline'")],
+      [['s1', 'a.b', ''], invalid("'a.b'")],
+      [['s1', '', 'a.b'], 'filters.session_id entries must be non-empty strings'],
+    ];
+    for (const [value, detail] of refused) {
+      for (const route of ['representation', 'chat']) {
+        const response = await api.post(`/v3/workspaces/${ws}/peers/alice/${route}`, { query: 'q', filters: { session_id: value } });
+        expect({ route, value, status: response.status, body: response.body }).toEqual({ route, value, status: 422, body: { detail } });
+      }
+    }
+    expect((await api.post(url, { filters: { session_id: ['Valid_name-123', 's1'] } })).status).toBe(200);
     // the entries as sent are counted, before their checks and before duplicates collapse
     expect((await api.post(url, { filters: { session_id: Array.from({ length: 1000 }, () => 's1') } })).status).toBe(200);
     for (const entries of [Array.from({ length: 1001 }, () => 's1'), [...Array.from({ length: 1000 }, () => 's1'), '']]) {

@@ -7,7 +7,14 @@ import { resolveScopeRead } from '../../../domain/scopes/scopes.js';
 import { checkScopeRead } from '../../shared/auth.js';
 import { presentV2Representation } from '../../shared/present.js';
 import { optional, str, type Infer, type Schema } from '../../shared/validate.js';
+import type { FastifyBaseLogger } from 'fastify';
+import type { DomainError } from '../../../domain/errors.js';
 import type { WorkspaceApi } from '../define-route.js';
+
+/** v3 answers a representation whose search query cannot be embedded without the semantic part, with a warning (scopes.md S7.6). */
+function withoutSemanticPart(log: FastifyBaseLogger): (error: DomainError) => void {
+  return (error) => log.warn({ err: error }, 'search_query could not be embedded; representation chosen without the semantic part');
+}
 
 const PEER = '/workspaces/:workspace_id/peers/:peer_id';
 
@@ -60,7 +67,7 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
     summary: 'Representation and card of the target from the observer (itself without a target)',
     tags,
     query: names.peerContextQuery as PeerContextQuery,
-    async handler({ params, query }) {
+    async handler({ params, query, log }) {
       await refuseScopes(ctx, params.workspace_id, [params.peer_id, query.target], 'peerContext', 'later');
       // include_most_frequent is accepted: the selection always has its most reinforced part
       // when it searches by meaning (representation.ts)
@@ -70,6 +77,7 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
         searchTopK: query.search_top_k,
         searchMaxDistance: names.hasV3Options ? (query.search_max_distance ?? undefined) : undefined,
         maxConclusions: query[names.maxConclusions] ?? DEFAULT_MAX_CONCLUSIONS,
+        onEmbeddingFailure: names.hasV3Options ? withoutSemanticPart(log) : undefined,
       });
       return {
         status: 200,
@@ -90,7 +98,7 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
     summary: names.representationSummary,
     tags,
     body: { schema: names.representationBody as RepresentationBody, required: true },
-    async handler({ params, body, claims }) {
+    async handler({ params, body, claims, log }) {
       await refuseScopes(ctx, params.workspace_id, [params.peer_id, body.target], 'representation', 'later');
       let allowlist = names.hasV3Options ? sessionAllowlist(body.filters, body.session_id) : undefined;
       let observerId = params.peer_id;
@@ -111,6 +119,7 @@ export function mountPeerMemoryRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
         searchTopK: body.search_top_k,
         searchMaxDistance: names.hasV3Options ? (body.search_max_distance ?? undefined) : undefined,
         maxConclusions: body[names.maxConclusions],
+        onEmbeddingFailure: names.hasV3Options ? withoutSemanticPart(log) : undefined,
       });
       return { status: 200, body: { representation } };
     },
