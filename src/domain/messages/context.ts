@@ -1,7 +1,7 @@
 import type { ConclusionRecord, MessageRecord, SessionSummaryRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { cardOf, confinement } from '../memory/recall.js';
-import { DEFAULT_MAX_CONCLUSIONS, renderRepresentation, selectConclusions } from '../memory/representation.js';
+import { DEFAULT_MAX_CONCLUSIONS, renderRepresentation, selectConclusions, type RepresentationOptions } from '../memory/representation.js';
 
 export interface SessionContext {
   messages: MessageRecord[];
@@ -26,6 +26,8 @@ export interface PeerTargetOptions {
   searchQuery?: string;
   searchTopK?: number;
   maxConclusions?: number;
+  /** Tolerates a search query that cannot be embedded (representation.ts); undefined: a failure is the request's. */
+  onEmbeddingFailure?: RepresentationOptions['onEmbeddingFailure'];
 }
 
 /** Share of the token budget a summary may use (contract §7.3). */
@@ -52,6 +54,7 @@ export async function getSessionContext(
     searchQuery: options.searchQuery,
     searchTopK: options.searchTopK,
     maxConclusions: options.maxConclusions ?? DEFAULT_MAX_CONCLUSIONS,
+    onEmbeddingFailure: options.onEmbeddingFailure,
   });
   const peerCard = await cardOf(ctx, workspaceId, observer, options.peerTarget, sessions);
   return { messages, summary, peerRepresentation: renderRepresentation(peerConclusions), peerConclusions, peerCard };

@@ -97,7 +97,7 @@ export function mountSearchContextRoutes({ route, g, deps: { ctx } }: WorkspaceA
     summary: 'The most recent messages of a session that fit a token budget',
     tags: ['sessions'],
     query: contextQuery,
-    async handler({ params, query, claims }) {
+    async handler({ params, query, claims, log }) {
       const w = params.workspace_id;
       if (query.peer_perspective !== undefined && query.peer_target === undefined) {
         throw invalidInput('peer_target must be provided if peer_perspective is provided');
@@ -138,6 +138,10 @@ export function mountSearchContextRoutes({ route, g, deps: { ctx } }: WorkspaceA
         searchQuery: query[names.searchQuery],
         searchTopK: query.search_top_k,
         maxConclusions: query[names.maxConclusions],
+        // v3: a search query that cannot be embedded leaves the semantic part out (scopes.md S7.6)
+        onEmbeddingFailure: names.hasV3Options
+          ? (error) => log.warn({ err: error }, 'search_query could not be embedded; peer representation chosen without the semantic part')
+          : undefined,
       });
       return {
         status: 200,
