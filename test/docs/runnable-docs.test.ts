@@ -233,36 +233,40 @@ async function serveBlock(block: Runnable, folder: string, env: Record<string, s
   return problems;
 }
 
-/** Runs `npx engram <command>` for every command the documentation names, and its other ways of running them. */
-async function runNamedCommands(folder: string, env: Record<string, string>, built: boolean): Promise<string[]> {
-  const problems: string[] = [];
-  const invocations = [...namedCommands().map((name) => ['npx', 'engram', name]), ...namedInvocations(built)];
-  for (const invocation of invocations) {
-    const name = invocation.at(-1)!.replace(/^db:/, '');
-    const program = invocation.slice(0, -1);
-    const recipe = RECIPES[name];
-    if (recipe === undefined) {
-      problems.push(`the documentation names "${invocation.join(' ')}", which ${Object.hasOwn(COMMANDS, name) ? 'this test does not know how to run (add it to RECIPES)' : 'is no command of engram'}`);
-      continue;
-    }
-    const commandEnv = { ...env, ...recipe.env };
-    if (recipe.keepsRunning !== undefined) {
-      const port = await freePort();
-      const ready = recipe.keepsRunning === 'ready' ? { port } : { line: recipe.keepsRunning };
-      const started = await startLongRunning([...program, ...recipe.args].join(' '), folder, { ...commandEnv, PORT: String(port), LOG_LEVEL: 'info', WEB_CONCURRENCY: '1' }, ready);
-      const stopped = await started.stop();
-      const failure = started.failure ?? stopped;
-      if (failure !== undefined) problems.push(`${[...program, ...recipe.args].join(' ')}: ${failure}`);
-      continue;
-    }
-    if (name === 'backup' && DIALECT === 'postgres') continue;
-    rmSync(join(folder, 'backups', 'named-command.db'), { force: true });
-    // an npm script names the command itself
-    const args = program[0] === 'npm' ? program.concat(invocation.at(-1)!).slice(1) : [...program.slice(1), ...recipe.args];
-    const result = await run(program[0], args, folder, commandEnv);
-    if (result.code !== 0) problems.push(`${[program[0], ...args].join(' ')}: exit code ${result.code}\n${result.stdout}${result.stderr}`);
-  }
-  return problems;
+/**
+ * Runs `npx engram <command>` for every command the documentation names that no block ran in this
+ * pass, and its other ways of running them (npm scripts, node on the build), side by side.
+ */
+async function runNamedCommands(folder: string, env: Record<string, string>, built: boolean, ranInBlocks: Set<string>): Promise<string[]> {
+  const invocations = [...namedCommands().map((name) => ['npx', 'engram', name]), ...namedInvocations(built)].filter(
+    (invocation) => !(invocation[0] === 'npx' && ranInBlocks.has(invocation[2])),
+  );
+  const results = await Promise.all(
+    invocations.map(async (invocation): Promise<string | undefined> => {
+      const name = invocation.at(-1)!.replace(/^db:/, '');
+      const program = invocation.slice(0, -1);
+      const recipe = RECIPES[name];
+      if (recipe === undefined) {
+        return `the documentation names "${invocation.join(' ')}", which ${Object.hasOwn(COMMANDS, name) ? 'this test does not know how to run (add it to RECIPES)' : 'is no command of engram'}`;
+      }
+      const commandEnv = { ...env, ...recipe.env };
+      if (recipe.keepsRunning !== undefined) {
+        const port = await freePort();
+        const ready = recipe.keepsRunning === 'ready' ? { port } : { line: recipe.keepsRunning };
+        const line = [...program, ...recipe.args].join(' ');
+        const started = await startLongRunning(line, folder, { ...commandEnv, PORT: String(port), LOG_LEVEL: 'info', WEB_CONCURRENCY: '1' }, ready);
+        const stopped = await started.stop();
+        const failure = started.failure ?? stopped;
+        return failure === undefined ? undefined : `${line}: ${failure}`;
+      }
+      if (name === 'backup' && DIALECT === 'postgres') return undefined;
+      // an npm script names the command itself
+      const args = program[0] === 'npm' ? [...program.slice(1), invocation.at(-1)!] : [...program.slice(1), ...recipe.args];
+      const result = await run(program[0], args, folder, commandEnv);
+      return result.code === 0 ? undefined : `${[program[0], ...args].join(' ')}: exit code ${result.code}\n${result.stdout}${result.stderr}`;
+    }),
+  );
+  return results.filter((problem) => problem !== undefined);
 }
 
 /** One pass over the documentation in a new copy, before or after `npm run build`. */
@@ -270,6 +274,7 @@ async function pass(built: boolean): Promise<string[]> {
   const folder = copyOfRepository();
   const env = await environment(folder);
   const problems: string[] = [];
+  const ranInBlocks = new Set<string>();
   if (built) {
     const build = await run('npm', ['run', 'build'], folder, env);
     if (build.code !== 0) return [`npm run build: exit code ${build.code}\n${build.stdout}${build.stderr}`];
@@ -284,14 +289,43 @@ async function pass(built: boolean): Promise<string[]> {
     // before any build means before any build: a block's `npm start` builds dist/, which goes
     if (!built) rmSync(join(folder, 'dist'), { recursive: true, force: true });
     problems.push(...(block.marker.kind === 'serve' ? await serveBlock(block, folder, env) : await runBlock(block, folder, env, port)));
+    for (const match of block.body.matchAll(/npx engram ([a-z]+)/g)) ranInBlocks.add(match[1]);
   }
   if (!built) rmSync(join(folder, 'dist'), { recursive: true, force: true });
-  problems.push(...(await runNamedCommands(folder, env, built)));
+  problems.push(...(await runNamedCommands(folder, env, built, ranInBlocks)));
   if (built !== existsSync(join(folder, 'dist', 'cli', 'main.js'))) problems.push(`dist/ ${built ? 'is gone' : 'was built'} during the pass`);
   const stopped = await server.stop();
   if (stopped !== undefined) problems.push(`the documentation's server: ${stopped}`);
   return problems;
 }
+
+const python = (() => {
+  try {
+    execFileSync('python3', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe('the client examples', () => {
+  // the TypeScript one runs above, from the README's block; the Python SDK is not installable
+  // where CI runs (no PyPI), so its example is checked as far as python3 alone can
+  it.skipIf(!python)(`examples/quickstart.py is valid Python (py_compile)${python ? '' : ': skipped, no python3 on this machine'}`, () => {
+    const out = mkdtempSync(join(tmpdir(), 'engram-py-'));
+    cleanups.push(() => rmSync(out, { recursive: true, force: true }));
+    const source = join(ROOT, 'examples', 'quickstart.py');
+    execFileSync('python3', ['-c', 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)', source, join(out, 'quickstart.pyc')]);
+    expect(existsSync(join(out, 'quickstart.pyc'))).toBe(true);
+    // and it is the program the README describes: the SDK pointed at Engram, a conversation stored, a question asked
+    const text = readFileSync(source, 'utf8');
+    for (const part of ['Honcho(', 'base_url=', 'workspace_id=', '.add_messages(', '.chat(']) expect(text).toContain(part);
+  });
+
+  it('the README runs the TypeScript example', () => {
+    expect(runnable.some((block) => block.body.includes('npx tsx examples/quickstart.ts'))).toBe(true);
+  });
+});
 
 describe("the documentation's shell blocks", () => {
   it('every shell block says whether it runs (doctest: run, serve, or skip with a reason)', () => {
@@ -315,11 +349,12 @@ describe("the documentation's shell blocks", () => {
     ]);
   });
 
-  it('the runnable blocks and every engram command named run before any build (the sources through tsx)', { timeout: 600_000 }, async () => {
+  // the two passes run side by side, each in a copy and on a store of its own
+  it.concurrent('the runnable blocks and every engram command named run before any build (the sources through tsx)', { timeout: 600_000 }, async () => {
     expect(await pass(false)).toEqual([]);
   });
 
-  it('the blocks with engram commands and every engram command named run again after npm run build', { timeout: 600_000 }, async () => {
+  it.concurrent('the blocks with engram commands and every engram command named run again after npm run build', { timeout: 600_000 }, async () => {
     expect(await pass(true)).toEqual([]);
   });
 });
