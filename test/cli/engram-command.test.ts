@@ -133,6 +133,27 @@ describe('bin/engram.mjs, the command npm links', () => {
     expect(stale.stderr).toContain('engram: src/ is newer than dist/ (`npm run build` builds it again); running the sources through tsx');
   });
 
+  it('after a global install of the clone (npm install -g, the link npm link makes) `engram` runs from any folder, before and after a build', async () => {
+    const folder = checkout(true);
+    const prefix = temporaryFolder();
+    const elsewhere = temporaryFolder();
+    const npm = await new Promise<number | null>((resolve) => {
+      const child = spawn('npm', ['install', '-g', '--prefix', prefix, folder, '--no-audit', '--no-fund'], {
+        cwd: elsewhere,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, npm_config_cache: join(prefix, '.npm-cache'), npm_config_update_notifier: 'false' },
+        stdio: 'ignore',
+      });
+      child.on('exit', resolve);
+    });
+    expect(npm).toBe(0);
+    const store = join(elsewhere, 'engram.db');
+    const engramThere = () => node([join(prefix, 'bin', 'engram'), 'migrate'], elsewhere, { DATABASE_URL: store });
+    expect((await engramThere()).stdout).toMatch(/^applied {2}0001_/m);
+    await buildServer(join(folder, 'dist'));
+    writeFileSync(join(folder, 'dist', 'cli', 'main.js'), "console.log('the build ran');\n");
+    expect((await engramThere()).stdout).toBe('the build ran\n');
+  });
+
   it('without a build and without the dev dependencies it says how to build and exits 1', async () => {
     const folder = checkout(false);
     mkdirSync(join(folder, 'node_modules'));
