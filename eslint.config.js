@@ -21,8 +21,8 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
     },
   },
-  // the plain scripts CI runs (scripts/*.mjs) are Node.js modules
-  { files: ['scripts/**/*.mjs'], languageOptions: { globals: globals.node } },
+  // the plain scripts CI runs (scripts/*.mjs) and the `engram` command (bin/engram.mjs) are Node.js modules
+  { files: ['scripts/**/*.mjs', 'bin/**/*.mjs'], languageOptions: { globals: globals.node } },
   // tests feed literals that lose precision on purpose (big JSON numbers)
   { files: ['**/*.test.ts'], rules: { 'no-loss-of-precision': 'off' } },
   // the domain knows no HTTP, no jobs, no dialect, no model transport and no vendor SDK

@@ -105,7 +105,7 @@ describe.skipIf(DIALECT === 'postgres')('engram backup', { timeout: 120_000 }, (
     const existing = join(dir, 'existing.db');
     writeFileSync(existing, 'kept as it is');
 
-    expect(await runCli(['backup'], env(source))).toMatchObject({ code: 2, stderr: 'engram: usage: engram backup <file>\n' });
+    expect(await runCli(['backup'], env(source))).toMatchObject({ code: 2, stderr: expect.stringMatching(/^engram: backup: missing <file>\n\nusage: engram backup <file>\n/) });
     expect(await runCli(['backup', join(dir, 'none.db')], env(source))).toMatchObject({ code: 2, stderr: `engram: there is no database at ${source} (DATABASE_URL)\n` });
     // a database to copy, then a target that is taken
     expect((await runCli(['migrate'], env(source))).code).toBe(0);

@@ -1,0 +1,170 @@
+/**
+ * What `engram` accepts: each command with its options and usage. Parsing happens before any
+ * setting is read or store opened, so `--help`, `help <command>` and a mistyped command or option
+ * print and exit without side effects.
+ */
+
+export interface CommandSpec {
+  /** Options taking a value (`--name value` or `--name=value`), with the placeholder shown. */
+  options: Record<string, string>;
+  /** Positional arguments, in order; all required. */
+  positionals: string[];
+  summary: string;
+  usage: string;
+}
+
+export const COMMANDS: Record<string, CommandSpec> = {
+  serve: {
+    options: { '--processes': '<n>' },
+    positionals: [],
+    summary: 'start the HTTP server and the background workers (the default command)',
+    usage: `usage: engram serve [--processes <n>]
+
+Starts the HTTP server on HOST:PORT (127.0.0.1:8000 by default) with the background workers
+(RUN_WORKERS), on DATABASE_URL (./data/engram.db by default), applying migrations first.
+
+  --processes <n>  server processes sharing the port, 1 to 1024 (default: WEB_CONCURRENCY,
+                   else one per core); see README, "More cores"
+
+Stops gracefully on SIGTERM or SIGINT.`,
+  },
+  worker: {
+    options: {},
+    positionals: [],
+    summary: 'run only the background workers (webhook delivery, reasoning), no HTTP API',
+    usage: `usage: engram worker
+
+Runs the background workers alone on DATABASE_URL, beside API processes started with
+RUN_WORKERS=false. With METRICS_ENABLED=true it serves GET /metrics and /health on HOST:PORT.
+Stops on SIGTERM or SIGINT, finishing or releasing the jobs it claimed.`,
+  },
+  migrate: {
+    options: {},
+    positionals: [],
+    summary: 'apply database migrations and exit',
+    usage: `usage: engram migrate
+
+Applies the migrations DATABASE_URL lacks and lists each one (\`npm run db:migrate\` runs this).`,
+  },
+  derive: {
+    options: { '--workspace': '<id>', '--session': '<id>' },
+    positionals: [],
+    summary: 'queue reasoning for stored messages that have none',
+    usage: `usage: engram derive [--workspace <id>] [--session <id>]
+
+Queues representation work for messages stored while no model was configured; a running server
+or worker then forms their conclusions. Needs a deriver model (docs/reasoning.md); exits 2
+without one.
+
+  --workspace <id>  only this workspace's messages
+  --session <id>    only this session's messages (needs --workspace)`,
+  },
+  reembed: {
+    options: {},
+    positionals: [],
+    summary: 'drop the stored vectors and queue every conclusion and message to be embedded again',
+    usage: `usage: engram reembed
+
+After changing the embedding model or EMBEDDING_VECTOR_DIMENSIONS: drops the stored vectors and
+their fixed size and queues the embedding of every conclusion and message again (the workers of
+\`engram serve\` or \`engram worker\` make the new vectors; search uses full text meanwhile).`,
+  },
+  backup: {
+    options: {},
+    positionals: ['<file>'],
+    summary: 'SQLite: write a consistent copy of the database to a new file while servers serve it',
+    usage: `usage: engram backup <file>
+
+SQLite: writes a consistent, checked copy of DATABASE_URL to <file>, a new file (never
+overwritten; its folder is made if missing), while servers keep serving the store. On
+PostgreSQL it refuses: use pg_dump. See README, "Backups".`,
+  },
+  token: {
+    options: { '--workspace': '<id>', '--peer': '<id>', '--session': '<id>', '--expires': '<ISO date>' },
+    positionals: [],
+    summary: 'print a JWT signed with AUTH_JWT_SECRET (admin, or scoped with --workspace)',
+    usage: `usage: engram token [--workspace <id> [--peer <id>] [--session <id>]] [--expires <ISO date>]
+
+Prints a JWT signed with AUTH_JWT_SECRET (\`npm run token -- ...\` runs this): an admin token,
+or with --workspace a key scoped to that workspace, and with --peer or --session to that peer
+or session in it.
+
+  --workspace <id>      the workspace the key is for
+  --peer <id>           the peer the key is for (needs --workspace)
+  --session <id>        the session the key is for (needs --workspace)
+  --expires <ISO date>  when the key stops working (e.g. 2027-01-01T00:00:00Z)`,
+  },
+  help: {
+    options: {},
+    positionals: [],
+    summary: 'this list, or `engram help <command>` for one command',
+    usage: '',
+  },
+};
+
+export const USAGE = `usage: engram <command> [options]    (engram <command> --help, or engram help <command>)
+
+commands:
+${Object.entries(COMMANDS)
+  .map(([name, spec]) => `  ${name.padEnd(9)}${spec.summary}`)
+  .join('\n')}
+
+Settings come from the environment or a .env file (README, "Settings").`;
+
+export type CommandLine =
+  | { kind: 'run'; command: string; options: Record<string, string>; positionals: string[] }
+  | { kind: 'help'; text: string }
+  | { kind: 'error'; message: string };
+
+/** The usage of one command, or of all. */
+export function usageOf(command: string | undefined): string {
+  return command === undefined || command === 'help' ? USAGE : COMMANDS[command].usage;
+}
+
+const validOptions = (spec: CommandSpec) =>
+  Object.keys(spec.options).length === 0
+    ? 'it takes no options'
+    : `valid: ${Object.entries(spec.options)
+        .map(([name, value]) => `${name} ${value}`)
+        .join(', ')}`;
+
+/** Reads `engram`'s arguments: which command to run with which options, or what to print instead. */
+export function parseCommandLine(args: string[]): CommandLine {
+  const [first = 'serve', ...rest] = args;
+  if (first === '--help' || first === '-h') return { kind: 'help', text: USAGE };
+  if (!Object.hasOwn(COMMANDS, first)) {
+    const what = first.startsWith('-') ? 'option' : 'command';
+    return { kind: 'error', message: `unknown ${what} "${first}"; the commands are ${Object.keys(COMMANDS).join(', ')}\n\n${USAGE}` };
+  }
+  const spec = COMMANDS[first];
+  // --help anywhere after the command wins: it never runs the command
+  if (rest.includes('--help') || rest.includes('-h')) return { kind: 'help', text: usageOf(first) };
+  if (first === 'help') {
+    const [topic, ...extra] = rest;
+    if (extra.length > 0) return { kind: 'error', message: `usage: engram help [command]` };
+    if (topic !== undefined && !Object.hasOwn(COMMANDS, topic)) {
+      return { kind: 'error', message: `no command "${topic}"; the commands are ${Object.keys(COMMANDS).join(', ')}` };
+    }
+    return { kind: 'help', text: usageOf(topic) };
+  }
+  const options: Record<string, string> = {};
+  const positionals: string[] = [];
+  const wrong = (message: string): CommandLine => ({ kind: 'error', message: `${first}: ${message}\n\n${spec.usage}` });
+  for (let index = 0; index < rest.length; index++) {
+    const arg = rest[index];
+    if (arg.startsWith('-') && arg !== '-') {
+      const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+      if (!Object.hasOwn(spec.options, name)) return wrong(`unknown option "${name}"; ${validOptions(spec)}`);
+      const value = inline ?? rest[++index];
+      if (value === undefined || (inline === undefined && value.startsWith('--'))) return wrong(`${name} needs a value: ${name} ${spec.options[name]}`);
+      options[name] = value;
+    } else {
+      if (positionals.length >= spec.positionals.length) {
+        return wrong(`unexpected argument "${arg}"${spec.positionals.length === 0 ? '; it takes none' : ''}`);
+      }
+      positionals.push(arg);
+    }
+  }
+  if (positionals.length < spec.positionals.length) return wrong(`missing ${spec.positionals.slice(positionals.length).join(' ')}`);
+  return { kind: 'run', command: first, options, positionals };
+}
