@@ -9,6 +9,7 @@ import { buildModels, describeReasoning, logFailedModelCalls, observeModelCalls 
 import { JobMetrics, ModelCallMetrics, serveWorkerMetrics } from '../http/shared/metrics.js';
 import { BackupRefused, backupSqlite } from './commands/backup.js';
 import { reembed } from './commands/reembed.js';
+import { MCP_USAGE, runMcp } from './commands/mcp.js';
 import cluster from 'node:cluster';
 import pino from 'pino';
 import { ProcessCountError, processCount, serveProcessGroup } from '../process-group.js';
@@ -83,6 +84,7 @@ commands:
                    conclusion and message again (the workers make the new vectors)
   backup <file>    SQLite: write a consistent copy of the database to a new file while
                    servers keep serving it (PostgreSQL: use pg_dump)
+${MCP_USAGE}
   token            print an admin JWT signed with AUTH_JWT_SECRET
   token --workspace <id> [--peer <id>] [--session <id>] [--expires <ISO date>]
                    print a key scoped to a workspace, peer or session`;
@@ -186,6 +188,8 @@ async function run(args: string[]): Promise<number> {
         return 2;
       }
     }
+    case 'mcp':
+      return runMcp(rest);
     case 'token': {
       const config = configOrExit();
       if (config.jwtSecret === '') {
