@@ -127,11 +127,22 @@ export class Api {
 
   // ---------------------------------------------------------------- workspaces
 
+  /*
+   * The get-or-create calls below (the reference's tools run one before most calls) read first:
+   * for a row that exists, with nothing to change, the verb would return it unchanged, and a
+   * read costs less than the verb's write transaction. A missing row goes to the verb.
+   */
+
   /** `POST /v3/workspaces` (self: a non-admin key names its own workspace). */
   async ensureWorkspace(id: string, metadata?: JsonObject) {
     const body = valid(V3.bodies.workspaceCreate, defined({ id, metadata }));
     await this.authorize({ kind: 'self' }, {});
     checkCreateWorkspace(this.claims, body.id);
+    // an existing workspace is what the verb would return unchanged: read, not a write transaction
+    if (metadata === undefined) {
+      const found = await this.ctx.store.workspaces.find(body.id);
+      if (found !== undefined) return found;
+    }
     return (await getOrCreateWorkspace(this.ctx, body)).record;
   }
 
@@ -155,6 +166,10 @@ export class Api {
     const body = valid(V3.bodies.peerCreate, defined({ id: peerId, configuration }));
     await this.authorize({ kind: 'self' }, { workspaceId });
     checkCreatePeer(this.claims, workspaceId, body.id);
+    if (configuration === undefined) {
+      const found = await this.ctx.store.peers.find(workspaceId, body.id);
+      if (found !== undefined) return found;
+    }
     return (await getOrCreatePeer(this.ctx, workspaceId, body)).record;
   }
 
@@ -185,6 +200,9 @@ export class Api {
     const body = valid(V3.bodies.sessionCreate, { id: sessionId });
     await this.authorize({ kind: 'self' }, { workspaceId });
     checkCreateSession(this.claims, workspaceId, body.id);
+    const found = await this.ctx.store.sessions.find(workspaceId, body.id);
+    // a deleted (inactive) session goes to the verb, which answers its 404
+    if (found?.isActive === true) return found;
     return (await getOrCreateSession(this.ctx, workspaceId, body)).record;
   }
 

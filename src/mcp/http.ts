@@ -21,12 +21,14 @@ function rpcError(reply: FastifyReply, status: number, code: number, message: st
     .send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
-function webHeaders(request: FastifyRequest): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else headers.set(name, value);
+/** The headers the transport reads (the others would only cost their copying). */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+
+function webHeaders(request: FastifyRequest): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of TRANSPORT_HEADERS) {
+    const value = request.headers[name];
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;
 }
@@ -71,15 +73,13 @@ export function mountMcp(app: FastifyInstance, deps: HttpDeps): void {
     const header = request.headers['x-honcho-workspace-id'];
     const server = createMcpServer(deps.ctx, { claims, workspaceId: typeof header === 'string' ? header : undefined, log: request.log });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    try {
-      await server.connect(transport);
-      const response = await transport.handleRequest(new Request(`${originOf(request)}${request.url}`, { method: 'POST', headers: webHeaders(request) }), { parsedBody });
-      reply.code(response.status);
-      response.headers.forEach((value, name) => void reply.header(name, value));
-      return reply.send(await response.text());
-    } finally {
-      await server.close();
-    }
+    // not closed after the answer: nothing of it outlives the request (JSON answers, no stream,
+    // no timer), and closing fails every pending handler with an error made for the purpose
+    await server.connect(transport);
+    const response = await transport.handleRequest(new Request(`${originOf(request)}${request.url}`, { method: 'POST', headers: webHeaders(request) }), { parsedBody });
+    reply.code(response.status);
+    response.headers.forEach((value, name) => void reply.header(name, value));
+    return reply.send(await response.text());
   });
 
   // stateless: no stream to open and no session to end (the SDK's clients expect 405 here)
