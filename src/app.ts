@@ -19,6 +19,7 @@ import { UNAVAILABLE_HEADERS } from './http/shared/route.js';
 import { mountV1 } from './http/v1/index.js';
 import { mountV2 } from './http/v2/index.js';
 import { mountV3 } from './http/v3/index.js';
+import { mountMcp } from './mcp/http.js';
 import { migrate, type MigrationStep } from './storage/migrate.js';
 import { PostgresDriver } from './storage/postgres/postgres-driver.js';
 import type { SqlDriver } from './storage/sql/driver.js';
@@ -252,6 +253,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   mountV1(app, httpDeps);
   mountV2(app, httpDeps);
   mountV3(app, httpDeps);
+  mountMcp(app, httpDeps);
 
   app.setNotFoundHandler((request, reply) => {
     const answer = routes.resolve(request.method, request.url);

@@ -79,6 +79,20 @@ SQLite: writes a consistent, checked copy of DATABASE_URL to <file>, a new file 
 overwritten; its folder is made if missing), while servers keep serving the store. On
 PostgreSQL it refuses: use pg_dump. See README, "Backups".`,
   },
+  mcp: {
+    options: { '--workspace': '<id>', '--url': '<engram url>', '--api-key': '<key>' },
+    positionals: [],
+    summary: 'an MCP server on stdin/stdout, over this store or forwarding to a running Engram',
+    usage: `usage: engram mcp [--workspace <id>] [--url <engram url> [--api-key <key>]]
+
+An MCP server on stdin/stdout for hosts that start a command (docs/mcp.md): over the store
+DATABASE_URL names (migrations and workers as at start-up), or, with --url, forwarding to a
+running Engram's /mcp. Only protocol messages go to stdout; logs go to stderr.
+
+  --workspace <id>    the workspace tools use when a call names none
+  --url <engram url>  forward to this running Engram (e.g. http://127.0.0.1:8000)
+  --api-key <key>     its key (default: ENGRAM_API_KEY)`,
+  },
   token: {
     options: { '--workspace': '<id>', '--peer': '<id>', '--session': '<id>', '--expires': '<ISO date>' },
     positionals: [],

@@ -8,6 +8,7 @@ import { buildModels, describeReasoning, logFailedModelCalls, observeModelCalls 
 import { JobMetrics, ModelCallMetrics, serveWorkerMetrics } from '../http/shared/metrics.js';
 import { BackupRefused, backupSqlite } from './commands/backup.js';
 import { reembed } from './commands/reembed.js';
+import { runMcp } from './commands/mcp.js';
 import cluster from 'node:cluster';
 import pino from 'pino';
 import { ProcessCountError, processCount, serveProcessGroup } from '../process-group.js';
@@ -162,6 +163,8 @@ export async function runCommand(line: { command: string; options: Record<string
         return 2;
       }
     }
+    case 'mcp':
+      return runMcp(Object.entries(options).flat());
     case 'token': {
       const config = configOrExit();
       if (config.jwtSecret === '') {

@@ -49,7 +49,7 @@ function namedInvocations(built: boolean): string[][] {
 }
 
 /** How each command runs here: its arguments, and whether it keeps running (stopped once it is up). */
-const RECIPES: Record<string, { args: string[]; env?: Record<string, string>; keepsRunning?: 'ready' | 'worker started' }> = {
+const RECIPES: Record<string, { args: string[]; env?: Record<string, string>; keepsRunning?: 'ready' | 'worker started' | 'MCP server on stdio' }> = {
   serve: { args: ['serve'], keepsRunning: 'ready' },
   worker: { args: ['worker'], keepsRunning: 'worker started' },
   migrate: { args: ['migrate'] },
@@ -58,6 +58,8 @@ const RECIPES: Record<string, { args: string[]; env?: Record<string, string>; ke
   backup: { args: ['backup', 'backups/named-command.db'] },
   token: { args: ['token', '--workspace', 'demo'], env: { AUTH_JWT_SECRET: 'a-secret-for-the-docs-test' } },
   help: { args: ['help'] },
+  // a stdio server: up once it says so (on stderr; stdout carries only protocol)
+  mcp: { args: ['mcp', '--workspace', 'demo'], keepsRunning: 'MCP server on stdio' },
 };
 
 let fake: FakeModelServer;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, TEST_DATABASE_URL } from '../support/test-app.js';
-import { runConcurrentFuzz, runFuzz } from './fuzz-engine.js';
+import { createFixture, runConcurrentFuzz, runFuzz } from './fuzz-engine.js';
+import { runMcpFuzz } from './mcp-fuzz.js';
 import { serverProblems, startFuzzModel } from './fuzz-model.js';
 import { fuzzTokens } from './tokens.js';
 
@@ -68,6 +69,38 @@ describe('fuzzing every route of /openapi.json', () => {
       const statuses = Object.keys(result.statuses).map(Number);
       expect(statuses).toContain(401);
       expect(statuses.some((status) => status < 300)).toBe(true);
+    } finally {
+      secured.child.kill('SIGTERM');
+      await secured.exited;
+    }
+  }, 600_000);
+
+  it('fuzzes /mcp (tool arguments from each input schema, JSON-RPC bodies of every kind) without a 5xx or a tool failing unexpectedly, with auth off and on', async () => {
+    const { current } = await createFixture(server.baseUrl, 'mcp');
+    const open = await runMcpFuzz({ baseUrl: server.baseUrl, seed: SEED + 3, runsPerTool: RUNS_PER_OPERATION, ids: current, isAlive: () => !exited });
+    expect(open.failures.join('\n\n')).toBe('');
+    expect(open.tools).toBeGreaterThanOrEqual(31);
+    // the arguments reached the tools (all but those that are not an object), and some calls succeeded
+    expect(open.toolResults).toBeGreaterThan((open.tools * RUNS_PER_OPERATION) / 2);
+    expect(open.toolErrors).toBeLessThan(open.toolResults);
+    expect(Object.keys(open.statuses).map(Number)).toContain(400);
+
+    const secured = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET });
+    let securedExited = false;
+    void secured.exited.then(() => (securedExited = true));
+    try {
+      const tokens = fuzzTokens(SECRET);
+      const result = await runMcpFuzz({
+        baseUrl: secured.baseUrl,
+        seed: SEED + 4,
+        runsPerTool: Math.ceil(RUNS_PER_OPERATION / 3),
+        ids: current,
+        authorizations: [tokens.admin, tokens.foreign, undefined, ...tokens.others],
+        isAlive: () => !securedExited,
+      });
+      expect(result.failures.join('\n\n')).toBe('');
+      expect(Object.keys(result.statuses).map(Number)).toContain(401);
+      expect(securedExited).toBe(false);
     } finally {
       secured.child.kill('SIGTERM');
       await secured.exited;

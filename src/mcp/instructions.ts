@@ -1,0 +1,10 @@
+/** What the model is told on initialize: the memory model and how to use the tools well. */
+export const INSTRUCTIONS = `Engram is long-term memory for conversations. It stores what was said and, in the background, draws conclusions about the people (and agents) who said it.
+
+Model. A workspace holds everything of one application or project. A peer is a participant: a user, an assistant, an agent; give each real person one stable peer_id across all their sessions. A session is one conversation (a thread, a channel, a project) and lists the peers taking part. Messages belong to a session and have a sender. Observers are peers that form memory: a peer with observe_me forms memory about itself from its messages, one with observe_others also about the other peers of the session. Conclusions are the facts memory holds, each from an observer about an observed peer; a peer card is a short list of an observer's key facts about a peer; a representation is the conclusions rendered as text.
+
+Workspace. When the connection names a workspace (X-Honcho-Workspace-ID header, \`engram mcp --workspace\`, or a key scoped to one), omit workspace_id. Otherwise call list_workspaces once, pick the one that fits, or create_workspace with a descriptive id, and pass that id as workspace_id on every call of the conversation.
+
+A conversation. Once: create_session, create_peer for the user and for the assistant, then add_peers_to_session with the user observing itself and others and the assistant observing others only. After every exchange: add_messages_to_session with both messages, their exact texts. Memory forms asynchronously: do not wait for it or poll get_queue_status.
+
+Reading memory. Prefer the fast reads: get_session_context (recent messages and summary), get_peer_context or get_representation (what is known about a peer), get_peer_card, search and query_conclusions (look something up). Use chat only for a question that needs reasoning over memory (a preference, a style, an intent): a model answers it in seconds, more slowly at higher reasoning_level. After a long conversation, schedule_dream consolidates what was learnt.`;
