@@ -72,7 +72,7 @@ describe('engram --help and help <command>', () => {
 
 describe('engram: mistakes exit 2 and say what is valid', () => {
   it.each([
-    [['serv'], /unknown command "serv"; the commands are serve, worker, migrate, derive, reembed, backup, token, help/],
+    [['serv'], /unknown command "serv"; the commands are serve, worker, migrate, derive, reembed, backup, mcp, token, help/],
     [['--processes', '2'], /unknown option "--processes"; the commands are serve/],
     [['serve', '--process', '2'], /serve: unknown option "--process"; valid: --processes <n>/],
     [['migrate', '--force'], /migrate: unknown option "--force"; it takes no options/],

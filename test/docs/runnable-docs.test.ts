@@ -37,7 +37,8 @@ const documentation = () => [...new Set(['README.md', ...blocks.map((block) => b
 
 /** The `engram` commands the documentation names anywhere (`npx engram backup`, `engram reembed` ...). */
 function namedCommands(): string[] {
-  return [...new Set([...documentation().matchAll(/(?<![\w/:@.-])engram ([a-z][\w-]*)/g)].map((match) => match[1]))].sort();
+  // not a name followed by `:` (`claude mcp add ... engram http://...` names a server called engram)
+  return [...new Set([...documentation().matchAll(/(?<![\w/:@.-])engram ([a-z][\w-]*)(?![\w:])/g)].map((match) => match[1]))].sort();
 }
 
 /** The other ways the documentation runs the command line: npm scripts, and node on the build (after one). */
@@ -165,7 +166,8 @@ async function startLongRunning(
   env: Record<string, string>,
   ready: { port: number } | { line: string },
 ): Promise<{ failure?: string; stop(): Promise<string | undefined> }> {
-  const child = spawn('bash', ['-c', PRELUDE + script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // stdin stays open (a stdio MCP server ends when its host closes it)
+  const child = spawn('bash', ['-c', PRELUDE + script], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk));
