@@ -45,6 +45,7 @@ import { listQuery } from '../http/shared/route.js';
 import { INVALID, bool, int, model, optional, type Field, type Loc, type Schema, type ValidationItem } from '../http/shared/validate.js';
 import { V3 } from '../http/workspace-api/generations.js';
 import type { JsonObject } from '../storage/store.js';
+import { refuseScopes, refuseScopeUpdate } from '../domain/scopes/scope-guards.js';
 
 /** An input the route's schema refuses: the items of the API's 422 body. */
 export class InvalidInput extends Error {
@@ -183,6 +184,7 @@ export class Api {
   /** `PUT /v3/workspaces/{w}/peers/{p}`. */
   async updatePeer(workspaceId: string, peerId: string, metadata: JsonObject) {
     await this.authorize(ROUTE_SCOPES.peerUpdate, { workspaceId, peerId });
+    await refuseScopeUpdate(this.ctx, workspaceId, peerId);
     return updatePeer(this.ctx, workspaceId, peerId, valid(V3.bodies.peerUpdate, { metadata }));
   }
 
@@ -234,13 +236,17 @@ export class Api {
   /** `POST /v3/workspaces/{w}/sessions/{s}/peers`. */
   async addPeers(workspaceId: string, sessionId: string, peers: JsonObject) {
     await this.authorize(ROUTE_SCOPES.sessionPeersAdd, { workspaceId, sessionId });
-    return addPeersToSession(this.ctx, workspaceId, sessionId, valid(V3.bodies.sessionPeers, peers));
+    const body = valid(V3.bodies.sessionPeers, peers);
+    await refuseScopes(this.ctx, workspaceId, [...body.keys()], 'membership', 'create');
+    return addPeersToSession(this.ctx, workspaceId, sessionId, body);
   }
 
   /** `DELETE /v3/workspaces/{w}/sessions/{s}/peers`. */
   async removePeers(workspaceId: string, sessionId: string, peerIds: string[]) {
     await this.authorize(ROUTE_SCOPES.sessionPeersRemove, { workspaceId, sessionId });
-    return removePeersFromSession(this.ctx, workspaceId, sessionId, valid(peerIdList, peerIds));
+    const ids = valid(peerIdList, peerIds);
+    await refuseScopes(this.ctx, workspaceId, ids, 'membership', 'pass');
+    return removePeersFromSession(this.ctx, workspaceId, sessionId, ids);
   }
 
   /** `GET /v3/workspaces/{w}/sessions/{s}/peers`, one page. */
@@ -270,6 +276,7 @@ export class Api {
     await this.authorize(ROUTE_SCOPES.messageCreate, { workspaceId, sessionId });
     const body = valid(V3.bodies.messageBatch, { messages });
     const inputs = body.messages.map((m) => ({ peerId: m.peer_id, content: m.content, metadata: m.metadata, createdAt: m.created_at, configuration: m.configuration }));
+    await refuseScopes(this.ctx, workspaceId, inputs.map((m) => m.peerId), 'author', 'create');
     return createMessages(this.ctx, workspaceId, sessionId, inputs);
   }
 
@@ -298,6 +305,7 @@ export class Api {
   /** `POST /v3/workspaces/{w}/peers/{p}/chat`, not streamed; a peer key must be a member of the session. */
   async chat(workspaceId: string, peerId: string, request: { query: string; target?: string; sessionId?: string; level: Level }, signal?: AbortSignal) {
     await this.authorize(ROUTE_SCOPES.peerChat, { workspaceId, peerId });
+    await refuseScopes(this.ctx, workspaceId, [peerId, request.target], 'chat', 'later');
     await checkChatSessions(this.claims, workspaceId, request.sessionId !== undefined ? [request.sessionId] : [], this.isActiveMember);
     const chat = await prepareChat(
       this.ctx,
@@ -318,12 +326,14 @@ export class Api {
   async setPeerCard(workspaceId: string, peerId: string, card: string[], target?: string) {
     await this.authorize(ROUTE_SCOPES.peerCard, { workspaceId, peerId });
     const body = valid(peerCardSet, { peer_card: card });
+    await refuseScopes(this.ctx, workspaceId, [target ?? peerId], 'card', 'later');
     return setPeerCard(this.ctx, workspaceId, peerId, target ?? peerId, body.peer_card);
   }
 
   /** `GET /v3/workspaces/{w}/peers/{p}/context`. */
   async peerContext(workspaceId: string, peerId: string, options: { target?: string; searchQuery?: string; maxConclusions?: number }) {
     await this.authorize(ROUTE_SCOPES.peerContext, { workspaceId, peerId });
+    await refuseScopes(this.ctx, workspaceId, [peerId, options.target], 'peerContext', 'later');
     const query = validQuery(peerContextQueryV3, defined({ target: options.target, search_query: options.searchQuery, max_conclusions: options.maxConclusions }));
     return getPeerContext(this.ctx, workspaceId, peerId, {
       target: query.target,
@@ -335,6 +345,7 @@ export class Api {
   /** `POST /v3/workspaces/{w}/peers/{p}/representation`. */
   async representation(workspaceId: string, peerId: string, options: { target?: string; sessionId?: string; searchQuery?: string; maxConclusions?: number }) {
     await this.authorize(ROUTE_SCOPES.representation, { workspaceId, peerId });
+    await refuseScopes(this.ctx, workspaceId, [peerId, options.target], 'representation', 'later');
     const body = valid(
       representationGetV3,
       defined({ target: options.target, session_id: options.sessionId, search_query: options.searchQuery, max_conclusions: options.maxConclusions }),
@@ -353,6 +364,7 @@ export class Api {
   async createConclusions(workspaceId: string, conclusions: JsonObject[]) {
     await this.authorize(ROUTE_SCOPES.conclusions, { workspaceId });
     const body = valid(conclusionBatchV3, { conclusions });
+    await refuseScopes(this.ctx, workspaceId, body.conclusions.map((c) => c.observed_id), 'conclusion', 'missing');
     return createConclusions(
       this.ctx,
       workspaceId,
@@ -383,6 +395,7 @@ export class Api {
   /** `POST /v3/workspaces/{w}/schedule_dream` (an omni dream). */
   async scheduleDream(workspaceId: string, observerId: string, observedId: string, sessionId?: string) {
     await this.authorize(ROUTE_SCOPES.dream, { workspaceId });
+    await refuseScopes(this.ctx, workspaceId, [observedId], 'dream', 'later');
     return scheduleDream(this.ctx, { workspaceId, observerId, observedId, dreamType: 'omni', sessionId: sessionId ?? null, rebuild: false });
   }
 
