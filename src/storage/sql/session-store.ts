@@ -54,6 +54,10 @@ export class SqlSessionStore implements SessionStore {
     return this.findLocking(workspaceId, id, this.d.forWrite);
   }
 
+  findAndKeep(workspaceId: string, id: string): Promise<SessionRecord | undefined> {
+    return this.findLocking(workspaceId, id, this.d.forKeyShare);
+  }
+
   private async findLocking(workspaceId: string, id: string, lock: string): Promise<SessionRecord | undefined> {
     const row = await this.db.get<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.workspace_id = ? AND s.id = ?${lock}`, [workspaceId, id]);
     return row && sessionFromRow(this.d, row);
@@ -163,12 +167,14 @@ export class SqlSessionStore implements SessionStore {
       // with it. The session's row is locked (the one-time test of the subquery, before any row is
       // deleted) ahead of the rows whose triggers write it, the order of the session's other
       // writers and of a workspace delete (SqlWorkspaceStore.delete); otherwise a purge and a
-      // workspace delete each hold what the other waits for.
+      // workspace delete each hold what the other waits for. `FOR UPDATE`, which also waits for
+      // a background writer keeping the session (findAndKeep): a purge taking the batch's items
+      // and conclusions from under a deriver that goes on to write them would close a cycle.
       deleted += await this.db.run(
         `DELETE FROM ${table} WHERE pk IN (
            SELECT c.pk FROM ${table} c
            WHERE c.workspace_id = ? AND c.session_id = ?
-             AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = ? AND s.id = ? AND s.is_active = ?${this.d.forWrite})
+             AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = ? AND s.id = ? AND s.is_active = ?${this.d.forDelete})
            LIMIT ${count - deleted})`,
         [workspaceId, id, workspaceId, id, this.d.bool(false)],
       );
