@@ -689,7 +689,7 @@ export interface MemoryStore {
    * order (PostgreSQL; SQLite's writers take turns): writers of conclusions into the same
    * collections then queue instead of deadlocking on the counts their inserts update.
    */
-  lockConclusionCounts(rows: readonly ConclusionRecord[]): Promise<void>;
+  lockConclusionCounts(rows: readonly Pick<ConclusionRecord, 'workspaceId' | 'observerId' | 'observedId' | 'level'>[]): Promise<void>;
   /** The workspace's conclusions, newest first (`reverse`: oldest first), Document filters applied. */
   listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>>;
   /** Full-text ranked: best match first, newest first among equals (see `newestFirst`). */
