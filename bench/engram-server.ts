@@ -13,6 +13,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { nanoid } from 'nanoid';
@@ -141,6 +142,8 @@ let start: StartRequest | undefined;
 let config: Config | undefined;
 let loaded: { shape: MessageShape; result: MessagesLoaded; documentFrequency: Int32Array } | undefined;
 let worker: Worker | undefined;
+/** The apps of startLogged. */
+const logged: { app: FastifyInstance; flushLog: () => void }[] = [];
 const workerEvents = { retried: 0, deadLettered: 0, skipped: 0, errors: 0, lastProblem: '' };
 
 const WARMUP_RUNS = 500;
@@ -575,7 +578,27 @@ answerCalls({
     worker = undefined;
     return null;
   },
+  /**
+   * The request log's cost: two more apps on the same database in this process, built as `engram
+   * serve` builds its own (the process log at LOG_LEVEL, here written to files in `dir` as a
+   * server's standard output redirected to a file would be), one at the default level (info, a
+   * line per request) and one at warn (none for a request that succeeds).
+   */
+  async startLogged({ dir }: { dir: string }) {
+    const ports: Record<string, number> = {};
+    for (const level of ['info', 'warn']) {
+      const built = await buildApp({ config: { ...config!, logLevel: level }, database: database!, logDestination: join(dir, `engram-${level}.log`) });
+      await built.app.listen({ host: '127.0.0.1', port: 0 });
+      logged.push(built);
+      ports[level] = (built.app.server.address() as AddressInfo).port;
+    }
+    return ports;
+  },
   async close() {
+    for (const built of logged.splice(0)) {
+      await built.app.close();
+      built.flushLog();
+    }
     await worker?.stop(2_000);
     if (app !== undefined) await app.close();
     if (database !== undefined) {

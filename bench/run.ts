@@ -128,6 +128,8 @@ interface Case {
   itemsPerRequest?: number;
   /** Latencies are also grouped by this label of request k (1-connection runs only). */
   labelOf?: (k: number) => string;
+  /** Also measured with the process log on (LOG_LEVEL=info, the default) and at warn (the request log's cost). */
+  logged?: boolean;
   /** Also measured with BENCH_PROCESSES server processes (Engram and, unless noBare, bare). */
   group?: boolean;
 }
@@ -179,7 +181,7 @@ function casesFor(shape: DatasetShape, messageData: MessageData, texts: string[]
     body: JSON.stringify({ [peerId(1 + ((k * 7919) % (shape.peers - 1)))]: {} }),
   });
   return [
-    { name: 'peers/list v3', path: `/v3/workspaces/${ws}/peers/list?page=1&size=50`, group: true },
+    { name: 'peers/list v3', path: `/v3/workspaces/${ws}/peers/list?page=1&size=50`, group: true, logged: true },
     { name: 'sessions of peer v3', path: `/v3/workspaces/${ws}/peers/${BENCH_PEER}/sessions?size=50`, group: true },
     { name: 'sessions of peer v2', path: `/v2/workspaces/${ws}/peers/${BENCH_PEER}/sessions`, group: true },
     { name: 'message list v3', path: `/v3/workspaces/${ws}/sessions/${LIST_SESSION}/messages/list?size=50`, needsMessages: true, group: true },
@@ -593,6 +595,13 @@ async function main(): Promise<void> {
       `many-process columns: engram serve --processes ${PROCESSES} (connections to the process with the fewest open) and a node:cluster of ${PROCESSES} bare servers (connections handed out by ${policy})`,
     );
   }
+  // the request log's columns: apps in the Engram process logging as `engram serve` does, to files
+  let loggedBases: { info: string; warn: string } | undefined;
+  if (cases.some((kase) => kase.logged)) {
+    const logDir = mkdtempSync(join(tmpdir(), 'engram-bench-log-'));
+    const ports = await engram.call<{ info: number; warn: number }>('startLogged', { dir: logDir });
+    loggedBases = { info: `http://127.0.0.1:${ports.info}`, warn: `http://127.0.0.1:${ports.warn}` };
+  }
   let searchChecked = false;
   /** Cores free for PROCESSES busy processes, before the first and after the last group run. */
   let freeBefore: number | undefined;
@@ -665,6 +674,9 @@ async function main(): Promise<void> {
         process.stdout.write(` ${int(result.rps)} req/s`);
       };
       const one = [step('engram', engram, engramBase, 'engram'), step('bare', bare, bareBase, 'bare')];
+      if (kase.logged && loggedBases !== undefined) {
+        one.splice(1, 0, step('engramInfo', engram, loggedBases.info, 'engram log=info'), step('engramWarn', engram, loggedBases.warn, 'engram log=warn'));
+      }
       for (const run of bareFirst ? one.reverse() : one) await run();
       if (kase.group && groups !== undefined) {
         if (freeBefore === undefined) freeBefore = await freeCores(PROCESSES);
@@ -714,6 +726,8 @@ async function main(): Promise<void> {
   if (compared.length > 0) printCompared(compared);
   const searches = rows.filter((row) => row.bare === undefined);
   if (searches.length > 0) printSearches(searches);
+  const logged = rows.filter((row) => row.engramInfo !== undefined && row.engramWarn !== undefined && row.bare !== undefined);
+  if (logged.length > 0) printLogged(logged);
   const grouped = rows.filter((row): row is Row & { engramGroup: Measurement } => row.engramGroup !== undefined);
   if (grouped.length > 0) printGroups(grouped, searchCheck, onPostgres, [freeBefore ?? NaN, await freeCores(PROCESSES)]);
   if (webhookResults.length > 0) printWebhooks(webhookResults);
@@ -755,6 +769,9 @@ interface Round {
   /** The same case on BENCH_PROCESSES processes: `engram serve --processes N`, a cluster of bare servers. */
   engramGroup?: Measurement;
   bareGroup?: Measurement;
+  /** Engram logging as `engram serve` does: at the default LOG_LEVEL (info, a line per request) and at warn. */
+  engramInfo?: Measurement;
+  engramWarn?: Measurement;
 }
 
 /** A case's figures: of each server, the round of its median requests/s (BENCH_ROUNDS; one round by default). */
@@ -775,7 +792,14 @@ function medianRound(rounds: Round[]): Round {
     const taken = rounds.flatMap((round) => round[key] ?? []);
     return taken.length === 0 ? undefined : medianByRps(taken);
   };
-  return { engram: column('engram')!, bare: column('bare'), engramGroup: column('engramGroup'), bareGroup: column('bareGroup') };
+  return {
+    engram: column('engram')!,
+    bare: column('bare'),
+    engramGroup: column('engramGroup'),
+    bareGroup: column('bareGroup'),
+    engramInfo: column('engramInfo'),
+    engramWarn: column('engramWarn'),
+  };
 }
 
 /**
@@ -795,6 +819,54 @@ function medianOf(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const half = sorted.length >> 1;
   return sorted.length === 0 ? NaN : sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
+}
+
+/**
+ * The request log's cost: Engram with the process log at the default level (info: a JSON line
+ * per request) and at warn (no line for a request that succeeds), beside the bare server and
+ * Engram with no logger, one process; ratios paired within rounds, then their median.
+ */
+function printLogged(rows: Row[]): void {
+  console.log('');
+  console.log(`request log (one process; the log written to a file; ${ROUNDS > 1 ? `median of ${ROUNDS} rounds` : 'one round'}):`);
+  console.log(
+    table(
+      ['case', 'bare req/s', 'no logger', 'LOG_LEVEL=info (default)', 'LOG_LEVEL=warn', 'info / bare', 'warn / bare', 'req/s info / warn', 'CPU µs/req info / warn'],
+      rows.map((row) => {
+        const { median: infoWarn, each } = pairedRatio(row, 'engramInfo', 'engramWarn');
+        const cpu = pairedCpu(row, 'engramInfo', 'engramWarn');
+        return [
+          row.kase.name,
+          int(row.bare!.rps),
+          int(row.engram.rps),
+          int(row.engramInfo!.rps),
+          int(row.engramWarn!.rps),
+          pairedRatio(row, 'engramInfo', 'bare').median.toFixed(2),
+          pairedRatio(row, 'engramWarn', 'bare').median.toFixed(2),
+          `${infoWarn.toFixed(3)}${roundsNote(each)}`,
+          `${row.engramInfo!.cpuUsPerRequest.toFixed(1)} / ${row.engramWarn!.cpuUsPerRequest.toFixed(1)} = ${cpu.median.toFixed(3)}${roundsNote(cpu.each)}`,
+        ];
+      }),
+    ),
+  );
+  for (const row of rows) {
+    const cost = 1 - pairedRatio(row, 'engramInfo', 'engramWarn').median;
+    const cpuCost = pairedCpu(row, 'engramInfo', 'engramWarn').median - 1;
+    console.log(
+      `aim: the default request log costs at most 5 % of ${row.kase.name} throughput -> ${(cost * 100).toFixed(1)} %: ${cost <= 0.05 ? 'MET' : 'NOT MET'} ` +
+        `(server CPU a request ${(cpuCost * 100).toFixed(1)} % more than at warn)`,
+    );
+  }
+}
+
+/** The ratio of two servers' CPU a request taken within each round, and their median. */
+function pairedCpu(row: Row, top: keyof Round, bottom: keyof Round): { median: number; each: number[] } {
+  const each = row.rounds.flatMap((round) => {
+    const a = round[top];
+    const b = round[bottom];
+    return a === undefined || b === undefined ? [] : [a.cpuUsPerRequest / b.cpuUsPerRequest];
+  });
+  return { median: medianOf(each), each };
 }
 
 /** ` (rounds: 0.55, 0.61, 0.63)` when there was more than one round. */

@@ -179,6 +179,10 @@ interface Sample {
   lagP99Ms: number;
   queued: number;
   dead: number;
+  /** Pending jobs by kind, most first. */
+  pendingByKind: [string, number][];
+  /** Transactions PostgreSQL ended in a deadlock or serialization failure, run again or failed. */
+  conflicts: number;
 }
 
 function procStatus(): { rssAnon: number; rssFile: number } {
@@ -199,6 +203,10 @@ async function sample(started: number): Promise<Sample> {
     lagP99Ms: metric('engram_nodejs_eventloop_lag_p99_seconds') * 1000,
     queued: metric('engram_queue_jobs', '{status="pending"}') || 0,
     dead: metric('engram_queue_jobs', '{status="dead"}') || 0,
+    pendingByKind: [...metrics.matchAll(/^engram_queue_open_jobs\{kind="([^"]+)",status="pending"\} ([0-9.e+-]+)$/gm)]
+      .map((m): [string, number] => [m[1], Number(m[2])])
+      .sort((a, b) => b[1] - a[1]),
+    conflicts: (metric('engram_store_conflicts_total', '{outcome="retried"}') || 0) + (metric('engram_store_conflicts_total', '{outcome="failed"}') || 0),
   };
 }
 
@@ -285,6 +293,8 @@ console.log(
 console.log(
   `soak: lowest samples, second and last quarter: anon ${mb(anonFloors[0])} and ${mb(anonFloors[1])} MB, heap ${mb(heapFloors[0])} and ${mb(heapFloors[1])} MB`,
 );
+const byKind = (s: Sample) => (s.pendingByKind.length === 0 ? 'none' : s.pendingByKind.map(([kind, n]) => `${kind} ${n}`).join(', '));
+console.log(`soak: pending jobs at the last sample under load: ${byKind(last)}; store conflicts (deadlocks, serialization failures) ${drained.conflicts}`);
 console.log(`soak: drained: anon ${mb(drained.rssAnon)} MB, heap ${mb(drained.heapUsed)} MB, fds ${drained.fds}, handles ${drained.handles}, queued jobs ${drained.queued}`);
 console.log(problems.length === 0 ? 'soak: flat and clean' : `soak: PROBLEMS\n- ${problems.join('\n- ')}`);
 

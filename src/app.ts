@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { isPostgresUrl, type Config } from './config.js';
 import { createDomainContext, type DomainContext, type DomainLimits, type ReasoningRuntime } from './domain/context.js';
 import { mountCors } from './http/shared/cors.js';
@@ -10,6 +10,7 @@ import { createTokenReader, mintToken } from './http/shared/auth.js';
 import type { HttpDeps } from './http/shared/route.js';
 import { RouteIndex } from './http/shared/route-index.js';
 import { requestLogger } from './http/shared/request-logger.js';
+import { processLog, requestLine } from './logging.js';
 import { limitConnections, serverLimitOptions } from './http/shared/server-limits.js';
 import { JobMetrics, ModelCallMetrics, mountMetrics } from './http/shared/metrics.js';
 import { buildModels, logFailedModelCalls, observeModelCalls } from './llm/models.js';
@@ -92,8 +93,10 @@ export function reasoningRuntime(config: Config, models: Models, onChat?: Reason
 export interface AppDeps {
   config: Config;
   database: Database;
-  /** Fastify logger options; false silences request logs (tests). */
+  /** Fastify logger options; false silences request logs (tests). Default: the process log (logging.ts) at LOG_LEVEL. */
   logger?: boolean | Record<string, unknown>;
+  /** Where the default log goes: a file descriptor (standard output by default) or a file path. */
+  logDestination?: number | string;
   now?: () => Date;
   /** The state of this process's workers for `GET /ready`; undefined when it runs none. */
   workers?: () => WorkerStatus | undefined;
@@ -128,10 +131,13 @@ function isMediaType(value: string): boolean {
 }
 
 /** Builds the HTTP app with /v2 and /v3 mounted, without listening (tests use inject). */
-export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models; jobMetrics: JobMetrics }> {
+export async function buildApp(
+  deps: AppDeps,
+): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models; jobMetrics: JobMetrics; flushLog: () => void }> {
   const { config } = deps;
+  const log = deps.logger === undefined ? processLog(config.logLevel, deps.logDestination) : undefined;
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel },
+    ...(log === undefined ? { logger: deps.logger } : { loggerInstance: log.logger }),
     bodyLimit: BODY_LIMIT,
     // ids are client-chosen strings; the router must not reject long ones
     routerOptions: { maxParamLength: 2048 },
@@ -163,11 +169,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
   // one line per request; no hook at all when request lines would be dropped (logger off or
   // above info), as every hook costs each request its own step in Fastify's pipeline
   if ((pino.levels.values[app.log.level] ?? Infinity) <= pino.levels.values.info) {
+    // written beside the logger's other lines, without a child logger per request (logging.ts)
+    const log = app.log as Logger;
     app.addHook('onResponse', (request, reply, done) => {
-      request.log.info(
-        { method: request.method, url: request.url, status: reply.statusCode, ms: Number(reply.elapsedTime.toFixed(2)) },
-        'request',
-      );
+      requestLine(log, request.id, request.method, request.url, reply.statusCode, Number(reply.elapsedTime.toFixed(2)));
       done();
     });
   }
@@ -274,5 +279,5 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; c
     return reply.code(status).send({ detail: error.message });
   });
 
-  return { app, ctx, models, jobMetrics };
+  return { app, ctx, models, jobMetrics, flushLog: log?.flush ?? (() => undefined) };
 }

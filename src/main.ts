@@ -62,7 +62,7 @@ export async function serve(config: Config): Promise<void> {
   const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   await checkVectorDimensions(config, database);
   // the workers are made below (they log through the app); /ready asks them only once listening
-  const { app, models, jobMetrics } = await buildApp({ config, database, workers: () => worker?.status() });
+  const { app, models, jobMetrics, flushLog } = await buildApp({ config, database, workers: () => worker?.status() });
   for (const step of database.migrations.filter((s) => s.applied)) app.log.info({ migration: step.name }, 'migration applied');
   app.log.info(describeReasoning(config.models));
   for (const notice of config.settingNotices) app.log.warn(notice);
@@ -77,6 +77,7 @@ export async function serve(config: Config): Promise<void> {
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     const timer = setTimeout(() => {
       app.log.error('shutdown timed out; exiting');
+      flushLog();
       process.exit(1);
     }, config.shutdownTimeoutMs);
     timer.unref();
@@ -88,9 +89,12 @@ export async function serve(config: Config): Promise<void> {
       await Promise.all([app.close().then(() => handed?.drained()), worker?.stop(config.shutdownTimeoutMs / 2)]);
       clearInterval(sweep);
       await database.driver.close();
+      app.log.info('stopped');
+      flushLog();
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'error during shutdown');
+      flushLog();
       process.exit(1);
     }
   };

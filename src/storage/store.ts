@@ -429,6 +429,13 @@ export interface SessionStore {
    * of one session take its row first (docs/decisions.md, "Concurrent writers on PostgreSQL").
    */
   findForWrite(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
+  /**
+   * `find` for a transaction that writes rows belonging to the session but not the session's own
+   * row (the deriver's and the summarizer's results): the row cannot be deleted until the
+   * transaction ends, and neither waits for nor holds back the session's writers (`FOR KEY
+   * SHARE` on PostgreSQL; docs/decisions.md, "Background writers keep a session, they do not lock it").
+   */
+  findAndKeep(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
   /** A session created by another transaction meanwhile is returned locked, as by `findForWrite`. */
   createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<SessionRecord>>;
   update(workspaceId: string, id: string, changes: FieldChanges): Promise<SessionRecord | undefined>;
@@ -732,7 +739,7 @@ export interface MemoryStore {
    * order (PostgreSQL; SQLite's writers take turns): writers of conclusions into the same
    * collections then queue instead of deadlocking on the counts their inserts update.
    */
-  lockConclusionCounts(rows: readonly ConclusionRecord[]): Promise<void>;
+  lockConclusionCounts(rows: readonly Pick<ConclusionRecord, 'workspaceId' | 'observerId' | 'observedId' | 'level'>[]): Promise<void>;
   /** The workspace's conclusions, newest first (`reverse`: oldest first), Document filters applied. */
   listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>>;
   /** Full-text ranked: best match first, newest first among equals (see `newestFirst`). */

@@ -1,10 +1,16 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import Fastify, { LogController } from 'fastify';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp, databaseOptions, openDatabase } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { requestLogger } from '../../src/http/shared/request-logger.js';
+import { FLUSH_MS, processLog } from '../../src/logging.js';
 import { TEST_DATABASE_URL } from '../support/test-app.js';
 
 /** A stream keeping the JSON lines written to it. */
@@ -83,6 +89,29 @@ describe("a request's logger", () => {
 });
 
 describe("the server's request lines", () => {
+  it("are the line a pino child bound to the request id would write, key for key", async () => {
+    const log = lines();
+    const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'info' }, '/nonexistent/.env');
+    const database = await openDatabase(config.databaseUrl, databaseOptions(config));
+    const { app } = await buildApp({ config, database, logger: { level: 'info', stream: log.stream } });
+    try {
+      const url = '/v3/workspaces/a%20%22quoted%22%20one/peers/list?size=5&x=%C3%A9';
+      const response = await app.inject({ url, method: 'POST', headers: { 'x-request-id': 'id "with" quotes\\' } });
+      expect(response.statusCode).toBe(200);
+      const written = log.read().find((line) => line.msg === 'request')!;
+      // pino itself, with the same values, to a second stream
+      const reference = lines();
+      pino({ level: 'info' }, reference.stream).child({ reqId: written.reqId }).info({ method: written.method, url: written.url, status: written.status, ms: written.ms }, 'request');
+      const expected = reference.read()[0];
+      expect(JSON.stringify({ ...written, time: 0 })).toBe(JSON.stringify({ ...expected, time: 0 }));
+      expect(written).toMatchObject({ reqId: 'id "with" quotes\\', method: 'POST', url, status: 200 });
+      expect(typeof written.time).toBe('number');
+    } finally {
+      await app.close();
+      await database.driver.close();
+    }
+  });
+
   it('carry the request id, as with a child made for every request', async () => {
     const log = lines();
     const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'info' }, '/nonexistent/.env');
@@ -97,5 +126,36 @@ describe("the server's request lines", () => {
       await app.close();
       await database.driver.close();
     }
+  });
+});
+
+describe('the process log', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'engram-log-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const read = (file: string) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+  it('hands lines to the file in batches, within FLUSH_MS, and all at once on flush', async () => {
+    const file = join(dir, 'batched.log');
+    const log = processLog('info', file);
+    for (let i = 0; i < 100; i++) log.logger.info({ i }, 'line');
+    // not written while the request path runs on
+    expect(read(file)).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, FLUSH_MS * 4));
+    expect(read(file).map((line) => line.i)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    log.logger.warn('last words');
+    log.flush();
+    expect(read(file).at(-1)).toMatchObject({ msg: 'last words', level: 40 });
+  });
+
+  it('writes out what is pending when the process exits', async () => {
+    const file = join(dir, 'exit.log');
+    const script = `import { processLog } from './src/logging.ts'; const log = processLog('info', ${JSON.stringify(file)}); for (let i = 0; i < 1000; i++) log.logger.info({ i }, 'line'); process.exit(0);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: 'inherit' });
+    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    expect(read(file)).toHaveLength(1000);
   });
 });

@@ -45,7 +45,7 @@ describe('the server process', () => {
 
   it('finishes in-flight requests on SIGTERM and exits cleanly', async () => {
     const ws = uniqueId();
-    const server = await startServerProcess({ DATABASE_URL: databaseUrl });
+    const server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' });
     const inFlight = Array.from({ length: 30 }, (_, i) => post(server.baseUrl, `/v3/workspaces/${ws}/sessions/s/peers`, { [`p${i}`]: {} }));
     // let the requests reach the server before the signal
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -57,6 +57,16 @@ describe('the server process', () => {
     // every request the server accepted was answered in full, none with an error status
     expect(answered.every((status) => status === 200 || status === 503)).toBe(true);
     expect(server.output()).toContain('shutting down');
+    // the log, buffered while the server runs, was written out before it exited: every answered
+    // request's line, then the last line of the stop
+    const logged = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; url?: string; status?: number });
+    const requestLines = logged.filter((line) => line.msg === 'request' && line.url?.startsWith(`/v3/workspaces/${ws}/`));
+    expect(requestLines.filter((line) => line.status === 200)).toHaveLength(answered.filter((status) => status === 200).length);
+    expect(logged.at(-1)?.msg).toBe('stopped');
   });
 
   it('refuses to start on a bad setting, naming it', async () => {

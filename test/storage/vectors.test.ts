@@ -278,6 +278,37 @@ describe(`vector index (${DIALECT})`, () => {
   });
 });
 
+describe(`vector writes in batches (${DIALECT})`, () => {
+  it('store a batch larger than one statement takes, skip rows whose message or conclusion is gone, and keep the last of a row named twice', async () => {
+    const store = await freshStore();
+    const ws = await workspace(store);
+    const ids = Array.from({ length: 250 }, (_, i) => `m${i}`);
+    await store.messages.insert(ids.map((id) => ({ id, workspaceId: ws, sessionId: 's1', peerId: 'alice', content: 'text', metadata: {}, tokenCount: 1, createdAt: NOW })));
+    // each message's chunk 0 points at its own angle; m7 is named again with another vector, last
+    const rows = ids.map((id, i) => ({ messageId: id, chunk: 0, workspaceId: ws, sessionId: 's1', peerId: 'alice', vector: angle(i / 10) }));
+    rows.push({ messageId: 'missing', chunk: 0, workspaceId: ws, sessionId: 's1', peerId: 'alice', vector: angle(3) });
+    rows.push({ messageId: 'm7', chunk: 0, workspaceId: ws, sessionId: 's1', peerId: 'alice', vector: angle(90) });
+    await store.transaction((tx) => tx.vectors.putMessageChunks(rows));
+    expect(await vectorRows(store, 'message_vectors')).toBe(250);
+    expect((await store.vectors.nearestMessages({ workspaceId: ws, vector: angle(90), k: 1 }))[0]).toMatchObject({ messageId: 'm7' });
+    expect((await store.vectors.nearestMessages({ workspaceId: ws, vector: angle(24.9), k: 1 }))[0]).toMatchObject({ messageId: 'm249' });
+
+    const records: ConclusionRecord[] = Array.from({ length: 150 }, (_, i) => ({
+      id: `c${i}`, workspaceId: ws, observerId: 'bob', observedId: 'alice', sessionId: null, content: `fact ${i}`, level: 'explicit', sourceIds: null, timesDerived: 1, createdAt: NOW,
+    }));
+    await store.memory.insertConclusions(records);
+    expect(await store.memory.softDeleteConclusion(ws, 'c3', NOW)).toBe(true);
+    const vectors = records.map((r, i) => ({ conclusionId: r.id, workspaceId: ws, observerId: 'bob', observedId: 'alice', level: 'explicit' as const, sessionId: null, vector: angle(i / 10) }));
+    vectors.push({ ...vectors[5], vector: angle(90) });
+    await store.transaction((tx) => tx.vectors.putConclusions(vectors));
+    // every live conclusion once, the deleted one not at all
+    expect(await vectorRows(store, 'conclusion_vectors')).toBe(149);
+    const nearest = await store.vectors.nearestConclusions({ workspaceId: ws, observerId: 'bob', observedId: 'alice', vector: angle(90), k: 2 });
+    expect(nearest[0].conclusionId).toBe('c5');
+    expect(nearest[0].distance).toBeCloseTo(0, 5);
+  });
+});
+
 describe(`engram reembed (${DIALECT})`, () => {
   it('drops the vectors and the size, keeping conclusions; says what size there was', async () => {
     const store = await freshStore();

@@ -287,15 +287,18 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
     const tx = ctx.store;
     // the session may have been deleted and purged (its items with it) while the model answered,
     // or deleted with its workspace and created again by new writes: the batch's items are then
-    // gone (and its observers may be), so nothing of it is written
-    if ((await tx.sessions.findForWrite(unit.workspaceId, unit.sessionId)) === undefined) return undefined;
+    // gone (and its observers may be), so nothing of it is written. Kept, not locked: nothing
+    // here writes the session's row, and its message writes go on meanwhile.
+    if ((await tx.sessions.findAndKeep(unit.workspaceId, unit.sessionId)) === undefined) return undefined;
     if ((await tx.reasoning.markItems(batch, ctx.now(), null)) === 0) return undefined;
     const result = await storeExplicitConclusions(ctx, { ...unit, observers, sourceIds, facts, vectors, now: ctx.now() });
+    // Last, the rows a message write to the session also writes, in its order (the unit's job,
+    // then the collections' dreams): held only until the commit that follows, never crosswise.
+    await afterBatch(ctx, settings, unit, ctx.now());
     // new conclusions: a dream may now be due, or a waiting one postponed (dream-schedule.ts)
     if (facts.length > 0) {
       await considerAutomaticDreams(ctx, observers.map((observerId) => ({ workspaceId: unit.workspaceId, sessionId: unit.sessionId, observerId, observedId: unit.observedId })), ctx.now());
     }
-    await afterBatch(ctx, settings, unit, ctx.now());
     return result;
   });
   if (written === undefined) return { kind: 'skipped', reason: 'the session was deleted while its batch was with the model' };

@@ -126,7 +126,8 @@ export async function postponeAutomaticDreams(
   const { store } = ctx;
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || !dreamsAvailable(ctx)) return;
-  const keys = new Set(collections.map(dreamQueueKey));
+  // in key order, as considerAutomaticDreams takes them (a deriver's batch beside a message write)
+  const keys = [...new Set(collections.map(dreamQueueKey))].sort();
   for (const key of keys) await store.jobs.reschedulePending(key, DREAM_AUTO, idleUntil(reasoning.settings, now), DREAM_AUTO);
 }
 
@@ -146,8 +147,9 @@ export async function considerAutomaticDreams(
   // automatic dreams are omni dreams: DREAM_ENABLED_TYPES without omni turns them off
   if (reasoning === undefined || !dreamsAvailable(ctx) || !reasoning.settings.dream.enabledTypes.includes('omni')) return 0;
   let queued = 0;
-  for (const collection of collections) {
-    const key = dreamQueueKey(collection);
+  // in key order, as postponeAutomaticDreams takes them (a message write beside this batch)
+  const ordered = collections.map((collection) => ({ collection, key: dreamQueueKey(collection) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (const { collection, key } of ordered) {
     const open = await store.jobs.openJobs(key);
     if (open.some((job) => job.status === 'pending' && job.kind === DREAM_AUTO)) {
       await store.jobs.reschedulePending(key, DREAM_AUTO, idleUntil(reasoning.settings, now), DREAM_AUTO);

@@ -93,8 +93,9 @@ async function summarize(ctx: DomainContext, payload: SummarizePayload, options:
     if (text === '') return { kind: 'failed', error: `${model.name} returned an empty ${type} summary`, retryable: true };
     const summary: SessionSummaryRecord = { type, content: text, messageId: payload.messageId, messageSeq: payload.messageSeq, tokenCount: tokenCount(text), createdAt: ctx.now() };
     const saved = await inTransaction(ctx, async (ctx) => {
-      // the session may have been deleted and purged while the model wrote
-      if ((await ctx.store.sessions.findForWrite(payload.workspaceId, payload.sessionId)) === undefined) return false;
+      // the session may have been deleted and purged while the model wrote; kept, not locked (the
+      // summary is a row of its own: the session's message writes go on meanwhile)
+      if ((await ctx.store.sessions.findAndKeep(payload.workspaceId, payload.sessionId)) === undefined) return false;
       await ctx.store.reasoning.saveSummary(payload.workspaceId, payload.sessionId, summary);
       if (isLast) await emitIfDrained(ctx, payload);
       return true;

@@ -75,6 +75,7 @@ export const postgresDialect: Dialect = {
   },
   forWrite: ' FOR NO KEY UPDATE',
   forDelete: ' FOR UPDATE',
+  forKeyShare: ' FOR KEY SHARE',
   yieldLocksAfter: async (tx: SqlExecutor, ms: number) => {
     await tx.run(`SET LOCAL lock_timeout = ${Math.max(1, Math.round(ms))}`);
   },

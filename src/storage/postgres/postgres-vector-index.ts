@@ -31,6 +31,9 @@ const INDEXES = [
   'CREATE INDEX IF NOT EXISTS message_vectors_hnsw ON message_vectors USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)',
 ];
 
+/** Vectors stored by one statement (a statement's parameters hold them as text: about 20 KB each at 1,536 dimensions). */
+const PUT_BATCH = 100;
+
 /** A peer's sessions up to this many are passed to a message search as a list, more by a subquery. */
 export const MEMBER_SESSIONS_LISTED = 1000;
 
@@ -58,13 +61,20 @@ export class PostgresVectorIndex implements VectorIndex {
   async putConclusions(rows: ConclusionVector[]): Promise<void> {
     if (rows.length === 0) return;
     await this.sizes.fix(vectorSize(rows));
-    for (const row of rows) {
+    // PUT_BATCH rows a statement (one row a statement was one round trip each: 121 vectors a
+    // second under the soak's load); a conclusion named twice keeps its last vector, as one
+    // statement a row did (ON CONFLICT DO UPDATE may not touch a row twice in one statement)
+    const last = [...new Map(rows.map((row) => [JSON.stringify([row.workspaceId, row.conclusionId]), row])).values()];
+    for (let start = 0; start < last.length; start += PUT_BATCH) {
+      const chunk = last.slice(start, start + PUT_BATCH);
       await this.db.run(
         `INSERT INTO conclusion_vectors (conclusion_pk, workspace_id, observer_id, observed_id, level, session_id, embedding)
-         SELECT c.pk, c.workspace_id, c.observer_id, c.observed_id, c.level, c.session_id, ?::vector
-         FROM conclusions c WHERE c.workspace_id = ? AND c.id = ? AND c.deleted_at IS NULL
+         SELECT c.pk, c.workspace_id, c.observer_id, c.observed_id, c.level, c.session_id, r.embedding::vector
+         FROM unnest(?::text[], ?::text[], ?::text[]) WITH ORDINALITY AS r(workspace_id, id, embedding, at)
+         JOIN conclusions c ON c.workspace_id = r.workspace_id AND c.id = r.id AND c.deleted_at IS NULL
+         ORDER BY r.at
          ON CONFLICT (conclusion_pk) DO UPDATE SET embedding = excluded.embedding`,
-        [vectorText(row.vector), row.workspaceId, row.conclusionId],
+        [chunk.map((row) => row.workspaceId), chunk.map((row) => row.conclusionId), chunk.map((row) => vectorText(row.vector))],
       );
     }
   }
@@ -129,11 +139,19 @@ export class PostgresVectorIndex implements VectorIndex {
     await this.sizes.fix(vectorSize(rows));
     for (const row of rows) {
       if (!Number.isInteger(row.chunk) || row.chunk < 0 || row.chunk >= MAX_CHUNKS_PER_MESSAGE) throw new RangeError(`Chunk numbers run from 0 to ${MAX_CHUNKS_PER_MESSAGE - 1}`);
+    }
+    // as putConclusions: PUT_BATCH rows a statement, a chunk named twice keeps its last vector
+    const last = [...new Map(rows.map((row) => [JSON.stringify([row.workspaceId, row.messageId, row.chunk]), row])).values()];
+    for (let start = 0; start < last.length; start += PUT_BATCH) {
+      const chunk = last.slice(start, start + PUT_BATCH);
       await this.db.run(
         `INSERT INTO message_vectors (message_pk, chunk, workspace_id, session_id, peer_id, embedding)
-         SELECT m.pk, ?, m.workspace_id, m.session_id, m.peer_id, ?::vector FROM messages m WHERE m.workspace_id = ? AND m.id = ?
+         SELECT m.pk, r.chunk, m.workspace_id, m.session_id, m.peer_id, r.embedding::vector
+         FROM unnest(?::text[], ?::text[], ?::int[], ?::text[]) WITH ORDINALITY AS r(workspace_id, id, chunk, embedding, at)
+         JOIN messages m ON m.workspace_id = r.workspace_id AND m.id = r.id
+         ORDER BY r.at
          ON CONFLICT (message_pk, chunk) DO UPDATE SET embedding = excluded.embedding`,
-        [row.chunk, vectorText(row.vector), row.workspaceId, row.messageId],
+        [chunk.map((row) => row.workspaceId), chunk.map((row) => row.messageId), chunk.map((row) => row.chunk), chunk.map((row) => vectorText(row.vector))],
       );
     }
   }

@@ -143,6 +143,13 @@ export interface Dialect {
   /** As `forWrite`, for rows about to be deleted (`FOR UPDATE`, which also waits for foreign key checks). */
   readonly forDelete: string;
   /**
+   * Appended to a SELECT of a parent row that the transaction writes children of but does not
+   * change itself: keeps it from being deleted (or its key changed) until the transaction ends,
+   * as a foreign key check does, without waiting for or holding back its writers (`FOR KEY SHARE`;
+   * empty on SQLite).
+   */
+  readonly forKeyShare: string;
+  /**
    * For the rest of `tx`'s transaction, a lock not granted within `ms` ends it as a conflict
    * (run again by the driver) instead of waiting on (a no-op where writers take turns).
    */

@@ -150,7 +150,7 @@ export class SqlMemoryStore implements MemoryStore {
     }
   }
 
-  async lockConclusionCounts(rows: readonly ConclusionRecord[]): Promise<void> {
+  async lockConclusionCounts(rows: readonly Pick<ConclusionRecord, 'workspaceId' | 'observerId' | 'observedId' | 'level'>[]): Promise<void> {
     if (this.db.dialect !== 'postgres' || rows.length === 0) return;
     const keys = [...new Set(rows.map((r) => JSON.stringify([r.workspaceId, r.observerId, r.observedId, r.level])))].sort();
     // missing count rows made (at 0) and existing ones locked, in key order; only for observers
@@ -314,11 +314,20 @@ export class SqlMemoryStore implements MemoryStore {
   }
 
   async softDeleteConclusion(workspaceId: string, id: string, now: Date): Promise<boolean> {
-    const changed = await this.db.run(
-      'UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL',
-      [this.dialect.time(now), workspaceId, id],
-    );
-    return changed > 0;
+    const remove = (db: SqlExecutor) => db.run('UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL', [this.dialect.time(now), workspaceId, id]);
+    if (this.db.dialect !== 'postgres') return (await remove(this.db)) > 0;
+    // The collection's count row first, as every writer of conclusions takes it
+    // (lockConclusionCounts): the update's trigger takes it after the conclusion's row, and a
+    // writer holding the count while it reinforces this conclusion waited the other way round.
+    return this.inTransaction(async (db) => {
+      const row = await db.get<{ observer_id: string; observed_id: string; level: ConclusionLevel }>(
+        'SELECT observer_id, observed_id, level FROM conclusions WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL',
+        [workspaceId, id],
+      );
+      if (row === undefined) return false;
+      await new SqlMemoryStore(db).lockConclusionCounts([{ workspaceId, observerId: row.observer_id, observedId: row.observed_id, level: row.level }]);
+      return (await remove(db)) > 0;
+    });
   }
 
   async reinforceConclusion(workspaceId: string, id: string): Promise<number | undefined> {

@@ -54,6 +54,10 @@ export class SqlSessionStore implements SessionStore {
     return this.findLocking(workspaceId, id, this.d.forWrite);
   }
 
+  findAndKeep(workspaceId: string, id: string): Promise<SessionRecord | undefined> {
+    return this.findLocking(workspaceId, id, this.d.forKeyShare);
+  }
+
   private async findLocking(workspaceId: string, id: string, lock: string): Promise<SessionRecord | undefined> {
     const row = await this.db.get<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.workspace_id = ? AND s.id = ?${lock}`, [workspaceId, id]);
     return row && sessionFromRow(this.d, row);
@@ -163,14 +167,27 @@ export class SqlSessionStore implements SessionStore {
       // with it. The session's row is locked (the one-time test of the subquery, before any row is
       // deleted) ahead of the rows whose triggers write it, the order of the session's other
       // writers and of a workspace delete (SqlWorkspaceStore.delete); otherwise a purge and a
-      // workspace delete each hold what the other waits for.
+      // workspace delete each hold what the other waits for. `FOR UPDATE`, which also waits for
+      // a background writer keeping the session (findAndKeep): a purge taking the batch's items
+      // and conclusions from under a deriver that goes on to write them would close a cycle.
+      // Conclusions on PostgreSQL: then their collections' count rows, in the triggers' order,
+      // before any conclusion's row (counted all, so every one is locked), as every other writer
+      // of conclusions takes them; deleting the rows first and taking the counts in the trigger
+      // deadlocked with a conclusion's delete, which holds its count while it waits for the row.
+      const counts =
+        table === 'conclusions' && this.db.dialect === 'postgres'
+          ? `AND (SELECT count(*) FROM (SELECT 1 FROM conclusion_counts k WHERE k.workspace_id = ? AND (k.observer_id, k.observed_id, k.level) IN (
+               SELECT x.observer_id, x.observed_id, x.level FROM conclusions x WHERE x.workspace_id = ? AND x.session_id = ?)
+               ORDER BY k.workspace_id, k.observer_id, k.observed_id, k.level FOR NO KEY UPDATE) locked) >= 0`
+          : '';
       deleted += await this.db.run(
         `DELETE FROM ${table} WHERE pk IN (
            SELECT c.pk FROM ${table} c
            WHERE c.workspace_id = ? AND c.session_id = ?
-             AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = ? AND s.id = ? AND s.is_active = ?${this.d.forWrite})
+             AND EXISTS (SELECT 1 FROM sessions s WHERE s.workspace_id = ? AND s.id = ? AND s.is_active = ?${this.d.forDelete})
+             ${counts}
            LIMIT ${count - deleted})`,
-        [workspaceId, id, workspaceId, id, this.d.bool(false)],
+        [workspaceId, id, workspaceId, id, this.d.bool(false), ...(counts === '' ? [] : [workspaceId, workspaceId, id])],
       );
       if (deleted >= count) break;
     }

@@ -202,6 +202,7 @@ export const sqliteDialect: Dialect = {
   // one writer at a time: there is no lock order to keep
   forWrite: '',
   forDelete: '',
+  forKeyShare: '',
   yieldLocksAfter: async () => {},
 
   // claims run in an IMMEDIATE transaction, which already serialises them

@@ -87,6 +87,9 @@ export function partitionCandidates(k: number, sessions: number): number {
 
 const MIN_PARTITION_CANDIDATES = 64;
 
+/** Vectors stored at a time: a statement's rows (its parameters stay under SQLite's limit of 32,766). */
+const PUT_BATCH = 100;
+
 /** Deletes the chunks of the message whose pk is bound twice, through the primary key. */
 export const DELETE_MESSAGE_CHUNKS = `DELETE FROM message_embeddings WHERE rowid BETWEEN ? * ${MAX_CHUNKS_PER_MESSAGE} AND ? * ${MAX_CHUNKS_PER_MESSAGE} + ${MAX_CHUNKS_PER_MESSAGE - 1}`;
 /** Deletes one chunk's signs, by rowid (the only lookup a vec0 table does without a scan). */
@@ -176,6 +179,20 @@ interface ChunkPlace {
   session_pk: number;
 }
 
+/** Stores chunks' floats and signs, two statements for them all. */
+async function insertChunks(db: SqlExecutor, chunks: readonly { rowid: bigint; place: ChunkPlace; floats: Buffer }[]): Promise<void> {
+  await db.run(`INSERT INTO message_embeddings (rowid, embedding) VALUES ${chunks.map(() => '(?, ?)').join(', ')}`, chunks.flatMap((c) => [c.rowid, c.floats]));
+  await db.run(
+    `INSERT INTO message_embedding_signs (rowid, workspace_id, session_id, peer_id, session_pk, embedding) VALUES ${chunks.map(() => '(?, ?, ?, ?, ?, vec_bit(?))').join(', ')}`,
+    chunks.flatMap((c) => {
+      // a Buffer from the driver need not be 4-byte aligned for a Float32Array over it
+      const vector = new Float32Array(c.floats.byteLength / 4);
+      for (let i = 0; i < vector.length; i++) vector[i] = c.floats.readFloatLE(i * 4);
+      return [c.rowid, c.place.workspace_id, c.place.session_id, c.place.peer_id, BigInt(c.place.session_pk), signBits(vector)];
+    }),
+  );
+}
+
 async function insertChunk(db: SqlExecutor, rowid: bigint, place: ChunkPlace, floats: Buffer): Promise<void> {
   // a Buffer from the driver need not be 4-byte aligned for a Float32Array over it
   const vector = new Float32Array(floats.byteLength / 4);
@@ -220,15 +237,22 @@ export class SqliteVectorIndex implements VectorIndex {
   async putConclusions(rows: ConclusionVector[]): Promise<void> {
     if (rows.length === 0) return;
     await this.sizes.fix(vectorSize(rows));
-    for (const row of rows) {
-      const found = await this.db.get<{ pk: number }>('SELECT pk FROM conclusions WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL', [row.workspaceId, row.conclusionId]);
-      if (found === undefined) continue;
-      await this.db.run('DELETE FROM conclusion_vectors WHERE rowid = ?', [BigInt(found.pk)]);
+    // PUT_BATCH rows at a time: their conclusions in one statement, their vectors inserted by one
+    // (a vec0 table deletes by rowid only one at a time, so a vector replaced goes on its own); a
+    // conclusion named twice keeps its last vector
+    const last = [...new Map(rows.map((row) => [JSON.stringify([row.workspaceId, row.conclusionId]), row])).values()];
+    for (let start = 0; start < last.length; start += PUT_BATCH) {
+      const chunk = last.slice(start, start + PUT_BATCH);
+      const found = await this.db.all<{ at: number; pk: number; collection: string; level: string; session_id: string }>(
+        `SELECT r.key AS at, c.pk, json_array(c.workspace_id, c.observer_id, c.observed_id) AS collection, c.level, coalesce(c.session_id, '') AS session_id
+         FROM json_each(?) r JOIN conclusions c ON c.workspace_id = r.value ->> 0 AND c.id = r.value ->> 1 AND c.deleted_at IS NULL ORDER BY r.key`,
+        [JSON.stringify(chunk.map((row) => [row.workspaceId, row.conclusionId]))],
+      );
+      if (found.length === 0) continue;
+      for (const f of found) await this.db.run('DELETE FROM conclusion_vectors WHERE rowid = ?', [BigInt(f.pk)]);
       await this.db.run(
-        `INSERT INTO conclusion_vectors (rowid, collection, embedding, level, session_id)
-         SELECT c.pk, json_array(c.workspace_id, c.observer_id, c.observed_id), ?, c.level, coalesce(c.session_id, '')
-         FROM conclusions c WHERE c.pk = ?`,
-        [blob(row.vector), found.pk],
+        `INSERT INTO conclusion_vectors (rowid, collection, embedding, level, session_id) VALUES ${found.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+        found.flatMap((f) => [BigInt(f.pk), f.collection, blob(chunk[Number(f.at)].vector), f.level, f.session_id]),
       );
     }
   }
@@ -290,16 +314,25 @@ export class SqliteVectorIndex implements VectorIndex {
     await this.sizes.fix(vectorSize(rows));
     for (const row of rows) {
       if (!Number.isInteger(row.chunk) || row.chunk < 0 || row.chunk >= MAX_CHUNKS_PER_MESSAGE) throw new RangeError(`Chunk numbers run from 0 to ${MAX_CHUNKS_PER_MESSAGE - 1}`);
-      const found = await this.db.get<ChunkPlace & { pk: number }>(
-        `SELECT m.pk, m.workspace_id, m.session_id, m.peer_id, s.pk AS session_pk FROM messages m
-         JOIN sessions s ON s.workspace_id = m.workspace_id AND s.id = m.session_id WHERE m.workspace_id = ? AND m.id = ?`,
-        [row.workspaceId, row.messageId],
+    }
+    // as putConclusions: PUT_BATCH rows at a time, a chunk named twice keeps its last vector
+    const last = [...new Map(rows.map((row) => [JSON.stringify([row.workspaceId, row.messageId, row.chunk]), row])).values()];
+    for (let start = 0; start < last.length; start += PUT_BATCH) {
+      const chunk = last.slice(start, start + PUT_BATCH);
+      const found = await this.db.all<ChunkPlace & { at: number; pk: number }>(
+        `SELECT r.key AS at, m.pk, m.workspace_id, m.session_id, m.peer_id, s.pk AS session_pk
+         FROM json_each(?) r JOIN messages m ON m.workspace_id = r.value ->> 0 AND m.id = r.value ->> 1
+         JOIN sessions s ON s.workspace_id = m.workspace_id AND s.id = m.session_id ORDER BY r.key`,
+        [JSON.stringify(chunk.map((row) => [row.workspaceId, row.messageId]))],
       );
-      if (found === undefined) continue;
-      const rowid = BigInt(found.pk) * BigInt(MAX_CHUNKS_PER_MESSAGE) + BigInt(row.chunk);
-      // its trigger deletes the signs too
-      await this.db.run('DELETE FROM message_embeddings WHERE rowid = ?', [rowid]);
-      await insertChunk(this.db, rowid, found, blob(row.vector));
+      if (found.length === 0) continue;
+      const rowids = found.map((f) => BigInt(f.pk) * BigInt(MAX_CHUNKS_PER_MESSAGE) + BigInt(chunk[Number(f.at)].chunk));
+      // the plain table by its primary key; its trigger deletes each one's signs by rowid
+      await this.db.run(`DELETE FROM message_embeddings WHERE rowid IN (${rowids.map(() => '?').join(', ')})`, rowids);
+      await insertChunks(
+        this.db,
+        found.map((f, i) => ({ rowid: rowids[i], place: f, floats: blob(chunk[Number(f.at)].vector) })),
+      );
     }
   }
 
