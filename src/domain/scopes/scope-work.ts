@@ -84,8 +84,9 @@ export async function runScopeBackfill(ctx: DomainContext, payload: ScopeWorkPay
     const copied = await inTransaction(ctx, async (ctx) => {
       const { store } = ctx;
       const now = ctx.now();
-      // the session's row first, as every writer of its conclusions takes it (docs/decisions.md)
-      const session = await store.sessions.findForWrite(payload.workspaceId, payload.sessionId);
+      // the session's row first, kept (not locked) as every background writer keeps it
+      // (docs/decisions.md, the lock order), so that message writes never wait for a backfill
+      const session = await store.sessions.findAndKeep(payload.workspaceId, payload.sessionId);
       if (session === undefined || !(await isScopeMember(ctx, payload))) return undefined;
       const done = await store.memory.copiedSources(payload.workspaceId, payload.scopePeerId, payload.sessionId);
       // what the deriver gave the scope while it was a member is there already under its own id
@@ -133,6 +134,11 @@ export async function runScopeRemoval(ctx: DomainContext, payload: ScopeWorkPayl
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
     const now = ctx.now();
+    // the session's row kept first, as the backfill does (a purge may have removed it: nothing left)
+    if ((await store.sessions.findAndKeep(payload.workspaceId, payload.sessionId)) === undefined) {
+      await store.scopes.deleteBackfill(payload.workspaceId, payload.scopePeerId, payload.sessionId);
+      return { kind: 'done', count: 0 };
+    }
     const retired = await store.memory.retireSessionConclusions(payload.workspaceId, payload.scopePeerId, payload.sessionId, now);
     await store.scopes.deleteBackfill(payload.workspaceId, payload.scopePeerId, payload.sessionId);
     if (dreamsAvailable(ctx)) {

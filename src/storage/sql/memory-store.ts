@@ -373,6 +373,15 @@ export class SqlMemoryStore implements MemoryStore {
   retireSessionConclusions(workspaceId: string, observerId: string, sessionId: string, now: Date): Promise<{ ids: string[]; observedIds: string[] }> {
     return this.inTransaction(async (db) => {
       const time = this.dialect.time(now);
+      // the observer's collections' count rows before any conclusion's row (the lock order of
+      // docs/decisions.md): every level of them, as the derived ones may go too
+      const collections = await db.all<{ observed_id: string; level: string }>(
+        'SELECT DISTINCT observed_id, level FROM conclusions WHERE workspace_id = ? AND observer_id = ? AND deleted_at IS NULL',
+        [workspaceId, observerId],
+      );
+      await new SqlMemoryStore(db).lockConclusionCounts(
+        collections.map((c) => ({ workspaceId, observerId, observedId: c.observed_id, level: c.level as ConclusionLevel }) as ConclusionRecord),
+      );
       const first = await db.all<{ id: string; observed_id: string }>(
         `UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND observer_id = ? AND session_id = ? AND level = 'explicit' AND deleted_at IS NULL
          RETURNING id, observed_id`,
