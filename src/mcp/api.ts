@@ -46,6 +46,8 @@ import { INVALID, bool, int, model, optional, type Field, type Loc, type Schema,
 import { V3 } from '../http/workspace-api/generations.js';
 import type { JsonObject } from '../storage/store.js';
 import { refuseScopes, refuseScopeUpdate } from '../domain/scopes/scope-guards.js';
+import { addSessionsToScope, createScope, listScopes, listScopeSessions, removeSessionFromScope, scopeStatus } from '../domain/scopes/scopes.js';
+import { ScopeCreate, ScopeSessionsAdd } from '../http/shared/scope-schemas.js';
 
 /** An input the route's schema refuses: the items of the API's 422 body. */
 export class InvalidInput extends Error {
@@ -104,6 +106,7 @@ export const ROUTE_SCOPES = {
   conclusions: { kind: 'workspace' },
   dream: { kind: 'workspace' },
   queue: { kind: 'workspace' },
+  scopes: { kind: 'workspace' },
 } as const satisfies Record<string, RouteScope>;
 
 const sessionContextQuery = {
@@ -403,5 +406,45 @@ export class Api {
   async queueStatus(workspaceId: string) {
     await this.authorize(ROUTE_SCOPES.queue, { workspaceId });
     return getQueueStatus(this.ctx, workspaceId);
+  }
+
+  // ---------------------------------------------------------------- scopes (workspace keys only)
+
+  /** `POST /v3/workspaces/{w}/scopes` (get or create). */
+  async createScope(workspaceId: string, id: string, metadata?: JsonObject) {
+    await this.authorize(ROUTE_SCOPES.scopes, { workspaceId });
+    return createScope(this.ctx, workspaceId, valid(ScopeCreate, defined({ id, metadata })));
+  }
+
+  /** `POST /v3/workspaces/{w}/scopes/list`, one page. */
+  async listScopes(workspaceId: string, page = 1, size = 50) {
+    await this.authorize(ROUTE_SCOPES.scopes, { workspaceId });
+    const query = validQuery(pagedReversible, { page, size });
+    return listScopes(this.ctx, workspaceId, { page: query.page, size: query.size, reverse: query.reverse ?? false });
+  }
+
+  /** `POST /v3/workspaces/{w}/scopes/{x}/sessions`. */
+  async addSessionsToScope(workspaceId: string, scopeId: string, sessionIds: string[]) {
+    await this.authorize(ROUTE_SCOPES.scopes, { workspaceId });
+    await addSessionsToScope(this.ctx, workspaceId, scopeId, valid(ScopeSessionsAdd, { session_ids: sessionIds }).session_ids);
+  }
+
+  /** `DELETE /v3/workspaces/{w}/scopes/{x}/sessions/{s}`. */
+  async removeSessionFromScope(workspaceId: string, scopeId: string, sessionId: string) {
+    await this.authorize(ROUTE_SCOPES.scopes, { workspaceId });
+    await removeSessionFromScope(this.ctx, workspaceId, scopeId, sessionId);
+  }
+
+  /** `POST /v3/workspaces/{w}/scopes/{x}/sessions/list`, one page. */
+  async scopeSessions(workspaceId: string, scopeId: string, page = 1, size = 50) {
+    await this.authorize(ROUTE_SCOPES.scopes, { workspaceId });
+    const query = validQuery(pagedReversible, { page, size });
+    return listScopeSessions(this.ctx, workspaceId, scopeId, { page: query.page, size: query.size, reverse: query.reverse ?? false });
+  }
+
+  /** `GET /v3/workspaces/{w}/scopes/{x}/status`. */
+  async scopeStatus(workspaceId: string, scopeId: string) {
+    await this.authorize(ROUTE_SCOPES.scopes, { workspaceId });
+    return scopeStatus(this.ctx, workspaceId, scopeId);
   }
 }

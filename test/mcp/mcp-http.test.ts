@@ -166,6 +166,15 @@ describe('MCP over Streamable HTTP', () => {
     const ofAlice = (await run('list_peer_sessions', { peer_id: 'alice' })).sessions;
     expect(ofAlice.filter((s: { is_active: boolean }) => s.is_active).map((s: { id: string }) => s.id)).toEqual(['s1']);
 
+    // scopes: made, given a session (its background copy queued), listed, and the session removed
+    expect(await run('create_scope', { scope_id: 'work', metadata: { k: 'v' } })).toMatchObject({ created: true, scope: { id: 'work', metadata: { k: 'v' } } });
+    expect((await run('list_scopes')).scopes.map((s: { id: string }) => s.id)).toEqual(['work']);
+    expect(await run('add_sessions_to_scope', { scope_id: 'work', session_ids: ['s1'] })).toEqual({ scope_id: 'work', added: ['s1'] });
+    expect((await run('list_scope_sessions', { scope_id: 'work' })).sessions).toEqual([{ id: 's1' }]);
+    expect(Object.keys((await run('get_scope_status', { scope_id: 'work' })).backfill_status)).toEqual(['s1']);
+    await run('remove_session_from_scope', { scope_id: 'work', session_id: 's1' });
+    expect((await run('list_scope_sessions', { scope_id: 'work' })).total).toBe(0);
+
     const { tools } = await c.listTools();
     expect([...called].sort()).toEqual(tools.map((t) => t.name).sort());
   });

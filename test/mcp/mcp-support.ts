@@ -113,6 +113,12 @@ export function toolArguments(f: { w: string; messageId: string; conclusionId: s
     schedule_dream: { ...w, peer_id: 'bot', target_peer_id: 'alice' },
     get_queue_status: { ...w },
     list_peer_sessions: { ...w, peer_id: 'alice' },
+    create_scope: { ...w, scope_id: 'work' },
+    list_scopes: { ...w },
+    add_sessions_to_scope: { ...w, scope_id: 'work', session_ids: ['s1'] },
+    remove_session_from_scope: { ...w, scope_id: 'work', session_id: 's1' },
+    list_scope_sessions: { ...w, scope_id: 'work' },
+    get_scope_status: { ...w, scope_id: 'work' },
   };
 }
 

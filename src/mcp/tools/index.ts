@@ -1,3 +1,4 @@
+import { scopeTools } from './scopes.js';
 import type { ToolSpec } from '../tool.js';
 import { conclusionTools, extraPeerTools, peerTools } from './peers.js';
 import { sessionTools } from './sessions.js';
@@ -6,11 +7,8 @@ import { systemTools, workspaceTools } from './workspace.js';
 /** The reference MCP server's 31 tools, in its order (names and parameters as ../shared/reference/mcp.md M6). */
 export const REFERENCE_TOOLS: readonly ToolSpec[] = [...workspaceTools, ...peerTools, ...sessionTools, ...conclusionTools, ...systemTools];
 
-/**
- * Tools over the routes of scopes go here (a `scopeTools` list in tools/scopes.ts, each tool's
- * calls declared in api.ts with the scope rule of its route, as every other tool's are).
- */
-const SCOPE_TOOLS: readonly ToolSpec[] = [];
+/** Tools over the routes of scopes (tools/scopes.ts), each with the scope rule of its route in api.ts. */
+const SCOPE_TOOLS: readonly ToolSpec[] = scopeTools;
 
 /** Every tool, in `tools/list` order: the reference's, then Engram's own (docs/mcp.md). */
 export const TOOLS: readonly ToolSpec[] = [...REFERENCE_TOOLS, ...extraPeerTools, ...SCOPE_TOOLS];
