@@ -134,6 +134,12 @@ describe(`conclusions of sessions, observed peers and ids (${DIALECT})`, () => {
     const many = Array.from({ length: 17 }, (_, k) => session(k + 1));
     expect((await memory.recentConclusions({ ...alice, sessionIds: many }, 6)).map((c) => c.id)).toEqual(newestShown(many, 6));
     expect((await memory.recentConclusions({ ...alice, sessionIds: [] }, 6)).map((c) => c.id)).toEqual([]);
+    // a long list of older sessions (the walk's worst case), and one without s07, where the
+    // deduction drawn from s03 and s07 is not shown
+    const older = Array.from({ length: 17 }, (_, k) => session(k)).filter((id) => id !== session(7));
+    for (const allowed of [older, [...older.slice(0, 5), session(7), ...older.slice(5)], [...many, 'no-such-session']]) {
+      expect((await memory.recentConclusions({ ...alice, sessionIds: allowed }, 7)).map((c) => c.id), allowed.join()).toEqual(newestShown(allowed, 7));
+    }
   });
 
   it('lists filtered by session, by observed peer, by a collection\'s session: pages in the order of their index', async () => {
