@@ -1,6 +1,13 @@
 import { within, type DomainContext } from '../domain/context.js';
-import { readScopeWorkPayload, runScopeBackfill, runScopeRemoval, SCOPE_BACKFILL, SCOPE_REMOVAL } from '../domain/scopes/scope-work.js';
-import { jobHandler, type JobCatalog } from './catalog.js';
+import { runScopeBackfill, runScopeRemoval, SCOPE_BACKFILL, SCOPE_REMOVAL, type ScopeWorkPayload } from '../domain/scopes/scope-work.js';
+import type { JsonObject } from '../storage/store.js';
+import { isText, jobHandler, type JobCatalog } from './catalog.js';
+
+/** A stored payload of either kind, checked when claimed (a stored row is input too). */
+export function readScopeWorkPayload(payload: JsonObject): ScopeWorkPayload | undefined {
+  const { workspaceId, scopePeerId, sessionId } = payload;
+  return isText(workspaceId) && isText(scopePeerId) && isText(sessionId) ? { workspaceId, scopePeerId, sessionId } : undefined;
+}
 
 /** A backfill or removal reads and writes one session's conclusions: seconds at most. */
 const SCOPE_TIMEOUT_MS = 2 * 60_000;

@@ -13,10 +13,9 @@ import type { DomainContext } from '../context.js';
 /** The sessions a read is confined to; undefined when it is not. An empty list confines to nothing. */
 export type Confinement = readonly string[] | undefined;
 
-/** The one set a read is confined to, from however the request named it (at most one way is allowed). */
-export function confinement(named: { allowlist?: readonly string[]; session?: string; scopeSessions?: readonly string[] }): string[] | undefined {
+/** The one set a read is confined to: an allowlist (a list-form scope's sessions come as one), or one session. */
+export function confinement(named: { allowlist?: readonly string[]; session?: string }): string[] | undefined {
   if (named.allowlist !== undefined) return [...named.allowlist];
-  if (named.scopeSessions !== undefined) return [...named.scopeSessions];
   if (named.session !== undefined) return [named.session];
   return undefined;
 }

@@ -210,6 +210,16 @@ export async function embedStoredConclusions(ctx: DomainContext, payload: EmbedC
   return { kind: 'done', chunks: found.length };
 }
 
+/** Queues the embedding of the workspace's conclusions `ids` (MESSAGES_PER_EMBED_JOB a job). */
+export async function queueConclusionEmbeddings(ctx: DomainContext, workspaceId: string, ids: readonly string[], now: Date): Promise<void> {
+  const jobs = [];
+  for (let start = 0; start < ids.length; start += MESSAGES_PER_EMBED_JOB) {
+    const payload: EmbedConclusionsPayload = { workspaceId, conclusionIds: ids.slice(start, start + MESSAGES_PER_EMBED_JOB) };
+    jobs.push({ id: ctx.newId(), kind: EMBED_CONCLUSIONS, workspaceId, queueKey: `embed:${workspaceId}:conclusions`, payload, maxAttempts: ctx.limits.jobMaxAttempts });
+  }
+  if (jobs.length > 0) await ctx.store.jobs.enqueue(jobs, now);
+}
+
 /**
  * `engram reembed`, after the vectors were dropped: queues jobs that embed every live conclusion
  * and, with EMBED_MESSAGES on, every message again (MESSAGES_PER_EMBED_JOB per job), run by the workers like any other
@@ -218,7 +228,6 @@ export async function embedStoredConclusions(ctx: DomainContext, payload: EmbedC
 export async function queueReembedding(ctx: DomainContext): Promise<{ conclusions: number; messages: number }> {
   if (embedderOf(ctx) === undefined) throw new Error('no embedding model is configured');
   const now = ctx.now();
-  const maxAttempts = ctx.limits.jobMaxAttempts;
   let conclusions = 0;
   for (let after = 0; ; ) {
     const page = await ctx.store.memory.liveConclusionsAfter(after, 1000);
@@ -226,17 +235,7 @@ export async function queueReembedding(ctx: DomainContext): Promise<{ conclusion
     after = page[page.length - 1].pk;
     const byWorkspace = new Map<string, string[]>();
     for (const row of page) byWorkspace.set(row.workspaceId, [...(byWorkspace.get(row.workspaceId) ?? []), row.id]);
-    const jobs = [...byWorkspace].flatMap(([workspaceId, ids]) =>
-      Array.from({ length: Math.ceil(ids.length / MESSAGES_PER_EMBED_JOB) }, (_, i) => ({
-        id: ctx.newId(),
-        kind: EMBED_CONCLUSIONS,
-        workspaceId,
-        queueKey: `embed:${workspaceId}:conclusions`,
-        payload: { workspaceId, conclusionIds: ids.slice(i * MESSAGES_PER_EMBED_JOB, (i + 1) * MESSAGES_PER_EMBED_JOB) },
-        maxAttempts,
-      })),
-    );
-    await ctx.store.jobs.enqueue(jobs, now);
+    for (const [workspaceId, ids] of byWorkspace) await queueConclusionEmbeddings(ctx, workspaceId, ids, now);
     conclusions += page.length;
   }
   let messages = 0;

@@ -1,7 +1,7 @@
 import type { ConclusionRecord, JsonObject } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { dreamsAvailable, queueDream } from '../reasoning/dream-schedule.js';
-import { EMBED_CONCLUSIONS, embedderOf, MESSAGES_PER_EMBED_JOB } from '../reasoning/embeddings.js';
+import { embedderOf, queueConclusionEmbeddings } from '../reasoning/embeddings.js';
 import { emitQueueEmpty } from '../reasoning/queue-empty.js';
 
 /*
@@ -36,14 +36,6 @@ export function scopeWorkOfKey(queueKey: string): ScopeWorkPayload | undefined {
   } catch {
     return undefined;
   }
-}
-
-const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
-
-/** A stored payload of either kind, checked when claimed. */
-export function readScopeWorkPayload(payload: JsonObject): ScopeWorkPayload | undefined {
-  const { workspaceId, scopePeerId, sessionId } = payload;
-  return isText(workspaceId) && isText(scopePeerId) && isText(sessionId) ? { workspaceId, scopePeerId, sessionId } : undefined;
 }
 
 /**
@@ -103,7 +95,8 @@ export async function runScopeBackfill(ctx: DomainContext, payload: ScopeWorkPay
         await store.memory.lockConclusionCounts(copies);
         await store.memory.insertConclusions(copies);
         const unembedded = await store.vectors.copyConclusionVectors(payload.workspaceId, copies.map((copy) => ({ fromId: copy.copiedFrom!, toId: copy.id })));
-        await queueConclusionEmbeddings(ctx, payload.workspaceId, unembedded, now);
+        // a copy whose original has no vector is embedded (when an embedding model is configured)
+        if (embedderOf(ctx) !== undefined) await queueConclusionEmbeddings(ctx, payload.workspaceId, unembedded, now);
         if (dreamsAvailable(ctx)) {
           for (const observedId of new Set(copies.map((copy) => copy.observedId))) {
             await queueDream(ctx, { workspaceId: payload.workspaceId, observerId: payload.scopePeerId, observedId, dreamType: 'omni', sessionId: null, rebuild: false }, now);
@@ -155,20 +148,3 @@ export async function runScopeRemoval(ctx: DomainContext, payload: ScopeWorkPayl
 
 /** How liveConclusionsByContent compares contents: trimmed and lower-cased. */
 const contentKey = (content: string) => content.trim().toLowerCase();
-
-/** Queues the embedding of conclusions that have no vector (when an embedding model is configured). */
-async function queueConclusionEmbeddings(ctx: DomainContext, workspaceId: string, ids: readonly string[], now: Date): Promise<void> {
-  if (ids.length === 0 || embedderOf(ctx) === undefined) return;
-  const jobs = [];
-  for (let start = 0; start < ids.length; start += MESSAGES_PER_EMBED_JOB) {
-    jobs.push({
-      id: ctx.newId(),
-      kind: EMBED_CONCLUSIONS,
-      workspaceId,
-      queueKey: `embed:${workspaceId}:conclusions`,
-      payload: { workspaceId, conclusionIds: ids.slice(start, start + MESSAGES_PER_EMBED_JOB) },
-      maxAttempts: ctx.limits.jobMaxAttempts,
-    });
-  }
-  await ctx.store.jobs.enqueue(jobs, now);
-}

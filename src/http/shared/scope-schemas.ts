@@ -1,7 +1,7 @@
 import { MAX_SESSIONS_PER_ADD } from '../../domain/scopes/scopes.js';
 import { scopeNameProblem } from '../../domain/scopes/scope-names.js';
 import { metadata, optionalNullable } from './fields.js';
-import { INVALID, list, model, nullable, optional, refine, required, str, type Schema, type ValidationItem } from './validate.js';
+import { INVALID, list, model, nullable, optional, refine, required, str, transform, type Schema, type ValidationItem } from './validate.js';
 
 /*
  * The wire shapes of scopes (shared/reference/scopes.md S2, S6, S7), v3 only.
@@ -28,20 +28,11 @@ export const ScopeCreate = model(
 );
 
 export const ScopeSessionsAdd = model(
-  { session_ids: required(transformUnique(list(str(), { minLength: 1, maxLength: MAX_SESSIONS_PER_ADD }))) },
+  // duplicates collapse after the list's checks (its limits count the ids as sent)
+  { session_ids: required(transform(list(str(), { minLength: 1, maxLength: MAX_SESSIONS_PER_ADD }), (ids) => [...new Set(ids)])) },
   { title: 'ScopeSessionsAdd' },
 );
 
-/** Duplicates collapse after the list's checks (its limits count the ids as sent). */
-function transformUnique(inner: Schema<string[]>): Schema<string[]> {
-  return {
-    parse(input, loc, errors) {
-      const parsed = inner.parse(input, loc, errors);
-      return parsed === INVALID ? INVALID : [...new Set(parsed)];
-    },
-    jsonSchema: () => inner.jsonSchema(),
-  };
-}
 
 /**
  * The `scope` read option of chat and representation: a name, or a list of 1 to 100 names. A
