@@ -23,7 +23,7 @@ async function setup(overrides: Record<string, string> = {}): Promise<{ api: Tes
     JOB_RETRY_MAX_MS: '200',
     WORKER_POLL_MS: '20',
     ...overrides,
-  });
+  }, { ownDatabase: true });
   const sink = await startWebhookSink();
   const worker = createWorker(api.config, api.database, silent);
   worker.start();

@@ -1,13 +1,12 @@
 import { Honcho } from '@honcho-ai/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
 import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/main.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { multipartBody, type FormPart } from '../support/multipart.js';
 import { drainWorkspace, facts, reasoningApps, REASONING_TEST_ENV, silentLogger, type ReasoningSetup } from '../support/reasoning-harness.js';
 import { startSdkServer, type SdkServer } from '../support/sdk-server.js';
-import { TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
+import { uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
  * The `configuration` form field of a file upload reaches the deriver as the configuration of
@@ -107,9 +106,8 @@ describe('upload configuration through @honcho-ai/sdk', () => {
   let worker: Worker;
   beforeAll(async () => {
     const env = { ...fake.env(), ...REASONING_TEST_ENV, EMBED_MESSAGES: 'false' };
-    server = await startSdkServer(env);
-    const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'silent', ...env }, '/nonexistent/.env');
-    worker = createWorker(config, server.database, silentLogger);
+    server = await startSdkServer(env, { ownDatabase: true });
+    worker = createWorker(server.config, server.database, silentLogger);
   });
   afterAll(async () => {
     await worker?.stop(1000);

@@ -8,16 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Honcho, NotFoundError } from '@honcho-ai/sdk';
 import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/main.js';
-import { loadConfig } from '../../src/config.js';
 import { expectAllOk, routesCalled, startSdkServer, type SdkServer } from '../support/sdk-server.js';
-import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { uniqueId } from '../support/test-app.js';
 
 let server: SdkServer;
 let worker: Worker;
 beforeAll(async () => {
-  server = await startSdkServer();
-  const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'silent', WORKER_POLL_MS: '20' }, '/nonexistent/.env');
-  worker = createWorker(config, server.database, { info: () => undefined, warn: () => undefined, error: () => undefined });
+  server = await startSdkServer({ WORKER_POLL_MS: '20' }, { ownDatabase: true });
+  worker = createWorker(server.config, server.database, { info: () => undefined, warn: () => undefined, error: () => undefined });
   worker.start();
 });
 afterAll(async () => {

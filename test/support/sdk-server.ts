@@ -2,8 +2,8 @@ import type { FastifyInstance } from 'fastify';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { expect } from 'vitest';
 import { buildApp, openDatabase, type Database } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { TEST_DATABASE_URL } from './test-app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { DIALECT, ownPostgresDatabase, TEST_DATABASE_URL } from './test-app.js';
 
 /**
  * The real server, listening on an ephemeral port, for tests that drive it through the official
@@ -27,6 +27,8 @@ export interface Exchange {
 export interface SdkServer {
   app: FastifyInstance;
   database: Database;
+  /** The server's configuration: what a worker for its database is made with. */
+  config: Config;
   /** `http://127.0.0.1:<port>`, what the SDKs take as `baseURL`. */
   baseURL: string;
   /** Every exchange so far, in the order the server answered them. */
@@ -46,8 +48,13 @@ function parseMaybeJson(text: unknown): unknown {
   }
 }
 
-export async function startSdkServer(overrides: Record<string, string> = {}): Promise<SdkServer> {
-  const config = loadConfig({ DATABASE_URL: TEST_DATABASE_URL, LOG_LEVEL: 'silent', ...overrides }, '/nonexistent/.env');
+/**
+ * `ownDatabase`: on PostgreSQL, a database of the server's own instead of the shared test
+ * database, for files that run a worker (on the shared one it would take other files' jobs).
+ */
+export async function startSdkServer(overrides: Record<string, string> = {}, options: { ownDatabase?: boolean } = {}): Promise<SdkServer> {
+  const own = options.ownDatabase === true && DIALECT === 'postgres' && overrides.DATABASE_URL === undefined ? await ownPostgresDatabase() : undefined;
+  const config = loadConfig({ DATABASE_URL: own?.url ?? TEST_DATABASE_URL, LOG_LEVEL: 'silent', ...overrides }, '/nonexistent/.env');
   const database = await openDatabase(config.databaseUrl);
   const { app } = await buildApp({ config, database, logger: false });
 
@@ -73,6 +80,7 @@ export async function startSdkServer(overrides: Record<string, string> = {}): Pr
   } catch (error) {
     await app.close().catch(() => undefined);
     await database.driver.close().catch(() => undefined);
+    await own?.drop();
     throw error;
   }
   const address = app.server.address();
@@ -81,12 +89,14 @@ export async function startSdkServer(overrides: Record<string, string> = {}): Pr
   return {
     app,
     database,
+    config,
     baseURL: `http://127.0.0.1:${address.port}`,
     exchanges,
     since: (mark) => exchanges.slice(mark),
     async close() {
       await app.close();
       await database.driver.close();
+      await own?.drop();
     },
   };
 }

@@ -162,7 +162,7 @@ describe('written through v3, read through v1', () => {
 
 describe('webhooks', () => {
   it('a message written through v1 sends the same message.created event as a v3 write', async () => {
-    const hooked = await buildTestApp({ WEBHOOK_SECRET: 'v1-webhook-secret', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WORKER_POLL_MS: '20' });
+    const hooked = await buildTestApp({ WEBHOOK_SECRET: 'v1-webhook-secret', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WORKER_POLL_MS: '20' }, { ownDatabase: true });
     const sink = await startWebhookSink();
     const worker = createWorker(hooked.config, hooked.database, { info() {}, warn() {}, error() {} });
     worker.start();
