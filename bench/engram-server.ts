@@ -586,7 +586,7 @@ answerCalls({
    */
   async startLogged({ dir }: { dir: string }) {
     const ports: Record<string, number> = {};
-    for (const level of ['info', 'warn']) {
+    for (const level of ['info', 'warn'] as const) {
       const built = await buildApp({ config: { ...config!, logLevel: level }, database: database!, logDestination: join(dir, `engram-${level}.log`) });
       await built.app.listen({ host: '127.0.0.1', port: 0 });
       logged.push(built);

@@ -28,7 +28,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { openDatabase } from '../src/app.js';
-import { parseReasoningConfig } from '../src/config-reasoning.js';
+import { parseReasoningConfig } from '../src/config/reasoning.js';
 import { createDomainContext, type DomainContext, type ReasoningRuntime } from '../src/domain/context.js';
 import { rankCandidates } from '../src/domain/messages/rank.js';
 import { searchMessages, searchTerms } from '../src/domain/messages/search.js';

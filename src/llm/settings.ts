@@ -1,15 +1,16 @@
+import { DIALECTIC_LEVEL_NAMES, SETTINGS, TRANSPORT_NAMES } from '../config/settings.js';
 import type { ModelModule, StructuredOutputMode } from './provider.js';
 
 /** The model settings of this process, parsed in config.ts (docs/reasoning.md lists them). */
 
-export type Transport = 'openai' | 'anthropic' | 'gemini';
-export const TRANSPORTS: readonly Transport[] = ['openai', 'anthropic', 'gemini'];
+export type Transport = (typeof TRANSPORT_NAMES)[number];
+export const TRANSPORTS: readonly Transport[] = TRANSPORT_NAMES;
 
 /** The settings that give a transport its credentials, as messages name them. */
 export const credentialsHint = (transport: Transport) => `LLM_${transport.toUpperCase()}_API_KEY or LLM_${transport.toUpperCase()}_BASE_URL`;
 
-export type DialecticLevel = 'minimal' | 'low' | 'medium' | 'high' | 'max';
-export const DIALECTIC_LEVELS: readonly DialecticLevel[] = ['minimal', 'low', 'medium', 'high', 'max'];
+export type DialecticLevel = (typeof DIALECTIC_LEVEL_NAMES)[number];
+export const DIALECTIC_LEVELS: readonly DialecticLevel[] = DIALECTIC_LEVEL_NAMES;
 
 /** LLM_<TRANSPORT>_API_KEY and LLM_<TRANSPORT>_BASE_URL. */
 export interface TransportCredentials {
@@ -77,8 +78,7 @@ export interface EmbeddingSettings {
   encodingFormat: EmbeddingEncoding;
 }
 
-export const EMBEDDING_ENCODINGS = ['float', 'base64'] as const;
-export type EmbeddingEncoding = (typeof EMBEDDING_ENCODINGS)[number];
+export type EmbeddingEncoding = (typeof SETTINGS.EMBEDDING_ENCODING_FORMAT.values)[number];
 
 /** How calls are made: the same for every transport. */
 export interface CallSettings {
@@ -107,6 +107,13 @@ export interface ModelSettings {
 }
 
 /** EMBEDDING_MAX_CONCURRENT_EMBEDDINGS's default. */
-export const DEFAULT_EMBEDDING_CONCURRENCY = 10;
+export const DEFAULT_EMBEDDING_CONCURRENCY: number = SETTINGS.EMBEDDING_MAX_CONCURRENT_EMBEDDINGS.default;
 
-export const DEFAULT_CALL_SETTINGS: CallSettings = { timeoutMs: 120_000, maxConcurrentCalls: 8, maxRetries: 3, retryBaseMs: 1_000, retryMaxMs: 30_000, fallbackRestMs: 60_000 };
+export const DEFAULT_CALL_SETTINGS: CallSettings = {
+  timeoutMs: SETTINGS.LLM_TIMEOUT_MS.default,
+  maxConcurrentCalls: SETTINGS.LLM_MAX_CONCURRENT_CALLS.default,
+  maxRetries: SETTINGS.LLM_MAX_RETRIES.default,
+  retryBaseMs: SETTINGS.LLM_RETRY_BASE_MS.default,
+  retryMaxMs: SETTINGS.LLM_RETRY_MAX_MS.default,
+  fallbackRestMs: SETTINGS.LLM_FALLBACK_REST_MS.default,
+};

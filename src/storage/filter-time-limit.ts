@@ -1,3 +1,5 @@
+import { SETTINGS } from '../config/settings.js';
+
 /**
  * How long one statement may spend on rows it tests against a request's filter. A filter is
  * tested on every row of its scope until a page is full, and its conditions can be many (up to
@@ -13,7 +15,7 @@
  *   or two (an ILIKE, a containment, a metadata key) would run before it.
  * Past the limit the statement ends with FilterTimeLimitError.
  */
-export const DEFAULT_FILTER_TIME_LIMIT_MS = 5000;
+export const DEFAULT_FILTER_TIME_LIMIT_MS: number = SETTINGS.FILTER_TIME_LIMIT_MS.default;
 
 /** Marks a PostgreSQL statement that tests a request's filter. */
 export const TIME_LIMITED = '/* engram: time-limited filter */';

@@ -97,7 +97,7 @@ describe.skipIf(DIALECT === 'postgres')('SQLite checkpoints', () => {
 
   it('refuse a SQLITE_CHECKPOINTS that is neither background nor inline', () => {
     expect(() => loadConfig({ SQLITE_CHECKPOINTS: 'sometimes' }, '/nonexistent/.env')).toThrow(ConfigError);
-    expect(() => loadConfig({ SQLITE_CHECKPOINTS: 'sometimes' }, '/nonexistent/.env')).toThrow(/SQLITE_CHECKPOINTS must be background or inline, got "sometimes"/);
+    expect(() => loadConfig({ SQLITE_CHECKPOINTS: 'sometimes' }, '/nonexistent/.env')).toThrow(/SQLITE_CHECKPOINTS must be one of background, inline, got "sometimes"/);
   });
 
   it('are left to the commits again, once, when the thread fails', async () => {

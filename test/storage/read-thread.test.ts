@@ -193,7 +193,7 @@ describe.skipIf(DIALECT === 'postgres')('SQLite vector scans in a read thread', 
       await driver.close();
     }
     expect(() => loadConfig({ SQLITE_VECTOR_SCANS: 'elsewhere' }, '/nonexistent/.env')).toThrow(ConfigError);
-    expect(() => loadConfig({ SQLITE_VECTOR_SCANS: 'elsewhere' }, '/nonexistent/.env')).toThrow(/SQLITE_VECTOR_SCANS must be thread or inline, got "elsewhere"/);
+    expect(() => loadConfig({ SQLITE_VECTOR_SCANS: 'elsewhere' }, '/nonexistent/.env')).toThrow(/SQLITE_VECTOR_SCANS must be one of thread, inline, got "elsewhere"/);
   });
 
   it('go back to the server connection, once and said, when the thread fails', async () => {

@@ -1,3 +1,5 @@
+import { LEVEL_DEFAULTS, SETTINGS } from '../../config/settings.js';
+
 /**
  * The reasoning layer's settings, as the domain sees them (parsed from the environment in
  * config.ts with the reference's names; docs/reasoning.md lists every one).
@@ -64,41 +66,54 @@ export interface ReasoningSettings {
   dialectic?: Record<'minimal' | 'low' | 'medium' | 'high' | 'max', { maxToolIterations: number; maxOutputTokens: number; toolChoice?: 'auto' | 'required' | 'none' }>;
 }
 
+const S = SETTINGS;
+
 /** The peer chat's limits when no setting gives them (also the defaults of the tools that apply them). */
 export const DEFAULT_CHAT_LIMITS: Readonly<NonNullable<ReasoningSettings['chat']>> = {
-  maxInputTokens: 100_000,
-  sessionHistoryMaxTokens: 4_096,
-  maxToolOutputChars: 10_000,
-  maxMessageChars: 2_000,
+  maxInputTokens: S.DIALECTIC_MAX_INPUT_TOKENS.default,
+  sessionHistoryMaxTokens: S.DIALECTIC_SESSION_HISTORY_MAX_TOKENS.default,
+  maxToolOutputChars: S.LLM_MAX_TOOL_OUTPUT_CHARS.default,
+  maxMessageChars: S.LLM_MAX_MESSAGE_CONTENT_CHARS.default,
 };
 
 /** EMBEDDING_MAX_TOKENS_PER_REQUEST's default: the most input tokens one embeddings request carries. */
-export const DEFAULT_EMBEDDING_TOKENS_PER_REQUEST = 300_000;
+export const DEFAULT_EMBEDDING_TOKENS_PER_REQUEST: number = S.EMBEDDING_MAX_TOKENS_PER_REQUEST.default;
 
+/** The settings' defaults (config/settings.ts), for code and tests that build settings without a configuration. */
 export const DEFAULT_REASONING_SETTINGS: ReasoningSettings = {
   deriver: {
-    enabled: true,
-    deduplicate: true,
-    maxInputTokens: 25_000,
-    maxCustomInstructionsTokens: 2_000,
-    workUnitTargetTokens: 512,
-    batchTargetInputTokens: 1_024,
-    batchMaxAgeSeconds: 1_800,
-    flushEnabled: false,
+    enabled: S.DERIVER_ENABLED.default,
+    deduplicate: S.DERIVER_DEDUPLICATE.default,
+    maxInputTokens: S.DERIVER_MAX_INPUT_TOKENS.default,
+    maxCustomInstructionsTokens: S.DERIVER_MAX_CUSTOM_INSTRUCTIONS_TOKENS.default,
+    workUnitTargetTokens: S.DERIVER_REPRESENTATION_BATCH_WORK_UNIT_TARGET_TOKENS.default,
+    batchTargetInputTokens: S.DERIVER_REPRESENTATION_BATCH_TARGET_INPUT_TOKENS.default,
+    batchMaxAgeSeconds: S.DERIVER_REPRESENTATION_BATCH_MAX_AGE_SECONDS.default,
+    flushEnabled: S.DERIVER_FLUSH_ENABLED.default,
   },
-  summary: { enabled: true, messagesPerShortSummary: 20, messagesPerLongSummary: 60, maxTokensShort: 1_000, maxTokensLong: 4_000 },
-  peerCardEnabled: true,
-  dream: { enabled: true, documentThreshold: 50, idleTimeoutMinutes: 60, minHoursBetweenDreams: 8, enabledTypes: ['omni'], maxToolIterations: 20, historyTokenLimit: 16_384 },
-  embedMessages: true,
-  embeddingMaxInputTokens: 8_192,
+  summary: {
+    enabled: S.SUMMARY_ENABLED.default,
+    messagesPerShortSummary: S.SUMMARY_MESSAGES_PER_SHORT_SUMMARY.default,
+    messagesPerLongSummary: S.SUMMARY_MESSAGES_PER_LONG_SUMMARY.default,
+    maxTokensShort: S.SUMMARY_MAX_TOKENS_SHORT.default,
+    maxTokensLong: S.SUMMARY_MAX_TOKENS_LONG.default,
+  },
+  peerCardEnabled: S.PEER_CARD_ENABLED.default,
+  dream: {
+    enabled: S.DREAM_ENABLED.default,
+    documentThreshold: S.DREAM_DOCUMENT_THRESHOLD.default,
+    idleTimeoutMinutes: S.DREAM_IDLE_TIMEOUT_MINUTES.default,
+    minHoursBetweenDreams: S.DREAM_MIN_HOURS_BETWEEN_DREAMS.default,
+    enabledTypes: S.DREAM_ENABLED_TYPES.default,
+    maxToolIterations: S.DREAM_MAX_TOOL_ITERATIONS.default,
+    historyTokenLimit: S.DREAM_HISTORY_TOKEN_LIMIT.default,
+  },
+  embedMessages: S.EMBED_MESSAGES.default,
+  embeddingMaxInputTokens: S.EMBEDDING_MAX_INPUT_TOKENS.default,
   embeddingMaxTokensPerRequest: DEFAULT_EMBEDDING_TOKENS_PER_REQUEST,
   chat: { ...DEFAULT_CHAT_LIMITS },
   // the reference's level table (reasoning.md R1)
-  dialectic: {
-    minimal: { maxToolIterations: 1, maxOutputTokens: 250, toolChoice: 'auto' },
-    low: { maxToolIterations: 5, maxOutputTokens: 8_192, toolChoice: 'auto' },
-    medium: { maxToolIterations: 2, maxOutputTokens: 8_192 },
-    high: { maxToolIterations: 4, maxOutputTokens: 8_192 },
-    max: { maxToolIterations: 10, maxOutputTokens: 8_192 },
-  },
+  dialectic: Object.fromEntries(
+    Object.entries(LEVEL_DEFAULTS).map(([level, d]) => [level, { maxToolIterations: d.MAX_TOOL_ITERATIONS, maxOutputTokens: d.MAX_OUTPUT_TOKENS, ...('TOOL_CHOICE' in d ? { toolChoice: d.TOOL_CHOICE } : {}) }]),
+  ) as ReasoningSettings['dialectic'],
 };

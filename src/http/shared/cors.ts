@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import { SETTINGS } from '../../config/settings.js';
 
 /** The reference's allowed origins (contract §1.9), the default of CORS_ORIGINS. */
-export const DEFAULT_CORS_ORIGINS = ['http://localhost', 'http://127.0.0.1:8000', 'https://api.honcho.dev'];
+export const DEFAULT_CORS_ORIGINS: readonly string[] = SETTINGS.CORS_ORIGINS.default;
 
 const PREFLIGHT_HEADERS = {
   'access-control-allow-methods': 'DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT',

@@ -1,3 +1,5 @@
+import { SETTINGS } from '../../config/settings.js';
+
 /**
  * How the connection is opened.
  * - `synchronous`: NORMAL (the default) makes each commit survive a crash of the process, since
@@ -27,4 +29,4 @@ export interface SqliteOptions {
 }
 
 /** SQLITE_CACHE_MB and SQLITE_MMAP_MB when unset (docs/decisions.md, "Memory per process"). */
-export const SQLITE_DEFAULTS = { cacheMb: 16, mmapMb: 2047 } as const;
+export const SQLITE_DEFAULTS: { readonly cacheMb: number; readonly mmapMb: number } = { cacheMb: SETTINGS.SQLITE_CACHE_MB.default, mmapMb: SETTINGS.SQLITE_MMAP_MB.default };
