@@ -12,10 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { openDatabase } from '../src/app.js';
-import { DELIVER_WEBHOOK } from '../src/domain/follow-ups.js';
+
 import { SqliteDriver } from '../src/storage/sqlite/sqlite-driver.js';
 import type { NewJob } from '../src/storage/store.js';
 import { percentile } from './load.js';
+import { DELIVER_WEBHOOK } from '../src/domain/job-kinds.js';
 
 const jobCount = Number(process.env.BENCH_CHECKPOINT_JOBS ?? 8_000);
 const commits = Number(process.env.BENCH_CHECKPOINT_COMMITS ?? 5_000);

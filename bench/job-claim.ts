@@ -15,11 +15,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/app.js';
-import { DREAM, DREAM_AUTO } from '../src/domain/reasoning/dream-schedule.js';
-import { REPRESENT, SUMMARIZE } from '../src/domain/reasoning/deriver.js';
-import { EMBED_CONCLUSIONS, EMBED_MESSAGES } from '../src/domain/reasoning/embeddings.js';
-import { DELIVER_WEBHOOK, PURGE_SESSION } from '../src/domain/follow-ups.js';
+
 import type { NewJob } from '../src/storage/store.js';
+import { DELIVER_WEBHOOK, DREAM, DREAM_AUTO, EMBED_CONCLUSIONS, EMBED_MESSAGES, PURGE_SESSION, REPRESENT, SUMMARIZE } from '../src/domain/job-kinds.js';
 
 const deliveries = Number(process.env.BENCH_CLAIM_DELIVERIES ?? 12_000);
 const dreams = Number(process.env.BENCH_CLAIM_DREAMS ?? 2_000);

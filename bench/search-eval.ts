@@ -33,11 +33,12 @@ import { createDomainContext, type DomainContext, type ReasoningRuntime } from '
 import { rankCandidates } from '../src/domain/messages/rank.js';
 import { searchMessages, searchTerms } from '../src/domain/messages/search.js';
 import { rankMessagesByVector } from '../src/domain/messages/vector-search.js';
-import { embedStoredMessages, MESSAGES_PER_EMBED_JOB } from '../src/domain/reasoning/embeddings.js';
+import { embedStoredMessages } from '../src/domain/reasoning/embeddings.js';
 import { buildModels } from '../src/llm/models.js';
 import type { Embedder } from '../src/llm/provider.js';
 import type { MessageRecord, Store } from '../src/storage/store.js';
 import { qaConversations, type QaConversation } from './qa-conversations.js';
+import { MESSAGES_PER_EMBED_JOB } from '../src/domain/job-kinds.js';
 
 /** Ranks the messages of a session for a question: message ids, best first. */
 export type Ranker = (ctx: DomainContext, workspaceId: string, sessionId: string, question: string) => Promise<string[]>;

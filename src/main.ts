@@ -2,11 +2,9 @@ import cluster from 'node:cluster';
 import { buildApp, databaseOptions, domainLimits, openDatabase, reasoningRuntime, type Database } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { serveHandedConnections } from './connection-hand-off.js';
-import { buildCatalog } from './jobs/catalog.js';
+import { buildJobCatalog } from './jobs/catalog.js';
 import { Worker, type WorkerLogger, type WorkerOptions } from './jobs/worker.js';
 import { createDomainContext } from './domain/context.js';
-import { reasoningHandlers } from './jobs/reasoning-jobs.js';
-import { scopeHandlers } from './jobs/scope-jobs.js';
 import { buildModels, describeReasoning, logFailedModelCalls } from './llm/models.js';
 import type { Models } from './llm/provider.js';
 
@@ -22,13 +20,9 @@ export function createWorker(config: Config, database: Database, logger: WorkerL
   // WEBHOOK_ORDERED=false, or to many endpoints) would otherwise take every free run as it came
   // (their lane is claimed first) and hold the deriver back for as long as the backlog lasted.
   const share = { concurrency: Math.max(1, Math.ceil(config.workerConcurrency / 2)) };
-  const catalog = buildCatalog(
-    { secret: config.webhookSecret, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivateUrls, inOrder: config.webhookOrdered },
-    reasoning === undefined ? undefined : share,
-  );
   const ctx = createDomainContext(database.store, domainLimits(config), undefined, reasoning);
-  Object.assign(catalog, scopeHandlers(ctx));
-  if (reasoning !== undefined) Object.assign(catalog, reasoningHandlers(ctx, share));
+  const webhooks = { secret: config.webhookSecret, timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivateUrls, inOrder: config.webhookOrdered };
+  const catalog = buildJobCatalog(ctx, webhooks, share);
   return new Worker(database.store, catalog, {
     concurrency: config.workerConcurrency,
     pollMs: config.workerPollMs,

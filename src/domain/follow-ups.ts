@@ -1,5 +1,6 @@
 import type { JsonObject, NewJob, Store } from '../storage/store.js';
 import type { DomainContext } from './context.js';
+import { DELIVER_WEBHOOK, newJob, PURGE_SESSION, type DeliverWebhookPayload, type WebhookEvent } from './job-kinds.js';
 import { isoSeconds } from './iso-seconds.js';
 
 /*
@@ -7,29 +8,13 @@ import { isoSeconds } from './iso-seconds.js';
  * the change, so a committed change always has its job and a rolled-back one never does.
  */
 
-/** Job kind: remove a deleted session and everything in it. */
-export const PURGE_SESSION = 'session.purge';
-
-export interface PurgeSessionPayload extends JsonObject {
-  sessionId: string;
-}
-
 const purgeQueueKey = (workspaceId: string) => `purge:${workspaceId}`;
 
 /** Queues the removal of a session just marked inactive (contract §7.3: purged asynchronously). */
 export async function schedulePurgeSession(ctx: DomainContext, workspaceId: string, sessionId: string, now: Date): Promise<void> {
   const { store } = ctx;
   await store.jobs.enqueue(
-    [
-      {
-        id: ctx.newId(),
-        kind: PURGE_SESSION,
-        workspaceId,
-        queueKey: purgeQueueKey(workspaceId),
-        payload: { sessionId },
-        maxAttempts: ctx.limits.jobMaxAttempts,
-      },
-    ],
+    [newJob({ id: ctx.newId(), kind: PURGE_SESSION, workspaceId, queueKey: purgeQueueKey(workspaceId), payload: { sessionId }, maxAttempts: ctx.limits.jobMaxAttempts })],
     now,
   );
 }
@@ -59,31 +44,6 @@ export async function purgeQueuedSessions(store: Store, workspaceId: string): Pr
   }
 }
 
-/** Job kind: deliver one webhook event to one endpoint. */
-export const DELIVER_WEBHOOK = 'webhook.deliver';
-
-export type WebhookEventType = 'test.event' | 'queue.empty' | 'message.created';
-
-/** A webhook event as delivered: `{"data", "timestamp", "type"}` (contract §7.6). */
-export interface WebhookEvent {
-  type: WebhookEventType;
-  data: JsonObject;
-  /** `YYYY-MM-DDTHH:MM:SSZ` */
-  timestamp: string;
-}
-
-/**
- * One event for one endpoint; the job's queue key is `webhook:<endpoint id>`, so deliveries to it
- * stay in order, or with WEBHOOK_ORDERED=false `webhook:<endpoint id>:<event id>`, a queue of its
- * own, so they run side by side.
- */
-export interface DeliverWebhookPayload extends JsonObject {
-  endpointId: string;
-  /** Same for every endpoint and every retry of one event: receivers drop duplicates by it. */
-  eventId: string;
-  event: WebhookEvent & JsonObject;
-}
-
 /**
  * Queues each event for every webhook endpoint of the workspace, in order; returns how many
  * deliveries were queued. A workspace without endpoints costs one indexed lookup.
@@ -91,7 +51,7 @@ export interface DeliverWebhookPayload extends JsonObject {
 export async function emitWebhookEvents(
   ctx: DomainContext,
   workspaceId: string,
-  events: { type: WebhookEventType; data: JsonObject }[],
+  events: { type: WebhookEvent['type']; data: JsonObject }[],
   now: Date,
 ): Promise<number> {
   const { store } = ctx;
@@ -106,7 +66,7 @@ export async function emitWebhookEvents(
     for (const endpointId of endpointIds) {
       const payload: DeliverWebhookPayload = { endpointId, eventId, event };
       const queueKey = inOrder ? `webhook:${endpointId}` : `webhook:${endpointId}:${eventId}`;
-      jobs.push({ id: `${eventId}:${endpointId}`, kind: DELIVER_WEBHOOK, workspaceId, queueKey, payload, maxAttempts: ctx.limits.jobMaxAttempts });
+      jobs.push(newJob({ id: `${eventId}:${endpointId}`, kind: DELIVER_WEBHOOK, workspaceId, queueKey, payload, maxAttempts: ctx.limits.jobMaxAttempts }));
     }
   }
   await store.jobs.enqueue(jobs, now);

@@ -1,6 +1,10 @@
-import { DELIVER_WEBHOOK, PURGE_SESSION, purgeDeletedSession, type DeliverWebhookPayload, type PurgeSessionPayload, type WebhookEventType } from '../domain/follow-ups.js';
+import type { DomainContext } from '../domain/context.js';
+import { purgeDeletedSession } from '../domain/follow-ups.js';
+import { DELIVER_WEBHOOK, JOB_KINDS, PAYLOAD_READERS, PURGE_SESSION, type JobKind, type JobPayloads } from '../domain/job-kinds.js';
 import type { JobRecord, JsonObject, Store } from '../storage/store.js';
 import { deliverWebhook, type WebhookDeliveryConfig } from './deliver-webhook.js';
+import { reasoningHandlers } from './reasoning-jobs.js';
+import { scopeHandlers } from './scope-jobs.js';
 
 /** How a job ended: normal outcomes are values, not exceptions; the worker decides on retries. */
 export type JobOutcome =
@@ -32,55 +36,65 @@ export interface JobHandler<P = unknown> {
   ordered?: boolean;
 }
 
-/** Job kind -> handler. Each handler's payload type is its own, checked by its `readPayload`. */
+/** Job kind -> handler, for the worker (which runs any kinds it is given; tests give it their own). */
 export type JobCatalog = Record<string, JobHandler<any>>;
 
-/** Declares a handler, tying its payload reader and its run to one payload type. */
-export function jobHandler<P>(handler: JobHandler<P>): JobHandler<P> {
-  return handler;
-}
+/** The handler of one of Engram's kinds: its payload's reader is the kind's (domain/job-kinds.ts). */
+export type KindHandler<K extends JobKind> = Omit<JobHandler<JobPayloads[K]>, 'readPayload'>;
 
-export const isText = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+/**
+ * A handler for every kind; undefined where this process cannot run the kind (model work without
+ * a model): such jobs stay queued for a process that can. A kind left out does not compile.
+ */
+export type KindHandlers = { [K in JobKind]: KindHandler<K> | undefined };
 
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** Handlers of some kinds, each present. */
+export type HandlersOf<K extends JobKind> = { [P in K]: KindHandler<P> };
 
-const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['test.event', 'queue.empty', 'message.created'];
-
-export function readDeliverWebhookPayload(payload: JsonObject): DeliverWebhookPayload | undefined {
-  const { endpointId, eventId, event } = payload;
-  if (!isText(endpointId) || !isText(eventId) || !isObject(event)) return undefined;
-  const { type, data, timestamp } = event;
-  if (!WEBHOOK_EVENT_TYPES.includes(type as WebhookEventType) || !isObject(data) || !isText(timestamp)) return undefined;
-  return { endpointId, eventId, event: { type: type as WebhookEventType, data, timestamp } };
-}
-
-export function readPurgeSessionPayload(payload: JsonObject): PurgeSessionPayload | undefined {
-  const { sessionId } = payload;
-  return isText(sessionId) ? { sessionId } : undefined;
+/** The worker's catalog of the handlers given, each with its kind's payload reader. */
+export function catalogOf(handlers: Partial<KindHandlers>): JobCatalog {
+  const catalog: JobCatalog = {};
+  for (const kind of JOB_KINDS) {
+    const handler = handlers[kind];
+    if (handler !== undefined) catalog[kind] = { ...handler, readPayload: PAYLOAD_READERS[kind] };
+  }
+  return catalog;
 }
 
 /**
- * The handlers that need no model. `deliveries`: most webhook deliveries one process runs at once
- * (default: the worker's concurrency).
+ * Every kind's handler for a process: deliveries and purges, scope work, and (with a model)
+ * reasoning. With model work beside them, deliveries take at most `share` of the process's runs,
+ * as each reasoning kind does.
  */
-export function buildCatalog(webhooks: WebhookDeliveryConfig, deliveries?: { concurrency: number }): JobCatalog {
+export function buildJobCatalog(ctx: DomainContext, webhooks: WebhookDeliveryConfig, share: { concurrency: number }): JobCatalog {
+  const handlers: KindHandlers = {
+    ...followUpHandlers(webhooks, ctx.reasoning === undefined ? undefined : share),
+    ...scopeHandlers(ctx),
+    ...reasoningHandlers(ctx, share),
+  };
+  return catalogOf(handlers);
+}
+
+/**
+ * The follow-ups of changes (domain/follow-ups.ts), which need no model. `deliveries`: most
+ * webhook deliveries one process runs at once (default: the worker's concurrency).
+ */
+export function followUpHandlers(webhooks: WebhookDeliveryConfig, deliveries?: { concurrency: number }): HandlersOf<typeof DELIVER_WEBHOOK | typeof PURGE_SESSION> {
   return {
-    [DELIVER_WEBHOOK]: jobHandler({
-      readPayload: readDeliverWebhookPayload,
+    [DELIVER_WEBHOOK]: {
       run: (payload, _job, store) => deliverWebhook(payload, store, webhooks),
       // the request timeout plus time to look up the endpoint and record the outcome
       timeoutMs: webhooks.timeoutMs + 2_000,
       concurrency: deliveries?.concurrency,
       ordered: webhooks.inOrder ?? true,
-    }),
-    [PURGE_SESSION]: jobHandler({
-      readPayload: readPurgeSessionPayload,
+    },
+    [PURGE_SESSION]: {
       async run({ sessionId }, job, store, signal) {
         const result = await purgeDeletedSession(store, job.workspaceId ?? '', sessionId, signal);
         if (result === 'stopped') return { kind: 'failed', error: `purge stopped: ${String(signal.reason)}`, retryable: true };
         return result === 'purged' ? { kind: 'done' } : { kind: 'skipped', reason: 'session already gone or active' };
       },
       timeoutMs: 60_000,
-    }),
+    },
   };
 }

@@ -1,8 +1,9 @@
-import type { DeliverWebhookPayload } from '../domain/follow-ups.js';
+
 import type { Store } from '../storage/store.js';
 import type { JobOutcome } from './catalog.js';
 import { safePost } from './safe-post.js';
 import { canonicalJson, signBody } from './webhook-body.js';
+import { type DeliverWebhookPayload } from '../domain/job-kinds.js';
 
 export interface WebhookDeliveryConfig {
   secret: string;

@@ -1,11 +1,9 @@
-import { FINISHED_WORK_COUNTED_MS } from '../domain/queue/queue-status.js';
 import { isStoreUnavailable, type JobRecord, type Store, type StoreUnavailableError } from '../storage/store.js';
 import type { JobCatalog, JobHandler, JobOutcome } from './catalog.js';
+import { removeOldWork } from './cleanup.js';
 
 /** Longest pause between attempts to reach a store that is unavailable. */
 const MAX_UNAVAILABLE_PAUSE_MS = 5000;
-/** Old jobs one statement of the purge deletes. */
-const PURGE_BATCH = 2000;
 
 /**
  * How a run ended as the worker records it: the handler's outcome, or `interrupted` when the
@@ -303,27 +301,13 @@ export class Worker {
     }
   }
 
-  /**
-   * Once a minute, removes the jobs past their keeping time and the finished work's counters of
-   * hours past the day queue status counts, in batches with the event loop free in between,
-   * beside the claims (a day's backlog after a pause could be millions of rows).
-   */
+  /** Once a minute, the cleanup of old work (jobs/cleanup.ts), beside the claims. */
   private purgeNow(now: Date): void {
     if (this.purging !== undefined || now.getTime() - this.lastPurge < 60_000) return;
     this.lastPurge = now.getTime();
-    const doneBefore = new Date(now.getTime() - (this.options.keepFinishedMs ?? 86_400_000));
-    const deadBefore = new Date(now.getTime() - (this.options.keepDeadMs ?? 30 * 86_400_000));
-    // the finished work's counters of the hours queue status no longer reads
-    const countedSince = new Date(now.getTime() - FINISHED_WORK_COUNTED_MS);
-    // batch after batch while they come back full, the event loop free in between
-    const inBatches = async (purge: () => Promise<number>) => {
-      while (!this.stopping && (await purge()) === PURGE_BATCH) await new Promise((resolve) => setImmediate(resolve));
-    };
     this.purging = (async () => {
       try {
-        await inBatches(() => this.store.jobs.purgeFinished(doneBefore, deadBefore, PURGE_BATCH));
-        await inBatches(() => this.store.jobs.purgeCounters(countedSince, PURGE_BATCH));
-        await inBatches(() => this.store.reasoning.purgeCounters(countedSince, PURGE_BATCH));
+        await removeOldWork(this.store, now, this.options, () => this.stopping);
       } catch (error) {
         // tried again at the next minute
         if (!isStoreUnavailable(error)) this.options.logger.error({ err: error }, 'purging finished jobs failed');

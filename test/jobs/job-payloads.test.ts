@@ -1,12 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
 import { createDomainContext } from '../../src/domain/context.js';
-import { DELIVER_WEBHOOK, emitWebhookEvents, PURGE_SESSION } from '../../src/domain/follow-ups.js';
-import { buildCatalog, readDeliverWebhookPayload, readPurgeSessionPayload, type JobCatalog } from '../../src/jobs/catalog.js';
+import { emitWebhookEvents } from '../../src/domain/follow-ups.js';
+import { catalogOf, followUpHandlers, type JobCatalog } from '../../src/jobs/catalog.js';
 import { Worker } from '../../src/jobs/worker.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-database.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { DELIVER_WEBHOOK, PAYLOAD_READERS, PURGE_SESSION } from '../../src/domain/job-kinds.js';
+
+const readDeliverWebhookPayload = PAYLOAD_READERS[DELIVER_WEBHOOK];
+const readPurgeSessionPayload = PAYLOAD_READERS[PURGE_SESSION];
 
 /*
  * Job payloads are input too (a stored row may come from an older version or be damaged): each
@@ -92,7 +96,7 @@ describe('the worker, on a payload that does not fit its kind', () => {
     const own = await openFreshDatabase();
     const jobRow = (id: string) =>
       own.driver.get<{ status: string; last_error: string | null }>('SELECT status, last_error FROM jobs WHERE id = ?', [id]);
-    const catalog = buildCatalog({ secret: 's', timeoutMs: 1_000, allowPrivate: true });
+    const catalog = catalogOf(followUpHandlers({ secret: 's', timeoutMs: 1_000, allowPrivate: true }));
     const worker = new Worker(own.store, catalog, { concurrency: 2, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: { info() {}, warn() {}, error() {} } });
     const ids = [uniqueId('job'), uniqueId('job')];
     await own.store.jobs.enqueue(

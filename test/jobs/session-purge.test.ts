@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PURGE_SESSION } from '../../src/domain/follow-ups.js';
-import { buildCatalog } from '../../src/jobs/catalog.js';
+
+import { followUpHandlers } from '../../src/jobs/catalog.js';
 import type { JobRecord, Store } from '../../src/storage/store.js';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { PURGE_SESSION } from '../../src/domain/job-kinds.js';
 
 /*
  * A deleted session is purged by a job (contract: messages, conclusions, memberships and the row
@@ -17,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-const purge = buildCatalog({ secret: 's', timeoutMs: 1_000, allowPrivate: true })[PURGE_SESSION];
+const purge = followUpHandlers({ secret: 's', timeoutMs: 1_000, allowPrivate: true })[PURGE_SESSION];
 
 /** The store, with the sizes of the purge batches it deleted written down. */
 function recordingStore(batches: number[], afterBatch: () => void = () => undefined): Store {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { openDatabase, reasoningRuntime, type Database } from '../../src/app.js';
 import { createDomainContext } from '../../src/domain/context.js';
-import { REPRESENT } from '../../src/domain/reasoning/deriver.js';
+
+import { catalogOf } from '../../src/jobs/catalog.js';
 import { reasoningHandlers } from '../../src/jobs/reasoning-jobs.js';
 import { buildModels } from '../../src/llm/models.js';
 import { createWorker } from '../../src/main.js';
@@ -12,6 +13,7 @@ import { startFakeModelServer, type FakeModelServer } from '../support/fake-mode
 import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 import { facts, silentLogger } from '../support/reasoning-harness.js';
+import { REPRESENT } from '../../src/domain/job-kinds.js';
 
 /*
  * `engram derive` and `engram serve` as child processes on a database file (or the suite's
@@ -85,7 +87,6 @@ async function conclusions(server: ServerProcess, ws: string, observer: string, 
   expect(page.status).toBe(200);
   return (page.body.items as { content: string }[]).map((c) => c.content).sort();
 }
-
 
 describe('engram derive', { timeout: 120_000 }, () => {
   it('queues messages stored with no model once one is configured; a server then forms their conclusions', async () => {
@@ -199,7 +200,7 @@ describe('a rerun after the batch was written but before its job was marked done
       const job = claimed.find((candidate) => candidate.workspaceId === ws)!;
       expect(job).toBeDefined();
       const ctx = createDomainContext(store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 3 }, undefined, reasoningRuntime(api.config, buildModels(api.config.models)));
-      const handler = reasoningHandlers(ctx, { concurrency: 1 })[REPRESENT];
+      const handler = catalogOf(reasoningHandlers(ctx, { concurrency: 1 }))[REPRESENT];
       expect(await handler.run(handler.readPayload(job.payload), job, store, new AbortController().signal)).toEqual({ kind: 'done' });
       // the process dies here: the batch is committed, the job is still running; its lease runs out
       await new Promise((resolve) => setTimeout(resolve, 300));

@@ -1,11 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDomainContext } from '../../src/domain/context.js';
-import { deriveStoredMessages, REPRESENT, SUMMARIZE } from '../../src/domain/reasoning/deriver.js';
+import { deriveStoredMessages } from '../../src/domain/reasoning/deriver.js';
 import { reasoningRuntime } from '../../src/app.js';
 import { buildModels } from '../../src/llm/models.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
 import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import type { TestApi } from '../support/test-app.js';
+import { REPRESENT, SUMMARIZE } from '../../src/domain/job-kinds.js';
 
 /*
  * Messages in, conclusions out: the deriver end to end over HTTP, with the fake model server

@@ -2,13 +2,14 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DREAM, DREAM_AUTO, dreamQueueKey } from '../../src/domain/reasoning/dream-schedule.js';
+import { dreamQueueKey } from '../../src/domain/reasoning/dream-schedule.js';
 import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/main.js';
 import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
 import { facts, silentLogger } from '../support/reasoning-harness.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
 import { buildTestApp, DIALECT, ownPostgresDatabase, uniqueId, type TestApi } from '../support/test-app.js';
+import { DREAM, DREAM_AUTO } from '../../src/domain/job-kinds.js';
 
 /*
  * Dreams end to end over HTTP, on SQLite or PostgreSQL: schedule_dream and trigger_dream, the
@@ -16,7 +17,6 @@ import { buildTestApp, DIALECT, ownPostgresDatabase, uniqueId, type TestApi } fr
  * restart), the specialists' tools writing deductions, deletions and the peer card, with the fake
  * model server scripting the tool calls and the real worker running the jobs.
  */
-
 
 let fake: FakeModelServer;
 let sink: WebhookSink;

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
-import { SUMMARIZE } from '../../src/domain/reasoning/deriver.js';
-import { DREAM, DREAM_AUTO } from '../../src/domain/reasoning/dream-schedule.js';
+
 import { migrate } from '../../src/storage/migrate.js';
 import type { SqlDriver } from '../../src/storage/sql/driver.js';
 import type { NewJob } from '../../src/storage/store.js';
 import { openUnmigratedDriver } from '../support/fresh-database.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { DREAM, DREAM_AUTO, SUMMARIZE } from '../../src/domain/job-kinds.js';
 
 /*
  * The finished summary and dream jobs are counted per queue and hour as they finish (migrations

@@ -1,8 +1,9 @@
 import type { WorkCounts } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
-import { SUMMARIZE, summaryQueueKey } from '../reasoning/deriver.js';
-import { collectionOfDreamKey, DREAM_KINDS } from '../reasoning/dream-schedule.js';
-import { SCOPE_BACKFILL, SCOPE_REMOVAL, scopeWorkOfKey } from '../scopes/scope-work.js';
+import { DREAM_KINDS, SCOPE_BACKFILL, SCOPE_REMOVAL, SUMMARIZE } from '../job-kinds.js';
+import { summaryQueueKey } from '../reasoning/deriver.js';
+import { collectionOfDreamKey } from '../reasoning/dream-schedule.js';
+import { scopeWorkOfKey } from '../scopes/scope-work.js';
 
 /*
  * Queue status (contract §7.9, reasoning.md R8), counting the work itself rather than queue rows:

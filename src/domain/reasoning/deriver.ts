@@ -1,6 +1,7 @@
 import { ModelError } from '../../llm/provider.js';
-import type { JsonObject, MessageRecord, NewJob, NewRepresentationItem, OpenRepresentationItem, SessionRecord } from '../../storage/store.js';
+import type { JsonObject, MessageRecord, NewRepresentationItem, OpenRepresentationItem, SessionRecord } from '../../storage/store.js';
 import { inTransaction, type DomainContext, type ReasoningRuntime } from '../context.js';
+import { newJob, REPRESENT, SUMMARIZE, type RepresentPayload, type SummarizePayload } from '../job-kinds.js';
 import { effectiveConfiguration } from './configuration.js';
 import { saveConclusions } from './deduplicate.js';
 import { considerAutomaticDreams, postponeAutomaticDreams } from './dream-schedule.js';
@@ -21,25 +22,6 @@ export { richness } from './deduplicate.js';
  * answers). Summaries are queued the same way (summaries.ts).
  */
 
-/** Job kind: form conclusions from a unit's open items. Payload: RepresentPayload. */
-export const REPRESENT = 'reasoning.represent';
-/** Job kind: write a session's short and/or long summary. Payload: SummarizePayload. */
-export const SUMMARIZE = 'reasoning.summarize';
-
-export interface RepresentPayload extends JsonObject {
-  workspaceId: string;
-  sessionId: string;
-  observedId: string;
-}
-
-export interface SummarizePayload extends JsonObject {
-  workspaceId: string;
-  sessionId: string;
-  messageId: string;
-  /** The message's number in its session (1-based). */
-  messageSeq: number;
-  kinds: ('short' | 'long')[];
-}
 
 /** A message as the deriver needs it: the stored record and the configuration sent with it. */
 export interface DerivableMessage {
@@ -65,7 +47,7 @@ async function scheduleUnit(ctx: DomainContext, settings: ReasoningSettings, uni
   const { store } = ctx;
   const totals = await store.reasoning.openUnitTotals(unit.workspaceId, unit.sessionId, unit.observedId);
   if (totals.items === 0) return 0;
-  const job: NewJob = { id: ctx.newId(), kind: REPRESENT, workspaceId: unit.workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts };
+  const job = newJob({ id: ctx.newId(), kind: REPRESENT, workspaceId: unit.workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts });
   await store.jobs.schedule(job, unitDue(settings, totals, now), now);
   return totals.items;
 }
@@ -133,14 +115,7 @@ export async function queueReasoning(
   await postponeAutomaticDreams(ctx, items.flatMap((item) => item.observers.map((observerId) => ({ workspaceId, observerId, observedId: item.observedId }))), now);
   if (summaries.length > 0) {
     await store.jobs.enqueue(
-      summaries.map((payload) => ({
-        id: ctx.newId(),
-        kind: SUMMARIZE,
-        workspaceId,
-        queueKey: summaryQueueKey({ workspaceId, sessionId }),
-        payload,
-        maxAttempts: ctx.limits.jobMaxAttempts,
-      })),
+      summaries.map((payload) => newJob({ id: ctx.newId(), kind: SUMMARIZE, workspaceId, queueKey: summaryQueueKey({ workspaceId, sessionId }), payload, maxAttempts: ctx.limits.jobMaxAttempts })),
       now,
     );
   }

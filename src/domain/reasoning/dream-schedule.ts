@@ -1,6 +1,7 @@
-import type { DreamState, JsonObject } from '../../storage/store.js';
+import type { DreamState } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { notConfigured } from '../errors.js';
+import { DREAM, DREAM_AUTO, newJob, type DreamPayload, type DreamType } from '../job-kinds.js';
 import { effectiveConfiguration } from './configuration.js';
 import type { ReasoningSettings } from './settings.js';
 
@@ -14,24 +15,6 @@ import type { ReasoningSettings } from './settings.js';
  * and a restart keeps it, since it lives in the jobs table.
  */
 
-/** Job kind: a dream asked for through the API. Payload: DreamPayload. */
-export const DREAM = 'reasoning.dream';
-/** Job kind: an automatic dream, waiting for its collection to be idle. Payload: DreamPayload. */
-export const DREAM_AUTO = 'reasoning.dream.auto';
-export const DREAM_KINDS = [DREAM, DREAM_AUTO] as const;
-
-export type DreamType = 'omni' | 'card_refresh';
-
-export interface DreamPayload extends JsonObject {
-  workspaceId: string;
-  observerId: string;
-  observedId: string;
-  dreamType: DreamType;
-  /** The session the dream was asked about (its messages searched first); null: all. */
-  sessionId: string | null;
-  /** Rewrite from all the collection's conclusions, the card from scratch. */
-  rebuild: boolean;
-}
 
 export const dreamQueueKey = (p: { workspaceId: string; observerId: string; observedId: string }) =>
   `dream:${JSON.stringify([p.workspaceId, p.observerId, p.observedId])}`;
@@ -110,7 +93,7 @@ export async function queueDream(ctx: DomainContext, request: DreamRequest, now:
   const open = await store.jobs.openJobs(key);
   if (open.some((job) => job.payload.dreamType === request.dreamType)) return 'skipped';
   const payload: DreamPayload = { ...request };
-  await store.jobs.enqueue([{ id: ctx.newId(), kind: DREAM, workspaceId: request.workspaceId, queueKey: key, payload, maxAttempts: ctx.limits.jobMaxAttempts }], now);
+  await store.jobs.enqueue([newJob({ id: ctx.newId(), kind: DREAM, workspaceId: request.workspaceId, queueKey: key, payload, maxAttempts: ctx.limits.jobMaxAttempts })], now);
   return 'queued';
 }
 
@@ -165,7 +148,7 @@ export async function considerAutomaticDreams(
     if (!config.dreamEnabled) continue;
     const payload: DreamPayload = { workspaceId: collection.workspaceId, observerId: collection.observerId, observedId: collection.observedId, dreamType: 'omni', sessionId: null, rebuild: false };
     await store.jobs.enqueue(
-      [{ id: ctx.newId(), kind: DREAM_AUTO, workspaceId: collection.workspaceId, queueKey: key, payload, maxAttempts: ctx.limits.jobMaxAttempts, runAfter: idleUntil(reasoning.settings, now) }],
+      [newJob({ id: ctx.newId(), kind: DREAM_AUTO, workspaceId: collection.workspaceId, queueKey: key, payload, maxAttempts: ctx.limits.jobMaxAttempts, runAfter: idleUntil(reasoning.settings, now) })],
       now,
     );
     queued++;

@@ -3,11 +3,12 @@ import type { ConclusionRecord, ConclusionScope } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { effectiveConfiguration } from './configuration.js';
 import { saveConclusions, type ConclusionDraft } from './deduplicate.js';
-import { dreamQueueKey, type DreamPayload } from './dream-schedule.js';
+import { dreamQueueKey } from './dream-schedule.js';
 import { emitQueueEmpty } from './queue-empty.js';
 import { embedderOf, embedInBatches } from './embeddings.js';
 import { applyCardUpdate, CARD_ENTRY_MAX_CHARS, CARD_MAX_ENTRIES } from './peer-card.js';
 import { runToolLoop, type Tool } from './tool-loop.js';
+import { type DreamPayload } from '../job-kinds.js';
 
 /*
  * Dreams (reasoning.md R6): specialists that reread a collection's conclusions with tools.

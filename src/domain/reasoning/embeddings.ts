@@ -1,7 +1,8 @@
 import { ModelError, type Embedder } from '../../llm/provider.js';
-import type { ConclusionRecord, JsonObject, MessageChunkVector, MessageRecord } from '../../storage/store.js';
+import type { ConclusionRecord, MessageChunkVector, MessageRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { unavailable } from '../errors.js';
+import { EMBED_CONCLUSIONS, EMBED_MESSAGES, MESSAGES_PER_EMBED_JOB, newJob, type EmbedConclusionsPayload, type EmbedMessagesPayload } from '../job-kinds.js';
 import { tokenCount } from '../messages/token-count.js';
 import { DEFAULT_EMBEDDING_TOKENS_PER_REQUEST } from './settings.js';
 
@@ -12,25 +13,6 @@ import { DEFAULT_EMBEDDING_TOKENS_PER_REQUEST } from './settings.js';
  * overlapping chunks.
  */
 
-/** Job kind: embed messages of one session. Payload: EmbedMessagesPayload. */
-export const EMBED_MESSAGES = 'reasoning.embed_messages';
-
-/** Job kind: embed stored conclusions again (`engram reembed`). Payload: EmbedConclusionsPayload. */
-export const EMBED_CONCLUSIONS = 'reasoning.embed_conclusions';
-
-export interface EmbedConclusionsPayload extends JsonObject {
-  workspaceId: string;
-  conclusionIds: string[];
-}
-
-export interface EmbedMessagesPayload extends JsonObject {
-  workspaceId: string;
-  sessionId: string;
-  messageIds: string[];
-}
-
-/** Most message ids one embedding job carries (a bigger batch of messages is split). */
-export const MESSAGES_PER_EMBED_JOB = 100;
 
 /** Most texts in one embedding request (OpenAI takes 2048; smaller keeps a request's size modest). */
 export const TEXTS_PER_EMBED_REQUEST = 64;
@@ -131,7 +113,7 @@ export async function queueMessageEmbeddings(ctx: DomainContext, messages: reado
   const jobs = [];
   for (let start = 0; start < messages.length; start += MESSAGES_PER_EMBED_JOB) {
     const payload: EmbedMessagesPayload = { workspaceId, sessionId, messageIds: messages.slice(start, start + MESSAGES_PER_EMBED_JOB).map((m) => m.id) };
-    jobs.push({ id: ctx.newId(), kind: EMBED_MESSAGES, workspaceId, queueKey: `embed:${workspaceId}:${sessionId}`, payload, maxAttempts: ctx.limits.jobMaxAttempts });
+    jobs.push(newJob({ id: ctx.newId(), kind: EMBED_MESSAGES, workspaceId, queueKey: `embed:${workspaceId}:${sessionId}`, payload, maxAttempts: ctx.limits.jobMaxAttempts }));
   }
   await store.jobs.enqueue(jobs, now);
 }
@@ -215,7 +197,7 @@ export async function queueConclusionEmbeddings(ctx: DomainContext, workspaceId:
   const jobs = [];
   for (let start = 0; start < ids.length; start += MESSAGES_PER_EMBED_JOB) {
     const payload: EmbedConclusionsPayload = { workspaceId, conclusionIds: ids.slice(start, start + MESSAGES_PER_EMBED_JOB) };
-    jobs.push({ id: ctx.newId(), kind: EMBED_CONCLUSIONS, workspaceId, queueKey: `embed:${workspaceId}:conclusions`, payload, maxAttempts: ctx.limits.jobMaxAttempts });
+    jobs.push(newJob({ id: ctx.newId(), kind: EMBED_CONCLUSIONS, workspaceId, queueKey: `embed:${workspaceId}:conclusions`, payload, maxAttempts: ctx.limits.jobMaxAttempts }));
   }
   if (jobs.length > 0) await ctx.store.jobs.enqueue(jobs, now);
 }

@@ -3,8 +3,9 @@ import type { MessageRecord, SessionSummaryRecord, SummaryType } from '../../sto
 import { inTransaction, type DomainContext } from '../context.js';
 import { tokenCount } from '../messages/token-count.js';
 import { effectiveConfiguration } from './configuration.js';
-import { summaryQueueKey, type SummarizePayload } from './deriver.js';
+import { summaryQueueKey } from './deriver.js';
 import { emitQueueEmpty } from './queue-empty.js';
+import { type SummarizePayload } from '../job-kinds.js';
 
 /*
  * Session summaries (reasoning.md R3): short every `messages_per_short_summary` messages, long

@@ -1,5 +1,6 @@
-import type { ConclusionRecord, JsonObject } from '../../storage/store.js';
+import type { ConclusionRecord } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
+import { newJob, SCOPE_BACKFILL, SCOPE_REMOVAL, type ScopeWorkPayload } from '../job-kinds.js';
 import { dreamsAvailable, queueDream } from '../reasoning/dream-schedule.js';
 import { embedderOf, queueConclusionEmbeddings } from '../reasoning/embeddings.js';
 import { emitQueueEmpty } from '../reasoning/queue-empty.js';
@@ -10,18 +11,6 @@ import { emitQueueEmpty } from '../reasoning/queue-empty.js';
  * a model; a removal retires what the scope holds from a session it left. A (scope, session)
  * pair's jobs share one queue, so they run one at a time in the order they were asked for.
  */
-
-/** Job kind: copy a session's explicit conclusions into a scope. Payload: ScopeWorkPayload. */
-export const SCOPE_BACKFILL = 'scope.backfill';
-/** Job kind: retire what a scope holds from a session it left. Payload: ScopeWorkPayload. */
-export const SCOPE_REMOVAL = 'scope.removal';
-
-export interface ScopeWorkPayload extends JsonObject {
-  workspaceId: string;
-  /** The scope's peer (`scope.<name>`). */
-  scopePeerId: string;
-  sessionId: string;
-}
 
 export const scopeQueueKey = (p: ScopeWorkPayload) => `scope:${JSON.stringify([p.workspaceId, p.scopePeerId, p.sessionId])}`;
 
@@ -48,7 +37,7 @@ export async function queueScopeWork(ctx: DomainContext, work: { kind: 'backfill
   const jobKind = kind === 'backfill' ? SCOPE_BACKFILL : SCOPE_REMOVAL;
   const queueKey = scopeQueueKey(payload);
   if ((await store.jobs.openJobs(queueKey)).some((job) => job.kind === jobKind)) return false;
-  await store.jobs.enqueue([{ id: ctx.newId(), kind: jobKind, workspaceId: payload.workspaceId, queueKey, payload, maxAttempts: ctx.limits.jobMaxAttempts }], now);
+  await store.jobs.enqueue([newJob({ id: ctx.newId(), kind: jobKind, workspaceId: payload.workspaceId, queueKey, payload, maxAttempts: ctx.limits.jobMaxAttempts })], now);
   if (kind === 'backfill') await store.scopes.saveBackfill(payload.workspaceId, payload.scopePeerId, { sessionId: payload.sessionId, state: 'pending', updatedAt: now, docsCopied: null });
   return true;
 }

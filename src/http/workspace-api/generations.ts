@@ -1,4 +1,4 @@
-import type { DreamType } from '../../domain/reasoning/dream-schedule.js';
+import type { DreamType } from '../../domain/job-kinds.js';
 import type { ConclusionRecord } from '../../storage/store.js';
 import { paged, pagedReversible } from '../shared/fields.js';
 import { conclusionBatchV3, observationBatchV2, peerContextQueryV2, peerContextQueryV3, representationGetV2, representationGetV3 } from '../shared/memory-schemas.js';

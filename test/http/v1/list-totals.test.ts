@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PURGE_SESSION } from '../../../src/domain/follow-ups.js';
-import { buildCatalog } from '../../../src/jobs/catalog.js';
+
+import { followUpHandlers } from '../../../src/jobs/catalog.js';
 import { buildTestApp, uniqueId, type TestApi } from '../../support/test-app.js';
 import { makeMessages, makeMetamessage, makeScope, makeSession, makeUser, type V1Scope } from './fixtures.js';
+import { PURGE_SESSION } from '../../../src/domain/job-kinds.js';
 
 /*
  * The totals of v1 list pages without a filter come from counts kept by triggers (a session's
@@ -148,7 +149,7 @@ describe('v1 list totals without a filter', () => {
     // the doomed session deleted through v3 and purged: its metamessages go with its row
     const ws = scope.app.name;
     expect((await api.delete(`/v3/workspaces/${ws}/sessions/${doomed.id}`)).status).toBe(202);
-    const purge = buildCatalog({ secret: 's', timeoutMs: 1_000, allowPrivate: true })[PURGE_SESSION];
+    const purge = followUpHandlers({ secret: 's', timeoutMs: 1_000, allowPrivate: true })[PURGE_SESSION];
     const job = { id: uniqueId('job'), kind: PURGE_SESSION, workspaceId: ws, queueKey: `purge:${ws}`, payload: {}, attempts: 1, maxAttempts: 3, createdAt: new Date() };
     expect(await purge.run({ sessionId: doomed.id }, job, api.database.store, new AbortController().signal)).toEqual({ kind: 'done' });
     await expectTotal(url, 3, { k: 1 });

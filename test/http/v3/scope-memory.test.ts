@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../../src/jobs/worker.js';
 import { createWorker } from '../../../src/main.js';
-import { runScopeBackfill, type ScopeWorkPayload } from '../../../src/domain/scopes/scope-work.js';
+import { runScopeBackfill } from '../../../src/domain/scopes/scope-work.js';
 import { createDomainContext } from '../../../src/domain/context.js';
 import type { ConclusionRecord } from '../../../src/storage/store.js';
 import { buildTestApp, uniqueId, type TestApi } from '../../support/test-app.js';
+import { type ScopeWorkPayload } from '../../../src/domain/job-kinds.js';
 
 /*
  * What a scope remembers (shared/reference/scopes.md S5, S6): the backfill of sessions that held
