@@ -22,6 +22,7 @@
 
 import { LRUCache } from 'lru-cache';
 import { createSigner, createVerifier } from 'fast-jwt';
+import { readDateTime } from '../../domain/iso-datetime.js';
 
 /** The token's scope after §2.3 normalisation: `""` claims are absent, `ad` is any truthy value. */
 export interface Claims {
@@ -213,36 +214,10 @@ function isPythonTruthy(value: unknown): boolean {
   return Boolean(value);
 }
 
-const ISO_INSTANT =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?$/;
-
-/** Extended ISO 8601 date or date-time as produced by Python's isoformat(); undefined if not one. */
+/** A token expiry as Python's isoformat() writes it (domain/iso-datetime.ts), in milliseconds; undefined if not one. */
 function parseIsoInstant(text: string): number | undefined {
-  const m = ISO_INSTANT.exec(text);
-  if (m === null) return undefined;
-  const [year, month, day, hour = 0, minute = 0, second = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((part) =>
-    part === undefined ? undefined : Number(part),
-  ) as number[];
-  const millis = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
-  const local = Date.UTC(year, month - 1, day, hour, minute, second, millis);
-  const d = new Date(local);
-  // Date.UTC rolls 2025-02-30 over into March; refuse instead of guessing.
-  if (
-    d.getUTCFullYear() !== year ||
-    d.getUTCMonth() !== month - 1 ||
-    d.getUTCDate() !== day ||
-    d.getUTCHours() !== hour ||
-    d.getUTCMinutes() !== minute ||
-    d.getUTCSeconds() !== second
-  ) {
-    return undefined;
-  }
-  if (m[9] === undefined) return local;
-  const offsetHours = Number(m[10]);
-  const offsetMinutes = Number(m[11]);
-  if (offsetHours > 23 || offsetMinutes > 59) return undefined;
-  const offsetMs = (offsetHours * 60 + offsetMinutes) * 60_000;
-  return m[9] === '+' ? local - offsetMs : local + offsetMs;
+  const micros = readDateTime(text, 'isoformat');
+  return micros === undefined ? undefined : Math.floor(Number(micros) / 1000);
 }
 
 function same(claim: string | undefined, routeId: string | undefined): boolean {

@@ -6,6 +6,7 @@
  * Each schema also describes itself as JSON Schema for the served OpenAPI document.
  */
 
+import { daysInMonth, readDateTime } from '../../domain/iso-datetime.js';
 import { dateOfEpochMicros, PreciseDate } from '../../storage/precise-date.js';
 
 export type Loc = (string | number)[];
@@ -310,7 +311,7 @@ function dateFault(text: string): string | undefined {
   if (!digits(8, 10)) return 'invalid character in day';
   const [year, month, day] = [Number(text.slice(0, 4)), Number(text.slice(5, 7)), Number(text.slice(8, 10))];
   if (month < 1 || month > 12) return 'month value is outside expected range of 1-12';
-  if (day < 1 || day > daysIn(year, month)) return 'day value is outside expected range';
+  if (day < 1 || day > daysInMonth(year, month)) return 'day value is outside expected range';
   if (year === 0) return YEAR_0_REASON;
   return undefined;
 }
@@ -321,31 +322,17 @@ function dateFault(text: string): string | undefined {
  */
 const dateProblem = (text: string) => dateFault(text) ?? 'unexpected extra characters at the end of the input';
 
-const daysIn = (year: number, month: number) => {
-  const date = new Date(Date.UTC(2000, month, 0));
-  date.setUTCFullYear(year, month, 0);
-  return date.getUTCDate();
-};
-
 /**
- * Parses the ISO 8601 forms pydantic accepts for a datetime (a date alone, or with `T`, `t`, `_`
- * or a space and `HH:MM[:SS[.f]]`, then `Z` or `±HH:MM` / `±HHMM`); naive values are taken as UTC.
- * A refused text gives pydantic's reason.
+ * Parses the ISO 8601 forms pydantic accepts for a datetime (domain/iso-datetime.ts, grammar
+ * 'pydantic'); naive values are taken as UTC. A refused text gives pydantic's reason.
  */
 export function parseIsoDateTime(text: string): Date | string {
-  const match = /^(\d{4})-(\d{2})-(\d{2})(?:[T t_](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(Z|z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
-  if (match === null || dateFault(text) !== undefined) return dateProblem(text);
-  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = match;
-  const sign = zone === undefined || zone.length === 1 ? 0 : zone.startsWith('-') ? -1 : 1;
-  const [zoneHours, zoneMinutes] = sign === 0 ? [0, 0] : [Number(zone.slice(1, 3)), Number(zone.slice(-2))];
-  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59 || zoneHours > 23 || zoneMinutes > 59) return dateProblem(text);
-  const millis = Number((frac + '000').slice(0, 3));
-  const micros = Number((frac + '000000').slice(3, 6));
-  // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear takes the year as written
-  const date = new Date(Date.UTC(2000, Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), millis));
-  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  const ms = date.getTime() - sign * (zoneHours * 60 + zoneMinutes) * 60_000;
-  return micros === 0 ? new Date(ms) : new PreciseDate(ms, micros);
+  const micros = dateFault(text) === undefined ? readDateTime(text, 'pydantic') : undefined;
+  if (micros === undefined) return dateProblem(text);
+  // whole milliseconds, rounded down (before 1970 too), and the microseconds past them
+  const ms = micros >= 0n ? micros / 1000n : -((-micros + 999n) / 1000n);
+  const rest = Number(micros - ms * 1000n);
+  return rest === 0 ? new Date(Number(ms)) : new PreciseDate(Number(ms), rest);
 }
 
 /** The range of Python's datetime (years 1 to 9999), in milliseconds since 1970. */
