@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVER_V8_FLAGS } from '../src/server-flags.js';
+import { SERVER_V8_FLAGS } from '../src/server/server-flags.js';
 import { buildServer, processMemory, startEngramGroup } from './engram-group.js';
 import { freePort } from '../test/support/free-port.js';
 import type { ChildServer } from './ipc.js';

@@ -13,8 +13,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { domainLimits, openDatabase } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { domainLimits } from '../src/runtime/runtime.js';
+import { openDatabase } from '../src/runtime/database.js';
+import { loadConfig } from '../src/config/config.js';
 import { createDomainContext } from '../src/domain/context.js';
 import { searchMessages } from '../src/domain/messages/search.js';
 import type { MessageRecord } from '../src/storage/store.js';

@@ -33,7 +33,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { nanoid } from 'nanoid';
-import { openDatabase } from '../src/app.js';
+import { openDatabase } from '../src/runtime/database.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
 import { hashedVector } from '../test/support/fake-model-server.js';
 import { startServerProcess, type ServerProcess } from '../test/support/server-process.js';

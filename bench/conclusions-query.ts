@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { openDatabase } from '../src/app.js';
+import { openDatabase } from '../src/runtime/database.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
 import { hashedVector } from '../test/support/fake-model-server.js';
 import { startServerProcess, type ServerProcess } from '../test/support/server-process.js';

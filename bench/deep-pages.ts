@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../src/app.js';
+import { openDatabase } from '../src/runtime/database.js';
 import { DOCUMENT_FILTER } from '../src/domain/filters/filter-schemas.js';
 import { parseFilters } from '../src/domain/filters/filters.js';
 import { DIALECTS } from '../src/storage/sql/dialects.js';

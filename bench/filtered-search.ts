@@ -8,8 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { openDatabase, domainLimits } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { openDatabase } from '../src/runtime/database.js';
+import { domainLimits } from '../src/runtime/runtime.js';
+import { loadConfig } from '../src/config/config.js';
 import { createDomainContext } from '../src/domain/context.js';
 import { searchMessages } from '../src/domain/messages/search.js';
 import { Corpus } from './corpus.js';

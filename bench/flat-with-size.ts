@@ -24,7 +24,7 @@ import type { MessagesLoaded, StartRequest } from './engram-server.js';
 import { buildServer, childrenOf, processMemory, startEngramGroup, type ProcessMemory } from './engram-group.js';
 import { freePort } from '../test/support/free-port.js';
 import { forkServer, type ChildServer } from './ipc.js';
-import { SERVER_V8_FLAGS } from '../src/server-flags.js';
+import { SERVER_V8_FLAGS } from '../src/server/server-flags.js';
 import { measureLoad, type LoadRoute, type LoadRun } from './load.js';
 import { wrkAvailable } from './wrk.js';
 

@@ -14,7 +14,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../src/app.js';
+import { openDatabase } from '../src/runtime/database.js';
 
 import type { NewJob } from '../src/storage/store.js';
 import { DELIVER_WEBHOOK, DREAM, DREAM_AUTO, EMBED_CONCLUSIONS, EMBED_MESSAGES, PURGE_SESSION, REPRESENT, SUMMARIZE } from '../src/domain/job-kinds.js';

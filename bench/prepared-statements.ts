@@ -13,7 +13,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { nanoid } from 'nanoid';
-import { openDatabase, type Database } from '../src/app.js';
+import { openDatabase, type Database } from '../src/runtime/database.js';
 import { Corpus } from './corpus.js';
 import { chatSessionId, loadDataset, loadMessages, peerId, sessionId } from './dataset.js';
 

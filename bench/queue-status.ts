@@ -14,7 +14,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../src/app.js';
+import { openDatabase } from '../src/runtime/database.js';
 import { createDomainContext } from '../src/domain/context.js';
 import { getQueueStatus } from '../src/domain/queue/queue-status.js';
 import type { MessageRecord, NewRepresentationItem } from '../src/storage/store.js';

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openDatabase } from '../src/app.js';
+import { openDatabase } from '../src/runtime/database.js';
 import { Corpus } from './corpus.js';
 import { loadMessages } from './dataset.js';
 

@@ -64,7 +64,7 @@ import { runSearchEval } from './search-eval.js';
 import { measureWebhooks, WEBHOOK_CASES, type WebhookResult } from './webhooks.js';
 import { runWrk, wrkAvailable } from './wrk.js';
 import { percentile } from './load.js';
-import { SERVER_V8_FLAGS } from '../src/server-flags.js';
+import { SERVER_V8_FLAGS } from '../src/server/server-flags.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -24,7 +24,7 @@
  */
 import type { Statement } from 'better-sqlite3';
 import pg from 'pg';
-import { createWorker } from '../src/main.js';
+import { createWorker } from '../src/runtime/runtime.js';
 import { SqliteDriver } from '../src/storage/sqlite/sqlite-driver.js';
 import type { ConclusionRecord, MessageRecord } from '../src/storage/store.js';
 import { hashedVector, startFakeModelServer } from '../test/support/fake-model-server.js';

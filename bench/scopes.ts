@@ -13,8 +13,10 @@
  * BENCH_ROUNDS (default 5), BENCH_REQUESTS a read and round (default 100).
  */
 import { existsSync } from 'node:fs';
-import { buildApp, domainLimits, openDatabase } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { buildApp } from '../src/http/app.js';
+import { domainLimits } from '../src/runtime/runtime.js';
+import { openDatabase } from '../src/runtime/database.js';
+import { loadConfig } from '../src/config/config.js';
 import { createDomainContext } from '../src/domain/context.js';
 import { runScopeBackfill } from '../src/domain/scopes/scope-work.js';
 import type { ConclusionRecord, MessageRecord } from '../src/storage/store.js';

@@ -27,7 +27,7 @@
  * PostgreSQL with BENCH_DATABASE_URL.
  */
 import { pathToFileURL } from 'node:url';
-import { openDatabase } from '../src/app.js';
+import { openDatabase } from '../src/runtime/database.js';
 import { parseReasoningConfig } from '../src/config/reasoning.js';
 import { createDomainContext, type DomainContext, type ReasoningRuntime } from '../src/domain/context.js';
 import { rankCandidates } from '../src/domain/messages/rank.js';

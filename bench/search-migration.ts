@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nanoid } from 'nanoid';
-import { openDatabase } from '../src/app.js';
+import { openDatabase } from '../src/runtime/database.js';
 import { Corpus } from './corpus.js';
 import { loadMessages } from './dataset.js';
 

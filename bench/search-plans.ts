@@ -12,8 +12,9 @@
  * alternately, 3 rounds after one unmeasured, with the answers compared.
  */
 import { randomUUID } from 'node:crypto';
-import { domainLimits, openDatabase } from '../src/app.js';
-import { loadConfig } from '../src/config.js';
+import { domainLimits } from '../src/runtime/runtime.js';
+import { openDatabase } from '../src/runtime/database.js';
+import { loadConfig } from '../src/config/config.js';
 import { createDomainContext } from '../src/domain/context.js';
 import { searchMessages } from '../src/domain/messages/search.js';
 import { DIALECTS } from '../src/storage/sql/dialects.js';

@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../src/app.js';
+import { openDatabase } from '../src/runtime/database.js';
 import type { ConclusionRecord, MessageRecord, Store } from '../src/storage/store.js';
 
 const env = process.env;

@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
-import { openDatabase } from '../src/app.js';
+import { openDatabase } from '../src/runtime/database.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
 import { percentile } from './load.js';
 import { VECTOR_CASE } from './case-names.js';

@@ -1,9 +1,9 @@
-import { databaseOptions, domainLimits, openDatabase, reasoningRuntime } from '../app.js';
-import { createDomainContext } from '../domain/context.js';
+import { databaseOptions, openDatabase } from '../runtime/database.js';
 import { deriveStoredMessages } from '../domain/reasoning/deriver.js';
 import { mintToken } from '../http/shared/auth.js';
-import { checkVectorDimensions, configOrExit, createWorker, serve } from '../main.js';
-import { isPostgresUrl, type Config } from '../config.js';
+import { checkVectorDimensions, composeRuntime, createWorker } from '../runtime/runtime.js';
+import { configOrExit, serve } from '../runtime/serve.js';
+import { isPostgresUrl, type Config } from '../config/config.js';
 import { buildModels, describeReasoning, logFailedModelCalls, observeModelCalls } from '../llm/models.js';
 import { JobMetrics, ModelCallMetrics, serveWorkerMetrics } from '../http/shared/metrics.js';
 import { BackupRefused, backupSqlite } from './commands/backup.js';
@@ -11,8 +11,8 @@ import { reembed } from './commands/reembed.js';
 import { runMcp } from './commands/mcp.js';
 import cluster from 'node:cluster';
 import pino from 'pino';
-import { ProcessCountError, processCount, serveProcessGroup } from '../process-group.js';
-import { serverExecArgv } from '../server-flags.js';
+import { ProcessCountError, processCount, serveProcessGroup } from '../server/process-group.js';
+import { serverExecArgv } from '../server/server-flags.js';
 
 /** `engram worker`: the queue's workers alone, stopped cleanly on SIGTERM/SIGINT. */
 async function runWorker(config: Config): Promise<void> {
@@ -44,20 +44,13 @@ async function runWorker(config: Config): Promise<void> {
  * no model was configured); a running server or worker then processes it. Exit 2 without a model.
  */
 async function runDerive(config: Config, scope: { workspaceId?: string; sessionId?: string }): Promise<number> {
-  const models = buildModels(config.models);
-  const reasoning = reasoningRuntime(config, models);
-  if (reasoning === undefined || models.chat('deriver') === undefined) {
+  if (buildModels(config.models).chat('deriver') === undefined) {
     console.error(`engram: derive needs a deriver model; ${describeReasoning(config.models)}`);
     return 2;
   }
   const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   try {
-    const ctx = createDomainContext(
-      database.store,
-      domainLimits(config),
-      undefined,
-      reasoning,
-    );
+    const { ctx } = composeRuntime(config, database);
     const queued = await deriveStoredMessages(ctx, scope);
     const where = scope.sessionId !== undefined ? ` in session ${scope.sessionId}` : scope.workspaceId !== undefined ? ` in workspace ${scope.workspaceId}` : '';
     console.log(`queued ${queued} representation item${queued === 1 ? '' : 's'}${where} (the server's or a worker's jobs process them)`);

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { configurationReference, envExample } from '../../src/config/settings-docs.js';
 import { declaredNames, SETTINGS } from '../../src/config/settings.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { createDomainContext, type DomainContext } from '../../src/domain/context.js';
 import { getOrCreatePeer, updatePeer } from '../../src/domain/peers/peers.js';
 import { addPeersToSession, deleteSession } from '../../src/domain/sessions/sessions.js';

@@ -268,7 +268,7 @@ describe('other bodies with prototype keys', () => {
 
 describe('job kinds named like prototype members', () => {
   it('are never claimed: no handler is found for them, while known kinds run', async () => {
-    const { createWorker } = await import('../../src/main.js');
+    const { createWorker } = await import('../../src/runtime/runtime.js');
     const jobApi = await buildTestApp({ WORKER_POLL_MS: '10' }, { ownDatabase: true });
     const worker = createWorker(jobApi.config, jobApi.database, { info() {}, warn() {}, error() {} });
     try {

@@ -7,10 +7,11 @@ import { fileURLToPath } from 'node:url';
 import Fastify, { LogController } from 'fastify';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildApp, databaseOptions, openDatabase } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { databaseOptions, openDatabase } from '../../src/runtime/database.js';
+import { loadConfig } from '../../src/config/config.js';
 import { requestLogger } from '../../src/http/shared/request-logger.js';
-import { FLUSH_MS, processLog } from '../../src/logging.js';
+import { FLUSH_MS, processLog } from '../../src/server/logging.js';
 import { TEST_DATABASE_URL } from '../support/test-app.js';
 
 /** A stream keeping the JSON lines written to it. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { reasoningRuntime } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { reasoningRuntime } from '../../src/runtime/runtime.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createDomainContext } from '../../src/domain/context.js';
 import { JOB_KINDS, PAYLOAD_READERS } from '../../src/domain/job-kinds.js';
 import { buildJobCatalog } from '../../src/jobs/catalog.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { createDomainContext } from '../../src/domain/context.js';
 import { emitWebhookEvents } from '../../src/domain/follow-ups.js';
 import { catalogOf, followUpHandlers, type JobCatalog } from '../../src/jobs/catalog.js';

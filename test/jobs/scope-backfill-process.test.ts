@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
-import { openDatabase } from '../../src/app.js';
+import { openDatabase } from '../../src/runtime/database.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 

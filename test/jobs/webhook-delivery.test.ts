@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createWorker } from '../../src/main.js';
+import { createWorker } from '../../src/runtime/runtime.js';
 import { signBody } from '../../src/jobs/webhook-body.js';
 import type { Worker } from '../../src/jobs/worker.js';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';

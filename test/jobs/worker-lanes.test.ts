@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 import type { JobCatalog, JobHandler } from '../../src/jobs/catalog.js';
 import { Worker } from '../../src/jobs/worker.js';
 import type { JobStore, Store } from '../../src/storage/store.js';

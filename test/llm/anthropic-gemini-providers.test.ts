@@ -1,5 +1,5 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { buildModels, type ModelCallEvent } from '../../src/llm/models.js';
 import { ModelError, type StreamEvent } from '../../src/llm/provider.js';
 import { startFakeModelServer } from '../support/fake-model-server.js';

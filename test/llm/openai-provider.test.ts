@@ -1,6 +1,7 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildApp, openDatabase } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { openDatabase } from '../../src/runtime/database.js';
+import { loadConfig } from '../../src/config/config.js';
 import { buildModels, type ModelCallEvent } from '../../src/llm/models.js';
 import { ModelError, type CompletionRequest, type StreamEvent } from '../../src/llm/provider.js';
 import { parseRetryAfter } from '../../src/llm/http-call.js';

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SERVER_V8_FLAGS } from '../../src/server-flags.js';
+import { SERVER_V8_FLAGS } from '../../src/server/server-flags.js';
 import { startFakeModelServer } from '../support/fake-model-server.js';
 import { ENGRAM, startServerProcess } from '../support/server-process.js';
 import { DIALECT } from '../support/test-app.js';

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, openDatabase, type Database } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
+import { loadConfig } from '../../src/config/config.js';
 import { uniqueId } from '../support/test-app.js';
 
 // The SQLite file lives on a tmpfs of 4 MiB, a real file system that fills up: writes then fail

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, openDatabase, type Database } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { Worker } from '../../src/jobs/worker.js';
-import { createWorker } from '../../src/main.js';
+import { createWorker } from '../../src/runtime/runtime.js';
 import { postgresBin, startThrowawayPostgres, type ThrowawayPostgres } from '../support/throwaway-postgres.js';
 import { uniqueId } from '../support/test-app.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { reasoningRuntime } from '../../src/app.js';
+import { reasoningRuntime } from '../../src/runtime/runtime.js';
 import { createDomainContext } from '../../src/domain/context.js';
 import { processRepresentationUnit, type RepresentOutcome } from '../../src/domain/reasoning/deriver.js';
 import { buildModels } from '../../src/llm/models.js';

@@ -2,13 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { openDatabase, reasoningRuntime, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
+import { reasoningRuntime } from '../../src/runtime/runtime.js';
 import { createDomainContext } from '../../src/domain/context.js';
 
 import { catalogOf } from '../../src/jobs/catalog.js';
 import { reasoningHandlers } from '../../src/jobs/reasoning-jobs.js';
 import { buildModels } from '../../src/llm/models.js';
-import { createWorker } from '../../src/main.js';
+import { createWorker } from '../../src/runtime/runtime.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';

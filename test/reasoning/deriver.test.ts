@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDomainContext } from '../../src/domain/context.js';
 import { deriveStoredMessages } from '../../src/domain/reasoning/deriver.js';
-import { reasoningRuntime } from '../../src/app.js';
+import { reasoningRuntime } from '../../src/runtime/runtime.js';
 import { buildModels } from '../../src/llm/models.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
 import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dreamQueueKey } from '../../src/domain/reasoning/dream-schedule.js';
 import type { Worker } from '../../src/jobs/worker.js';
-import { createWorker } from '../../src/main.js';
+import { createWorker } from '../../src/runtime/runtime.js';
 import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
 import { facts, silentLogger } from '../support/reasoning-harness.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { createWorker } from '../../src/main.js';
+import { createWorker } from '../../src/runtime/runtime.js';
 import { drainWorkspace, facts, reasoningApps, silentLogger, type ReasoningSetup } from '../support/reasoning-harness.js';
 import { uniqueId, type TestApi } from '../support/test-app.js';
 import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';

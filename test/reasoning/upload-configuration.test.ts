@@ -1,7 +1,7 @@
 import { Honcho } from '@honcho-ai/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../src/jobs/worker.js';
-import { createWorker } from '../../src/main.js';
+import { createWorker } from '../../src/runtime/runtime.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { multipartBody, type FormPart } from '../support/multipart.js';
 import { drainWorkspace, facts, reasoningApps, REASONING_TEST_ENV, silentLogger, type ReasoningSetup } from '../support/reasoning-harness.js';

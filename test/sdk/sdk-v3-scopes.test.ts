@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Honcho, NotFoundError } from '@honcho-ai/sdk';
 import type { Worker } from '../../src/jobs/worker.js';
-import { createWorker } from '../../src/main.js';
+import { createWorker } from '../../src/runtime/runtime.js';
 import { expectAllOk, routesCalled, startSdkServer, type SdkServer } from '../support/sdk-server.js';
 import { uniqueId } from '../support/test-app.js';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../src/app.js';
+import { openDatabase } from '../../src/runtime/database.js';
 import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';
 import { DIALECT, TEST_DATABASE_URL } from '../support/test-app.js';
 

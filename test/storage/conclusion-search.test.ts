@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { SqlStore } from '../../src/storage/sql/sql-store.js';
 import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { purgeDeletedSession } from '../../src/domain/follow-ups.js';
 import { CONFLICT_ATTEMPTS } from '../../src/storage/postgres/postgres-driver.js';
 import { RowVanishedError } from '../../src/storage/sql/driver.js';

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { FilterTimeLimitError, TIME_LIMITED } from '../../src/storage/filter-time-limit.js';
 import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 
 import { migrate } from '../../src/storage/migrate.js';
 import type { SqlDriver } from '../../src/storage/sql/driver.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { SqlJobStore } from '../../src/storage/sql/job-store.js';
 import { SqlReasoningStore } from '../../src/storage/sql/reasoning-store.js';
 import { openFreshDatabase } from '../support/fresh-database.js';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { SqlJobStore } from '../../src/storage/sql/job-store.js';
 import type { NewJob } from '../../src/storage/store.js';
 import { recordingExecutor } from '../support/recording-executor.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { createDomainContext, within } from '../../src/domain/context.js';
 import { searchMessages } from '../../src/domain/messages/search.js';
 import { migrate } from '../../src/storage/migrate.js';

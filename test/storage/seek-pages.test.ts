@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { DOCUMENT_FILTER, PEER_FILTER } from '../../src/domain/filters/filter-schemas.js';
 import { parseFilters } from '../../src/domain/filters/filters.js';
 import type { SqlExecutor } from '../../src/storage/sql/driver.js';

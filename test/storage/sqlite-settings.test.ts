@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { databaseOptions, openDatabase } from '../../src/app.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { databaseOptions, openDatabase } from '../../src/runtime/database.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 
 /* SQLITE_CACHE_MB and SQLITE_MMAP_MB reach the connection's pragmas; bad values stop start-up. */
 

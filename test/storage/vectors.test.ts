@@ -9,7 +9,7 @@ import { clearVectors } from '../../src/cli/commands/reembed.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { openDatabase } from '../../src/app.js';
+import { openDatabase } from '../../src/runtime/database.js';
 import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { DELETE_CHUNK_SIGNS, DELETE_MESSAGE_CHUNKS, PARTITION_SEARCHES, signBits, signCandidates } from '../../src/storage/sqlite/sqlite-vector-index.js';
 import { MEMBER_SESSIONS_LISTED, PostgresVectorIndex } from '../../src/storage/postgres/postgres-vector-index.js';

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { ConfigError, loadConfig, type Config } from '../../src/config.js';
+import { ConfigError, loadConfig, type Config } from '../../src/config/config.js';
 
 /** The settings made of `env` alone (no .env file is read). */
 export const loadEnv = (env: Record<string, string>): Config => loadConfig(env, '/nonexistent/.env');

@@ -1,4 +1,4 @@
-import { openDatabase, type Database } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import type { SqlDriver } from '../../src/storage/sql/driver.js';
 import { SqliteDriver } from '../../src/storage/sqlite/sqlite-driver.js';

@@ -1,5 +1,5 @@
 import type { Worker } from '../../src/jobs/worker.js';
-import { createWorker } from '../../src/main.js';
+import { createWorker } from '../../src/runtime/runtime.js';
 import type { FakeModelServer, ScriptedAnswer } from './fake-model-server.js';
 import { buildTestApp, uniqueId, type TestApi } from './test-app.js';
 

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { expect } from 'vitest';
-import { buildApp, openDatabase, type Database } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 import { DIALECT, ownPostgresDatabase, TEST_DATABASE_URL } from './test-app.js';
 
 /**

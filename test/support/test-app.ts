@@ -5,8 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
-import { buildApp, databaseOptions, openDatabase, type Database } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { databaseOptions, openDatabase, type Database } from '../../src/runtime/database.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 import { mintToken } from '../../src/http/shared/auth.js';
 import { workerDatabaseUrl } from './worker-database.js';
 

@@ -2,11 +2,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import pino from 'pino';
-import { databaseOptions, domainLimits, openDatabase, reasoningRuntime } from '../../app.js';
-import { createDomainContext } from '../../domain/context.js';
+import { databaseOptions, openDatabase } from '../../runtime/database.js';
 import { ADMIN_CLAIMS } from '../../http/shared/auth.js';
-import { buildModels, logFailedModelCalls } from '../../llm/models.js';
-import { checkVectorDimensions, configOrExit, createWorker } from '../../main.js';
+import { checkVectorDimensions, composeRuntime, workerOf } from '../../runtime/runtime.js';
+import { configOrExit } from '../../runtime/serve.js';
 import { createMcpServer } from '../../mcp/server.js';
 
 function option(args: string[], name: string): string | undefined {
@@ -45,9 +44,9 @@ export async function runMcp(args: string[]): Promise<number> {
   const logger = pino({ level: config.logLevel }, pino.destination(2));
   const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   await checkVectorDimensions(config, database);
-  const models = buildModels(config.models, logFailedModelCalls(logger));
-  const ctx = createDomainContext(database.store, domainLimits(config), undefined, reasoningRuntime(config, models));
-  const worker = config.runWorkers ? createWorker(config, database, logger, models) : undefined;
+  const runtime = composeRuntime(config, database, { logger });
+  const { ctx } = runtime;
+  const worker = config.runWorkers ? workerOf(runtime, logger) : undefined;
   const server = createMcpServer(ctx, { claims: ADMIN_CLAIMS, workspaceId, log: logger });
   stopOnEnd(async () => {
     await server.close();

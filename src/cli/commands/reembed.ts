@@ -1,8 +1,7 @@
-import { domainLimits, reasoningRuntime, type Database } from '../../app.js';
-import type { Config } from '../../config.js';
-import { createDomainContext } from '../../domain/context.js';
+import type { Database } from '../../runtime/database.js';
+import { composeRuntime } from '../../runtime/runtime.js';
+import type { Config } from '../../config/config.js';
 import { queueReembedding } from '../../domain/reasoning/embeddings.js';
-import { buildModels } from '../../llm/models.js';
 import type { Store } from '../../storage/store.js';
 
 /**
@@ -27,20 +26,15 @@ export async function clearVectors(store: Store): Promise<number | undefined> {
 export async function reembed(config: Config, database: Database): Promise<string[]> {
   const previous = await clearVectors(database.store);
   const lines = [previous === undefined ? 'no vectors were stored' : `dropped the stored vectors (${previous} dimensions)`];
-  const reasoning = reasoningRuntime(config, buildModels(config.models));
-  if (reasoning?.models.embedder === undefined) {
+  const { ctx } = composeRuntime(config, database);
+  const embedder = ctx.reasoning?.models.embedder;
+  if (embedder === undefined) {
     lines.push('no embedding model is configured: nothing queued (semantic search falls back to full text)');
     return lines;
   }
-  const ctx = createDomainContext(
-    database.store,
-    domainLimits(config),
-    undefined,
-    reasoning,
-  );
   const queued = await queueReembedding(ctx);
   lines.push(
-    `queued the embedding of ${queued.conclusions} conclusions and ${queued.messages} messages with ${reasoning.models.embedder.name}; ` +
+    `queued the embedding of ${queued.conclusions} conclusions and ${queued.messages} messages with ${embedder.name}; ` +
       'the workers of `engram serve` or `engram worker` make the vectors',
   );
   return lines;

@@ -1,7 +1,7 @@
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyHttpOptions } from 'fastify';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 
 /*
  * What node:http enforces before a request reaches Fastify: header size, the time a client may

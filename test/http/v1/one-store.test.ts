@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker } from '../../../src/main.js';
+import { createWorker } from '../../../src/runtime/runtime.js';
 import { buildTestApp, uniqueId, type TestApi } from '../../support/test-app.js';
 import { startWebhookSink } from '../../support/webhook-sink.js';
 import { V1_ID, makeMessages, makeMetamessage, makeScope, makeSession, type V1Scope } from './fixtures.js';

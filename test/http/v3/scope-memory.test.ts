@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../../src/jobs/worker.js';
-import { createWorker } from '../../../src/main.js';
+import { createWorker } from '../../../src/runtime/runtime.js';
 import { runScopeBackfill } from '../../../src/domain/scopes/scope-work.js';
 import { createDomainContext } from '../../../src/domain/context.js';
 import type { ConclusionRecord } from '../../../src/storage/store.js';

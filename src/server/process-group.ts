@@ -1,11 +1,11 @@
 import cluster, { type Worker as ClusterWorker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import pino, { type Logger } from 'pino';
-import { databaseOptions, openDatabase } from './app.js';
-import { isPostgresUrl, type Config } from './config.js';
+import { databaseOptions, openDatabase } from '../runtime/database.js';
+import { isPostgresUrl, type Config } from '../config/config.js';
 import { ConnectionBalancer, isReady } from './connection-hand-off.js';
-import { answerGroupMetrics } from './http/shared/group-metrics.js';
-import { checkVectorDimensions } from './main.js';
+import { answerGroupMetrics } from '../http/shared/group-metrics.js';
+import { checkVectorDimensions } from '../runtime/runtime.js';
 import { serverExecArgv } from './server-flags.js';
 
 /** Thrown when the requested number of processes cannot run on this database. */

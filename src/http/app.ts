@@ -3,92 +3,30 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import pino, { type Logger } from 'pino';
-import { isPostgresUrl, type Config } from './config.js';
-import { createDomainContext, type DomainContext, type DomainLimits, type ReasoningRuntime } from './domain/context.js';
-import { mountCors } from './http/shared/cors.js';
-import { createTokenReader, mintToken } from './http/shared/auth.js';
-import type { HttpDeps } from './http/shared/route.js';
-import { RouteIndex } from './http/shared/route-index.js';
-import { requestLogger } from './http/shared/request-logger.js';
-import { processLog, requestLine } from './logging.js';
-import { limitConnections, serverLimitOptions } from './http/shared/server-limits.js';
-import { JobMetrics, ModelCallMetrics, mountMetrics } from './http/shared/metrics.js';
-import { buildModels, logFailedModelCalls, observeModelCalls } from './llm/models.js';
-import type { Models } from './llm/provider.js';
-import { mountReadiness, type WorkerStatus } from './http/shared/readiness.js';
-import { UNAVAILABLE_HEADERS } from './http/shared/route.js';
-import { mountV1 } from './http/v1/index.js';
-import { mountV2 } from './http/v2/index.js';
-import { mountV3 } from './http/v3/index.js';
-import { mountMcp } from './mcp/http.js';
-import { migrate, type MigrationStep } from './storage/migrate.js';
-import { PostgresDriver } from './storage/postgres/postgres-driver.js';
-import type { SqlDriver } from './storage/sql/driver.js';
-import { SqlStore } from './storage/sql/sql-store.js';
-import { SqliteDriver } from './storage/sqlite/sqlite-driver.js';
-import type { SqliteOptions } from './storage/sqlite/sqlite-settings.js';
-import { StoreUnavailableError } from './storage/unavailable.js';
+import type { Config } from '../config/config.js';
+import type { DomainContext } from '../domain/context.js';
+import { mountCors } from './shared/cors.js';
+import { createTokenReader, mintToken } from './shared/auth.js';
+import type { HttpDeps } from './shared/route.js';
+import { RouteIndex } from './shared/route-index.js';
+import { requestLogger } from './shared/request-logger.js';
+import { processLog, requestLine } from '../server/logging.js';
+import { limitConnections, serverLimitOptions } from './shared/server-limits.js';
+import { JobMetrics, ModelCallMetrics, mountMetrics } from './shared/metrics.js';
+import { logFailedModelCalls, observeModelCalls, buildModels } from '../llm/models.js';
+import type { Models } from '../llm/provider.js';
+import { mountReadiness, type WorkerStatus } from './shared/readiness.js';
+import { UNAVAILABLE_HEADERS } from './shared/route.js';
+import { mountV1 } from './v1/index.js';
+import { mountV2 } from './v2/index.js';
+import { mountV3 } from './v3/index.js';
+import { mountMcp } from '../mcp/http.js';
+import type { Database } from '../runtime/database.js';
+import { composeRuntime } from '../runtime/runtime.js';
+import { StoreUnavailableError } from '../storage/unavailable.js';
 
 /** Message batches of 100 x 25,000 characters must fit (contract §7.4). */
 const BODY_LIMIT = 16 * 1024 * 1024;
-
-export interface Database {
-  driver: SqlDriver;
-  store: SqlStore;
-  migrations: MigrationStep[];
-}
-
-export interface DatabaseOptions {
-  sqlite?: SqliteOptions;
-  connectTimeoutMs?: number;
-  filterTimeLimitMs?: number;
-  /** PostgreSQL: frequent statements prepared by name (DATABASE_PREPARED_STATEMENTS). */
-  preparedStatements?: boolean;
-}
-
-/** The connection settings of `config`, for openDatabase. */
-export function databaseOptions(config: Config): DatabaseOptions {
-  return {
-    sqlite: { synchronous: config.sqliteSynchronous, cacheMb: config.sqliteCacheMb, mmapMb: config.sqliteMmapMb, checkpoints: config.sqliteCheckpoints, vectorScans: config.sqliteVectorScans },
-    connectTimeoutMs: config.databaseConnectTimeoutMs,
-    filterTimeLimitMs: config.filterTimeLimitMs,
-    preparedStatements: config.databasePreparedStatements,
-  };
-}
-
-/** The domain's limits and delivery order as `config` sets them. */
-export function domainLimits(config: Config): DomainLimits {
-  return {
-    sessionObservers: config.sessionObserversLimit,
-    webhookEndpoints: config.webhookMaxWorkspaceLimit,
-    jobMaxAttempts: config.jobMaxAttempts,
-    webhooksInOrder: config.webhookOrdered,
-  };
-}
-
-/** Opens SQLite or PostgreSQL as `DATABASE_URL` says and brings its schema up to date. */
-export async function openDatabase(
-  databaseUrl: string,
-  options: DatabaseOptions = {},
-): Promise<Database> {
-  const driver: SqlDriver = isPostgresUrl(databaseUrl)
-    ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs, filterTimeLimitMs: options.filterTimeLimitMs, preparedStatements: options.preparedStatements })
-    : new SqliteDriver(databaseUrl, { ...options.sqlite, filterTimeLimitMs: options.filterTimeLimitMs });
-  try {
-    const migrations = await migrate(driver);
-    return { driver, store: SqlStore.over(driver), migrations };
-  } catch (error) {
-    await driver.close().catch(() => undefined);
-    throw error;
-  }
-}
-
-/** The reasoning layer's runtime when some module has a model; undefined keeps reasoning off. */
-export function reasoningRuntime(config: Config, models: Models, onChat?: ReasoningRuntime['onChat']): ReasoningRuntime | undefined {
-  const modules = ['deriver', 'summary', 'dialectic', 'dream_deduction', 'dream_induction'] as const;
-  const hasModel = modules.some((module) => models.chat(module) !== undefined) || models.embedder !== undefined;
-  return hasModel ? { settings: config.reasoning, models, onChat } : undefined;
-}
 
 export interface AppDeps {
   config: Config;
@@ -213,11 +151,10 @@ export async function buildApp(
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  const ctx = createDomainContext(
-    deps.database.store,
-    domainLimits(config),
-    deps.now,
-    reasoningRuntime(config, models, (report) => {
+  const { ctx } = composeRuntime(config, deps.database, {
+    models,
+    now: deps.now,
+    onChat: (report) => {
       modelCalls.onChat(report);
       // what each chat used: its tool calls and tokens; an unexpected failure as an error
       app.log[report.outcome === 'error' ? 'error' : 'info'](
@@ -236,8 +173,8 @@ export async function buildApp(
         },
         'chat',
       );
-    }),
-  );
+    },
+  });
   const httpDeps: HttpDeps = {
     ctx,
     readToken: config.useAuth ? createTokenReader(config.jwtSecret) : null,

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
-import { parseReasoningConfig } from './config/reasoning.js';
-import { settingReader, type SettingValue } from './config/read-settings.js';
-import { SETTINGS } from './config/settings.js';
-import type { ReasoningSettings } from './domain/reasoning/settings.js';
-import type { ModelSettings } from './llm/settings.js';
+import { parseReasoningConfig } from './reasoning.js';
+import { settingReader, type SettingValue } from './read-settings.js';
+import { SETTINGS } from './settings.js';
+import type { ReasoningSettings } from '../domain/reasoning/settings.js';
+import type { ModelSettings } from '../llm/settings.js';
 
 /**
  * Every setting Engram reads, parsed once at start-up. Each field's name, type, default and help

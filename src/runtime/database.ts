@@ -1,0 +1,48 @@
+import { isPostgresUrl, type Config } from '../config/config.js';
+import { migrate, type MigrationStep } from '../storage/migrate.js';
+import { PostgresDriver } from '../storage/postgres/postgres-driver.js';
+import type { SqlDriver } from '../storage/sql/driver.js';
+import { SqlStore } from '../storage/sql/sql-store.js';
+import { SqliteDriver } from '../storage/sqlite/sqlite-driver.js';
+import type { SqliteOptions } from '../storage/sqlite/sqlite-settings.js';
+
+export interface Database {
+  driver: SqlDriver;
+  store: SqlStore;
+  migrations: MigrationStep[];
+}
+
+export interface DatabaseOptions {
+  sqlite?: SqliteOptions;
+  connectTimeoutMs?: number;
+  filterTimeLimitMs?: number;
+  /** PostgreSQL: frequent statements prepared by name (DATABASE_PREPARED_STATEMENTS). */
+  preparedStatements?: boolean;
+}
+
+/** The connection settings of `config`, for openDatabase. */
+export function databaseOptions(config: Config): DatabaseOptions {
+  return {
+    sqlite: { synchronous: config.sqliteSynchronous, cacheMb: config.sqliteCacheMb, mmapMb: config.sqliteMmapMb, checkpoints: config.sqliteCheckpoints, vectorScans: config.sqliteVectorScans },
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    filterTimeLimitMs: config.filterTimeLimitMs,
+    preparedStatements: config.databasePreparedStatements,
+  };
+}
+
+/** Opens SQLite or PostgreSQL as `DATABASE_URL` says and brings its schema up to date. */
+export async function openDatabase(
+  databaseUrl: string,
+  options: DatabaseOptions = {},
+): Promise<Database> {
+  const driver: SqlDriver = isPostgresUrl(databaseUrl)
+    ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs, filterTimeLimitMs: options.filterTimeLimitMs, preparedStatements: options.preparedStatements })
+    : new SqliteDriver(databaseUrl, { ...options.sqlite, filterTimeLimitMs: options.filterTimeLimitMs });
+  try {
+    const migrations = await migrate(driver);
+    return { driver, store: SqlStore.over(driver), migrations };
+  } catch (error) {
+    await driver.close().catch(() => undefined);
+    throw error;
+  }
+}
