@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { fileURLToPath } from 'node:url';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -21,6 +22,7 @@ import { mountV1 } from './http/v1/index.js';
 import { mountV2 } from './http/v2/index.js';
 import { mountV3 } from './http/v3/index.js';
 import { mountMcp } from './mcp/http.js';
+import { mountStaticPage } from './http/shared/static-page.js';
 import { migrate, type MigrationStep } from './storage/migrate.js';
 import { PostgresDriver } from './storage/postgres/postgres-driver.js';
 import type { SqlDriver } from './storage/sql/driver.js';
@@ -102,6 +104,8 @@ export interface AppDeps {
   workers?: () => WorkerStatus | undefined;
   /** The models to reason with; default: built from `config.models`, measured at /metrics. */
   models?: Models;
+  /** The inspector page's built files (index.html, assets/); default: `inspector/` beside this module (dist/inspector after `npm run build`). */
+  inspectorAssets?: string;
 }
 
 const REDOC_PAGE = `<!DOCTYPE html>
@@ -259,6 +263,8 @@ export async function buildApp(
   mountV2(app, httpDeps);
   mountV3(app, httpDeps);
   mountMcp(app, httpDeps);
+  // the memory inspector (docs/inspector.md): static files, a client of the routes above
+  mountStaticPage(app, '/inspector', deps.inspectorAssets ?? fileURLToPath(new URL('./inspector/', import.meta.url)));
 
   app.setNotFoundHandler((request, reply) => {
     const answer = routes.resolve(request.method, request.url);
