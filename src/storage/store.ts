@@ -161,6 +161,17 @@ export interface JobRecord {
   createdAt: Date;
 }
 
+/** The states a workspace's jobs are listed by: `failed` is pending again after a failed attempt. */
+export type JobListStatus = 'pending' | 'running' | 'failed' | 'dead';
+
+/** A job as its workspace's list shows it: its state, last error and times. */
+export interface JobListing extends JobRecord {
+  status: 'pending' | 'running' | 'done' | 'dead';
+  lastError: string | null;
+  runAfter: Date;
+  finishedAt: Date | null;
+}
+
 /** Work counted for the queue status: by state, with failed (dead-lettered) work apart from completed. */
 export interface WorkCounts {
   completed: number;
@@ -328,6 +339,13 @@ export interface JobStore {
   countByStatus(): Promise<Record<string, number>>;
   /** Open jobs of every workspace by kind and status (pending or running). */
   countOpenByKind(): Promise<{ kind: string; status: 'pending' | 'running'; count: number }[]>;
+  /** One page of the workspace's jobs in `status`, newest first, and how many there are. */
+  listOfWorkspace(workspaceId: string, status: JobListStatus, offset: number, limit: number): Promise<Page<JobListing>>;
+  /**
+   * Puts the workspace's dead job `id` back in its queue, due at `now`, with its attempts counted
+   * from zero (its last error kept until an attempt ends); undefined when it has no such dead job.
+   */
+  reopenDead(workspaceId: string, id: string, now: Date): Promise<JobListing | undefined>;
 }
 
 /** What the store's database can take in a filter (the domain checks it while parsing). */
