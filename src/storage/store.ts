@@ -250,6 +250,11 @@ export interface ReasoningStore {
   openItemCount(workspaceId: string, sessionId?: string): Promise<number>;
   /** The message just before the one with `messagePk` in its session. */
   messageBefore(workspaceId: string, sessionId: string, messagePk: number): Promise<(MessageRecord & { pk: number }) | undefined>;
+  /**
+   * Opens again the unit's items that were closed with an error (a dead-lettered batch, retried):
+   * how many. Read through the unit's items, not the workspace's.
+   */
+  reopenFailedItems(workspaceId: string, sessionId: string, observedId: string): Promise<number>;
   /** Marks the items processed (with the error when it failed); returns how many were still open. */
   markItems(items: readonly { pk: number; messageId: string }[], now: Date, error: string | null): Promise<number>;
   sessionMessageCount(workspaceId: string, sessionId: string): Promise<number>;

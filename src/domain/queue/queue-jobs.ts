@@ -1,6 +1,7 @@
 import type { JobListing, JobListStatus, Page } from '../../storage/store.js';
-import type { DomainContext } from '../context.js';
+import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
+import { REPRESENT } from '../reasoning/deriver.js';
 
 /*
  * A workspace's background work job by job: what waits, what runs, what failed and will be tried
@@ -33,9 +34,18 @@ export function listWorkspaceJobs(ctx: DomainContext, workspaceId: string, statu
   return ctx.store.jobs.listOfWorkspace(workspaceId, status, (page - 1) * size, size);
 }
 
-/** Queues the workspace's dead job again with a fresh set of attempts; 404 when it has no such dead job. */
+/**
+ * Queues the workspace's dead job again with a fresh set of attempts; 404 when it has no such dead
+ * job. A representation unit's job, on its last attempt, closed the message it failed on with the
+ * error and went on with the rest (deriver.ts): that message's items are opened again with it, so
+ * the retry derives what was given up on.
+ */
 export async function retryDeadJob(ctx: DomainContext, workspaceId: string, jobId: string): Promise<JobListing> {
-  const reopened = await ctx.store.jobs.reopenDead(workspaceId, jobId, ctx.now());
-  if (reopened === undefined) throw notFound(`Dead job ${jobId} not found in workspace ${workspaceId}`);
-  return reopened;
+  return inTransaction(ctx, async (ctx) => {
+    const reopened = await ctx.store.jobs.reopenDead(workspaceId, jobId, ctx.now());
+    if (reopened === undefined) throw notFound(`Dead job ${jobId} not found in workspace ${workspaceId}`);
+    const { sessionId, observedId } = jobSubject(reopened);
+    if (reopened.kind === REPRESENT && sessionId !== null && observedId !== null) await ctx.store.reasoning.reopenFailedItems(workspaceId, sessionId, observedId);
+    return reopened;
+  });
 }
