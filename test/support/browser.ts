@@ -8,6 +8,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
  * page tests skip saying so.
  */
 export function chromiumPath(): string | undefined {
+  // CHROMIUM_PATH=none: as on a machine without one (the page tests skip)
+  if (process.env.CHROMIUM_PATH === 'none') return undefined;
   const candidates = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
   return candidates.find((path): path is string => path !== undefined && path !== '' && existsSync(path));
 }
