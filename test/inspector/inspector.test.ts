@@ -158,6 +158,15 @@ describe.skipIf(executable === undefined)('the memory inspector in Chromium', ()
     await page.getByText('Alice moved to Lisbon; Bob plans a visit in spring.').first().waitFor();
     const bobRow = page.getByRole('row', { name: /bob/ });
     await expect.poll(() => bobRow.locator('td').allTextContents()).toEqual(['default', 'yes']);
+    // whether the session's work is done, and what came of a message
+    await page.getByText('No reasoning work is waiting for this session').waitFor();
+    const tramMessage = page.locator('ol.transcript > li', { hasText: 'Yes, tram 28 every morning' });
+    await tramMessage.getByRole('button', { name: 'What came of it' }).click();
+    await tramMessage.locator('ul.drawn-list', { hasText: 'alice rides tram 28' }).waitFor();
+    const bobMessage = page.locator('ol.transcript > li', { hasText: 'Do you take the tram to work?' });
+    await bobMessage.getByRole('button', { name: 'What came of it' }).click();
+    await bobMessage.locator('ul.drawn-list', { hasText: 'bob collects maps' }).waitFor();
+    expect(await bobMessage.locator('ul.drawn-list', { hasText: 'alice' }).count()).toBe(0);
     // newest first
     await page.getByLabel('Newest first').check();
     await expect.poll(async () => (await page.locator('ol.transcript .content').first().textContent())?.trim()).toBe('Deal, I will bring my maps');

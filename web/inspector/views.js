@@ -361,6 +361,42 @@ function Members({ w, s }) {
   </section>`;
 }
 
+/** The conclusions drawn from one message (those whose sources name it), loaded when asked for. */
+function DrawnFrom({ w, message }) {
+  const [open, setOpen] = useState(false);
+  const state = useLoad(
+    () => (open ? call('POST', `${ws(w)}/conclusions/list?size=${PAGE}`, { filters: { source_ids: { contains: message.id } } }) : Promise.resolve(null)),
+    [w, message.id, open],
+  );
+  const id = `drawn-${message.id}`;
+  return html`<div class="drawn">
+    <button type="button" aria-expanded=${open} aria-controls=${id} onClick=${() => setOpen(!open)}>${open ? 'Hide what came of it' : 'What came of it'}</button>
+    ${open
+      ? html`<div id=${id}><${Loaded} state=${state}>
+          ${(data) =>
+            data === null
+              ? null
+              : data.total === 0
+                ? html`<p class="muted">No conclusion was drawn from this message: not derived yet (see the work pending above), nothing worth keeping in it, or its sender is not observed.</p>`
+                : html`<ul class="drawn-list">${data.items.map(
+                    (c) => html`<li key=${c.id}><span class="level">${c.level}</span> ${c.content} <span class="muted">(${c.observer_id} about <${Link} to=${`/workspaces/${enc(w)}/peers/${enc(c.observed_id)}`}>${c.observed_id}<//>)</span></li>`,
+                  )}</ul>`}
+        <//></div>`
+      : null}
+  </div>`;
+}
+
+/** The session's reasoning work still to do: whether its messages are derived yet. */
+function SessionWork({ w, s }) {
+  const state = useLoad(() => call('GET', `${ws(w)}/queue/status?session_id=${enc(s)}`), [w, s]);
+  if (state.data === undefined) return null;
+  const open = state.data.pending_work_units + state.data.in_progress_work_units;
+  return html`<p class="muted" role="status">${open === 0
+    ? 'No reasoning work is waiting for this session: every message that was queued has been derived.'
+    : `${open} work unit${open === 1 ? '' : 's'} of this session still to derive (${state.data.in_progress_work_units} in progress).`}
+    <${Link} to=${`/workspaces/${enc(w)}/queue`}>See the queue<//></p>`;
+}
+
 export function SessionView({ w, s }) {
   const [page, setPage] = usePageParam('page');
   const [newest, setNewest] = useState(false);
@@ -373,6 +409,7 @@ export function SessionView({ w, s }) {
     </div>
     <section aria-labelledby="transcript-heading">
       <h2 id="transcript-heading">Transcript</h2>
+      <${SessionWork} w=${w} s=${s} />
       <label class="inline"><input type="checkbox" checked=${newest} onChange=${(e) => {
         setPage(1);
         setNewest(e.currentTarget.checked);
@@ -382,7 +419,7 @@ export function SessionView({ w, s }) {
           data.total === 0
             ? html`<p class="empty">No messages in this session. Agents add them with <code>POST …/sessions/${s}/messages</code>.</p>`
             : html`<${Pager} page=${data} onPage=${setPage} label="Pages of the transcript (top)" />
-                <ol class="transcript">${data.items.map((m) => html`<li key=${m.id}><${MessageItem} w=${w} message=${m} /></li>`)}</ol>
+                <ol class="transcript">${data.items.map((m) => html`<li key=${m.id}><${MessageItem} w=${w} message=${m} /><${DrawnFrom} w=${w} message=${m} /></li>`)}</ol>
                 <${Pager} page=${data} onPage=${setPage} label="Pages of the transcript" />`}
       <//>
     </section>`;
