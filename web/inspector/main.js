@@ -72,6 +72,8 @@ function App() {
     const moved = () => {
       setPath(currentPath());
       scrollTo(0, 0);
+      // a keyboard or screen reader user goes on from the new view's start, not from a link that is gone
+      requestAnimationFrame(() => document.getElementById('main')?.focus({ preventScroll: true }));
     };
     addEventListener('popstate', moved);
     const stop = onUnauthorized(() => setNeedKey(true));
