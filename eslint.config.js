@@ -23,6 +23,8 @@ export default tseslint.config(
   },
   // the plain scripts CI runs (scripts/*.mjs) and the `engram` command (bin/engram.mjs) are Node.js modules
   { files: ['scripts/**/*.mjs', 'bin/**/*.mjs'], languageOptions: { globals: globals.node } },
+  // the inspector page runs in the browser (web/inspector, bundled by scripts/build.mjs)
+  { files: ['web/**/*.js'], languageOptions: { globals: globals.browser } },
   // tests feed literals that lose precision on purpose (big JSON numbers)
   { files: ['**/*.test.ts'], rules: { 'no-loss-of-precision': 'off' } },
   // the domain knows no HTTP, no jobs, no dialect, no model transport and no vendor SDK

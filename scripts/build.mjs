@@ -4,8 +4,8 @@
 // `npm start`) builds into dist/; the tests build the same way into a folder of their own
 // (test/support/build-server.ts). Type-checking is `npm run typecheck`: tsc checked and emitted
 // in 11.5 s on a fresh clone, esbuild emits in well under a second.
-import { cpSync, readdirSync, rmSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -40,6 +40,36 @@ export async function buildServer(out) {
   for (const dialect of ['sqlite', 'postgres']) {
     cpSync(join(ROOT, 'src', 'storage', dialect, 'migrations'), join(out, 'storage', dialect, 'migrations'), { recursive: true });
   }
+  await buildInspector(join(out, 'inspector'));
+}
+
+/**
+ * The inspector page (web/inspector, docs/inspector.md) into `out`: one minified script and one
+ * stylesheet under assets/, named by their content hash (the server caches them for a year), and
+ * index.html naming them, the shell the server answers for every address of the page. Returns the
+ * size of each file in bytes.
+ */
+export async function buildInspector(out) {
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: [join(ROOT, 'web', 'inspector', 'main.js')],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    target: ['chrome110', 'firefox110', 'safari16'],
+    outdir: join(out, 'assets'),
+    entryNames: '[name]-[hash]',
+    metafile: true,
+    legalComments: 'linked',
+    logLevel: 'warning',
+  });
+  const outputs = Object.keys(result.metafile.outputs).map((path) => resolve(ROOT, path));
+  const named = (ext) => `assets/${basename(outputs.find((path) => path.endsWith(ext)))}`;
+  const shell = readFileSync(join(ROOT, 'web', 'inspector', 'index.html'), 'utf8').replace('{{js}}', `/inspector/${named('.js')}`).replace('{{css}}', `/inspector/${named('.css')}`);
+  writeFileSync(join(out, 'index.html'), shell);
+  return Object.fromEntries(Object.entries(result.metafile.outputs).map(([path, o]) => [relative(out, resolve(ROOT, path)), o.bytes]));
 }
 
 // run as a script: node scripts/build.mjs [folder], dist by default

@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { fileURLToPath } from 'node:url';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -21,6 +22,7 @@ import { mountV1 } from './v1/index.js';
 import { mountV2 } from './v2/index.js';
 import { mountV3 } from './v3/index.js';
 import { mountMcp } from '../mcp/http.js';
+import { mountStaticPage } from './shared/static-page.js';
 import type { Database } from '../runtime/database.js';
 import { composeRuntime } from '../runtime/runtime.js';
 import { StoreUnavailableError } from '../storage/unavailable.js';
@@ -40,6 +42,8 @@ export interface AppDeps {
   workers?: () => WorkerStatus | undefined;
   /** The models to reason with; default: built from `config.models`, measured at /metrics. */
   models?: Models;
+  /** The inspector page's built files (index.html, assets/); default: dist/inspector, which `npm run build` writes. */
+  inspectorAssets?: string;
 }
 
 const REDOC_PAGE = `<!DOCTYPE html>
@@ -196,6 +200,8 @@ export async function buildApp(
   mountV2(app, httpDeps);
   mountV3(app, httpDeps);
   mountMcp(app, httpDeps);
+  // the memory inspector (docs/inspector.md): static files, a client of the routes above
+  mountStaticPage(app, '/inspector', deps.inspectorAssets ?? fileURLToPath(new URL('../inspector/', import.meta.url)));
 
   app.setNotFoundHandler((request, reply) => {
     const answer = routes.resolve(request.method, request.url);

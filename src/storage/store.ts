@@ -161,6 +161,17 @@ export interface JobRecord {
   createdAt: Date;
 }
 
+/** The states a workspace's jobs are listed by: `failed` is pending again after a failed attempt. */
+export type JobListStatus = 'pending' | 'running' | 'failed' | 'dead';
+
+/** A job as its workspace's list shows it: its state, last error and times. */
+export interface JobListing extends JobRecord {
+  status: 'pending' | 'running' | 'done' | 'dead';
+  lastError: string | null;
+  runAfter: Date;
+  finishedAt: Date | null;
+}
+
 /** Work counted for the queue status: by state, with failed (dead-lettered) work apart from completed. */
 export interface WorkCounts {
   completed: number;
@@ -239,6 +250,11 @@ export interface ReasoningStore {
   openItemCount(workspaceId: string, sessionId?: string): Promise<number>;
   /** The message just before the one with `messagePk` in its session. */
   messageBefore(workspaceId: string, sessionId: string, messagePk: number): Promise<(MessageRecord & { pk: number }) | undefined>;
+  /**
+   * Opens again the unit's items that were closed with an error (a dead-lettered batch, retried):
+   * how many. Read through the unit's items, not the workspace's.
+   */
+  reopenFailedItems(workspaceId: string, sessionId: string, observedId: string): Promise<number>;
   /** Marks the items processed (with the error when it failed); returns how many were still open. */
   markItems(items: readonly { pk: number; messageId: string }[], now: Date, error: string | null): Promise<number>;
   sessionMessageCount(workspaceId: string, sessionId: string): Promise<number>;
@@ -328,6 +344,13 @@ export interface JobStore {
   countByStatus(): Promise<Record<string, number>>;
   /** Open jobs of every workspace by kind and status (pending or running). */
   countOpenByKind(): Promise<{ kind: string; status: 'pending' | 'running'; count: number }[]>;
+  /** One page of the workspace's jobs in `status`, newest first, and how many there are. */
+  listOfWorkspace(workspaceId: string, status: JobListStatus, offset: number, limit: number): Promise<Page<JobListing>>;
+  /**
+   * Puts the workspace's dead job `id` back in its queue, due at `now`, with its attempts counted
+   * from zero (its last error kept until an attempt ends); undefined when it has no such dead job.
+   */
+  reopenDead(workspaceId: string, id: string, now: Date): Promise<JobListing | undefined>;
 }
 
 /** What the store's database can take in a filter (the domain checks it while parsing). */

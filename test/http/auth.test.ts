@@ -142,6 +142,18 @@ describe('§3.5 auth summary for the priority operations', () => {
     );
   });
 
+  it('v3 queue jobs list and retry (workspace routes): admin or {w} only', async () => {
+    const row: Row = { admin: 200, w: 200, wp: NOT_PERMITTED, wpOther: NOT_PERMITTED, ws: NOT_PERMITTED, wsOther: NOT_PERMITTED, wrongW: NOT_PERMITTED, wrongWp: NOT_PERMITTED, none: NO_TOKEN };
+    await check('v3 queue jobs list', row, (t) => api.post(`/v3/workspaces/${ws}/queue/jobs/list`, { status: 'pending' }, auth(t)), (r) =>
+      expect(r.body).toMatchObject({ page: 1, size: 50 }),
+    );
+    // no such dead job: the allowed tokens reach the route's 404, the others its 401
+    const retry: Row = { ...row, admin: 404, w: 404 };
+    await check('v3 queue job retry', retry, (t) => api.post(`/v3/workspaces/${ws}/queue/jobs/no-such-job/retry`, undefined, auth(t)), (r) =>
+      expect(r.body).toEqual({ detail: `Dead job no-such-job not found in workspace ${ws}` }),
+    );
+  });
+
   it('v2 peers list: any token whose w matches', async () => {
     const row: Row = { admin: 200, w: 200, wp: 200, wpOther: 200, ws: 200, wsOther: 200, wrongW: NOT_PERMITTED, wrongWp: NOT_PERMITTED, none: NO_TOKEN };
     await check('v2 peers list', row, (t) => api.post(`/v2/workspaces/${ws}/peers/list`, {}, auth(t)), (r) =>
@@ -614,6 +626,8 @@ describe('a token for workspace A never reads or changes workspace B', () => {
     { method: 'GET', url: (f) => `/v3/workspaces/${f.ws}/webhooks`, denied: NOT_PERMITTED },
     { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/webhooks/${f.hook3}`, denied: NOT_PERMITTED },
     { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/sessions/s1/peers`, body: () => ['alice'], denied: NOT_PERMITTED },
+    { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/queue/jobs/list`, body: () => ({ status: 'dead' }), denied: NOT_PERMITTED },
+    { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/queue/jobs/some-job/retry`, denied: NOT_PERMITTED },
     // v2
     { method: 'POST', url: () => '/v2/workspaces', body: (f) => ({ id: f.ws }), denied: UNAUTHORIZED },
     { method: 'POST', url: () => '/v2/workspaces/list', body: (f) => ({ filters: { id: f.ws } }), denied: ADMIN_ONLY, adminOnly: true },

@@ -149,14 +149,14 @@ export function databaseForProcesses(dir: string): () => string {
  * `ownDatabase`: on PostgreSQL, a database of the app's own instead of the shared test database
  * (for tests that run workers); SQLite tests always have their own in-memory database.
  */
-export async function buildTestApp(overrides: Record<string, string> = {}, options: { ownDatabase?: boolean } = {}): Promise<TestApi> {
+export async function buildTestApp(overrides: Record<string, string> = {}, options: { ownDatabase?: boolean; inspectorAssets?: string } = {}): Promise<TestApi> {
   const own = options.ownDatabase === true && DIALECT === 'postgres' && overrides.DATABASE_URL === undefined ? await ownPostgresDatabase() : undefined;
   const config = loadConfig(
     { DATABASE_URL: own?.url ?? TEST_DATABASE_URL, AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'silent', ...overrides },
     '/nonexistent/.env',
   );
   const database = await openDatabase(config.databaseUrl, databaseOptions(config));
-  const { app } = await buildApp({ config, database, logger: false });
+  const { app } = await buildApp({ config, database, logger: false, inspectorAssets: options.inspectorAssets });
   await app.ready();
 
   const request = async (method: string, url: string, body?: unknown, options: RequestOptions = {}) => {

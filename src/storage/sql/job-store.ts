@@ -1,4 +1,4 @@
-import type { JobRecord, JobStore, NewJob, WorkCounts } from '../store.js';
+import type { JobListing, JobListStatus, JobRecord, JobStore, NewJob, Page, WorkCounts } from '../store.js';
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
@@ -16,6 +16,27 @@ interface JobRow {
 }
 
 const JOB_COLUMNS = 'id, kind, workspace_id, queue_key, payload, attempts, max_attempts, created_at';
+
+interface JobListingRow extends JobRow {
+  status: JobListing['status'];
+  last_error: string | null;
+  run_after: unknown;
+  finished_at: unknown;
+}
+
+const LISTING_COLUMNS = `${JOB_COLUMNS}, status, last_error, run_after, finished_at`;
+
+/**
+ * The condition of each listed state, with the partial index's own condition word for word so
+ * that SQLite reads jobs_workspace_listed (migration 0044), never the workspace's finished jobs.
+ */
+const LISTED = "status IN ('pending', 'running', 'dead')";
+const LIST_CONDITION: Record<JobListStatus, string> = {
+  pending: `${LISTED} AND status = 'pending' AND last_error IS NULL`,
+  failed: `${LISTED} AND status = 'pending' AND last_error IS NOT NULL`,
+  running: `${LISTED} AND status = 'running'`,
+  dead: `${LISTED} AND status = 'dead'`,
+};
 
 /** A job `head` that may be claimed at `?` (twice): pending and due, or running with its lease run out. */
 const CLAIMABLE = "((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))";
@@ -354,6 +375,37 @@ export class SqlJobStore implements JobStore {
       "SELECT kind, status, COUNT(*) AS n FROM jobs WHERE status IN ('pending', 'running') GROUP BY kind, status",
     );
     return rows.map((row) => ({ kind: row.kind, status: row.status, count: Number(row.n) }));
+  }
+
+  async listOfWorkspace(workspaceId: string, status: JobListStatus, offset: number, limit: number): Promise<Page<JobListing>> {
+    const where = `workspace_id = ? AND ${LIST_CONDITION[status]}`;
+    const [rows, count] = await Promise.all([
+      this.db.all<JobListingRow>(`SELECT ${LISTING_COLUMNS} FROM jobs WHERE ${where} ORDER BY pk DESC LIMIT ? OFFSET ?`, [workspaceId, limit, offset]),
+      this.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`, [workspaceId]),
+    ]);
+    return { items: rows.map((row) => this.listing(row)), total: Number(count?.n ?? 0) };
+  }
+
+  async reopenDead(workspaceId: string, id: string, now: Date): Promise<JobListing | undefined> {
+    const moved = await this.db.run(
+      `UPDATE jobs SET status = 'pending', attempts = 0, run_after = ?, locked_until = NULL, finished_at = NULL
+       WHERE id = ? AND workspace_id = ? AND status = 'dead'`,
+      [this.dialect.time(now), id, workspaceId],
+    );
+    if (moved === 0) return undefined;
+    this.onQueued();
+    const row = await this.db.get<JobListingRow>(`SELECT ${LISTING_COLUMNS} FROM jobs WHERE id = ?`, [id]);
+    return row === undefined ? undefined : this.listing(row);
+  }
+
+  private listing(row: JobListingRow): JobListing {
+    return {
+      ...this.job(row),
+      status: row.status,
+      lastError: row.last_error,
+      runAfter: this.dialect.readTime(row.run_after),
+      finishedAt: row.finished_at === null || row.finished_at === undefined ? null : this.dialect.readTime(row.finished_at),
+    };
   }
 
   async countByStatus(): Promise<Record<string, number>> {

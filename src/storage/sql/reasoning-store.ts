@@ -148,6 +148,16 @@ export class SqlReasoningStore implements ReasoningStore {
     return row && this.message(row);
   }
 
+  reopenFailedItems(workspaceId: string, sessionId: string, observedId: string): Promise<number> {
+    // through the unit's unique key (workspace, session, observed, message); the failed count of
+    // the hour they failed in stays, as the dead job's does
+    return this.db.run(
+      `UPDATE representation_items SET processed_at = NULL, error = NULL
+       WHERE workspace_id = ? AND session_id = ? AND observed_id = ? AND processed_at IS NOT NULL AND error IS NOT NULL`,
+      [workspaceId, sessionId, observedId],
+    );
+  }
+
   async markItems(items: readonly { pk: number; messageId: string }[], now: Date, error: string | null): Promise<number> {
     if (items.length === 0) return 0;
     // each item by its pk and its message: SQLite gives the pk of deleted rows at the top of the
