@@ -17,7 +17,7 @@ export type DialectName = 'sqlite' | 'postgres';
  *
  * Everything the two dialects do differently is a member of `Dialect`, implemented once in
  * sqlite/sqlite-dialect.ts and once in postgres/postgres-dialect.ts; queries are written once
- * against it (docs/contributing.md).
+ * against it (docs/contributing.md, "How to add to the store").
  */
 
 /** A message full-text search, as the store hands it to the dialect. */
