@@ -7,7 +7,7 @@
  * newest first, so it passes the large workspace's matches before it reaches its own; the table
  * gives, for a few words from common to rare, the median of BENCH_AMONG_ROUNDS searches
  * (`searchMessages`, in-process, one at a time) in each workspace, and how many of the
- * database's messages hold each word. docs/decisions.md ("Search", "A workspace of more sessions
+ * database's messages hold each word. docs/decisions/0021-search.md ("A workspace of more sessions
  * among larger others") has figures.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * How PostgreSQL reads a workspace's matches of a word: walking the workspace newest first, or
  * through the words' GIN index and a sort, as the store chooses from the planner's statistics
- * (src/storage/postgres/search-statistics.ts; docs/decisions.md, "Search"). Run against a
+ * (src/storage/postgres/search-statistics.ts; docs/decisions/0021-search.md). Run against a
  * PostgreSQL database: `DATABASE_URL=postgres://... npx tsx bench/search-plans.ts`. When the
  * workspace `bench` is empty it loads BENCH_MESSAGES (default 100,000) messages in 1,000 sessions
  * (bench/dataset.ts) and analyzes them; else it uses what is there.

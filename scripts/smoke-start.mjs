@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The README's first command, checked: `npm start` (which builds first) serves the API on a new
-// SQLite file with no other set-up, answers the README's "Try it" requests, and stops cleanly on
+// SQLite file with no other set-up, answers the requests of the README's "A first conversation with memory", and stops cleanly on
 // SIGTERM. Used by .ci/run; the test suite starts the server from a build of its own.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Turns at the event loop for work that holds it (docs/decisions.md, "Searches take turns").
+ * Turns at the event loop for work that holds it (docs/decisions/0017-searches-take-turns.md).
  *
  * Node.js runs the callbacks of every connection that has data in one pass of the event loop,
  * each to its end when its work does not wait. With many searches in flight (SQLite answers on

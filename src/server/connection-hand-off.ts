@@ -8,8 +8,7 @@ import { join } from 'node:path';
 
 /*
  * The connections of a process group (`engram serve --processes N`), handed out by the primary to
- * the server process holding the fewest open connections (docs/decisions.md, "Connections to
- * the process with the fewest open"). node:cluster's round-robin gives a new connection to
+ * the server process holding the fewest open connections (docs/decisions/0016-fewest-connections.md). node:cluster's round-robin gives a new connection to
  * whichever process confirmed its last one first, so keep-alive connections opened while the
  * processes are busy split unevenly (11 / 6 of 17 seen under a search load), and the process
  * with more of them answers each of them less often. No library hands connections out this way,

@@ -1,5 +1,5 @@
 /**
- * V8 flags every server process should run with (docs/decisions.md, "V8 flags of a server process"):
+ * V8 flags every server process should run with (docs/decisions/0025-v8-flags.md):
  * - `--no-memory-reducer`: once a process has been idle for a few seconds after start-up, V8's
  *   memory reducer runs memory-reducing full collections, and after them the process served the
  *   same cached page at 0.80 to 0.93 of its fresh speed for as long as it was measured

@@ -449,14 +449,14 @@ export interface SessionStore {
   /**
    * `find` for a transaction about to write to the session: its row stays locked until the
    * transaction ends, so a delete committed meanwhile is seen (it is then inactive) and writers
-   * of one session take its row first (docs/decisions.md, "Concurrent writers on PostgreSQL").
+   * of one session take its row first (docs/decisions/0018-concurrent-writers-postgres.md).
    */
   findForWrite(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
   /**
    * `find` for a transaction that writes rows belonging to the session but not the session's own
    * row (the deriver's and the summarizer's results): the row cannot be deleted until the
    * transaction ends, and neither waits for nor holds back the session's writers (`FOR KEY
-   * SHARE` on PostgreSQL; docs/decisions.md, "Background writers keep a session, they do not lock it").
+   * SHARE` on PostgreSQL; docs/decisions/0019-background-writers.md).
    */
   findAndKeep(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
   /** A session created by another transaction meanwhile is returned locked, as by `findForWrite`. */

@@ -7,8 +7,7 @@ import { DIALECT } from '../support/test-app.js';
  * Searches in flight on one SQLite server take turns (src/domain/turns.ts): 16 connections, each
  * sending one search after another, are answered about equally often. Served as each request
  * came off the socket, two of the 16 were answered about half as often as the rest: their
- * requests kept arriving just after the loop had started a pass over the others' (docs/
- * decisions.md, "Searches take turns"). A real server process, so that the load comes from
+ * requests kept arriving just after the loop had started a pass over the others' (docs/decisions/0017-searches-take-turns.md). A real server process, so that the load comes from
  * another process as a client's would.
  */
 

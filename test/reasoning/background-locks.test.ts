@@ -9,8 +9,7 @@ import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../su
 import { DIALECT } from '../support/test-app.js';
 
 /*
- * Background work beside the requests that write the same session (docs/decisions.md,
- * "Background writers keep a session, they do not lock it"). On PostgreSQL a deriver batch is
+ * Background work beside the requests that write the same session (docs/decisions/0019-background-writers.md). On PostgreSQL a deriver batch is
  * held open in the middle of its write transaction while the session's writers run: none of them
  * may wait for it, as PostgreSQL's own lock table tells (pg_blocking_pids), not a clock. Then a
  * randomized mix of requests runs while the worker derives, summarizes, dreams and embeds: no

@@ -52,7 +52,7 @@ describe('the search index and the ranking stem alike', () => {
     expect(indexed).toHaveLength(words.length);
     // Snowball's porter follows Porter's paper; FTS5 and the `stemmer` package follow his C
     // program, which also stems -logi to -log and -bli to -ble, and leaves two-letter words
-    // alone (docs/decisions.md, "Search"). Nothing else may differ.
+    // alone (docs/decisions/0021-search.md). Nothing else may differ.
     const known = (word: string) => DIALECT === 'postgres' && (word.length <= 2 || /(log|bl)(y|ies)$/i.test(word));
     expect(differing.filter((line) => !known(line.slice(0, line.indexOf(':'))))).toEqual([]);
     if (DIALECT === 'postgres') expect(differing.length).toBeLessThan(10);

@@ -48,7 +48,7 @@ export function stem(token: string): string {
   let found = stems.get(token);
   if (found === undefined) {
     // FTS5 stems tokens of up to 64 bytes; beyond ASCII its byte-wise stemming and this one
-    // differ ("straßes"), so such words are matched as written (docs/decisions.md, "Search")
+    // differ ("straßes"), so such words are matched as written (docs/decisions/0021-search.md)
     found = token.length > 64 || !/^[a-z0-9]+$/.test(token) ? token : stemmer(token);
     if (stems.size >= MAX_REMEMBERED_STEMS) stems.clear();
     stems.set(token, found);

@@ -15,13 +15,13 @@ export const MAX_QUERY_TOKENS = 8192;
 
 /**
  * How many messages are ranked in full (their text read and scored). It bounds a search's
- * cost whatever the number of matches (docs/decisions.md, "Search").
+ * cost whatever the number of matches (docs/decisions/0021-search.md).
  */
 export const SEARCH_CANDIDATES = 500;
 
 /**
  * How many of the newest matches of each term are read. Below this a term's count of matches
- * in the scope is exact; a term with more counts as having this many (docs/decisions.md, "Search").
+ * in the scope is exact; a term with more counts as having this many (docs/decisions/0021-search.md).
  */
 export const TERM_MATCHES = 1000;
 

@@ -3,8 +3,7 @@ import { O200K_TOKEN_SPLIT_REGEX } from 'gpt-tokenizer/encodingParams/constants'
 
 /*
  * Token counts under the o200k_base encoding (contract §7.4), at a cost that grows with the
- * length of the text and not faster, and without holding the event loop (docs/decisions.md,
- * "Token counting").
+ * length of the text and not faster, and without holding the event loop (docs/decisions/0023-token-counting.md).
  *
  * The encoder first splits text into pieces (a word with its leading space, up to three digits,
  * a run of punctuation or of white space), then merges each piece's bytes pair by pair; that

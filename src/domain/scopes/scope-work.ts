@@ -66,7 +66,7 @@ export async function runScopeBackfill(ctx: DomainContext, payload: ScopeWorkPay
       const { store } = ctx;
       const now = ctx.now();
       // the session's row first, kept (not locked) as every background writer keeps it
-      // (docs/decisions.md, the lock order), so that message writes never wait for a backfill
+      // (docs/decisions/0019-background-writers.md), so that message writes never wait for a backfill
       const session = await store.sessions.findAndKeep(payload.workspaceId, payload.sessionId);
       if (session === undefined || !(await isScopeMember(ctx, payload))) return undefined;
       const done = await store.memory.copiedSources(payload.workspaceId, payload.scopePeerId, payload.sessionId);

@@ -23,7 +23,7 @@ import {
  * its B-tree index and sorts it exactly, and a large one through HNSW, with iterative index scans
  * (set per connection by postgres-driver.ts) so that filtered searches still return k rows. A
  * conclusion search orders by distance and pk, which keeps it on the exact plan for collections
- * of tens of thousands (docs/decisions.md, "Vectors").
+ * of tens of thousands (docs/decisions/0003-vectors-sqlite-vec-pgvector.md).
  */
 
 const INDEXES = [

@@ -3,7 +3,7 @@ import type { SqlExecutor } from '../sql/driver.js';
 
 /**
  * How PostgreSQL reads a workspace's matches of a word, chosen per statement from the planner's
- * own statistics (docs/decisions.md, "Search", PostgreSQL). A search wants a word's newest
+ * own statistics (docs/decisions/0021-search.md, PostgreSQL). A search wants a word's newest
  * matches in a workspace. Walking the workspace's index newest first reads about
  * `candidates / share` rows, checking each row's words, and stops; reading every match through
  * the words' GIN index and sorting them costs about a row's check per match, and more: at

@@ -17,7 +17,7 @@ export type DialectName = 'sqlite' | 'postgres';
  *
  * Everything the two dialects do differently is a member of `Dialect`, implemented once in
  * sqlite/sqlite-dialect.ts and once in postgres/postgres-dialect.ts; queries are written once
- * against it (docs/decisions.md, "Adding a dialect difference").
+ * against it (docs/contributing.md, "How to add to the store").
  */
 
 /** A message full-text search, as the store hands it to the dialect. */
@@ -43,8 +43,7 @@ export interface MessageTextSearch {
 
 /**
  * A message search read from the full-text index alone: the matches' keys (messages' `pk`),
- * newest first, without reading each message's row (half a term's cost: docs/decisions.md,
- * "Search"). Only for a search without conditions on the rows, as the index cannot check them.
+ * newest first, without reading each message's row (half a term's cost: docs/decisions/0021-search.md). Only for a search without conditions on the rows, as the index cannot check them.
  */
 export interface MatchKeys {
   from: string;

@@ -392,7 +392,7 @@ export class SqlMemoryStore implements MemoryStore {
     return this.inTransaction(async (db) => {
       const time = this.dialect.time(now);
       // the observer's collections' count rows before any conclusion's row (the lock order of
-      // docs/decisions.md): every level of them, as the derived ones may go too
+      // docs/decisions/0018-concurrent-writers-postgres.md): every level of them, as the derived ones may go too
       const collections = await db.all<{ observed_id: string; level: string }>(
         'SELECT DISTINCT observed_id, level FROM conclusions WHERE workspace_id = ? AND observer_id = ? AND deleted_at IS NULL',
         [workspaceId, observerId],

@@ -31,7 +31,7 @@ const SESSIONS_SUMMED = 64;
  * A workspace holding at most this part of the database's messages (and at most the dialect's
  * `searchSessionTokens` sessions) is searched through its sessions' tokens: FTS5 walks a term's
  * matches in those sessions instead of its matches in the whole database, each one's workspace
- * read from its row (docs/decisions.md, "Search").
+ * read from its row (docs/decisions/0021-search.md).
  */
 const NARROWED_SHARE = 1 / 8;
 

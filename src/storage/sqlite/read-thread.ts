@@ -51,8 +51,7 @@ export class ReadThreadError extends Error {
 }
 
 /**
- * Reads of one SQLite database file on a connection in a thread of its own (docs/decisions.md,
- * "Vector scans off the event loop"). better-sqlite3 runs a statement on the calling thread, so a
+ * Reads of one SQLite database file on a connection in a thread of its own (docs/decisions/0013-vector-scans-off-event-loop.md). better-sqlite3 runs a statement on the calling thread, so a
  * scan of a workspace's vectors (tens of milliseconds at 100,000 chunks) held every request of
  * the process; sent here it holds only this thread, and the event loop (and the other core) go on.
  * What it reads is the last commit, as a statement on the server connection outside a transaction

@@ -229,7 +229,7 @@ export const sqliteDialect: Dialect = {
       keys: { from: 'messages_fts', where: match, key: 'messages_fts.rowid', newestFirst: 'messages_fts.rowid DESC', otherWorkspaces: others, holdsWithinSessions: fts.withinSessions },
     };
   },
-  // measured (docs/decisions.md, "Search"): past this the tokens ORed cost more than they save
+  // measured (docs/decisions/0021-search.md): past this the tokens ORed cost more than they save
   searchSessionTokens: 16,
   conclusionSearch: (terms, collection) => {
     // each term quoted, so FTS5 syntax in user text is matched literally; terms are ORed, and

@@ -28,5 +28,5 @@ export interface SqliteOptions {
   vectorScans?: 'thread' | 'inline';
 }
 
-/** SQLITE_CACHE_MB and SQLITE_MMAP_MB when unset (docs/decisions.md, "Memory per process"). */
+/** SQLITE_CACHE_MB and SQLITE_MMAP_MB when unset (docs/decisions/0024-memory-per-process.md). */
 export const SQLITE_DEFAULTS: { readonly cacheMb: number; readonly mmapMb: number } = { cacheMb: SETTINGS.SQLITE_CACHE_MB.default, mmapMb: SETTINGS.SQLITE_MMAP_MB.default };

@@ -71,7 +71,7 @@ const MIN_SIGN_CANDIDATES = 512;
  * partitions, with a search of each; more are filtered during a scan of the workspace. Measured
  * over 100,000 chunks (scratch): 1 session 0.7 against 13 ms, 8 sessions 6.7 (sessions of 100
  * chunks) to 10 ms (of 1,000) against 19 to 20, with all or nearly all of the exact ten nearest
- * found (docs/decisions.md, "Vectors").
+ * found (docs/decisions/0003-vectors-sqlite-vec-pgvector.md).
  */
 export const PARTITION_SEARCHES = 8;
 

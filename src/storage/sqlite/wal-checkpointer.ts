@@ -30,8 +30,7 @@ parentPort.on('message', () => {
 type Answer = { ok: true; busy: number; log: number; checkpointed: number } | { ok: false; error: string };
 
 /**
- * Checkpoints of one WAL database file in a thread of its own (docs/decisions.md, "Checkpoints
- * off the event loop"). SQLite otherwise checkpoints inside the commit that takes the WAL past
+ * Checkpoints of one WAL database file in a thread of its own (docs/decisions/0012-checkpoints-off-event-loop.md). SQLite otherwise checkpoints inside the commit that takes the WAL past
  * 1,000 frames: that commit copies the pages into the database and waits for two fsyncs on the
  * event loop, which holds every request of the process (tens of milliseconds on a slow disk).
  * The thread starts the first time a checkpoint is asked for, so a process that writes little

@@ -6,7 +6,7 @@
 -- configuration is not used: it stems with Porter's later algorithm (Porter2), which differs
 -- from FTS5's for many words, and leaves stop words out of the index.
 -- Replacing the generated column rewrites the table and rebuilds the GIN index: 17.9 s on
--- 1,000,000 messages, with the table locked (docs/decisions.md, "Search").
+-- 1,000,000 messages, with the table locked (docs/decisions/0021-search.md).
 CREATE TEXT SEARCH DICTIONARY engram_porter_stem (TEMPLATE = snowball, LANGUAGE = porter);
 CREATE TEXT SEARCH CONFIGURATION engram_porter (COPY = simple);
 ALTER TEXT SEARCH CONFIGURATION engram_porter

@@ -9,7 +9,7 @@
 -- conclusions locks its collections' count rows: those that store conclusions take them all
 -- first, in key order (MemoryStore.lockConclusionCounts), and each trigger takes its rows in key
 -- order; a deadlock left (a purge against a delete of several collections) is run again by the
--- driver (docs/decisions.md, "Concurrent writers on PostgreSQL"). Updates (soft delete, a changed
+-- driver (docs/decisions/0018-concurrent-writers-postgres.md). Updates (soft delete, a changed
 -- level) are counted row by row: a trigger with a column list cannot have transition tables.
 CREATE TABLE conclusion_counts (
   workspace_id TEXT NOT NULL,

@@ -1,7 +1,7 @@
 -- A collection's conclusions (one observer's about one observed peer) counted per level, kept by
 -- triggers in the writing transaction: the total of the conclusions list that the SDK sends for a
 -- collection, and the dream schedule's count of explicit conclusions after each derived batch,
--- counted the collection's rows (docs/decisions.md, "Totals without counting the table").
+-- counted the collection's rows (docs/decisions/0004-totals-kept-by-triggers.md).
 -- Soft-deleted conclusions are not counted.
 CREATE TABLE conclusion_counts (
   workspace_id TEXT NOT NULL,
