@@ -7,6 +7,7 @@ import { Worker, type WorkerLogger, type WorkerOptions } from './jobs/worker.js'
 import { createDomainContext } from './domain/context.js';
 import { reasoningHandlers } from './jobs/reasoning-jobs.js';
 import { scopeHandlers } from './jobs/scope-jobs.js';
+import { erasureHandlers } from './jobs/erasure-jobs.js';
 import { buildModels, describeReasoning, logFailedModelCalls } from './llm/models.js';
 import type { Models } from './llm/provider.js';
 
@@ -28,6 +29,7 @@ export function createWorker(config: Config, database: Database, logger: WorkerL
   );
   const ctx = createDomainContext(database.store, domainLimits(config), undefined, reasoning);
   Object.assign(catalog, scopeHandlers(ctx));
+  Object.assign(catalog, erasureHandlers(ctx));
   if (reasoning !== undefined) Object.assign(catalog, reasoningHandlers(ctx, share));
   return new Worker(database.store, catalog, {
     concurrency: config.workerConcurrency,

@@ -62,7 +62,7 @@ export async function purgeQueuedSessions(store: Store, workspaceId: string): Pr
 /** Job kind: deliver one webhook event to one endpoint. */
 export const DELIVER_WEBHOOK = 'webhook.deliver';
 
-export type WebhookEventType = 'test.event' | 'queue.empty' | 'message.created';
+export type WebhookEventType = 'test.event' | 'queue.empty' | 'message.created' | 'peer.deleted';
 
 /** A webhook event as delivered: `{"data", "timestamp", "type"}` (contract §7.6). */
 export interface WebhookEvent {

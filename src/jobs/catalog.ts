@@ -44,7 +44,7 @@ export const isText = (value: unknown): value is string => typeof value === 'str
 
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['test.event', 'queue.empty', 'message.created'];
+const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['test.event', 'queue.empty', 'message.created', 'peer.deleted'];
 
 export function readDeliverWebhookPayload(payload: JsonObject): DeliverWebhookPayload | undefined {
   const { endpointId, eventId, event } = payload;
