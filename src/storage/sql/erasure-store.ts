@@ -33,7 +33,8 @@ export class SqlErasureStore implements ErasureStore {
       [workspaceId, peerId],
     );
     if (row === undefined) return false;
-    await this.db.run('UPDATE peers SET deleting_at = ? WHERE workspace_id = ? AND id = ?', [this.d.time(now), workspaceId, peerId]);
+    // its sessions' cached pages (sessions_version) are out of date too: it has none to show now
+    await this.db.run('UPDATE peers SET deleting_at = ?, sessions_version = sessions_version + 1 WHERE workspace_id = ? AND id = ?', [this.d.time(now), workspaceId, peerId]);
     // out of the counts now (the row's delete at the end does not count it again: migration 0041/0043)
     const scope = row.kind !== null;
     await this.db.run(
