@@ -153,3 +153,43 @@ describe('forget', () => {
     expect(await live(ws)).toEqual(['c1', 'c2', 'c3']);
   });
 });
+
+describe('removing memory with auth on', () => {
+  let secured: TestApi;
+  beforeAll(async () => {
+    secured = await buildTestApp({ AUTH_USE_AUTH: 'true' });
+  });
+  afterAll(() => secured.close());
+
+  it('takes the workspace key or an admin; refuses peer and session keys and other workspaces; records the key scope', async () => {
+    const admin = secured.token({ isAdmin: true });
+    const ws = uniqueId();
+    expect((await secured.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: {}, bob: {} }, { token: admin })).status).toBe(200);
+    await secured.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice likes jazz', observer_id: 'bob', observed_id: 'alice' }] }, { token: admin });
+    const own = secured.token({ workspaceId: ws });
+    const refused = [
+      secured.token({ workspaceId: uniqueId() }),
+      secured.token({ workspaceId: ws, peerId: 'alice' }),
+      secured.token({ workspaceId: ws, sessionId: 's1' }),
+    ];
+    const body = { observed: 'alice', query: 'jazz' };
+    for (const token of refused) {
+      expect((await secured.post(`/v3/workspaces/${ws}/forget`, body, { token })).status).toBe(401);
+      expect((await secured.delete(`/v3/workspaces/${ws}/peers/alice?dry_run=true`, undefined, { token })).status).toBe(401);
+      expect((await secured.delete(`/v3/workspaces/${ws}/peers/bob`, undefined, { token })).status).toBe(401);
+    }
+    expect((await secured.post(`/v3/workspaces/${ws}/forget`, body)).status).toBe(401);
+    const preview = await secured.post(`/v3/workspaces/${ws}/forget`, body, { token: own });
+    expect(preview.status, preview.text).toBe(200);
+    const done = await secured.post(`/v3/workspaces/${ws}/forget`, { ...body, token: preview.body.token }, { token: own });
+    expect(done.body.record).toMatchObject({ actor: `workspace:${ws}`, conclusions_removed: 1 });
+    // the records: admin only
+    expect((await secured.get(`/v3/workspaces/${ws}/forget/records`, { token: own })).status).toBe(401);
+    const records = await secured.get(`/v3/workspaces/${ws}/forget/records`, { token: admin });
+    expect(records.body.items.map((r: { actor: string }) => r.actor)).toEqual([`workspace:${ws}`]);
+    // the workspace's key deletes a peer
+    expect((await secured.delete(`/v3/workspaces/${ws}/peers/bob`, undefined, { token: own })).status).toBe(202);
+    const peers = await secured.post(`/v3/workspaces/${ws}/peers/list`, {}, { token: admin });
+    expect(peers.body.items.map((p: { id: string }) => p.id)).toEqual(['alice']);
+  });
+});
