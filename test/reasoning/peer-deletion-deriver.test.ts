@@ -56,7 +56,7 @@ async function vectors(api: TestApi, ws: string): Promise<{ messages: number; co
 describe('deleting a peer while the deriver runs', () => {
   it('drops a batch answered after the deletion for that peer, keeps the rest, and re-creates nothing', async () => {
     const s: ReasoningSetup = await apps.start();
-    const { api, worker, ws } = s;
+    const { api, ws } = s;
     // bob observes alice too: a batch about bob has alice as an observer and bob's own view
     expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: { observe_others: true }, bob: { observe_others: true } })).status).toBe(200);
     fake.script.defaultChat(facts('bob likes maps'));

@@ -68,12 +68,17 @@ describe('forget', () => {
     // the preview changed nothing
     expect(await live(ws)).toEqual(['c1', 'c2', 'c3']);
 
+    // a scope's copy of a previewed conclusion (its observer is not asked about) goes with it
+    await api.database.store.peers.createScopeIfAbsent(ws, { id: 'scope.team', metadata: {}, configuration: {} }, new Date());
+    await api.database.store.memory.insertConclusions([
+      { id: `${ws}-copy`, workspaceId: ws, observerId: 'scope.team', observedId: 'alice', sessionId: 's1', content: 'a copy', level: 'explicit', sourceIds: null, timesDerived: 1, createdAt: new Date(), copiedFrom: `${ws}-c1` },
+    ]);
     // a conclusion matching the query made after the preview is not removed
     await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice grinds coffee beans', observer_id: 'bob', observed_id: 'alice' }] });
     const done = await api.post(`/v3/workspaces/${ws}/forget`, { observed: 'alice', query: 'coffee', token: preview.body.token });
     expect(done.status, done.text).toBe(200);
     expect(done.body.status).toBe('forgotten');
-    expect(done.body.record).toMatchObject({ observed: 'alice', observer: null, actor: 'admin', conclusions_removed: 2, messages_removed: 0 });
+    expect(done.body.record).toMatchObject({ observed: 'alice', observer: null, actor: 'admin', conclusions_removed: 3, messages_removed: 0 });
     expect(await live(ws)).toEqual(['c3']);
     expect(await count('SELECT count(*) AS n FROM conclusions WHERE workspace_id = ? AND content LIKE ?', [ws, '%grinds%'])).toBe(1);
     // the messages stay (not asked for)
