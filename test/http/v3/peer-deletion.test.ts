@@ -174,6 +174,13 @@ describe('deleting a peer', () => {
     const conclusion = await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'c', observer_id: 'bob', observed_id: 'alice' }] });
     expect([404, 409]).toContain(conclusion.status);
     expect(await count(api, 'SELECT count(*) AS n FROM messages WHERE workspace_id = ?', [ws])).toBe(messages);
+    // the v1 view of the same peers: no user alice, and not made again
+    const app = await api.get(`/v1/apps/get_or_create/${ws}`);
+    expect(app.status, app.text).toBe(200);
+    const users = await api.post(`/v1/apps/${app.body.id}/users/list`, {});
+    expect(users.body.items.map((u: { name: string }) => u.name)).toEqual(['bob']);
+    expect((await api.get(`/v1/apps/${app.body.id}/users/name/alice`)).status).toBe(404);
+    expect((await api.get(`/v1/apps/${app.body.id}/users/get_or_create/alice`)).status).toBe(409);
     // a second delete: 404 (already being deleted)
     expect((await api.delete(`/v3/workspaces/${ws}/peers/alice`)).status).toBe(404);
 
