@@ -55,17 +55,17 @@ export class SqlErasureStore implements ErasureStore {
     const messages = await n('SELECT COUNT(*) AS n FROM messages WHERE workspace_id = ? AND peer_id = ?', [workspaceId, peerId]);
     const conclusions = await n(`SELECT COUNT(*) AS n FROM conclusions c WHERE c.workspace_id = ? AND ${OF_PEER}`, [workspaceId, peerId, peerId]);
     const scopeCopies = await n(
-        `SELECT COUNT(*) AS n FROM conclusions x WHERE x.workspace_id = ? AND x.copied_from IS NOT NULL AND x.observer_id <> ? AND x.observed_id <> ?
-           AND x.copied_from IN (SELECT c.id FROM conclusions c WHERE c.workspace_id = ? AND ${OF_PEER})`,
-        [workspaceId, peerId, peerId, workspaceId, peerId, peerId],
-      );
+      `SELECT COUNT(*) AS n FROM conclusions x WHERE x.workspace_id = ? AND x.copied_from IS NOT NULL AND x.observer_id <> ? AND x.observed_id <> ?
+         AND x.copied_from IN (SELECT c.id FROM conclusions c WHERE c.workspace_id = ? AND ${OF_PEER})`,
+      [workspaceId, peerId, peerId, workspaceId, peerId, peerId],
+    );
     const peerCards = await n('SELECT COUNT(*) AS n FROM peer_cards WHERE workspace_id = ? AND (observer_id = ? OR target_id = ?)', [workspaceId, peerId, peerId]);
     const memberships = await n('SELECT COUNT(*) AS n FROM session_peers WHERE workspace_id = ? AND peer_id = ?', [workspaceId, peerId]);
     const metamessages = await n('SELECT COUNT(*) AS n FROM metamessages WHERE workspace_id = ? AND peer_id = ?', [workspaceId, peerId]);
     const summaries = await n(
-        'SELECT COUNT(*) AS n FROM session_summaries s WHERE s.workspace_id = ? AND s.session_id IN (SELECT m.session_id FROM messages m WHERE m.workspace_id = ? AND m.peer_id = ?)',
-        [workspaceId, workspaceId, peerId],
-      );
+      'SELECT COUNT(*) AS n FROM session_summaries s WHERE s.workspace_id = ? AND s.session_id IN (SELECT m.session_id FROM messages m WHERE m.workspace_id = ? AND m.peer_id = ?)',
+      [workspaceId, workspaceId, peerId],
+    );
     return { messages, conclusions, scopeCopies, peerCards, memberships, metamessages, summaries };
   }
 
