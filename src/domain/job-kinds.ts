@@ -1,4 +1,4 @@
-import type { JsonObject, NewJob } from '../storage/store.js';
+import type { JsonObject, NewJob, PeerFootprint } from '../storage/store.js';
 
 /*
  * Every kind of background job, declared once: its name, its payload's type, and the reader that
@@ -31,6 +31,8 @@ export const DREAM_AUTO = 'reasoning.dream.auto';
 export const SCOPE_BACKFILL = 'scope.backfill';
 /** Retire what a scope holds from a session it left. */
 export const SCOPE_REMOVAL = 'scope.removal';
+/** Remove a peer marked as being deleted, and everything by or about it. */
+export const PURGE_PEER = 'peer.purge';
 
 export const DREAM_KINDS = [DREAM, DREAM_AUTO] as const;
 
@@ -38,8 +40,8 @@ export interface PurgeSessionPayload extends JsonObject {
   sessionId: string;
 }
 
-export type WebhookEventType = 'test.event' | 'queue.empty' | 'message.created';
-const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['test.event', 'queue.empty', 'message.created'];
+export type WebhookEventType = 'test.event' | 'queue.empty' | 'message.created' | 'peer.deleted';
+const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = ['test.event', 'queue.empty', 'message.created', 'peer.deleted'];
 
 /** A webhook event as delivered: `{"data", "timestamp", "type"}` (contract §7.6). */
 export interface WebhookEvent {
@@ -109,6 +111,14 @@ export interface ScopeWorkPayload extends JsonObject {
   sessionId: string;
 }
 
+export interface PurgePeerPayload extends JsonObject {
+  peerId: string;
+  /** What the request counted, reported again by the `peer.deleted` event. */
+  removed: PeerFootprint & JsonObject;
+}
+
+const PEER_FOOTPRINT_COUNTS: readonly (keyof PeerFootprint)[] = ['messages', 'conclusions', 'scopeCopies', 'peerCards', 'memberships', 'metamessages', 'summaries'];
+
 /** Each kind's payload. */
 export interface JobPayloads {
   [PURGE_SESSION]: PurgeSessionPayload;
@@ -121,6 +131,7 @@ export interface JobPayloads {
   [DREAM_AUTO]: DreamPayload;
   [SCOPE_BACKFILL]: ScopeWorkPayload;
   [SCOPE_REMOVAL]: ScopeWorkPayload;
+  [PURGE_PEER]: PurgePeerPayload;
 }
 
 export type JobKind = keyof JobPayloads;
@@ -165,6 +176,11 @@ export const PAYLOAD_READERS: { readonly [K in JobKind]: (payload: JsonObject) =
   [DREAM_AUTO]: readDream,
   [SCOPE_BACKFILL]: readScopeWork,
   [SCOPE_REMOVAL]: readScopeWork,
+  [PURGE_PEER]: ({ peerId, removed }) => {
+    if (!isText(peerId) || !isObject(removed)) return undefined;
+    if (!PEER_FOOTPRINT_COUNTS.every((key) => Number.isSafeInteger(removed[key]) && (removed[key] as number) >= 0)) return undefined;
+    return { peerId, removed: Object.fromEntries(PEER_FOOTPRINT_COUNTS.map((key) => [key, removed[key]])) as PurgePeerPayload['removed'] };
+  },
 };
 
 export const JOB_KINDS = Object.keys(PAYLOAD_READERS) as JobKind[];

@@ -3,6 +3,7 @@ import { purgeDeletedSession } from '../domain/follow-ups.js';
 import { DELIVER_WEBHOOK, JOB_KINDS, PAYLOAD_READERS, PURGE_SESSION, type JobKind, type JobPayloads } from '../domain/job-kinds.js';
 import type { JobRecord, JsonObject, Store } from '../storage/store.js';
 import { deliverWebhook, type WebhookDeliveryConfig } from './deliver-webhook.js';
+import { erasureHandlers } from './erasure-jobs.js';
 import { reasoningHandlers } from './reasoning-jobs.js';
 import { scopeHandlers } from './scope-jobs.js';
 
@@ -70,6 +71,7 @@ export function buildJobCatalog(ctx: DomainContext, webhooks: WebhookDeliveryCon
   const handlers: KindHandlers = {
     ...followUpHandlers(webhooks, ctx.reasoning === undefined ? undefined : share),
     ...scopeHandlers(ctx),
+    ...erasureHandlers(ctx),
     ...reasoningHandlers(ctx, share),
   };
   return catalogOf(handlers);

@@ -6,6 +6,7 @@ import type { DomainContext } from '../domain/context.js';
 import { DomainError } from '../domain/errors.js';
 import { AuthError, type Claims } from '../http/shared/auth.js';
 import { FilterTimeLimitError, StoreUnavailableError } from '../storage/store.js';
+import { PeerDeletingError } from '../storage/peer-deleting.js';
 import { Api, InvalidInput } from './api.js';
 import { INSTRUCTIONS } from './instructions.js';
 import { ToolError, type ToolSpec } from './tool.js';
@@ -31,7 +32,7 @@ export interface McpCaller {
 export function failureMessage(error: unknown): string | undefined {
   if (error instanceof AuthError) return error.detail;
   if (error instanceof InvalidInput || error instanceof ToolError || error instanceof DomainError) return error.message;
-  if (error instanceof StoreUnavailableError || error instanceof FilterTimeLimitError) return error.message;
+  if (error instanceof StoreUnavailableError || error instanceof FilterTimeLimitError || error instanceof PeerDeletingError) return error.message;
   return undefined;
 }
 

@@ -628,6 +628,10 @@ describe('a token for workspace A never reads or changes workspace B', () => {
     { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/sessions/s1/peers`, body: () => ['alice'], denied: NOT_PERMITTED },
     { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/queue/jobs/list`, body: () => ({ status: 'dead' }), denied: NOT_PERMITTED },
     { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/queue/jobs/some-job/retry`, denied: NOT_PERMITTED },
+    // removing memory (docs/forgetting.md): a dry run and a forget's preview change nothing
+    { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/peers/alice?dry_run=true`, denied: NOT_PERMITTED },
+    { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/forget`, body: () => ({ observed: 'alice', query: 'anything' }), denied: NOT_PERMITTED },
+    { method: 'GET', url: (f) => `/v3/workspaces/${f.ws}/forget/records`, denied: ADMIN_ONLY, adminOnly: true },
     // v2
     { method: 'POST', url: () => '/v2/workspaces', body: (f) => ({ id: f.ws }), denied: UNAUTHORIZED },
     { method: 'POST', url: () => '/v2/workspaces/list', body: (f) => ({ filters: { id: f.ws } }), denied: ADMIN_ONLY, adminOnly: true },
@@ -651,6 +655,7 @@ describe('a token for workspace A never reads or changes workspace B', () => {
     { method: 'DELETE', url: (f) => `/v2/workspaces/${f.ws}/webhooks/${f.hook2}`, denied: UNAUTHORIZED },
     { method: 'DELETE', url: (f) => `/v2/workspaces/${f.ws}/sessions/s1/peers`, body: () => ['alice'], denied: NOT_PERMITTED },
     // destructive ones last, so the positive control below keeps its fixture until the end
+    { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/peers/alice`, denied: NOT_PERMITTED },
     { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/sessions/s1`, denied: NOT_PERMITTED },
     { method: 'DELETE', url: (f) => `/v2/workspaces/${f.ws}/sessions/s2`, denied: NOT_PERMITTED },
     { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}`, denied: NOT_PERMITTED },

@@ -9,11 +9,12 @@ import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 let counter = 0;
 
 /** Stores conclusions of one collection, the first the oldest. */
-async function addConclusions(store: Store, workspaceId: string, observerId: string, observedId: string, contents: string[]) {
+/** `peersExist`: the peers are there already (a store on an old schema, whose peer store reads columns it lacks). */
+async function addConclusions(store: Store, workspaceId: string, observerId: string, observedId: string, contents: string[], peersExist = false) {
   const now = Date.now();
   await store.transaction(async (tx) => {
     await tx.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, new Date(now));
-    await tx.peers.ensure(workspaceId, [...new Set([observerId, observedId])], new Date(now));
+    if (!peersExist) await tx.peers.ensure(workspaceId, [...new Set([observerId, observedId])], new Date(now));
     const rows: ConclusionRecord[] = contents.map((content, i) => ({
       id: `c${++counter}-${uniqueId('c')}`.slice(0, 21),
       workspaceId,
@@ -93,8 +94,12 @@ describe.runIf(DIALECT === 'sqlite')('the SQLite conclusion index', () => {
     try {
       await migrate(driver, { through: '0030_session_job_counters' });
       const store = SqlStore.over(driver);
-      await addConclusions(store, 'ws', 'alice', 'bob', ['otter before', 'otter moved']);
-      await addConclusions(store, 'ws', 'bob', 'bob', ['otter of his own']);
+      await store.workspaces.createIfAbsent({ id: 'ws', metadata: {}, configuration: {} }, new Date());
+      for (const peer of ['alice', 'bob']) {
+        await driver.run("INSERT INTO peers (workspace_id, id, metadata, configuration, created_at) VALUES ('ws', ?, '{}', '{}', 0)", [peer]);
+      }
+      await addConclusions(store, 'ws', 'alice', 'bob', ['otter before', 'otter moved'], true);
+      await addConclusions(store, 'ws', 'bob', 'bob', ['otter of his own'], true);
       const steps = await migrate(driver);
       expect(steps.filter((step) => step.applied).map((step) => step.name)).toContain('0031_conclusion_search_scope');
       await addConclusions(store, 'ws', 'alice', 'bob', ['otter after', 'otter gone']);

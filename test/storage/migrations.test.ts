@@ -30,6 +30,8 @@ describe('migrations', () => {
         'collection_dreams',
         'conclusion_counts',
         'conclusions',
+        'forget_previews',
+        'forget_records',
         'job_counters',
         'jobs',
         'messages',

@@ -16,12 +16,13 @@ import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 let counter = 0;
 
-async function addMessages(store: Store, workspaceId: string, sessionId: string, messages: [peer: string, content: string][]) {
+/** `peersExist`: the peers are there already (a store on an old schema, whose peer store reads columns it lacks). */
+async function addMessages(store: Store, workspaceId: string, sessionId: string, messages: [peer: string, content: string][], peersExist = false) {
   const now = new Date();
   await store.transaction(async (tx) => {
     await tx.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
     await tx.sessions.createIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now);
-    await tx.peers.ensure(workspaceId, [...new Set(messages.map(([peer]) => peer))], now);
+    if (!peersExist) await tx.peers.ensure(workspaceId, [...new Set(messages.map(([peer]) => peer))], now);
     const rows: MessageRecord[] = messages.map(([peerId, content]) => ({
       id: `msg-${++counter}-${uniqueId('m')}`,
       workspaceId,
@@ -423,7 +424,11 @@ describe.runIf(DIALECT === 'sqlite')('the SQLite search index', () => {
     try {
       await migrate(driver, { through: '0006_peer_list_version' });
       const store = SqlStore.over(driver);
-      await addMessages(store, 'ws', 'before', [['alice', 'glacier walk'], ['bob', 'glacier photo']]);
+      await store.workspaces.createIfAbsent({ id: 'ws', metadata: {}, configuration: {} }, new Date());
+      for (const peer of ['alice', 'bob']) {
+        await driver.run("INSERT INTO peers (workspace_id, id, metadata, configuration, created_at) VALUES ('ws', ?, '{}', '{}', 0)", [peer]);
+      }
+      await addMessages(store, 'ws', 'before', [['alice', 'glacier walk'], ['bob', 'glacier photo']], true);
       const steps = await migrate(driver);
       expect(steps.filter((step) => step.applied).map((step) => step.name)).toContain('0007_search_scope');
       await addMessages(store, 'ws', 'after', [['alice', 'glacier melt']]);

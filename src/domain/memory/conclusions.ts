@@ -6,6 +6,7 @@ import { invalidInput, notFound } from '../errors.js';
 import { MAX_QUERY_TOKENS, searchTerms } from '../messages/search.js';
 import { exceedsTokensOf, tokenCount } from '../messages/token-count.js';
 import { saveConclusions } from '../reasoning/deduplicate.js';
+import { PeerDeletingError } from '../../storage/peer-deleting.js';
 import { embedderOf, embedForRequest } from '../reasoning/embeddings.js';
 
 /** Most tokens in one conclusion's content: the embedding model's input limit (contract §6). */
@@ -91,6 +92,12 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
       vector: vectors?.[index],
     }));
     const saved = await saveConclusions(store, drafts, { semantic: ctx.reasoning?.settings.deriver.deduplicate ?? false, now });
+    // a peer marked for deletion since it was read above: nothing of the request is written
+    const discarded = saved.find((s) => s.outcome === 'discarded');
+    if (discarded !== undefined) {
+      const alive = await store.peers.keepLivePeers(workspaceId, [discarded.record.observerId, discarded.record.observedId]);
+      throw new PeerDeletingError(alive.has(discarded.record.observerId) ? discarded.record.observedId : discarded.record.observerId);
+    }
     return saved.map((s) => s.record);
   });
 }

@@ -1,3 +1,4 @@
+import { PeerDeletingError } from '../../storage/peer-deleting.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 
@@ -27,6 +28,9 @@ export function setPeerCard(
     const now = ctx.now();
     await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
     await store.peers.ensure(workspaceId, [observerId], now);
+    // a card about a peer being deleted is refused, as any write naming it (the target kept to the commit)
+    await store.peers.keepLivePeers(workspaceId, [targetId]);
+    if (await store.erasure.isDeleting(workspaceId, targetId)) throw new PeerDeletingError(targetId);
     await store.memory.savePeerCard(workspaceId, observerId, targetId, card, now);
     return card;
   });

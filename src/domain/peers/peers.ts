@@ -78,11 +78,14 @@ export function sessionsOfPeerVersion(ctx: DomainContext, workspaceId: string, p
 }
 
 /** Seed 4.3: every session the peer has a membership row in, left and inactive ones included. */
-export function listSessionsOfPeer(
+export async function listSessionsOfPeer(
   ctx: DomainContext,
   workspaceId: string,
   peerId: string,
   request: ListRequest,
 ): Promise<Page<SessionRecord>> {
-  return ctx.store.sessions.ofPeer(workspaceId, peerId, sessionListQuery(ctx.store, request, SESSION_FILTER));
+  const query = sessionListQuery(ctx.store, request, SESSION_FILTER);
+  // a peer being deleted has no sessions to show (its memberships go with its purge)
+  if (await ctx.store.erasure.isDeleting(workspaceId, peerId)) return { items: [], total: 0 };
+  return ctx.store.sessions.ofPeer(workspaceId, peerId, query);
 }

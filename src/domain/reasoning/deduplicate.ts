@@ -35,7 +35,8 @@ export interface ConclusionDraft {
 }
 
 /** What became of a draft: stored as new, merged into a stored one, or dropped as a repeat of an earlier draft. */
-export type SaveOutcome = 'created' | 'reinforced' | 'replaced' | 'repeat';
+/** 'discarded': its observer or observed peer is being deleted (or gone), so nothing was written. */
+export type SaveOutcome = 'created' | 'reinforced' | 'replaced' | 'repeat' | 'discarded';
 
 export interface SavedConclusion {
   /** The live conclusion that now holds the fact (the new one, or the one it merged into). */
@@ -55,7 +56,25 @@ function unionIds(a: string[] | null, b: string[] | null): string[] | null {
 }
 
 /** Stores `drafts` deduplicated as described above; one result per draft, in order. */
-export async function saveConclusions(store: Store, drafts: readonly ConclusionDraft[], options: { semantic: boolean; now: Date }): Promise<SavedConclusion[]> {
+export async function saveConclusions(store: Store, all: readonly ConclusionDraft[], options: { semantic: boolean; now: Date }): Promise<SavedConclusion[]> {
+  // The peers first, kept to the commit (after the session's row, before the count rows: the
+  // lock order): a peer whose deletion was marked meanwhile gets nothing written for it, and a
+  // mark coming now waits for this commit, so its purge finds what this writes.
+  const live = new Map<string, Set<string>>();
+  for (const workspaceId of new Set(all.map((draft) => draft.record.workspaceId))) {
+    const ids = all.filter((draft) => draft.record.workspaceId === workspaceId).flatMap((draft) => [draft.record.observerId, draft.record.observedId]);
+    live.set(workspaceId, await store.peers.keepLivePeers(workspaceId, ids));
+  }
+  const isLive = ({ record }: ConclusionDraft) => {
+    const peers = live.get(record.workspaceId);
+    return peers !== undefined && peers.has(record.observerId) && peers.has(record.observedId);
+  };
+  const drafts = all.filter(isLive);
+  if (drafts.length < all.length) {
+    const saved = await saveConclusions(store, drafts, options);
+    let next = 0;
+    return all.map((draft) => (isLive(draft) ? saved[next++] : { record: draft.record, outcome: 'discarded' as const }));
+  }
   await store.memory.lockConclusionCounts(drafts.map((draft) => draft.record));
   // exact matches among stored conclusions, looked up once per scope
   const scopes = new Map<string, { record: ConclusionRecord; contents: string[] }>();

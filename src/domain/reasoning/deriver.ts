@@ -258,26 +258,44 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
 
   const observers = [...new Set(batch.flatMap((item) => item.observers))];
   const sourceIds = batch.filter((item) => item.peerId === unit.observedId).map((item) => item.messageId);
-  const written = await inTransaction(ctx, async (ctx) => {
-    const tx = ctx.store;
-    // the session may have been deleted and purged (its items with it) while the model answered,
-    // or deleted with its workspace and created again by new writes: the batch's items are then
-    // gone (and its observers may be), so nothing of it is written. Kept, not locked: nothing
-    // here writes the session's row, and its message writes go on meanwhile.
-    if ((await tx.sessions.findAndKeep(unit.workspaceId, unit.sessionId)) === undefined) return undefined;
-    if ((await tx.reasoning.markItems(batch, ctx.now(), null)) === 0) return undefined;
-    const result = await storeExplicitConclusions(ctx, { ...unit, observers, sourceIds, facts, vectors, now: ctx.now() });
-    // Last, the rows a message write to the session also writes, in its order (the unit's job,
-    // then the collections' dreams): held only until the commit that follows, never crosswise.
-    await afterBatch(ctx, settings, unit, ctx.now());
-    // new conclusions: a dream may now be due, or a waiting one postponed (dream-schedule.ts)
-    if (facts.length > 0) {
-      await considerAutomaticDreams(ctx, observers.map((observerId) => ({ workspaceId: unit.workspaceId, sessionId: unit.sessionId, observerId, observedId: unit.observedId })), ctx.now());
-    }
-    return result;
-  });
+  let written: Awaited<ReturnType<typeof storeExplicitConclusions>> | undefined;
+  try {
+    written = await inTransaction(ctx, async (ctx) => {
+      const tx = ctx.store;
+      // the session may have been deleted and purged (its items with it) while the model answered,
+      // or deleted with its workspace and created again by new writes: the batch's items are then
+      // gone (and its observers may be), so nothing of it is written. Kept, not locked: nothing
+      // here writes the session's row, and its message writes go on meanwhile.
+      if ((await tx.sessions.findAndKeep(unit.workspaceId, unit.sessionId)) === undefined) return undefined;
+      const marked = await tx.reasoning.markItems(batch, ctx.now(), null);
+      if (marked === 0) return undefined;
+      // some of the batch's messages were deleted meanwhile (forgotten, or their sender deleted):
+      // the facts cannot be told apart by message, so none is written and the batch runs again
+      // without them (the rollback reopens the rest)
+      if (marked < batch.length) throw new BatchShrankError();
+      const result = await storeExplicitConclusions(ctx, { ...unit, observers, sourceIds, facts, vectors, now: ctx.now() });
+      // Last, the rows a message write to the session also writes, in its order (the unit's job,
+      // then the collections' dreams): held only until the commit that follows, never crosswise.
+      await afterBatch(ctx, settings, unit, ctx.now());
+      // new conclusions: a dream may now be due, or a waiting one postponed (dream-schedule.ts)
+      if (facts.length > 0) {
+        await considerAutomaticDreams(ctx, observers.map((observerId) => ({ workspaceId: unit.workspaceId, sessionId: unit.sessionId, observerId, observedId: unit.observedId })), ctx.now());
+      }
+      return result;
+    });
+  } catch (error) {
+    if (error instanceof BatchShrankError) return { kind: 'failed', error: error.message, retryable: true };
+    throw error;
+  }
   if (written === undefined) return { kind: 'skipped', reason: 'the session was deleted while its batch was with the model' };
   return { kind: 'done', conclusions: written.created, reinforced: written.reinforced, items: batch.length };
+}
+
+/** Some messages of a batch were deleted while the model answered: its work is dropped and run again. */
+class BatchShrankError extends Error {
+  constructor() {
+    super('messages of the batch were deleted while the model answered; the batch runs again without them');
+  }
 }
 
 /**

@@ -251,7 +251,9 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
         const card = update.card;
         const saved = await inTransaction(ctx, async (ctx) => {
           const tx = ctx.store;
-          if ((await tx.peers.find(payload.workspaceId, payload.observerId)) === undefined) return false;
+          // both peers kept to the commit: one being deleted gets no card (its purge waits for this)
+          const live = await tx.peers.keepLivePeers(payload.workspaceId, [payload.observerId, payload.observedId]);
+          if (!live.has(payload.observerId) || (!live.has(payload.observedId) && (await tx.erasure.isDeleting(payload.workspaceId, payload.observedId)))) return false;
           await tx.memory.savePeerCard(payload.workspaceId, payload.observerId, payload.observedId, card, ctx.now());
           return true;
         });

@@ -77,7 +77,10 @@ export async function runScopeBackfill(ctx: DomainContext, payload: ScopeWorkPay
         const same = await store.reasoning.liveConclusionsByContent(scope, sources.filter((s) => s.observedId === observedId).map((s) => s.content));
         for (const key of same.keys()) held.add(`${observedId}\u0000${key}`);
       }
+      // the scope and the peers copied about, kept to the commit: none for a peer being deleted
+      const live = await store.peers.keepLivePeers(payload.workspaceId, [payload.scopePeerId, ...sources.map((source) => source.observedId)]);
       const copies: ConclusionRecord[] = sources
+        .filter((source) => live.has(payload.scopePeerId) && live.has(source.observedId))
         .filter((source) => !done.has(source.id) && !held.has(`${source.observedId}\u0000${contentKey(source.content)}`))
         .map((source) => ({ ...source, id: ctx.newId(), observerId: payload.scopePeerId, copiedFrom: source.id }));
       if (copies.length > 0) {

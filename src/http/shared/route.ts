@@ -1,9 +1,10 @@
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/context.js';
-import { DomainError, invalidInput, unavailable } from '../../domain/errors.js';
+import { DomainError, conflict, invalidInput, unavailable } from '../../domain/errors.js';
 import { countAhead } from '../../domain/messages/token-count.js';
 import { FilterTimeLimitError, StoreUnavailableError } from '../../storage/store.js';
+import { PeerDeletingError } from '../../storage/peer-deleting.js';
 import { AuthError, authorizeV1, authorizeV2, authorizeV3, type Claims, type RouteScope, type V1Claims } from './auth.js';
 import { parseJsonLikePython } from './python-json.js';
 import { INVALID, type Field, type Schema, type ValidationItem, missingItem, validationBody } from './validate.js';
@@ -131,6 +132,8 @@ export function errorReply(error: unknown, mapDomain: (error: DomainError) => Re
   if (error instanceof StoreUnavailableError) return mapDomain(unavailable(error.message));
   // a 4xx, not a 5xx the official clients would retry, each retry running as long again
   if (error instanceof FilterTimeLimitError) return mapDomain(invalidInput(error.message));
+  // a write naming a peer whose deletion is under way
+  if (error instanceof PeerDeletingError) return mapDomain(conflict(error.message));
   return undefined;
 }
 

@@ -9,6 +9,7 @@ import { mountKeyRoutes } from './routes/keys.js';
 import { mountMessageRoutes, mountMessageUploadRoute } from './routes/messages.js';
 import { mountPeerMemoryRoutes } from './routes/peer-memory.js';
 import { mountPeerRoutes } from './routes/peers.js';
+import { mountForgetRoutes } from './routes/forget.js';
 import { mountQueueRoutes } from './routes/queue.js';
 import { mountScopeRoutes } from './routes/scopes.js';
 import { mountSearchContextRoutes } from './routes/search-context.js';
@@ -32,6 +33,7 @@ const RESOURCES: readonly ((api: WorkspaceApi) => void)[] = [
   mountPeerMemoryRoutes,
   mountKeyRoutes,
   mountScopeRoutes,
+  mountForgetRoutes,
 ];
 
 /** Mounts one workspace generation (v2 or v3): every route declared in routes/, as its row of generations.ts says. */

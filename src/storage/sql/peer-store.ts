@@ -1,6 +1,7 @@
 import type { Created, FieldChanges, ListQuery, NewRow, Page, PeerKindFilter, PeerRecord, PeerStore } from '../store.js';
 import type { FilterColumns } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
+import { PeerDeletingError } from '../peer-deleting.js';
 import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
 import { listPage } from './list-page.js';
@@ -22,8 +23,27 @@ export class SqlPeerStore implements PeerStore {
   ) {}
 
   async find(workspaceId: string, id: string): Promise<PeerRecord | undefined> {
-    const row = await this.db.get<PeerRow>(`SELECT ${PEER_COLUMNS} FROM peers p WHERE p.workspace_id = ? AND p.id = ?`, [workspaceId, id]);
+    const row = await this.db.get<PeerRow>(`SELECT ${PEER_COLUMNS} FROM peers p WHERE p.workspace_id = ? AND p.id = ? AND p.deleting_at IS NULL`, [workspaceId, id]);
     return row && peerFromRow(this.d, row);
+  }
+
+  async keepLivePeers(workspaceId: string, ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const wanted = [...new Set(ids)].sort();
+    const rows = await this.db.all<{ id: string; deleting: unknown }>(
+      `SELECT id, deleting_at AS deleting FROM peers WHERE workspace_id = ? AND id IN (${wanted.map(() => '?').join(', ')}) ORDER BY id${this.d.forKeyShare}`,
+      [workspaceId, ...wanted],
+    );
+    return new Set(rows.filter((row) => row.deleting === null || row.deleting === undefined).map((row) => row.id));
+  }
+
+  /** Throws PeerDeletingError when one of `ids` is marked for deletion. */
+  private async refuseDeleting(workspaceId: string, ids: readonly string[]): Promise<void> {
+    const row = await this.db.get<{ id: string }>(
+      `SELECT id FROM peers WHERE workspace_id = ? AND deleting_at IS NOT NULL AND id IN (${ids.map(() => '?').join(', ')}) LIMIT 1`,
+      [workspaceId, ...ids],
+    );
+    if (row !== undefined) throw new PeerDeletingError(row.id);
   }
 
   createIfAbsent(workspaceId: string, row: NewRow, now: Date): Promise<Created<PeerRecord>> {
@@ -47,6 +67,7 @@ export class SqlPeerStore implements PeerStore {
     const d = this.d;
     const found = await this.find(workspaceId, row.id);
     if (found !== undefined) return { record: found, created: false };
+    await this.refuseDeleting(workspaceId, [row.id]);
     // the workspace row before the new peer's, as in ensure
     await lockWorkspaceRow(this.db, d, workspaceId);
     const inserted = await this.db.get<PeerRow>(
@@ -56,17 +77,22 @@ export class SqlPeerStore implements PeerStore {
     );
     if (inserted !== undefined) return { record: peerFromRow(d, inserted), created: true };
     const existing = await this.find(workspaceId, row.id);
-    if (existing === undefined) throw new RowVanishedError(`peer ${row.id} vanished during get-or-create`);
+    if (existing === undefined) {
+      await this.refuseDeleting(workspaceId, [row.id]);
+      throw new RowVanishedError(`peer ${row.id} vanished during get-or-create`);
+    }
     return { record: existing, created: false };
   }
 
   async ensure(workspaceId: string, ids: string[], now: Date): Promise<void> {
     if (ids.length === 0) return;
     const wanted = [...new Set(ids)];
-    const present = await this.db.all<{ id: string }>(
-      `SELECT id FROM peers WHERE workspace_id = ? AND id IN (${wanted.map(() => '?').join(', ')})`,
+    const present = await this.db.all<{ id: string; deleting: unknown }>(
+      `SELECT id, deleting_at AS deleting FROM peers WHERE workspace_id = ? AND id IN (${wanted.map(() => '?').join(', ')})`,
       [workspaceId, ...wanted],
     );
+    const deleting = present.find((row) => row.deleting !== null && row.deleting !== undefined);
+    if (deleting !== undefined) throw new PeerDeletingError(deleting.id);
     if (present.length === wanted.length) return;
     // A new peer's trigger writes the workspace row: locked before any peer row, so that a
     // transaction already holding it (one that created a session) and this one do not each
@@ -88,7 +114,7 @@ export class SqlPeerStore implements PeerStore {
     if (sets.length === 0) return this.find(workspaceId, id);
     await lockWorkspaceRow(this.db, this.d, workspaceId);
     const row = await this.db.get<PeerRow>(
-      `UPDATE peers SET ${sets.join(', ')} WHERE workspace_id = ? AND id = ?
+      `UPDATE peers SET ${sets.join(', ')} WHERE workspace_id = ? AND id = ? AND deleting_at IS NULL
        RETURNING ${PEER_RETURNING}`,
       [...params, workspaceId, id],
     );
@@ -96,7 +122,11 @@ export class SqlPeerStore implements PeerStore {
   }
 
   list(workspaceId: string, query: ListQuery, kind: PeerKindFilter = 'peers'): Promise<Page<PeerRecord>> {
-    const where = { peers: 'p.workspace_id = ? AND p.kind IS NULL', scopes: "p.workspace_id = ? AND p.kind = 'scope'", all: 'p.workspace_id = ?' }[kind];
+    const where = {
+      peers: 'p.workspace_id = ? AND p.kind IS NULL AND p.deleting_at IS NULL',
+      scopes: "p.workspace_id = ? AND p.kind = 'scope' AND p.deleting_at IS NULL",
+      all: 'p.workspace_id = ? AND p.deleting_at IS NULL',
+    }[kind];
     const total = async () =>
       kind === 'peers'
         ? countPeers(this.db, workspaceId)

@@ -58,7 +58,7 @@ export const PEER_RETURNING = 'id, workspace_id, metadata, configuration, create
 export const SESSION_COLUMNS = 's.id, s.workspace_id, s.is_active, s.metadata, s.configuration, s.created_at';
 /** A membership with its peer's kind: from `session_peers m JOIN peers p` (MEMBERSHIP_FROM). */
 export const MEMBERSHIP_COLUMNS = 'm.peer_id, m.configuration, m.joined_at, m.left_at, p.kind';
-export const MEMBERSHIP_FROM = 'session_peers m JOIN peers p ON p.workspace_id = m.workspace_id AND p.id = m.peer_id';
+export const MEMBERSHIP_FROM = 'session_peers m JOIN peers p ON p.workspace_id = m.workspace_id AND p.id = m.peer_id AND p.deleting_at IS NULL';
 export const MESSAGE_COLUMNS = 'm.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at';
 export const WEBHOOK_COLUMNS = 'id, workspace_id, url, created_at';
 

@@ -286,7 +286,7 @@ export class SqlSessionStore implements SessionStore {
 
   async activeMemberPeers(workspaceId: string, sessionId: string, page: number, size: number): Promise<Page<PeerRecord>> {
     const from = `session_peers m JOIN peers p ON p.workspace_id = m.workspace_id AND p.id = m.peer_id
-      WHERE m.workspace_id = ? AND m.session_id = ? AND m.left_at IS NULL AND p.kind IS NULL`;
+      WHERE m.workspace_id = ? AND m.session_id = ? AND m.left_at IS NULL AND p.kind IS NULL AND p.deleting_at IS NULL`;
     const rows = await this.db.all<PeerRow>(`SELECT ${PEER_COLUMNS} FROM ${from} LIMIT ? OFFSET ?`, [workspaceId, sessionId, size, pageOffset(page, size)]);
     const counted = await this.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${from}`, [workspaceId, sessionId]);
     return { items: rows.map((row) => peerFromRow(this.d, row)), total: Number(counted?.n ?? 0) };

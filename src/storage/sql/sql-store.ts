@@ -10,6 +10,7 @@ import { SqlMessageStore } from './message-store.js';
 import { SqlPeerStore } from './peer-store.js';
 import { SqlReasoningStore } from './reasoning-store.js';
 import { SqlScopeStore } from './scope-store.js';
+import { SqlErasureStore } from './erasure-store.js';
 import { SqlSessionStore } from './session-store.js';
 import { SqlV1Store } from './v1-store.js';
 import { SqlWebhookStore } from './webhook-store.js';
@@ -129,6 +130,13 @@ export class SqlStore implements Store {
   get scopes(): SqlScopeStore {
     this.scopeStore ??= new SqlScopeStore(this.db, this.sqlDialect);
     return this.scopeStore;
+  }
+
+  private erasureStore: SqlErasureStore | undefined;
+
+  get erasure(): SqlErasureStore {
+    this.erasureStore ??= new SqlErasureStore(this.db, this.sqlDialect);
+    return this.erasureStore;
   }
 
   private memoryStore: SqlMemoryStore | undefined;

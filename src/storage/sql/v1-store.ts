@@ -1,3 +1,4 @@
+import { PeerDeletingError } from '../peer-deleting.js';
 import type {
   JsonObject,
   MessageRecord,
@@ -59,7 +60,8 @@ interface MetamessageRow {
 }
 
 const APP_COLUMNS = 'w.v1_id, w.id, w.metadata, w.created_at';
-const USER_FROM = 'peers p JOIN workspaces w ON w.id = p.workspace_id';
+// a peer being deleted (docs/forgetting.md) is no user any more
+const USER_FROM = 'peers p JOIN workspaces w ON w.id = p.workspace_id AND p.deleting_at IS NULL';
 const USER_COLUMNS = 'p.v1_id, p.id, w.v1_id AS app_v1_id, p.workspace_id, p.metadata, p.created_at';
 const SESSION_COLUMNS = 's.v1_id, s.id, s.workspace_id, s.is_active, s.metadata, s.created_at';
 /** A session the peer (the extra `?`) has a membership row in, left or not. */
@@ -234,12 +236,17 @@ export class SqlV1Store implements V1Store {
        ON CONFLICT (workspace_id, id) DO NOTHING RETURNING v1_id`,
       [workspaceId, name, v1Id, this.dialect.json(metadata), this.dialect.time(now)],
     );
-    return inserted && this.findUserByName(workspaceId, name);
+    if (inserted === undefined) {
+      const deleting = await this.db.get('SELECT 1 AS one FROM peers WHERE workspace_id = ? AND id = ? AND deleting_at IS NOT NULL', [workspaceId, name]);
+      if (deleting !== undefined) throw new PeerDeletingError(name);
+      return undefined;
+    }
+    return this.findUserByName(workspaceId, name);
   }
 
   async updateUserMetadata(workspaceId: string, name: string, metadata: JsonObject): Promise<void> {
     await lockWorkspaceRow(this.db, this.dialect, workspaceId);
-    await this.db.run('UPDATE peers SET metadata = ? WHERE workspace_id = ? AND id = ?', [this.dialect.json(metadata), workspaceId, name]);
+    await this.db.run('UPDATE peers SET metadata = ? WHERE workspace_id = ? AND id = ? AND deleting_at IS NULL', [this.dialect.json(metadata), workspaceId, name]);
   }
 
   listUsers(workspaceId: string, hiddenPeerIds: string[], query: V1ListQuery): Promise<Page<V1UserRecord>> {
@@ -261,7 +268,7 @@ export class SqlV1Store implements V1Store {
         const total = await countPeers(this.db, workspaceId);
         if (hiddenPeerIds.length === 0) return total;
         const hiddenRows = await this.db.get<{ n: number | string }>(
-          `SELECT COUNT(*) AS n FROM peers WHERE workspace_id = ? AND kind IS NULL AND id IN (${hiddenPeerIds.map(() => '?').join(', ')})`,
+          `SELECT COUNT(*) AS n FROM peers WHERE workspace_id = ? AND kind IS NULL AND deleting_at IS NULL AND id IN (${hiddenPeerIds.map(() => '?').join(', ')})`,
           [workspaceId, ...hiddenPeerIds],
         );
         return total - Number(hiddenRows?.n ?? 0);

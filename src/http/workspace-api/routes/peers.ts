@@ -1,12 +1,13 @@
 import { changeToken } from '../../../domain/context.js';
 import { getOrCreatePeer, listPeersOfWorkspace, listSessionsOfPeer, peersVersion, sessionsOfPeerVersion, updatePeer } from '../../../domain/peers/peers.js';
 import { checkCreatePeer } from '../../shared/auth.js';
+import { deletePeer, snakeCounts } from '../../../domain/peers/peer-deletion.js';
 import { refuseScopeUpdate } from '../../../domain/scopes/scope-guards.js';
 import { filtersBody } from '../../shared/fields.js';
 import { LIST_CACHE_BYTES, PageCache, isNoFilter } from '../../shared/page-cache.js';
 import { presentPage, presentPeer, presentSession } from '../../shared/present.js';
 import { listQuery } from '../../shared/route.js';
-import { choice, dict, model, nullable, optional } from '../../shared/validate.js';
+import { bool, choice, dict, model, nullable, optional } from '../../shared/validate.js';
 import type { WorkspaceApi } from '../define-route.js';
 
 /** v3's peer list body: filters, and which kind of peer (S7.2: scopes are left out by default). */
@@ -30,6 +31,32 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
     async handler({ params, body }) {
       const { record, created } = await getOrCreatePeer(ctx, params.workspace_id, body);
       return { status: created ? g.createdStatus : 200, body: presentPeer(record) };
+    },
+  });
+
+  // an addition to the reference's interface (docs/forgetting.md, docs/compatibility.md)
+  route({
+    generations: ['v3'],
+    method: 'DELETE',
+    url: '/workspaces/:workspace_id/peers/:peer_id',
+    scope: { kind: 'workspace' },
+    summary: 'Delete a peer and everything by or about it (in the background; `dry_run=true` only counts)',
+    tags,
+    query: { dry_run: optional(bool(), () => false) },
+    async handler({ params, query }) {
+      await refuseScopeUpdate(ctx, params.workspace_id, params.peer_id);
+      const deletion = await deletePeer(ctx, params.workspace_id, params.peer_id, { dryRun: query.dry_run });
+      return {
+        status: deletion.dryRun ? 200 : 202,
+        body: {
+          workspace_id: params.workspace_id,
+          peer_id: params.peer_id,
+          dry_run: deletion.dryRun,
+          status: deletion.dryRun ? 'dry_run' : 'queued',
+          job_id: deletion.jobId ?? null,
+          removes: snakeCounts(deletion.removed),
+        },
+      };
     },
   });
 
