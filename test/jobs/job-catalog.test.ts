@@ -32,7 +32,7 @@ describe('the job catalog', () => {
 
   it('without a model, runs only the work that needs none (model work waits for a process with one)', () => {
     const catalog = catalogWith({});
-    expect(Object.keys(catalog).sort()).toEqual(['scope.backfill', 'scope.removal', 'session.purge', 'webhook.deliver']);
+    expect(Object.keys(catalog).sort()).toEqual(['peer.purge', 'scope.backfill', 'scope.removal', 'session.purge', 'webhook.deliver']);
   });
 
   it("refuses every kind's empty or mistyped payload", () => {
