@@ -17,6 +17,8 @@ import type { Models } from './llm/provider.js';
  */
 export function createWorker(config: Config, database: Database, logger: WorkerLogger, models?: Models, onAttempt?: WorkerOptions['onAttempt']): Worker {
   const reasoning = reasoningRuntime(config, models ?? buildModels(config.models, logFailedModelCalls(logger)));
+  // model output the deriver and dreams did not take (untrusted input), with the reasons
+  if (reasoning !== undefined) reasoning.onIgnoredOutput = (report) => logger.warn(report, 'model output ignored');
   // With model work beside them, deliveries take at most half of the process's runs, as each
   // reasoning kind does: a backlog of deliveries to slow receivers (side by side with
   // WEBHOOK_ORDERED=false, or to many endpoints) would otherwise take every free run as it came
