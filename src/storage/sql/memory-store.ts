@@ -392,8 +392,9 @@ export class SqlMemoryStore implements MemoryStore {
       rows.set(row.id, row);
       next = row.superseded_by;
     }
-    // back: what it superseded, breadth first (one conclusion may have replaced several)
-    for (let frontier = [start.id]; frontier.length > 0 && rows.size < limit * 2; ) {
+    // back from each of them: what they superseded, breadth first (one conclusion may have
+    // replaced several, so a chain is a tree towards its past)
+    for (let frontier = [...rows.keys()]; frontier.length > 0 && rows.size < limit * 2; ) {
       const found = await this.db.all<ConclusionRow & { deleted_at: unknown }>(
         `${select} WHERE c.workspace_id = ? AND c.superseded_by IN (${frontier.map(() => '?').join(', ')}) ORDER BY c.pk LIMIT ?`,
         [workspaceId, ...frontier, limit * 2],
