@@ -437,6 +437,8 @@ describe('conclusions auth (workspace scope)', () => {
         await authed.post(`${url}/query`, { query: 'x', filters: { observer_id: 'alice', observed_id: 'bob' } }, { token }),
         await authed.delete(`${url}/anything`, undefined, { token }),
         await authed.get(`${url}/anything`, { token }),
+        await authed.get(`${url}/anything/history`, { token }),
+        await authed.post(`${url}/list?include_superseded=true`, undefined, { token }),
       ]) {
         expect(response.status).toBe(401);
         expect(response.body).toEqual({ detail: 'JWT not permissioned for this resource' });
