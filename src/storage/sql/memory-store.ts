@@ -350,6 +350,19 @@ export class SqlMemoryStore implements MemoryStore {
     if (supersessions.length === 0) return Promise.resolve([]);
     return this.inTransaction(async (db) => {
       const time = this.dialect.time(now);
+      // a scope's copy of a superseded conclusion follows it when the scope holds a copy of the
+      // replacement too (same scope collection); found before any lock is taken
+      const copies: Supersession[] = [];
+      for (const s of supersessions) {
+        const rows = await db.all<{ old_id: string; new_id: string }>(
+          `SELECT o.id AS old_id, n.id AS new_id FROM conclusions o
+           JOIN conclusions n ON n.workspace_id = o.workspace_id AND n.copied_from = ? AND n.observer_id = o.observer_id AND n.observed_id = o.observed_id AND n.deleted_at IS NULL
+           WHERE o.workspace_id = ? AND o.copied_from = ? AND o.deleted_at IS NULL`,
+          [s.newId, workspaceId, s.oldId],
+        );
+        copies.push(...rows.map((row) => ({ oldId: row.old_id, newId: row.new_id })));
+      }
+      supersessions = [...supersessions, ...copies];
       const olds = await new SqlMemoryStore(db).currentConclusionKeys(workspaceId, supersessions.map((s) => s.oldId));
       // the count rows first, as every writer of conclusions takes them (lockConclusionCounts)
       await new SqlMemoryStore(db).lockConclusionCounts([...olds.values()].map((o) => ({ workspaceId, observerId: o.observer_id, observedId: o.observed_id, level: o.level })));

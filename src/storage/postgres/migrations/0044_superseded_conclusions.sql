@@ -46,3 +46,6 @@ BEGIN
 END $$;
 CREATE TRIGGER conclusion_counts_superseded_delete AFTER DELETE ON conclusions
   REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION engram_conclusion_counts_superseded_deleted();
+
+-- A scope's copies of a conclusion (copied_from), found when the original is superseded.
+CREATE INDEX conclusions_copied_from ON conclusions (workspace_id, copied_from) WHERE copied_from IS NOT NULL;

@@ -28,3 +28,6 @@ CREATE TRIGGER conclusion_counts_superseded_delete AFTER DELETE ON conclusions W
   UPDATE conclusion_counts SET s = s - 1, v = v + 1
   WHERE workspace_id = OLD.workspace_id AND observer_id = OLD.observer_id AND observed_id = OLD.observed_id AND level = OLD.level;
 END;
+
+-- A scope's copies of a conclusion (copied_from), found when the original is superseded.
+CREATE INDEX conclusions_copied_from ON conclusions (workspace_id, copied_from) WHERE copied_from IS NOT NULL;
