@@ -88,6 +88,8 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
           metadata: item.metadata,
           timesDerived: 1,
           createdAt: newest.createdAt,
+          // it holds from when the newest of the facts it rests on became true
+          validFrom: sources.reduce<Date>((max, source) => ((source.validFrom ?? source.createdAt) > max ? (source.validFrom ?? source.createdAt) : max), new Date(0)),
         },
         vector: vectors?.[index],
       };
