@@ -493,7 +493,7 @@ export class SqlMemoryStore implements MemoryStore {
       // the observer's collections' count rows before any conclusion's row (the lock order of
       // docs/decisions.md): every level of them, as the derived ones may go too
       const collections = await db.all<{ observed_id: string; level: string }>(
-        'SELECT DISTINCT observed_id, level FROM conclusions WHERE workspace_id = ? AND observer_id = ? AND deleted_at IS NULL',
+        'SELECT DISTINCT observed_id, level FROM conclusions WHERE workspace_id = ? AND observer_id = ? AND (deleted_at IS NULL OR superseded_at IS NOT NULL)',
         [workspaceId, observerId],
       );
       await new SqlMemoryStore(db).lockConclusionCounts(
@@ -503,6 +503,12 @@ export class SqlMemoryStore implements MemoryStore {
         `UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND observer_id = ? AND session_id = ? AND level = 'explicit' AND deleted_at IS NULL
          RETURNING id, observed_id`,
         [time, workspaceId, observerId, sessionId],
+      );
+      // the session's superseded ones leave the include_superseded reads too (deleted as the
+      // DELETE route deletes a superseded conclusion)
+      await db.run(
+        `UPDATE conclusions SET superseded_at = NULL WHERE workspace_id = ? AND observer_id = ? AND session_id = ? AND level = 'explicit' AND superseded_at IS NOT NULL`,
+        [workspaceId, observerId, sessionId],
       );
       const ids = first.map((row) => row.id);
       const observed = new Set(first.map((row) => row.observed_id));

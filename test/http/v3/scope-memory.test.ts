@@ -419,5 +419,18 @@ describe('facts over time in a scope (docs/reasoning.md)', () => {
     expect(copy.body).toMatchObject({ observer_id: 'scope.x', superseded_by: portoCopy });
     const history = await api.get(`/v3/workspaces/${ws}/conclusions/${portoCopy}/history`);
     expect((history.body as { id: string }[]).map((c) => c.id)).toEqual([lisbonCopy, portoCopy]);
+
+    // the session removed from the scope: its copies leave, the superseded one too
+    const scopeAll = async () =>
+      (await api.post(`/v3/workspaces/${ws}/conclusions/list?include_superseded=true`, { filters: { observer_id: 'scope.x', observed_id: 'alice' } })).body as {
+        items: { id: string }[];
+        total: number;
+      };
+    expect((await scopeAll()).total).toBe(2);
+    expect((await api.delete(`/v3/workspaces/${ws}/scopes/x/sessions/s1`)).status).toBe(204);
+    await drain(ws);
+    expect(await scopeAll()).toMatchObject({ items: [], total: 0 });
+    // the originals keep their chain
+    expect((await api.post(`/v3/workspaces/${ws}/conclusions/list?include_superseded=true`, { filters: { observer_id: 'alice', observed_id: 'alice' } })).body.total).toBe(2);
   });
 });
