@@ -69,6 +69,7 @@ async function checkSupersedes(ctx: DomainContext, workspaceId: string, inputs: 
     }
   }
 }
+
 /**
  * Stores 1 to 100 conclusions at level "explicit", all or nothing (contract §7.5). A referenced
  * session must exist and be active; observer and observed peers must exist. Checked in request
@@ -77,7 +78,8 @@ async function checkSupersedes(ctx: DomainContext, workspaceId: string, inputs: 
  * nothing) and stored with their vectors. Deduplicated as the deriver's are (deduplicate.ts):
  * an item that repeats an earlier one or merges into a stored conclusion answers with the
  * conclusion that holds it (reinforced, or the new one that replaced it), so the answer has one
- * conclusion per item, in order.
+ * conclusion per item, in order. An item's `supersedes` (checked before anything is written)
+ * retires those conclusions in favour of the one that holds the item's fact.
  */
 export async function createConclusions(ctx: DomainContext, workspaceId: string, inputs: ConclusionInput[]): Promise<ConclusionRecord[]> {
   const vectors = await embedForRequest(
