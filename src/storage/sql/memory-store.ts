@@ -47,8 +47,12 @@ const COLUMNS =
   'c.id, c.workspace_id, c.observer_id, c.observed_id, c.session_id, c.content, c.level, c.source_ids, c.source_session_ids, c.times_derived, c.created_at, c.valid_from, c.superseded_at, c.superseded_by';
 /** Rows a default read sees: current conclusions (a superseded one has `deleted_at` set too, migration 0042/0044). */
 const CURRENT = 'c.deleted_at IS NULL';
-/** Rows a read with include_superseded sees: current and superseded, not deleted (the predicate of the `_known` indexes). */
-const KNOWN = '(c.deleted_at IS NULL OR c.superseded_at IS NOT NULL)';
+/**
+ * Rows a read with include_superseded sees: current and superseded, not deleted. Written exactly
+ * as the predicate of the `_known` indexes (migration 0042/0044), not as the OR it equals: SQLite
+ * would take such an index for the default reads too, and walk the superseded rows to skip them.
+ */
+const KNOWN = 'NOT (c.deleted_at IS NOT NULL AND c.superseded_at IS NULL)';
 /** The rows a read sees: current ones, or with include_superseded the superseded ones too. */
 const visibleRows = (includeSuperseded: boolean | undefined) => (includeSuperseded === true ? KNOWN : CURRENT);
 const NEWEST_FIRST = 'c.created_at DESC, c.pk DESC';
