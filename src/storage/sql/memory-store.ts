@@ -49,10 +49,12 @@ const COLUMNS =
 const CURRENT = 'c.deleted_at IS NULL';
 /**
  * Rows a read with include_superseded sees: current and superseded, not deleted. Written exactly
- * as the predicate of the `_known` indexes (migration 0042/0044), not as the OR it equals: SQLite
- * would take such an index for the default reads too, and walk the superseded rows to skip them.
+ * as the predicate of the `_known` indexes (migration 0042/0044), in a form that `deleted_at IS
+ * NULL` does not imply: as `deleted_at IS NULL OR superseded_at IS NOT NULL` (or its NOT form)
+ * SQLite and PostgreSQL took those indexes for the default reads too, and walked the superseded
+ * rows to skip them.
  */
-const KNOWN = 'NOT (c.deleted_at IS NOT NULL AND c.superseded_at IS NULL)';
+const KNOWN = '(coalesce(c.superseded_at, c.deleted_at) IS NULL OR c.superseded_at IS NOT NULL)';
 /** The rows a read sees: current ones, or with include_superseded the superseded ones too. */
 const visibleRows = (includeSuperseded: boolean | undefined) => (includeSuperseded === true ? KNOWN : CURRENT);
 const NEWEST_FIRST = 'c.created_at DESC, c.pk DESC';

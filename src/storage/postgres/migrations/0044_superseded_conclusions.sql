@@ -10,9 +10,11 @@ ALTER TABLE conclusions ADD COLUMN superseded_by TEXT;
 
 -- Lists with include_superseded (current and superseded, newest first), in the order of the
 -- default lists' indexes. The predicate (not deleted, or superseded) is written as the reads with
--- include_superseded write it, and not as an OR (as on SQLite, where a default read would take it).
-CREATE INDEX conclusions_workspace_known ON conclusions (workspace_id, created_at, pk) WHERE NOT (deleted_at IS NOT NULL AND superseded_at IS NULL);
-CREATE INDEX conclusions_pair_known ON conclusions (workspace_id, observer_id, observed_id, created_at, pk) WHERE NOT (deleted_at IS NOT NULL AND superseded_at IS NULL);
+-- include_superseded write it, and so that `deleted_at IS NULL` does not imply it: SQLite and
+-- PostgreSQL took a partial index of `deleted_at IS NULL OR superseded_at IS NOT NULL` (or of its
+-- NOT form, on PostgreSQL) for the default reads too, which then walked superseded rows.
+CREATE INDEX conclusions_workspace_known ON conclusions (workspace_id, created_at, pk) WHERE coalesce(superseded_at, deleted_at) IS NULL OR superseded_at IS NOT NULL;
+CREATE INDEX conclusions_pair_known ON conclusions (workspace_id, observer_id, observed_id, created_at, pk) WHERE coalesce(superseded_at, deleted_at) IS NULL OR superseded_at IS NOT NULL;
 -- A history walks back from a conclusion to the ones it superseded.
 CREATE INDEX conclusions_superseded_by ON conclusions (workspace_id, superseded_by) WHERE superseded_by IS NOT NULL;
 
