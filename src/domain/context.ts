@@ -22,6 +22,8 @@ export interface ReasoningRuntime {
   models: Models;
   /** Told what each chat used (tool calls, tokens): the log line and the metrics. */
   onChat?: (report: ChatReport) => void;
+  /** Told of model output that was not taken (a replacement naming a fact that was not shown): the log. */
+  onIgnoredOutput?: (report: { module: string; workspaceId: string; ignored: string[] }) => void;
 }
 
 /** What every domain verb works with: the store, the clock, ids, limits and the models. */

@@ -51,7 +51,11 @@ export interface RuntimeOptions {
 /** The models, the reasoning runtime and the domain context of `config` over `database`. */
 export function composeRuntime(config: Config, database: Database, options: RuntimeOptions = {}): Runtime {
   const models = options.models ?? buildModels(config.models, options.logger === undefined ? undefined : logFailedModelCalls(options.logger));
-  const ctx = createDomainContext(database.store, domainLimits(config), options.now, reasoningRuntime(config, models, options.onChat));
+  const reasoning = reasoningRuntime(config, models, options.onChat);
+  // model output the deriver and dreams did not take (untrusted input), with the reasons
+  const logger = options.logger;
+  if (reasoning !== undefined && logger !== undefined) reasoning.onIgnoredOutput = (report) => logger.warn(report, 'model output ignored');
+  const ctx = createDomainContext(database.store, domainLimits(config), options.now, reasoning);
   return { config, database, models, ctx };
 }
 

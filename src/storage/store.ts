@@ -109,6 +109,8 @@ export interface ListQuery {
   page: number;
   size: number;
   reverse: boolean;
+  /** Conclusions: superseded ones too (include_superseded); other lists ignore it. */
+  includeSuperseded?: boolean;
 }
 
 /**
@@ -735,6 +737,21 @@ export interface ConclusionRecord {
   createdAt: Date;
   /** A scope's copy of another conclusion (a backfill): the id of the conclusion it copies. */
   copiedFrom?: string | null;
+  /**
+   * When the fact became true: the newest source message's time, or the creation time for
+   * conclusions stored through the API. Undefined when stored: the creation time is taken.
+   */
+  validFrom?: Date;
+  /** When a newer conclusion replaced it; null (or undefined on new records) while it is current. */
+  supersededAt?: Date | null;
+  /** The id of the conclusion that replaced it; null while it is current. */
+  supersededBy?: string | null;
+}
+
+/** One supersession: `oldId` (a current conclusion) is replaced by `newId` (of the same collection). */
+export interface Supersession {
+  oldId: string;
+  newId: string;
 }
 
 /** One observer's conclusions about one peer, optionally only those stored in some sessions. */
@@ -742,6 +759,8 @@ export interface ConclusionScope {
   workspaceId: string;
   observerId: string;
   observedId: string;
+  /** Superseded conclusions too (include_superseded); default: current ones only. */
+  includeSuperseded?: boolean;
   /** undefined: any session or none; otherwise only conclusions stored in one of these. */
   sessionIds?: string[];
 }
@@ -783,8 +802,20 @@ export interface MemoryStore {
   mostDerivedConclusions(scope: ConclusionScope, limit: number, excludeIds: readonly string[]): Promise<ConclusionRecord[]>;
   /** Live conclusions of every workspace after `afterPk` in storage order (`engram reembed`). */
   liveConclusionsAfter(afterPk: number, limit: number): Promise<{ pk: number; id: string; workspaceId: string }[]>;
-  /** A live conclusion of the workspace; undefined when there is none with this id. */
-  findConclusion(workspaceId: string, id: string): Promise<ConclusionRecord | undefined>;
+  /** A live (current) conclusion of the workspace, or with `includeSuperseded` a superseded one too; undefined when there is none with this id. */
+  findConclusion(workspaceId: string, id: string, options?: { includeSuperseded?: boolean }): Promise<ConclusionRecord | undefined>;
+  /**
+   * Supersedes each `oldId` by its `newId` (`superseded_at` = now, and retired from default reads
+   * as a deleted one is). Only current conclusions of the workspace are superseded, each at most
+   * once; returns the supersessions made, in order.
+   */
+  supersedeConclusions(workspaceId: string, supersessions: readonly Supersession[], now: Date): Promise<Supersession[]>;
+  /**
+   * The chain a conclusion belongs to, oldest first: every conclusion it (and those before it)
+   * superseded, itself, and the ones that replaced it up to the current one; deleted ones left
+   * out. Undefined when `id` is neither current nor superseded. At most `limit` conclusions.
+   */
+  conclusionHistory(workspaceId: string, id: string, limit: number): Promise<ConclusionRecord[] | undefined>;
   /** Marks a live conclusion deleted; false when there is none with this id in the workspace. */
   softDeleteConclusion(workspaceId: string, id: string, now: Date): Promise<boolean>;
   /** Adds one to a live conclusion's `timesDerived`; the new count, undefined when there is no such conclusion. */

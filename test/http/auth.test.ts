@@ -632,6 +632,8 @@ describe('a token for workspace A never reads or changes workspace B', () => {
     { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/peers/alice?dry_run=true`, denied: NOT_PERMITTED },
     { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/forget`, body: () => ({ observed: 'alice', query: 'anything' }), denied: NOT_PERMITTED },
     { method: 'GET', url: (f) => `/v3/workspaces/${f.ws}/forget/records`, denied: ADMIN_ONLY, adminOnly: true },
+    { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/conclusions/list?include_superseded=true`, body: () => ({}), denied: NOT_PERMITTED },
+    { method: 'GET', url: (f) => `/v3/workspaces/${f.ws}/conclusions/anything/history`, denied: NOT_PERMITTED },
     // v2
     { method: 'POST', url: () => '/v2/workspaces', body: (f) => ({ id: f.ws }), denied: UNAUTHORIZED },
     { method: 'POST', url: () => '/v2/workspaces/list', body: (f) => ({ filters: { id: f.ws } }), denied: ADMIN_ONLY, adminOnly: true },

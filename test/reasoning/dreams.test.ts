@@ -163,7 +163,7 @@ describe('schedule_dream', () => {
 });
 
 describe('the omni dream', () => {
-  it('creates a deduction with source ids and premises, deletes a superseded conclusion and rewrites the card by the rules', async () => {
+  it('creates a deduction with source ids and premises, supersedes a contradicted conclusion (kept in its history, never deleted) and rewrites the card by the rules', async () => {
     const s = await setup();
     const { api, ws } = s;
     await api.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: {} });
@@ -186,7 +186,7 @@ describe('the omni dream', () => {
               name: 'create_deductions',
               arguments: { deductions: [{ content: 'alice lives and works in Lisbon', source_ids: [moved, job], premises: ['alice moved to Lisbon', 'alice works in Lisbon'] }] },
             },
-            { name: 'delete_conclusions', arguments: { ids: [old, 'no-such-id'] } },
+            { name: 'supersede_conclusions', arguments: { ids: [old, 'no-such-id', moved], superseded_by: moved, reason: 'alice moved' } },
             {
               name: 'update_peer_card',
               arguments: { entries: ['IDENTITY: Alice', 'ATTRIBUTE: works at a bakery', 'attribute:  works at a BAKERY', 'lives in Lisbon', `ATTRIBUTE: ${'x'.repeat(250)}`] },
@@ -209,12 +209,24 @@ describe('the omni dream', () => {
     await drainDreams(s, 'alice');
 
     const dreamRequests = fake.requests('chat').filter(isDream);
-    expect(toolNames(dreamRequests[0])).toEqual(['get_recent_observations', 'search_memory', 'search_messages', 'create_deductions', 'delete_conclusions', 'update_peer_card']);
+    expect(toolNames(dreamRequests[0])).toEqual(['get_recent_observations', 'search_memory', 'search_messages', 'create_deductions', 'supersede_conclusions', 'delete_conclusions', 'update_peer_card']);
     expect(toolNames(dreamRequests[2])).toEqual(['get_recent_observations', 'search_memory', 'search_messages', 'create_inductions']);
     // what the deduction specialist saw of its tools' results
     const toolResults = (dreamRequests[1].body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool').map((m) => m.content);
     expect(toolResults[0]).toContain(`id=${old}`);
-    expect(toolResults[2]).toContain('no-such-id: no such conclusion');
+    expect(toolResults[2]).toContain(`${old}: superseded by ${moved}`);
+    expect(toolResults[2]).toContain('no-such-id: no such current conclusion');
+    expect(toolResults[2]).toContain(`${moved}: a conclusion cannot supersede itself`);
+
+    // the contradicted fact is superseded, not deleted: out of the default list, in the full one and in the history
+    const everything = await api.post(`/v3/workspaces/${ws}/conclusions/list?size=100&include_superseded=true`, { filters: { observer_id: 'alice', observed_id: 'alice' } });
+    const retired = (everything.body.items as { id: string; superseded_by: string | null; superseded_at: string | null }[]).find((c) => c.id === old);
+    expect(retired).toMatchObject({ superseded_by: moved });
+    expect(retired?.superseded_at).not.toBeNull();
+    expect(everything.body.total).toBe(5);
+    const history = await api.get(`/v3/workspaces/${ws}/conclusions/${moved}/history`);
+    expect(history.status, history.text).toBe(200);
+    expect((history.body as { id: string }[]).map((c) => c.id)).toEqual([old, moved]);
     expect(toolResults[3]).toContain('card stored with 2 entries');
 
     const after = await conclusions(s, 'alice');

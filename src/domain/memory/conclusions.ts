@@ -1,4 +1,4 @@
-import { MAX_NEIGHBOURS, type ConclusionLevel, type ConclusionRecord, type ConclusionScope, type JsonObject, type Page } from '../../storage/store.js';
+import { MAX_NEIGHBOURS, type ConclusionLevel, type ConclusionRecord, type ConclusionScope, type JsonObject, type MessageRecord, type Page } from '../../storage/store.js';
 import { DOCUMENT_FILTER } from '../filters/filter-schemas.js';
 import { documentFilter, listQuery, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
@@ -40,6 +40,35 @@ export interface ConclusionInput {
   observerId: string;
   observedId: string;
   sessionId?: string | null;
+  /** Ids of current conclusions of the same observer about the same peer that this one replaces. */
+  supersedes?: readonly string[];
+}
+
+/** Most conclusions one history returns. */
+export const MAX_HISTORY = 100;
+
+/**
+ * Checks the `supersedes` lists of a request (inside its transaction, before anything is
+ * written): each id is a conclusion of the workspace (404), of the item's observer and observed
+ * peer, current, and named by one item only (422).
+ */
+async function checkSupersedes(ctx: DomainContext, workspaceId: string, inputs: readonly ConclusionInput[]): Promise<void> {
+  const named = new Set<string>();
+  for (const [index, input] of inputs.entries()) {
+    for (const id of input.supersedes ?? []) {
+      const where = `conclusions[${index}].supersedes`;
+      if (named.has(id)) throw invalidInput(`${where}: conclusion ${id} is named more than once in this request`);
+      named.add(id);
+      const old = await ctx.store.memory.findConclusion(workspaceId, id, { includeSuperseded: true });
+      if (old === undefined) throw notFound(`${where}: conclusion ${id} not found in workspace ${workspaceId}`);
+      if (old.observerId !== input.observerId || old.observedId !== input.observedId) {
+        throw invalidInput(
+          `${where}: conclusion ${id} is ${old.observerId}'s about ${old.observedId}; it can only be superseded by a conclusion of the same observer about the same peer`,
+        );
+      }
+      if (old.supersededAt !== null && old.supersededAt !== undefined) throw invalidInput(`${where}: conclusion ${id} was already superseded by ${old.supersededBy}`);
+    }
+  }
 }
 
 /**
@@ -50,7 +79,8 @@ export interface ConclusionInput {
  * nothing) and stored with their vectors. Deduplicated as the deriver's are (deduplicate.ts):
  * an item that repeats an earlier one or merges into a stored conclusion answers with the
  * conclusion that holds it (reinforced, or the new one that replaced it), so the answer has one
- * conclusion per item, in order.
+ * conclusion per item, in order. An item's `supersedes` (checked before anything is written)
+ * retires those conclusions in favour of the one that holds the item's fact.
  */
 export async function createConclusions(ctx: DomainContext, workspaceId: string, inputs: ConclusionInput[]): Promise<ConclusionRecord[]> {
   const vectors = await embedForRequest(
@@ -76,6 +106,7 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
         knownPeers.add(peerId);
       }
     }
+    await checkSupersedes(ctx, workspaceId, inputs);
     const drafts = inputs.map((input, index) => ({
       record: {
         id: ctx.newId(),
@@ -88,6 +119,7 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
         sourceIds: null,
         timesDerived: 1,
         createdAt: now,
+        validFrom: now,
       },
       vector: vectors?.[index],
     }));
@@ -98,13 +130,24 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
       const alive = await store.peers.keepLivePeers(workspaceId, [discarded.record.observerId, discarded.record.observedId]);
       throw new PeerDeletingError(alive.has(discarded.record.observerId) ? discarded.record.observedId : discarded.record.observerId);
     }
-    return saved.map((s) => s.record);
+    // each superseded conclusion names the conclusion that now holds the new fact (the new one,
+    // or a stored one it repeated); a fact that repeats the one it supersedes supersedes nothing
+    const supersessions = inputs.flatMap((input, index) => (input.supersedes ?? []).map((oldId) => ({ oldId, newId: saved[index].record.id })));
+    const done = await store.memory.supersedeConclusions(workspaceId, supersessions, now);
+    const replaced = new Set(done.map((s) => s.oldId));
+    // an item that repeated a conclusion superseded by a later item of the request is answered with it as it now is
+    return Promise.all(
+      saved.map(async (s) => (replaced.has(s.record.id) ? ((await store.memory.findConclusion(workspaceId, s.record.id, { includeSuperseded: true })) ?? s.record) : s.record)),
+    );
   });
 }
 
-/** The workspace's live conclusions, newest first (`reverse`: oldest first), filtered (§5.1 Document). */
-export function listConclusions(ctx: DomainContext, workspaceId: string, request: ListRequest): Promise<Page<ConclusionRecord>> {
-  return ctx.store.memory.listConclusions(workspaceId, listQuery(ctx.store, request, DOCUMENT_FILTER));
+/**
+ * The workspace's current conclusions (with `includeSuperseded`, the superseded ones too), newest
+ * first (`reverse`: oldest first), filtered (§5.1 Document).
+ */
+export function listConclusions(ctx: DomainContext, workspaceId: string, request: ListRequest & { includeSuperseded?: boolean }): Promise<Page<ConclusionRecord>> {
+  return ctx.store.memory.listConclusions(workspaceId, { ...listQuery(ctx.store, request, DOCUMENT_FILTER), includeSuperseded: request.includeSuperseded === true });
 }
 
 export interface ConclusionQuery {
@@ -114,6 +157,8 @@ export interface ConclusionQuery {
   distance: number | null;
   filters: JsonObject | null;
   generation: 'v2' | 'v3';
+  /** Superseded conclusions too (ranked by their words: a superseded conclusion keeps no vector). */
+  includeSuperseded?: boolean;
 }
 
 /** Python truthiness of a JSON value: the reference reads the peers with `a or b`. */
@@ -229,18 +274,25 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
     filters: options.filters,
     generation: options.generation,
   });
-  if (semantic !== undefined) return semantic;
   const terms = rankedTerms(options.query);
+  const byWords = (includeSuperseded: boolean) =>
+    ctx.store.memory.searchConclusions({
+      ...scope,
+      includeSuperseded,
+      terms,
+      filter: documentFilter(ctx.store, options.filters, options.generation),
+      limit: options.topK,
+    });
+  if (semantic !== undefined) {
+    if (options.includeSuperseded !== true || semantic.length >= options.topK || terms.length === 0) return semantic;
+    // superseded conclusions keep no vector: those that share words with the query follow the current ones
+    const seen = new Set(semantic.map((c) => c.id));
+    const older = (await byWords(true)).filter((c) => !seen.has(c.id) && c.supersededAt !== null);
+    return [...semantic, ...older].slice(0, options.topK);
+  }
   // no words: nothing to rank, and the filters go unread
   if (terms.length === 0) return [];
-  return ctx.store.memory.searchConclusions({
-    workspaceId,
-    observerId: observer,
-    observedId: observed,
-    terms,
-    filter: documentFilter(ctx.store, options.filters, options.generation),
-    limit: options.topK,
-  });
+  return byWords(options.includeSuperseded === true);
 }
 
 /** The 404 for a conclusion that is missing, deleted or in another workspace (contract §7.5). */
@@ -248,11 +300,36 @@ function conclusionNotFound(workspaceId: string, conclusionId: string) {
   return notFound(`Document ${conclusionId} not found or does not belong to workspace ${workspaceId}`);
 }
 
-/** One live conclusion (not in the v3.0.12 interface; newer official SDKs read it by id). */
+/**
+ * One conclusion, current or superseded (not in the v3.0.12 interface; newer official SDKs read
+ * it by id): a superseded one answers with its `superseded_at` and `superseded_by`.
+ */
 export async function getConclusion(ctx: DomainContext, workspaceId: string, conclusionId: string): Promise<ConclusionRecord> {
-  const found = await ctx.store.memory.findConclusion(workspaceId, conclusionId);
+  const found = await ctx.store.memory.findConclusion(workspaceId, conclusionId, { includeSuperseded: true });
   if (found === undefined) throw conclusionNotFound(workspaceId, conclusionId);
   return found;
+}
+
+/** A conclusion of a history with the messages it was drawn from (none for derived or API-made ones). */
+export interface HistoryEntry {
+  conclusion: ConclusionRecord;
+  sourceMessages: MessageRecord[];
+}
+
+/**
+ * The chain of facts a conclusion belongs to, oldest first: what it superseded (and what those
+ * superseded), itself, and the conclusions that replaced it, up to the current one. Each explicit
+ * conclusion comes with its source messages, in the order it names them. 404 as for get.
+ */
+export async function conclusionHistory(ctx: DomainContext, workspaceId: string, conclusionId: string): Promise<HistoryEntry[]> {
+  const chain = await ctx.store.memory.conclusionHistory(workspaceId, conclusionId, MAX_HISTORY);
+  if (chain === undefined) throw conclusionNotFound(workspaceId, conclusionId);
+  const messageIds = [...new Set(chain.flatMap((c) => (c.level === 'explicit' ? (c.sourceIds ?? []) : [])))];
+  const messages = new Map((messageIds.length === 0 ? [] : await ctx.store.messages.byIds(workspaceId, messageIds)).map((m) => [m.id, m]));
+  return chain.map((conclusion) => ({
+    conclusion,
+    sourceMessages: conclusion.level === 'explicit' ? (conclusion.sourceIds ?? []).flatMap((id) => messages.get(id) ?? []) : [],
+  }));
 }
 
 /** Soft-deletes a conclusion: it disappears from every list, query and representation. */

@@ -13,8 +13,9 @@ import { type DreamPayload } from '../job-kinds.js';
 /*
  * Dreams (reasoning.md R6): specialists that reread a collection's conclusions with tools.
  * omni: a deduction specialist (up to 12 tool turns: recent conclusions, memory and message
- * search, create deductive conclusions from source conclusions with premises, delete superseded
- * conclusions, rewrite the peer card), then an induction specialist (up to 10: the same discovery
+ * search, create deductive conclusions from source conclusions with premises, supersede
+ * contradicted conclusions by the newer ones (never deleting them), delete wrong ones, rewrite the
+ * peer card), then an induction specialist (up to 10: the same discovery
  * tools, create inductive conclusions from at least two sources). card_refresh: one specialist (up
  * to 6) that only rewrites the card. Every write is its own short transaction, made when the
  * tool runs; no transaction is held while the model thinks.
@@ -31,7 +32,7 @@ export const CARD_REFRESH_TURNS = 6;
 /** Most conclusions one discovery call returns. */
 const DISCOVERY_LIMIT = 30;
 
-export type DreamOutcome = { kind: 'done'; created: number; deleted: number; cardUpdated: boolean } | { kind: 'failed'; error: string; retryable: boolean };
+export type DreamOutcome = { kind: 'done'; created: number; deleted: number; superseded: number; cardUpdated: boolean } | { kind: 'failed'; error: string; retryable: boolean };
 
 const words = (text: string) => text.match(/[\p{L}\p{N}]+/gu)?.slice(0, 32) ?? [];
 
@@ -43,6 +44,7 @@ function describe(c: ConclusionRecord): string {
 interface DreamWork {
   created: number;
   deleted: number;
+  superseded: number;
   cardUpdated: boolean;
 }
 
@@ -87,6 +89,8 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
           metadata: item.metadata,
           timesDerived: 1,
           createdAt: newest.createdAt,
+          // it holds from when the newest of the facts it rests on became true
+          validFrom: sources.reduce<Date>((max, source) => ((source.validFrom ?? source.createdAt) > max ? (source.validFrom ?? source.createdAt) : max), new Date(0)),
         },
         vector: vectors?.[index],
       };
@@ -178,8 +182,43 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
         ),
     });
     tools.push({
+      name: 'supersede_conclusions',
+      description:
+        'Retire conclusions that a newer conclusion contradicts (a fact that changed: "lives in Lisbon" then "moved to Porto"): each of `ids` is marked superseded by `superseded_by`, the current conclusion that replaces it, and kept in its history.',
+      parameters: {
+        type: 'object',
+        properties: {
+          ids: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string' } },
+          superseded_by: { type: 'string' },
+          reason: { type: 'string' },
+        },
+        required: ['ids', 'superseded_by'],
+      },
+      async execute(args) {
+        const newId = String(args.superseded_by);
+        const [replacement] = await store.memory.conclusionsByIds(scope, [newId], null);
+        if (replacement === undefined) return `${newId}: no such current conclusion about this peer; nothing was superseded`;
+        const report: string[] = [];
+        const wanted: { oldId: string; newId: string }[] = [];
+        for (const id of new Set((args.ids as unknown[]).map(String))) {
+          const [old] = await store.memory.conclusionsByIds(scope, [id], null);
+          if (old === undefined) report.push(`${id}: no such current conclusion about this peer`);
+          else if (id === newId) report.push(`${id}: a conclusion cannot supersede itself`);
+          else if ((old.validFrom ?? old.createdAt) > (replacement.validFrom ?? replacement.createdAt)) report.push(`${id}: it is newer than ${newId}; an older fact cannot replace a newer one`);
+          else wanted.push({ oldId: id, newId });
+        }
+        const done = await store.memory.supersedeConclusions(payload.workspaceId, wanted, ctx.now());
+        work.superseded += done.length;
+        const made = new Set(done.map((s) => s.oldId));
+        for (const { oldId } of wanted) report.push(made.has(oldId) ? `${oldId}: superseded by ${newId}` : `${oldId}: no longer current`);
+        const ignored = report.filter((line) => !line.includes(': superseded by '));
+        if (ignored.length > 0) ctx.reasoning?.onIgnoredOutput?.({ module: 'dream_deduction', workspaceId: payload.workspaceId, ignored });
+        return report.join('\n');
+      },
+    });
+    tools.push({
       name: 'delete_conclusions',
-      description: 'Delete conclusions that are superseded or wrong (by id).',
+      description: 'Delete conclusions that are wrong or duplicates (by id). A fact that changed is not deleted: supersede it (supersede_conclusions).',
       parameters: {
         type: 'object',
         properties: { ids: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string' } }, reason: { type: 'string' } },
@@ -293,13 +332,13 @@ export async function runDream(ctx: DomainContext, payload: DreamPayload, option
   const induction = reasoning.models.chat('dream_induction') ?? deduction;
   const { store } = ctx;
   // schedule_dream checks nothing exists (as the reference): a dream about nobody has nothing to do
-  if ((await store.peers.find(payload.workspaceId, payload.observerId)) === undefined) return { kind: 'done', created: 0, deleted: 0, cardUpdated: false };
+  if ((await store.peers.find(payload.workspaceId, payload.observerId)) === undefined) return { kind: 'done', created: 0, deleted: 0, superseded: 0, cardUpdated: false };
   const workspace = await store.workspaces.find(payload.workspaceId);
   const session = payload.sessionId === null ? undefined : await store.sessions.find(payload.workspaceId, payload.sessionId);
   const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session?.configuration ?? {} });
   const cardAllowed = config.peerCardCreate;
   const card = payload.rebuild ? undefined : await store.memory.findPeerCard(payload.workspaceId, payload.observerId, payload.observedId);
-  const work: DreamWork = { created: 0, deleted: 0, cardUpdated: false };
+  const work: DreamWork = { created: 0, deleted: 0, superseded: 0, cardUpdated: false };
   try {
     if (payload.dreamType === 'card_refresh') {
       if (cardAllowed) {
@@ -310,7 +349,7 @@ export async function runDream(ctx: DomainContext, payload: DreamPayload, option
       const deducePrompt = briefing(
         payload,
         card,
-        `Find what follows with certainty from the stored conclusions (create_deductions, naming the source conclusion ids and the premises), delete conclusions that newer ones supersede (delete_conclusions)${cardAllowed ? ', and keep the peer card current (update_peer_card)' : ''}.`,
+        `Find what follows with certainty from the stored conclusions (create_deductions, naming the source conclusion ids and the premises), retire conclusions that newer ones contradict by superseding them with the newer one (supersede_conclusions; delete_conclusions is only for wrong or duplicate ones)${cardAllowed ? ', and keep the peer card current (update_peer_card)' : ''}.`,
       );
       await specialist(ctx, deduction, 'dream_deduction', deducePrompt, dreamTools(ctx, payload, work, { deduce: true, card: cardAllowed }), DEDUCTION_TURNS, signal);
       const inducePrompt = briefing(payload, card, 'Find patterns that hold across at least two stored conclusions (create_inductions, with the source ids, the kind of pattern and a confidence).');

@@ -3,7 +3,8 @@ import type { ChatModel, Completion, CompletionRequest } from '../../llm/provide
 import type { MembershipRecord } from '../../storage/store.js';
 import { effectiveConfiguration } from './configuration.js';
 import { observersOf } from './observers.js';
-import { parseRepresentation, representationPrompt } from './representation-prompt.js';
+import { parseDerivedFacts, parseRepresentation, representationPrompt } from './representation-prompt.js';
+import { checkReplacements } from './deriver.js';
 import { DEFAULT_REASONING_SETTINGS } from './settings.js';
 import { completeStructured, ModelOutputError } from './structured-completion.js';
 
@@ -126,5 +127,55 @@ describe('completeStructured', () => {
     expect(failure).toBeInstanceOf(ModelOutputError);
     expect((failure as ModelOutputError).attempts).toHaveLength(3);
     expect((failure as Error).message).toContain('no usable JSON after 3 attempts');
+  });
+});
+
+describe('replacements the deriver declares (untrusted)', () => {
+  const known = ['alice lives in Lisbon', 'alice likes tea'].map((content, i) => ({
+    id: `c${i}`,
+    workspaceId: 'w',
+    observerId: 'alice',
+    observedId: 'alice',
+    sessionId: 's',
+    content,
+    level: 'explicit' as const,
+    sourceIds: null,
+    timesDerived: 1,
+    createdAt: new Date(0),
+  }));
+
+  it('reads each fact\'s replaces list, a missing or malformed one as none', () => {
+    const parsed = parseDerivedFacts('{"explicit": [{"content": "a", "replaces": [1]}, {"content": "b", "replaces": "1"}, {"content": "c"}, "d"]}');
+    expect(parsed).toEqual({ ok: true, value: [{ content: 'a', replaces: [1] }, { content: 'b', replaces: [] }, { content: 'c', replaces: [] }, { content: 'd', replaces: [] }] });
+    expect(parseRepresentation('{"explicit": [{"content": "a", "replaces": [1]}]}')).toEqual({ ok: true, value: ['a'] });
+  });
+
+  it('takes the numbers (or ids) of facts shown, each once; ignores the rest with a reason', () => {
+    const { replacements, ignored } = checkReplacements(
+      [
+        { content: 'alice moved to Porto', replaces: [1, 0, 3, 1.5, 'c9', null] },
+        { content: 'alice drinks coffee', replaces: ['c1', 1] },
+      ],
+      known,
+    );
+    expect([...replacements]).toEqual([
+      [0, [0]],
+      [1, [1]],
+    ]);
+    expect(ignored).toEqual([
+      'fact 1 replaces 0: not a fact that was shown',
+      'fact 1 replaces 3: not a fact that was shown',
+      'fact 1 replaces 1.5: not a fact that was shown',
+      'fact 1 replaces "c9": not a fact that was shown',
+      'fact 1 replaces null: not a fact that was shown',
+      'fact 2 replaces 1: another fact of the answer replaces it already',
+    ]);
+  });
+
+  it('shows known facts numbered with their dates only when there are some', () => {
+    const withKnown = representationPrompt({ observedId: 'alice', messages: [], known: [{ content: 'alice lives in Lisbon', validFrom: new Date('2026-07-01T10:00:00Z') }] });
+    expect(withKnown).toContain('[1] 2026-07-01: alice lives in Lisbon');
+    expect(withKnown).toContain('"replaces"');
+    expect(representationPrompt({ observedId: 'alice', messages: [] })).not.toContain('replaces');
   });
 });

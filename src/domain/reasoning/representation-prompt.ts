@@ -16,12 +16,32 @@ export interface PromptMessage {
 export const MAX_FACTS_PER_BATCH = 100;
 export const MAX_FACT_CHARS = 2_000;
 
+/** A known fact shown to the deriver, which a new fact may replace (by its number, 1-based). */
+export interface KnownFact {
+  content: string;
+  validFrom: Date;
+}
+
+/** A fact of the deriver's answer: its text and the numbers of the known facts it replaces (unchecked). */
+export interface DerivedFact {
+  content: string;
+  replaces: unknown[];
+}
+
+/** Most replacements one fact may declare (more are ignored). */
+export const MAX_REPLACES_PER_FACT = 10;
+
 export const REPRESENTATION_SCHEMA: JsonSchema = {
   type: 'object',
   properties: {
     explicit: {
       type: 'array',
-      items: { type: 'object', properties: { content: { type: 'string' } }, required: ['content'], additionalProperties: false },
+      items: {
+        type: 'object',
+        properties: { content: { type: 'string' }, replaces: { type: 'array', items: { type: 'integer' } } },
+        required: ['content'],
+        additionalProperties: false,
+      },
     },
   },
   required: ['explicit'],
@@ -33,7 +53,8 @@ function line(message: PromptMessage): string {
   return `${time} ${message.peerId}: ${message.content}`;
 }
 
-export function representationPrompt(options: { observedId: string; messages: readonly PromptMessage[]; customInstructions?: string }): string {
+export function representationPrompt(options: { observedId: string; messages: readonly PromptMessage[]; customInstructions?: string; known?: readonly KnownFact[] }): string {
+  const known = options.known ?? [];
   const parts = [
     'You extract explicit facts about one participant of a conversation.',
     '',
@@ -51,14 +72,25 @@ export function representationPrompt(options: { observedId: string; messages: re
   if (options.customInstructions !== undefined && options.customInstructions.trim() !== '') {
     parts.push('', 'CUSTOM INSTRUCTIONS:', options.customInstructions.trim());
   }
+  parts.push('', `Participant: ${options.observedId}`);
+  if (known.length > 0) {
+    parts.push(
+      '',
+      `Facts already known about ${options.observedId} (number, since when: fact):`,
+      ...known.map((fact, index) => `[${index + 1}] ${fact.validFrom.toISOString().slice(0, 10)}: ${fact.content}`),
+      '',
+      'When a new fact shows that a known fact is no longer true (it changed: a new city, job, partner, plan, preference), give the new fact "replaces": [the known fact\'s number].',
+      'Only for facts that stopped being true: a fact that adds detail or repeats a known one replaces nothing, and known facts not contradicted by the messages stay as they are.',
+    );
+  }
   parts.push(
-    '',
-    `Participant: ${options.observedId}`,
     '',
     'Messages (time, sender: text):',
     ...options.messages.map(line),
     '',
-    'Answer with a JSON object: {"explicit": [{"content": "<fact>"}, ...]}',
+    known.length > 0
+      ? 'Answer with a JSON object: {"explicit": [{"content": "<fact>", "replaces": [<number>, ...]}, ...]} ("replaces" only when the fact replaces known facts)'
+      : 'Answer with a JSON object: {"explicit": [{"content": "<fact>"}, ...]}',
   );
   return parts.join('\n');
 }
@@ -71,6 +103,16 @@ export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string
  * empty ones dropped, repeats (ignoring case) removed, and their number and length bounded.
  */
 export function parseRepresentation(text: string): ParseResult<string[]> {
+  const parsed = parseDerivedFacts(text);
+  return parsed.ok ? { ok: true, value: parsed.value.map((fact) => fact.content) } : parsed;
+}
+
+/**
+ * parseRepresentation with each fact's `replaces` list, as the model wrote it (at most
+ * MAX_REPLACES_PER_FACT entries; the deriver checks each against the facts it showed). A
+ * `replaces` that is not a list is taken as none; a repeated fact keeps the first one's list.
+ */
+export function parseDerivedFacts(text: string): ParseResult<DerivedFact[]> {
   const json = extractJson(text);
   if (!json.ok) return json;
   const value = json.value;
@@ -80,7 +122,7 @@ export function parseRepresentation(text: string): ParseResult<string[]> {
       ? (value as { explicit: unknown }).explicit
       : undefined;
   if (!Array.isArray(list)) return { ok: false, error: 'the answer has no "explicit" list' };
-  const facts: string[] = [];
+  const facts: DerivedFact[] = [];
   const seen = new Set<string>();
   for (const item of list) {
     const content =
@@ -94,7 +136,8 @@ export function parseRepresentation(text: string): ParseResult<string[]> {
     const key = fact.toLowerCase();
     if (fact === '' || seen.has(key)) continue;
     seen.add(key);
-    facts.push(fact);
+    const replaces = typeof item === 'object' && item !== null && Object.hasOwn(item, 'replaces') ? (item as { replaces: unknown }).replaces : undefined;
+    facts.push({ content: fact, replaces: Array.isArray(replaces) ? replaces.slice(0, MAX_REPLACES_PER_FACT) : [] });
     if (facts.length === MAX_FACTS_PER_BATCH) break;
   }
   return { ok: true, value: facts };

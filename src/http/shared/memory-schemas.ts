@@ -41,6 +41,8 @@ export function conclusionCreate(generation: Generation) {
       observer_id: required(str()),
       observed_id: required(str()),
       session_id: generation === 'v3' ? optional(nullable(str()), () => null) : required(str()),
+      // facts over time (docs/reasoning.md): the ids of current conclusions this one replaces
+      ...(generation === 'v3' ? { supersedes: optional(transform(nullable(list(str({ minLength: 1 }), { maxLength: 100 })), (v) => v ?? [])) } : {}),
     },
     { title: generation === 'v3' ? 'ConclusionCreate' : 'ObservationCreate' },
   );

@@ -120,6 +120,10 @@ export function presentConclusion(c: ConclusionRecord) {
     source_ids: c.sourceIds,
     times_derived: c.timesDerived,
     created_at: isoTime(c.createdAt),
+    // facts over time (docs/reasoning.md): additions, null while the conclusion is current
+    valid_from: isoTime(c.validFrom ?? c.createdAt),
+    superseded_at: c.supersededAt === null || c.supersededAt === undefined ? null : isoTime(c.supersededAt),
+    superseded_by: c.supersededBy ?? null,
   };
 }
 

@@ -41,7 +41,7 @@ function row<T>(v2: T, v3: T): Record<GenerationName, T> {
 export type Paging = { page: Field<number>; size: Field<number>; reverse?: Field<boolean> };
 
 /** A conclusion batch body, read as its items. */
-type ConclusionItems = Schema<{ content: string; observer_id: string; observed_id: string; session_id: string | null }[]>;
+type ConclusionItems = Schema<{ content: string; observer_id: string; observed_id: string; session_id: string | null; supersedes?: string[] }[]>;
 
 function bodiesOf(name: GenerationName) {
   return {

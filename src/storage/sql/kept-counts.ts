@@ -57,14 +57,15 @@ export function countCollectionConclusions(db: SqlExecutor, scope: ConclusionSco
 }
 
 /**
- * The conclusions (not deleted) of the workspace, or of one observer, about one observed peer or
- * both (a collection): the counts of the collections they name summed (an observer's rows
+ * The current conclusions (with `withSuperseded`, the superseded ones too) of the workspace, or of
+ * one observer, about one observed peer or both (a collection): the counts of the collections they name summed (an observer's rows
  * through the counts' key, an observed peer's among the workspace's rows, one per collection and
  * level).
  */
-export function countConclusionsOf(db: SqlExecutor, workspaceId: string, of: { observerId?: string; observedId?: string }): Promise<number> {
+export function countConclusionsOf(db: SqlExecutor, workspaceId: string, of: { observerId?: string; observedId?: string }, withSuperseded = false): Promise<number> {
   const rows = conclusionCountRows(of);
-  return keptCount(db, `SELECT SUM(n) AS n FROM conclusion_counts WHERE workspace_id = ?${rows.where}`, [workspaceId, ...rows.params]);
+  // `s`: the superseded ones (migration 0042 on SQLite, 0044 on PostgreSQL)
+  return keptCount(db, `SELECT SUM(${withSuperseded ? 'n + s' : 'n'}) AS n FROM conclusion_counts WHERE workspace_id = ?${rows.where}`, [workspaceId, ...rows.params]);
 }
 
 /** The conditions, after the workspace's, on the count rows of an observer, an observed peer or both. */

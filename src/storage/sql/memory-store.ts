@@ -8,6 +8,7 @@ import type {
   ListQuery,
   MemoryStore,
   Page,
+  Supersession,
 } from '../store.js';
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
@@ -37,9 +38,25 @@ interface ConclusionRow {
   source_session_ids: unknown;
   times_derived: number;
   created_at: unknown;
+  valid_from: unknown;
+  superseded_at: unknown;
+  superseded_by: string | null;
 }
 
-const COLUMNS = 'c.id, c.workspace_id, c.observer_id, c.observed_id, c.session_id, c.content, c.level, c.source_ids, c.source_session_ids, c.times_derived, c.created_at';
+const COLUMNS =
+  'c.id, c.workspace_id, c.observer_id, c.observed_id, c.session_id, c.content, c.level, c.source_ids, c.source_session_ids, c.times_derived, c.created_at, c.valid_from, c.superseded_at, c.superseded_by';
+/** Rows a default read sees: current conclusions (a superseded one has `deleted_at` set too, migration 0042/0044). */
+const CURRENT = 'c.deleted_at IS NULL';
+/**
+ * Rows a read with include_superseded sees: current and superseded, not deleted. Written exactly
+ * as the predicate of the `_known` indexes (migration 0042/0044), in a form that `deleted_at IS
+ * NULL` does not imply: as `deleted_at IS NULL OR superseded_at IS NOT NULL` (or its NOT form)
+ * SQLite and PostgreSQL took those indexes for the default reads too, and walked the superseded
+ * rows to skip them.
+ */
+const KNOWN = '(coalesce(c.superseded_at, c.deleted_at) IS NULL OR c.superseded_at IS NOT NULL)';
+/** The rows a read sees: current ones, or with include_superseded the superseded ones too. */
+const visibleRows = (includeSuperseded: boolean | undefined) => (includeSuperseded === true ? KNOWN : CURRENT);
 const NEWEST_FIRST = 'c.created_at DESC, c.pk DESC';
 /** Longest session allowlist whose sessions' newest conclusions are read one session at a time. */
 const MERGED_SESSIONS = 16;
@@ -93,6 +110,9 @@ export class SqlMemoryStore implements MemoryStore {
       sourceSessionIds: readIds(row.source_session_ids) ?? undefined,
       timesDerived: Number(row.times_derived),
       createdAt: this.dialect.readTime(row.created_at),
+      validFrom: row.valid_from === null || row.valid_from === undefined ? this.dialect.readTime(row.created_at) : this.dialect.readTime(row.valid_from),
+      supersededAt: row.superseded_at === null || row.superseded_at === undefined ? null : this.dialect.readTime(row.superseded_at),
+      supersededBy: row.superseded_by ?? null,
     };
   }
 
@@ -101,7 +121,7 @@ export class SqlMemoryStore implements MemoryStore {
    * `session`: only that session of the allowlist.
    */
   private scope(scope: ConclusionScope, session?: string): { where: string[]; params: unknown[] } {
-    const where = ['c.workspace_id = ?', 'c.observer_id = ?', 'c.observed_id = ?', 'c.deleted_at IS NULL'];
+    const where = ['c.workspace_id = ?', 'c.observer_id = ?', 'c.observed_id = ?', visibleRows(scope.includeSuperseded)];
     const params: unknown[] = [scope.workspaceId, scope.observerId, scope.observedId];
     if (scope.sessionIds !== undefined) {
       // one session (a context limited to its session) as an equality, which walks the
@@ -129,8 +149,8 @@ export class SqlMemoryStore implements MemoryStore {
       // only a scope's copies name what they copy (the column is left to its default otherwise)
       const copies = chunk.some((r) => r.copiedFrom !== undefined && r.copiedFrom !== null);
       await this.db.run(
-        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, source_ids, source_session_ids, times_derived, metadata, created_at${copies ? ', copied_from' : ''})
-         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ${json}, ${json}, ?, ${json}, ?${copies ? ', ?' : ''})`).join(', ')}`,
+        `INSERT INTO conclusions (id, workspace_id, observer_id, observed_id, session_id, content, level, source_ids, source_session_ids, times_derived, metadata, created_at, valid_from${copies ? ', copied_from' : ''})
+         VALUES ${chunk.map(() => `(?, ?, ?, ?, ?, ?, ?, ${json}, ${json}, ?, ${json}, ?, ?${copies ? ', ?' : ''})`).join(', ')}`,
         chunk.flatMap((r) => [
           r.id,
           r.workspaceId,
@@ -144,6 +164,7 @@ export class SqlMemoryStore implements MemoryStore {
           r.timesDerived,
           jsonText(r.metadata ?? {}),
           c.time(r.createdAt),
+          c.time(r.validFrom ?? r.createdAt),
           ...(copies ? [r.copiedFrom ?? null] : []),
         ]),
       );
@@ -172,7 +193,7 @@ export class SqlMemoryStore implements MemoryStore {
     // total is the workspace's collections' counts summed
     const peers = countedPeersOf(query.filter);
     let from = 'conclusions c';
-    let where = 'c.workspace_id = ? AND c.deleted_at IS NULL';
+    let where = `c.workspace_id = ? AND ${visibleRows(query.includeSuperseded)}`;
     const params = [workspaceId];
     const ids = peers === undefined ? idsOf(query.filter) : undefined;
     if (peers !== undefined) {
@@ -201,7 +222,7 @@ export class SqlMemoryStore implements MemoryStore {
       // newest first unless reversed
       { filter: peers === undefined ? query.filter : null, page: query.page, size: query.size, reverse: !query.reverse },
       (row) => this.conclusion(row),
-      () => countConclusionsOf(this.db, workspaceId, peers ?? {}),
+      () => countConclusionsOf(this.db, workspaceId, peers ?? {}, query.includeSuperseded === true),
       // pages of the workspace's or the named peers' conclusions (a filter beyond that reads by offset)
       this.seekPoints && { points: this.seekPoints, version: () => this.conclusionsVersion(workspaceId, peers ?? {}) },
     );
@@ -323,23 +344,110 @@ export class SqlMemoryStore implements MemoryStore {
     return rows.map((row) => ({ pk: Number(row.pk), id: row.id, workspaceId: row.workspace_id }));
   }
 
-  async findConclusion(workspaceId: string, id: string): Promise<ConclusionRecord | undefined> {
+  async findConclusion(workspaceId: string, id: string, options: { includeSuperseded?: boolean } = {}): Promise<ConclusionRecord | undefined> {
     const row = await this.db.get<ConclusionRow>(
-      `SELECT ${COLUMNS} FROM conclusions c WHERE c.workspace_id = ? AND c.id = ? AND c.deleted_at IS NULL`,
+      `SELECT ${COLUMNS} FROM conclusions c WHERE c.workspace_id = ? AND c.id = ? AND ${visibleRows(options.includeSuperseded)}`,
       [workspaceId, id],
     );
     return row && this.conclusion(row);
   }
 
+  supersedeConclusions(workspaceId: string, supersessions: readonly Supersession[], now: Date): Promise<Supersession[]> {
+    if (supersessions.length === 0) return Promise.resolve([]);
+    return this.inTransaction(async (db) => {
+      const time = this.dialect.time(now);
+      // a scope's copy of a superseded conclusion follows it when the scope holds a copy of the
+      // replacement too (same scope collection); found before any lock is taken
+      const copies: Supersession[] = [];
+      for (const s of supersessions) {
+        const rows = await db.all<{ old_id: string; new_id: string }>(
+          `SELECT o.id AS old_id, n.id AS new_id FROM conclusions o
+           JOIN conclusions n ON n.workspace_id = o.workspace_id AND n.copied_from = ? AND n.observer_id = o.observer_id AND n.observed_id = o.observed_id AND n.deleted_at IS NULL
+           WHERE o.workspace_id = ? AND o.copied_from = ? AND o.deleted_at IS NULL`,
+          [s.newId, workspaceId, s.oldId],
+        );
+        copies.push(...rows.map((row) => ({ oldId: row.old_id, newId: row.new_id })));
+      }
+      supersessions = [...supersessions, ...copies];
+      const olds = await new SqlMemoryStore(db).currentConclusionKeys(workspaceId, supersessions.map((s) => s.oldId));
+      // the count rows first, as every writer of conclusions takes them (lockConclusionCounts)
+      await new SqlMemoryStore(db).lockConclusionCounts([...olds.values()].map((o) => ({ workspaceId, observerId: o.observer_id, observedId: o.observed_id, level: o.level })));
+      const done: Supersession[] = [];
+      for (const s of supersessions) {
+        if (s.oldId === s.newId || !olds.has(s.oldId)) continue;
+        const changed = await db.run(
+          'UPDATE conclusions SET deleted_at = ?, superseded_at = ?, superseded_by = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL',
+          [time, time, s.newId, workspaceId, s.oldId],
+        );
+        if (changed > 0) done.push(s);
+      }
+      return done;
+    });
+  }
+
+  /** The collection and level of each current conclusion among `ids`. */
+  private async currentConclusionKeys(workspaceId: string, ids: readonly string[]): Promise<Map<string, { observer_id: string; observed_id: string; level: ConclusionLevel }>> {
+    const lookup = this.dialect.rowsByJsonIds('conclusions', 'c');
+    const rows = await this.db.all<{ id: string; observer_id: string; observed_id: string; level: ConclusionLevel }>(
+      `SELECT c.id, c.observer_id, c.observed_id, c.level FROM ${lookup.from} WHERE ${lookup.where} AND c.workspace_id = ? AND c.deleted_at IS NULL`,
+      [jsonText([...new Set(ids)]), workspaceId],
+    );
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  async conclusionHistory(workspaceId: string, id: string, limit: number): Promise<ConclusionRecord[] | undefined> {
+    const start = await this.db.get<ConclusionRow & { deleted_at: unknown; pk: number | string }>(
+      `SELECT ${COLUMNS}, c.deleted_at, c.pk FROM conclusions c WHERE c.workspace_id = ? AND c.id = ? AND ${KNOWN}`,
+      [workspaceId, id],
+    );
+    if (start === undefined) return undefined;
+    // every row of the chain, deleted ones walked through (a deleted link keeps its superseded_by)
+    const rows = new Map<string, ConclusionRow & { deleted_at: unknown; pk: number | string; superseded_at: unknown }>([[start.id, start]]);
+    const select = `SELECT ${COLUMNS}, c.deleted_at, c.pk FROM conclusions c`;
+    // forward: the conclusions that replaced it, up to the current one
+    for (let next = start.superseded_by; next !== null && !rows.has(next) && rows.size < limit * 2; ) {
+      const row = await this.db.get<ConclusionRow & { deleted_at: unknown; pk: number | string }>(`${select} WHERE c.workspace_id = ? AND c.id = ?`, [workspaceId, next]);
+      if (row === undefined) break;
+      rows.set(row.id, row);
+      next = row.superseded_by;
+    }
+    // back from each of them: what they superseded, breadth first (one conclusion may have
+    // replaced several, so a chain is a tree towards its past)
+    for (let frontier = [...rows.keys()]; frontier.length > 0 && rows.size < limit * 2; ) {
+      const found = await this.db.all<ConclusionRow & { deleted_at: unknown; pk: number | string }>(
+        `${select} WHERE c.workspace_id = ? AND c.superseded_by IN (${frontier.map(() => '?').join(', ')}) ORDER BY c.pk LIMIT ?`,
+        [workspaceId, ...frontier, limit * 2],
+      );
+      frontier = [];
+      for (const row of found) {
+        if (rows.has(row.id)) continue;
+        rows.set(row.id, row);
+        frontier.push(row.id);
+      }
+    }
+    // oldest first: by when each became true, then by when it was stored (in storage order)
+    const visible = [...rows.values()]
+      .filter((row) => row.deleted_at === null || row.superseded_at !== null)
+      .map((row) => ({ pk: Number(row.pk), record: this.conclusion(row) }))
+      .sort((a, b) => a.record.validFrom!.getTime() - b.record.validFrom!.getTime() || a.record.createdAt.getTime() - b.record.createdAt.getTime() || a.pk - b.pk)
+      .map(({ record }) => record);
+    return visible.slice(-limit);
+  }
+
   async softDeleteConclusion(workspaceId: string, id: string, now: Date): Promise<boolean> {
-    const remove = (db: SqlExecutor) => db.run('UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL', [this.dialect.time(now), workspaceId, id]);
+    // a superseded conclusion is deleted by clearing its superseded_at (deleted_at is set already):
+    // it leaves the include_superseded reads and its history; its superseded_by stays, so a chain
+    // is still walked through it
+    const remove = async (db: SqlExecutor) =>
+      (await db.run('UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL', [this.dialect.time(now), workspaceId, id])) +
+      (await db.run('UPDATE conclusions SET superseded_at = NULL WHERE workspace_id = ? AND id = ? AND superseded_at IS NOT NULL', [workspaceId, id]));
     if (this.db.dialect !== 'postgres') return (await remove(this.db)) > 0;
     // The collection's count row first, as every writer of conclusions takes it
     // (lockConclusionCounts): the update's trigger takes it after the conclusion's row, and a
     // writer holding the count while it reinforces this conclusion waited the other way round.
     return this.inTransaction(async (db) => {
       const row = await db.get<{ observer_id: string; observed_id: string; level: ConclusionLevel }>(
-        'SELECT observer_id, observed_id, level FROM conclusions WHERE workspace_id = ? AND id = ? AND deleted_at IS NULL',
+        'SELECT observer_id, observed_id, level FROM conclusions WHERE workspace_id = ? AND id = ? AND (deleted_at IS NULL OR superseded_at IS NOT NULL)',
         [workspaceId, id],
       );
       if (row === undefined) return false;
@@ -394,7 +502,7 @@ export class SqlMemoryStore implements MemoryStore {
       // the observer's collections' count rows before any conclusion's row (the lock order of
       // docs/decisions/0018-concurrent-writers-postgres.md): every level of them, as the derived ones may go too
       const collections = await db.all<{ observed_id: string; level: string }>(
-        'SELECT DISTINCT observed_id, level FROM conclusions WHERE workspace_id = ? AND observer_id = ? AND deleted_at IS NULL',
+        'SELECT DISTINCT observed_id, level FROM conclusions WHERE workspace_id = ? AND observer_id = ? AND (deleted_at IS NULL OR superseded_at IS NOT NULL)',
         [workspaceId, observerId],
       );
       await new SqlMemoryStore(db).lockConclusionCounts(
@@ -404,6 +512,12 @@ export class SqlMemoryStore implements MemoryStore {
         `UPDATE conclusions SET deleted_at = ? WHERE workspace_id = ? AND observer_id = ? AND session_id = ? AND level = 'explicit' AND deleted_at IS NULL
          RETURNING id, observed_id`,
         [time, workspaceId, observerId, sessionId],
+      );
+      // the session's superseded ones leave the include_superseded reads too (deleted as the
+      // DELETE route deletes a superseded conclusion)
+      await db.run(
+        `UPDATE conclusions SET superseded_at = NULL WHERE workspace_id = ? AND observer_id = ? AND session_id = ? AND level = 'explicit' AND superseded_at IS NOT NULL`,
+        [workspaceId, observerId, sessionId],
       );
       const ids = first.map((row) => row.id);
       const observed = new Set(first.map((row) => row.observed_id));

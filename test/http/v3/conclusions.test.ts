@@ -47,7 +47,7 @@ describe('POST /v3/workspaces/{w}/conclusions', () => {
     expect(response.status).toBe(201);
     expect(response.body).toHaveLength(2);
     const [first, second] = response.body;
-    expect(Object.keys(first)).toEqual(['id', 'content', 'observer_id', 'observed_id', 'session_id', 'level', 'source_ids', 'times_derived', 'created_at']);
+    expect(Object.keys(first)).toEqual(['id', 'content', 'observer_id', 'observed_id', 'session_id', 'level', 'source_ids', 'times_derived', 'created_at', 'valid_from', 'superseded_at', 'superseded_by']);
     expect(first).toMatchObject({ content: 'Alice likes tea', observer_id: 'bob', observed_id: 'alice', session_id: 's1', level: 'explicit', source_ids: null, times_derived: 1 });
     expect(second).toMatchObject({ content: 'Alice lives in Oslo', observer_id: 'alice', observed_id: 'alice', session_id: null, level: 'explicit' });
     expect(first.id).toMatch(ID);
@@ -312,7 +312,7 @@ describe('POST /v3/workspaces/{w}/conclusions/query', () => {
       'Alice enjoys hiking in the mountains',
       'Alice owns a cat',
     ]);
-    expect(Object.keys(ranked.body[0])).toEqual(['id', 'content', 'observer_id', 'observed_id', 'session_id', 'level', 'source_ids', 'times_derived', 'created_at']);
+    expect(Object.keys(ranked.body[0])).toEqual(['id', 'content', 'observer_id', 'observed_id', 'session_id', 'level', 'source_ids', 'times_derived', 'created_at', 'valid_from', 'superseded_at', 'superseded_by']);
     expect(contents((await api.post(url, { query: 'hiking cat mountains', top_k: 1, filters: pair })).body)).toEqual([
       'Alice went hiking with her cat in the mountains',
     ]);
@@ -396,7 +396,7 @@ describe('GET /v3/workspaces/{w}/conclusions/{id}', () => {
     const got = await api.get(`/v3/workspaces/${ws}/conclusions/${made.id}`);
     expect(got.status).toBe(200);
     expect(got.body).toEqual(made);
-    expect(Object.keys(got.body).sort()).toEqual(['content', 'created_at', 'id', 'level', 'observed_id', 'observer_id', 'session_id', 'source_ids', 'times_derived']);
+    expect(Object.keys(got.body).sort()).toEqual(['content', 'created_at', 'id', 'level', 'observed_id', 'observer_id', 'session_id', 'source_ids', 'superseded_at', 'superseded_by', 'times_derived', 'valid_from']);
 
     const other = uniqueId();
     const elsewhere = await api.get(`/v3/workspaces/${other}/conclusions/${made.id}`);
@@ -437,6 +437,8 @@ describe('conclusions auth (workspace scope)', () => {
         await authed.post(`${url}/query`, { query: 'x', filters: { observer_id: 'alice', observed_id: 'bob' } }, { token }),
         await authed.delete(`${url}/anything`, undefined, { token }),
         await authed.get(`${url}/anything`, { token }),
+        await authed.get(`${url}/anything/history`, { token }),
+        await authed.post(`${url}/list?include_superseded=true`, undefined, { token }),
       ]) {
         expect(response.status).toBe(401);
         expect(response.body).toEqual({ detail: 'JWT not permissioned for this resource' });

@@ -389,3 +389,49 @@ describe('auth on the scoped reads (S3, S7.4)', () => {
     expect((await context('peer_target=alice&sessions=s&sessions=other', alice)).status).toBe(401);
   });
 });
+
+describe('facts over time in a scope (docs/reasoning.md)', () => {
+  it('a copy follows its original when the original is superseded by a conclusion the scope holds a copy of', async () => {
+    const ws = uniqueId();
+    await session(ws, 's1', ['alice']);
+    const [lisbon, porto] = await conclude(ws, [
+      { observer_id: 'alice', observed_id: 'alice', content: 'alice lives in Lisbon', session_id: 's1' },
+      { observer_id: 'alice', observed_id: 'alice', content: 'alice lives in Porto', session_id: 's1' },
+    ]);
+    await api.post(`/v3/workspaces/${ws}/scopes`, { id: 'x' });
+    expect((await api.post(`/v3/workspaces/${ws}/scopes/x/sessions`, { session_ids: ['s1'] })).status).toBe(204);
+    await drain(ws);
+    const copies = await collection(ws, 'scope.x', 'alice');
+    expect(copies.map((c) => c.content)).toEqual(['alice lives in Lisbon', 'alice lives in Porto']);
+    const lisbonCopy = copies[0].id;
+    const portoCopy = copies[1].id;
+    expect(await copiedFrom(ws, portoCopy)).toBe(porto);
+
+    // the same fact stated again, superseding Lisbon: it is the stored Porto conclusion (reinforced)
+    const again = await api.post(`/v3/workspaces/${ws}/conclusions`, {
+      conclusions: [{ observer_id: 'alice', observed_id: 'alice', content: 'alice lives in Porto', session_id: 's1', supersedes: [lisbon] }],
+    });
+    expect(again.status, again.text).toBe(201);
+    expect(again.body[0].id).toBe(porto);
+    expect((await collection(ws, 'alice', 'alice')).map((c) => c.content)).toEqual(['alice lives in Porto']);
+    // the scope's copy of Lisbon is superseded by its copy of Porto
+    expect((await collection(ws, 'scope.x', 'alice')).map((c) => c.id)).toEqual([portoCopy]);
+    const copy = await api.get(`/v3/workspaces/${ws}/conclusions/${lisbonCopy}`);
+    expect(copy.body).toMatchObject({ observer_id: 'scope.x', superseded_by: portoCopy });
+    const history = await api.get(`/v3/workspaces/${ws}/conclusions/${portoCopy}/history`);
+    expect((history.body as { id: string }[]).map((c) => c.id)).toEqual([lisbonCopy, portoCopy]);
+
+    // the session removed from the scope: its copies leave, the superseded one too
+    const scopeAll = async () =>
+      (await api.post(`/v3/workspaces/${ws}/conclusions/list?include_superseded=true`, { filters: { observer_id: 'scope.x', observed_id: 'alice' } })).body as {
+        items: { id: string }[];
+        total: number;
+      };
+    expect((await scopeAll()).total).toBe(2);
+    expect((await api.delete(`/v3/workspaces/${ws}/scopes/x/sessions/s1`)).status).toBe(204);
+    await drain(ws);
+    expect(await scopeAll()).toMatchObject({ items: [], total: 0 });
+    // the originals keep their chain
+    expect((await api.post(`/v3/workspaces/${ws}/conclusions/list?include_superseded=true`, { filters: { observer_id: 'alice', observed_id: 'alice' } })).body.total).toBe(2);
+  });
+});

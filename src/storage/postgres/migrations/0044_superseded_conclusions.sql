@@ -1,0 +1,54 @@
+-- Facts over time (docs/reasoning.md, "Facts over time"). `valid_from`: when the fact became true
+-- (the newest source message's time; NULL on rows stored before this migration, read as their
+-- creation time). A superseded conclusion is retired the way a deleted one is (`deleted_at` set, in
+-- the same statement as `superseded_at` and `superseded_by`, the conclusion that replaces it), so
+-- every default read, index, count, full-text match and vector search leaves it out at no extra
+-- cost. Deleted rows are those with `deleted_at` set and no `superseded_at`.
+ALTER TABLE conclusions ADD COLUMN valid_from TIMESTAMPTZ;
+ALTER TABLE conclusions ADD COLUMN superseded_at TIMESTAMPTZ;
+ALTER TABLE conclusions ADD COLUMN superseded_by TEXT;
+
+-- Lists with include_superseded (current and superseded, newest first), in the order of the
+-- default lists' indexes. The predicate (not deleted, or superseded) is written as the reads with
+-- include_superseded write it, and so that `deleted_at IS NULL` does not imply it: SQLite and
+-- PostgreSQL took a partial index of `deleted_at IS NULL OR superseded_at IS NOT NULL` (or of its
+-- NOT form, on PostgreSQL) for the default reads too, which then walked superseded rows.
+CREATE INDEX conclusions_workspace_known ON conclusions (workspace_id, created_at, pk) WHERE coalesce(superseded_at, deleted_at) IS NULL OR superseded_at IS NOT NULL;
+CREATE INDEX conclusions_pair_known ON conclusions (workspace_id, observer_id, observed_id, created_at, pk) WHERE coalesce(superseded_at, deleted_at) IS NULL OR superseded_at IS NOT NULL;
+-- A history walks back from a conclusion to the ones it superseded.
+CREATE INDEX conclusions_superseded_by ON conclusions (workspace_id, superseded_by) WHERE superseded_by IS NOT NULL;
+
+-- The superseded conclusions of each collection and level, kept as `n` is: the total of a list
+-- with include_superseded is n + s. Superseding a conclusion also sets its `deleted_at`, so the
+-- existing update trigger takes it out of `n` and adds to `v` in the same statement (and on the
+-- count row it already locks).
+ALTER TABLE conclusion_counts ADD COLUMN s BIGINT NOT NULL DEFAULT 0;
+
+CREATE OR REPLACE FUNCTION engram_conclusion_counts_superseded() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF (OLD.superseded_at IS NULL) <> (NEW.superseded_at IS NULL) THEN
+    UPDATE conclusion_counts SET s = s + (CASE WHEN NEW.superseded_at IS NULL THEN -1 ELSE 1 END), v = v + 1
+    WHERE workspace_id = NEW.workspace_id AND observer_id = NEW.observer_id AND observed_id = NEW.observed_id AND level = NEW.level;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER conclusion_counts_supersede AFTER UPDATE OF superseded_at ON conclusions
+  FOR EACH ROW EXECUTE FUNCTION engram_conclusion_counts_superseded();
+
+CREATE OR REPLACE FUNCTION engram_conclusion_counts_superseded_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  d record;
+BEGIN
+  -- one count row at a time, in key order, as engram_conclusion_counts_deleted
+  FOR d IN SELECT workspace_id, observer_id, observed_id, level, COUNT(*) AS n FROM deleted WHERE superseded_at IS NOT NULL
+           GROUP BY workspace_id, observer_id, observed_id, level ORDER BY workspace_id, observer_id, observed_id, level LOOP
+    UPDATE conclusion_counts SET s = s - d.n, v = v + 1
+    WHERE workspace_id = d.workspace_id AND observer_id = d.observer_id AND observed_id = d.observed_id AND level = d.level;
+  END LOOP;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER conclusion_counts_superseded_delete AFTER DELETE ON conclusions
+  REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION engram_conclusion_counts_superseded_deleted();
+
+-- A scope's copies of a conclusion (copied_from), found when the original is superseded, through
+-- conclusions_copied_from (made by the peer deletion migration before this one).
