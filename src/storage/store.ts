@@ -757,7 +757,7 @@ export interface MemoryStore {
   /** The texts of live conclusions of the workspace by row key (any order; missing ones left out). */
   conclusionContents(workspaceId: string, pks: readonly number[]): Promise<ConclusionCandidate[]>;
   /** Live conclusions of the workspace by row key, in the order of `pks` (missing ones left out). */
-  conclusionsByPks(workspaceId: string, pks: readonly number[]): Promise<ConclusionRecord[]>;
+  conclusionsByPks(workspaceId: string, pks: readonly number[]): Promise<{ pk: number; conclusion: ConclusionRecord }[]>;
   /** How many live conclusions a collection holds (its kept count). */
   countCollection(scope: ConclusionScope): Promise<number>;
   /** The scope's newest conclusions, newest first. */

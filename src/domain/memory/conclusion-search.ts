@@ -96,6 +96,8 @@ export interface ConclusionTextSearch extends ConclusionScope {
   /** Document filters (contract §5.1), parsed; null for none. */
   filter: FilterNode | null;
   limit: number;
+  /** Return the `limit` best newest first (by time, then storage order) instead of best first. */
+  newestFirst?: boolean;
 }
 
 /** What a search's steps read (bench/search-eval.ts, tests). */
@@ -136,7 +138,9 @@ export async function rankConclusionsByText(store: Store, search: ConclusionText
   const exact = terms.map((term, i) => term.exact && matchesOf[i].length * 2 <= Math.max(total, matchesOf[i].length));
   const best = rankCandidates(terms, weights, exact, candidates, search.limit);
   if (steps !== undefined) Object.assign(steps, { terms, collectionSize: total, matches: matchesOf.map((m) => m.length), candidates: candidates.length });
-  return store.memory.conclusionsByPks(search.workspaceId, best);
+  const found = await store.memory.conclusionsByPks(search.workspaceId, best);
+  if (search.newestFirst === true) found.sort((a, b) => b.conclusion.createdAt.getTime() - a.conclusion.createdAt.getTime() || b.pk - a.pk);
+  return found.map((row) => row.conclusion);
 }
 
 /** How a candidate's text reads for ranking: its length in tokens, each term's count, which exact tokens it holds. */
@@ -207,15 +211,15 @@ export type VectorRanking = (topK: number) => Promise<ConclusionRecord[] | undef
 export async function rankConclusions(
   ctx: DomainContext,
   scope: ConclusionScope,
-  options: { query: string; filters: unknown; generation: 'v2' | 'v3'; limit: number },
+  options: { query: string; filters: unknown; generation: 'v2' | 'v3'; limit: number; newestFirst?: boolean },
   byVector?: VectorRanking,
 ): Promise<ConclusionRecord[]> {
   // a malformed filter is its 422 before any model call
   const filter = documentFilter(ctx.store, options.filters, options.generation);
   const steps = {} as ConclusionSearchSteps;
   const fuse = byVector !== undefined;
-  const text = await rankConclusionsByText(ctx.store, { ...scope, query: options.query, filter, limit: fuse ? options.limit * 2 : options.limit }, steps);
-  if (!fuse) return text;
+  if (!fuse) return rankConclusionsByText(ctx.store, { ...scope, query: options.query, filter, limit: options.limit, newestFirst: options.newestFirst }, steps);
+  const text = await rankConclusionsByText(ctx.store, { ...scope, query: options.query, filter, limit: options.limit * 2 }, steps);
   const vector = await byVector(options.limit * 2);
   if (vector === undefined) return text.slice(0, options.limit);
   const records = new Map([...vector, ...text].map((c) => [c.id, c]));

@@ -86,8 +86,7 @@ export async function selectConclusions(
   }
   if (options.searchQuery === undefined || conclusionTerms(options.searchQuery).length === 0) return ctx.store.memory.recentConclusions(scope, n);
   // the best matches of the full-text ranking, newest first
-  const best = await rankConclusions(ctx, scope, { query: options.searchQuery, filters: null, generation: 'v3', limit: Math.min(options.searchTopK ?? n, n) });
-  return best.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
+  return rankConclusions(ctx, scope, { query: options.searchQuery, filters: null, generation: 'v3', limit: Math.min(options.searchTopK ?? n, n), newestFirst: true });
 }
 
 /**

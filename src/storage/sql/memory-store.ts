@@ -262,14 +262,17 @@ export class SqlMemoryStore implements MemoryStore {
     return rows.map((row) => ({ pk: Number(row.pk), content: row.content }));
   }
 
-  async conclusionsByPks(workspaceId: string, pks: readonly number[]): Promise<ConclusionRecord[]> {
+  async conclusionsByPks(workspaceId: string, pks: readonly number[]): Promise<{ pk: number; conclusion: ConclusionRecord }[]> {
     if (pks.length === 0) return [];
     const rows = await this.db.all<ConclusionRow & { pk: number | string }>(
       `SELECT c.pk, ${COLUMNS} FROM conclusions c WHERE c.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.dialect.jsonArrayElements('?', 'j')}) AND c.workspace_id = ? AND c.deleted_at IS NULL`,
       [jsonText([...pks]), workspaceId],
     );
     const byPk = new Map(rows.map((row) => [Number(row.pk), this.conclusion(row)]));
-    return pks.flatMap((pk) => byPk.get(pk) ?? []);
+    return pks.flatMap((pk) => {
+      const conclusion = byPk.get(pk);
+      return conclusion === undefined ? [] : [{ pk, conclusion }];
+    });
   }
 
   countCollection(scope: ConclusionScope): Promise<number> {
