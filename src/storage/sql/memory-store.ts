@@ -255,20 +255,23 @@ export class SqlMemoryStore implements MemoryStore {
 
   async conclusionContents(workspaceId: string, pks: readonly number[]): Promise<ConclusionCandidate[]> {
     if (pks.length === 0) return [];
-    const rows = await this.db.all<{ pk: number | string; content: string }>(
-      `SELECT c.pk, c.content FROM conclusions c WHERE c.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.dialect.jsonArrayElements('?', 'j')}) AND c.workspace_id = ? AND c.deleted_at IS NULL`,
-      [jsonText([...pks]), workspaceId],
+    // by key alone, the workspace checked here: with it in the statement SQLite walked the
+    // workspace's index instead of looking the keys up (85 ms for 44 keys among 140,000 rows)
+    const rows = await this.db.all<{ pk: number | string; content: string; workspace_id: string }>(
+      `SELECT c.pk, c.content, c.workspace_id FROM conclusions c WHERE c.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.dialect.jsonArrayElements('?', 'j')}) AND c.deleted_at IS NULL`,
+      [jsonText([...pks])],
     );
-    return rows.map((row) => ({ pk: Number(row.pk), content: row.content }));
+    return rows.filter((row) => row.workspace_id === workspaceId).map((row) => ({ pk: Number(row.pk), content: row.content }));
   }
 
   async conclusionsByPks(workspaceId: string, pks: readonly number[]): Promise<{ pk: number; conclusion: ConclusionRecord }[]> {
     if (pks.length === 0) return [];
     const rows = await this.db.all<ConclusionRow & { pk: number | string }>(
-      `SELECT c.pk, ${COLUMNS} FROM conclusions c WHERE c.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.dialect.jsonArrayElements('?', 'j')}) AND c.workspace_id = ? AND c.deleted_at IS NULL`,
-      [jsonText([...pks]), workspaceId],
+      `SELECT c.pk, ${COLUMNS} FROM conclusions c WHERE c.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.dialect.jsonArrayElements('?', 'j')}) AND c.deleted_at IS NULL`,
+      [jsonText([...pks])],
     );
-    const byPk = new Map(rows.map((row) => [Number(row.pk), this.conclusion(row)]));
+    // the workspace checked here, as in conclusionContents
+    const byPk = new Map(rows.filter((row) => row.workspace_id === workspaceId).map((row) => [Number(row.pk), this.conclusion(row)]));
     return pks.flatMap((pk) => {
       const conclusion = byPk.get(pk);
       return conclusion === undefined ? [] : [{ pk, conclusion }];
