@@ -754,6 +754,8 @@ export interface MemoryStore {
   /** Full-text ranked: best match first, newest first among equals (see `newestFirst`). */
   /** The row keys of a collection's newest live conclusions matching one term, newest first. */
   conclusionMatches(search: ConclusionMatches): Promise<number[]>;
+  /** The texts of a collection's live conclusions passing `filter`, newest first (by row key), at most `limit`. */
+  collectionContents(search: ConclusionScope & { filter: FilterNode | null; limit: number }): Promise<ConclusionCandidate[]>;
   /** The texts of live conclusions of the workspace by row key (any order; missing ones left out). */
   conclusionContents(workspaceId: string, pks: readonly number[]): Promise<ConclusionCandidate[]>;
   /** Live conclusions of the workspace by row key, in the order of `pks` (missing ones left out). */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/app.js';
-import { conclusionTerms, rankConclusionsByText, type ConclusionSearchSteps } from '../../src/domain/memory/conclusion-search.js';
+import { conclusionTerms, rankConclusionsByText, READ_WHOLE_COLLECTION, type ConclusionSearchSteps } from '../../src/domain/memory/conclusion-search.js';
 import type { ConclusionRecord, Store } from '../../src/storage/store.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
@@ -148,10 +148,10 @@ describe('the ranking of conclusions', () => {
     expect((await rank(database.store, collection, 'When did she have lunch at work with Rodrigo?', 2))[0]).toBe('Alice had lunch with Rodrigo after work');
   });
 
-  it('gives a workspace the same results whatever another workspace stores', async () => {
+  it.each([120, READ_WHOLE_COLLECTION + 50])('gives a workspace the same results whatever another workspace stores (a collection of %i)', async (size) => {
     const ws = uniqueId();
     const collection = { workspaceId: ws, observerId: 'assistant', observedId: 'alice' };
-    await addConclusions(database.store, ws, 'assistant', 'alice', generatedFacts(7, 120));
+    await addConclusions(database.store, ws, 'assistant', 'alice', generatedFacts(7, size));
     const before = await Promise.all(QUESTIONS.map((question) => rank(database.store, collection, question)));
     expect(before.filter((found) => found.length > 0).length).toBeGreaterThan(QUESTIONS.length - 2);
     // another workspace (and another collection of this one) store facts whose words are
@@ -166,18 +166,21 @@ describe('the ranking of conclusions', () => {
   it.runIf(DIALECT === 'postgres')('ranks alike on SQLite and PostgreSQL', async () => {
     const sqlite = await openDatabase(':memory:');
     try {
-      const facts = generatedFacts(11, 400);
-      const collection = { workspaceId: uniqueId(), observerId: 'assistant', observedId: 'alice' };
-      await addConclusions(database.store, collection.workspaceId, 'assistant', 'alice', facts);
-      await addConclusions(sqlite.store, collection.workspaceId, 'assistant', 'alice', facts);
-      let compared = 0;
-      for (const question of [...QUESTIONS, ...facts.slice(0, 40)]) {
-        const onPostgres = await rank(database.store, collection, question, 20);
-        const onSqlite = await rank(sqlite.store, collection, question, 20);
-        expect(onSqlite, question).toEqual(onPostgres);
-        compared += onPostgres.length;
+      // a collection read whole, and one searched through the words' index
+      for (const size of [400, READ_WHOLE_COLLECTION + 100]) {
+        const facts = generatedFacts(size, size);
+        const collection = { workspaceId: uniqueId(), observerId: 'assistant', observedId: 'alice' };
+        await addConclusions(database.store, collection.workspaceId, 'assistant', 'alice', facts);
+        await addConclusions(sqlite.store, collection.workspaceId, 'assistant', 'alice', facts);
+        let compared = 0;
+        for (const question of [...QUESTIONS, ...facts.slice(0, 40)]) {
+          const onPostgres = await rank(database.store, collection, question, 20);
+          const onSqlite = await rank(sqlite.store, collection, question, 20);
+          expect(onSqlite, question).toEqual(onPostgres);
+          compared += onPostgres.length;
+        }
+        expect(compared).toBeGreaterThan(500);
       }
-      expect(compared).toBeGreaterThan(500);
     } finally {
       await sqlite.driver.close();
     }

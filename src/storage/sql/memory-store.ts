@@ -253,6 +253,18 @@ export class SqlMemoryStore implements MemoryStore {
     return 'word' in search.term ? pks : pks.sort((a, b) => b - a);
   }
 
+  async collectionContents(search: ConclusionScope & { filter: FilterNode | null; limit: number }): Promise<ConclusionCandidate[]> {
+    const { where, params } = this.scope(search);
+    const filterSql = filterCondition(search.filter, DOCUMENT_FILTER, this.dialect, params);
+    if (filterSql !== null) where.push(`(${filterSql})`);
+    // through the collection's index, newest first
+    const rows = await this.db.all<{ pk: number | string; content: string }>(
+      `SELECT c.pk, c.content FROM conclusions c WHERE ${where.join(' AND ')} ORDER BY ${NEWEST_FIRST} LIMIT ?`,
+      [...params, search.limit],
+    );
+    return rows.map((row) => ({ pk: Number(row.pk), content: row.content })).sort((a, b) => b.pk - a.pk);
+  }
+
   async conclusionContents(workspaceId: string, pks: readonly number[]): Promise<ConclusionCandidate[]> {
     if (pks.length === 0) return [];
     // by key alone, the workspace checked here: with it in the statement SQLite walked the
