@@ -4,7 +4,11 @@
  * its `search_memory` tool, a representation with `search_query` and a dream's search send:
  * `npx tsx bench/conclusion-search.ts`. Loads 2,800 collections of 50 conclusions (140,000;
  * kept in /tmp/conclusion-search.db for the next run; DATABASE_URL for PostgreSQL, loaded each
- * run) and times `queryConclusions` over 32 queries (a common, a medium or a rare word, or three), best of 3.
+ * run) and times `queryConclusions` over 200 queries (a common, a medium or a rare word, three
+ * words, or a question around two words), best of 3, with the p50 and p99 of every search.
+ * CONCLUSION_SEARCH_PEERS and CONCLUSION_SEARCH_PER_COLLECTION change the layout;
+ * CONCLUSION_SEARCH_ONE_COLLECTION=1 puts PER_COLLECTION conclusions in a single collection
+ * (the largest scope one search reads).
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -16,15 +20,16 @@ import { queryConclusions } from '../src/domain/memory/conclusions.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
 import { Corpus } from './corpus.js';
 
-const PEERS = 1400;
-const PER_COLLECTION = 50;
-const path = process.env.DATABASE_URL ?? '/tmp/conclusion-search.db';
+const PEERS = Number(process.env.CONCLUSION_SEARCH_PEERS ?? 1400);
+const PER_COLLECTION = Number(process.env.CONCLUSION_SEARCH_PER_COLLECTION ?? 50);
+const ONE_COLLECTION = process.env.CONCLUSION_SEARCH_ONE_COLLECTION === '1';
+const path = process.env.DATABASE_URL ?? `/tmp/conclusion-search-${PEERS}x${PER_COLLECTION}${ONE_COLLECTION ? '-one' : ''}.db`;
 const fresh = path.startsWith('postgres') || !existsSync(path);
 const database = await openDatabase(path);
 const corpus = new Corpus(20000, 42, 1.1);
 const peer = (i: number) => `user-${String(i).padStart(5, '0')}`;
 // each peer's own collection and the assistant's collection about it
-const collections = Array.from({ length: PEERS * 2 }, (_, i) => ({ observerId: i % 2 === 0 ? peer(i >> 1) : 'assistant', observedId: peer(i >> 1) }));
+const collections = Array.from({ length: ONE_COLLECTION ? 1 : PEERS * 2 }, (_, i) => ({ observerId: i % 2 === 0 ? peer(i >> 1) : 'assistant', observedId: peer(i >> 1) }));
 if (fresh) {
   const started = performance.now();
   const store = database.store;
@@ -39,6 +44,7 @@ if (fresh) {
     await store.transaction(async (tx) => {
       for (const [c, collection] of collections.entries()) {
         const rows: ConclusionRecord[] = Array.from({ length: 10 }, (_, k) => ({
+          // (one collection: PER_COLLECTION conclusions about one peer, 10 a batch)
           id: randomUUID().slice(0, 21),
           workspaceId: 'bench',
           ...collection,
@@ -59,10 +65,21 @@ if (fresh) {
 const ctx = createDomainContext(database.store, domainLimits(loadConfig()));
 const words = corpus.words;
 // a common word (as "user" is in conclusions), a medium one, a rare one, a question of three
-const queries = Array.from({ length: 32 }, (_, i) =>
-  [words[i % 8], words[40 + i * 17], words[3000 + i * 111], `${words[i % 5]} ${words[60 + i * 7]} ${words[900 + i * 31]}`][i % 4],
+const queries = Array.from({ length: 200 }, (_, i) =>
+  [
+    words[i % 8],
+    words[(40 + i * 17) % 3000],
+    words[3000 + ((i * 111) % 16000)],
+    `${words[i % 5]} ${words[(60 + i * 7) % 900]} ${words[900 + ((i * 31) % 5000)]}`,
+    // a question: question words and stop words around two words
+    `what did ${words[(70 + i * 13) % 2000]} say about the ${words[(200 + i * 29) % 8000]}?`,
+  ][i % 5],
 );
 const times: number[] = [];
+const each: number[] = [];
+// CPU time of this process per search (SQLite runs in it): on a loaded machine wall time also
+// counts the time spent waiting for a core
+const eachCpu: number[] = [];
 let found = 0;
 for (let round = 0; round < 3; round++) {
   found = 0;
@@ -70,9 +87,19 @@ for (let round = 0; round < 3; round++) {
   for (let i = 0; i < queries.length; i++) {
     const { observerId, observedId } = collections[(i * 97) % collections.length];
     const filters = { observer_id: observerId, observed_id: observedId };
+    const started = performance.now();
+    const cpu = process.cpuUsage();
     found += (await queryConclusions(ctx, 'bench', { query: queries[i], filters, topK: 10, distance: null, generation: 'v3' })).length;
+    each.push(performance.now() - started);
+    const used = process.cpuUsage(cpu);
+    eachCpu.push((used.user + used.system) / 1000);
   }
   times.push((performance.now() - t0) / queries.length);
 }
-console.log(`collection search ${Math.min(...times).toFixed(2)} ms a search (best of 3 rounds of ${queries.length}; ${found} conclusions found a round)`);
+each.sort((a, b) => a - b);
+eachCpu.sort((a, b) => a - b);
+const at = (q: number, list = each) => list[Math.min(list.length - 1, Math.floor(q * list.length))].toFixed(2);
+console.log(`${collections.length} collection(s) of ${PER_COLLECTION} conclusions (${collections.length * PER_COLLECTION} in all)`);
+console.log(`collection search ${Math.min(...times).toFixed(2)} ms a search (best of 3 rounds of ${queries.length}; ${found} conclusions found a round); p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms over all ${each.length}`);
+console.log(`CPU time a search: p50 ${at(0.5, eachCpu)} ms, p99 ${at(0.99, eachCpu)} ms, max ${at(1, eachCpu)} ms`);
 process.exit(0);

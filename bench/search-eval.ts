@@ -22,6 +22,12 @@
  * EVAL_EMBEDDING_MODEL (e.g. nomic-embed-text; default text-embedding-3-small),
  * EVAL_EMBEDDING_API_KEY (OpenAI; Ollama needs none), EVAL_EMBEDDING_DIMENSIONS (optional).
  *
+ * Conclusion search: recall@10 of questions about generated facts (qa-facts.ts: paraphrased,
+ * numeric and named-entity questions), each fact stored as a conclusion of its person's
+ * collection, asked through `conclusions/query`'s ranking (queryConclusions, without an
+ * embedding model), next to plain BM25 over the same facts (lower-cased words, no stems, stop
+ * words kept, the collection's statistics).
+ *
  * Run alone with `npx tsx bench/search-eval.ts`; `npm run bench` runs it too. It loads the
  * conversations through the store into a fresh in-memory SQLite database, or into
  * PostgreSQL with BENCH_DATABASE_URL.
@@ -36,7 +42,9 @@ import { rankMessagesByVector } from '../src/domain/messages/vector-search.js';
 import { embedStoredMessages } from '../src/domain/reasoning/embeddings.js';
 import { buildModels } from '../src/llm/models.js';
 import type { Embedder } from '../src/llm/provider.js';
-import type { MessageRecord, Store } from '../src/storage/store.js';
+import { queryConclusions } from '../src/domain/memory/conclusions.js';
+import type { ConclusionRecord, MessageRecord, Store } from '../src/storage/store.js';
+import { factSets, type FactSet } from './qa-facts.js';
 import { qaConversations, type QaConversation } from './qa-conversations.js';
 import { MESSAGES_PER_EMBED_JOB } from '../src/domain/job-kinds.js';
 
@@ -199,6 +207,115 @@ export async function measureRecall(ctx: DomainContext, workspaceId: string, con
   return results;
 }
 
+/** Words as plain BM25 takes them: lower case, letters and digits, nothing dropped or stemmed. */
+const plainWords = (text: string): string[] => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/** Plain BM25 (k1 1.2, b 0.75) over one collection's facts: their indexes, best first. */
+export function plainBm25(facts: readonly string[], question: string, limit: number): number[] {
+  const docs = facts.map(plainWords);
+  const average = docs.reduce((sum, d) => sum + d.length, 0) / docs.length;
+  const terms = [...new Set(plainWords(question))];
+  const idf = terms.map((term) => {
+    const n = docs.filter((d) => d.includes(term)).length;
+    return Math.log(1 + (docs.length - n + 0.5) / (n + 0.5));
+  });
+  const scores = docs.map((d) => {
+    let score = 0;
+    terms.forEach((term, i) => {
+      const tf = d.filter((w) => w === term).length;
+      if (tf > 0) score += (idf[i] * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * d.length) / average));
+    });
+    return score;
+  });
+  return scores
+    .map((score, i) => ({ score, i }))
+    .filter((r) => r.score > 0)
+    .sort((a, b) => b.score - a.score || b.i - a.i)
+    .slice(0, limit)
+    .map((r) => r.i);
+}
+
+export interface ConclusionRecallResult {
+  ranker: string;
+  questions: number;
+  recall: number;
+  byKind: Record<string, number>;
+  p50Ms: number;
+}
+
+/** Stores each fact set as the collection of an observer ("assistant") about its person; each set's conclusion ids, in order. */
+export async function loadFacts(store: Store, workspaceId: string, sets: FactSet[]): Promise<string[][]> {
+  const start = Date.now();
+  const ids: string[][] = [];
+  await store.transaction(async (tx) => {
+    await tx.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, new Date(start));
+    await tx.peers.ensure(workspaceId, ['assistant', ...sets.map((set) => set.subject)], new Date(start));
+    for (const [index, set] of sets.entries()) {
+      const rows: ConclusionRecord[] = set.facts.map((content, at) => ({
+        id: `f${index}-${at}-${workspaceId}`.slice(0, 21),
+        workspaceId,
+        observerId: 'assistant',
+        observedId: set.subject,
+        sessionId: null,
+        content,
+        level: 'explicit',
+        sourceIds: null,
+        timesDerived: 1,
+        createdAt: new Date(start + at),
+      }));
+      for (let at = 0; at < rows.length; at += 100) await tx.memory.insertConclusions(rows.slice(at, at + 100));
+      ids.push(rows.map((row) => row.id));
+    }
+  });
+  return ids;
+}
+
+/** recall@10 of conclusion search and of plain BM25 over the fact sets, over all questions and per kind. */
+export async function measureConclusionRecall(ctx: DomainContext, workspaceId: string, sets: FactSet[], ids: string[][]): Promise<ConclusionRecallResult[]> {
+  const rankers: Record<string, (set: FactSet, index: number, question: string) => Promise<string[]>> = {
+    'plain BM25 (words as written, stop words kept)': async (set, index, question) => plainBm25(set.facts, question, 10).map((at) => ids[index][at]),
+    'conclusion search (conclusions/query without an embedding model)': async (set, _index, question) =>
+      (await queryConclusions(ctx, workspaceId, { query: question, topK: 10, distance: null, filters: { observer: 'assistant', observed: set.subject }, generation: 'v3' })).map((c) => c.id),
+  };
+  const results: ConclusionRecallResult[] = [];
+  for (const [name, ranker] of Object.entries(rankers)) {
+    const asked: Record<string, number> = {};
+    const found: Record<string, number> = {};
+    const times: number[] = [];
+    for (const [index, set] of sets.entries()) {
+      for (const { question, answer, kind } of set.questions) {
+        const started = performance.now();
+        const ranked = await ranker(set, index, question);
+        times.push(performance.now() - started);
+        asked[kind] = (asked[kind] ?? 0) + 1;
+        if (ranked.slice(0, 10).includes(ids[index][answer])) found[kind] = (found[kind] ?? 0) + 1;
+      }
+    }
+    const total = Object.values(asked).reduce((a, b) => a + b, 0);
+    const hits = Object.values(found).reduce((a, b) => a + b, 0);
+    times.sort((a, b) => a - b);
+    results.push({
+      ranker: name,
+      questions: total,
+      recall: hits / total,
+      byKind: Object.fromEntries(Object.keys(asked).map((kind) => [kind, (found[kind] ?? 0) / asked[kind]])),
+      p50Ms: times[Math.floor(times.length / 2)],
+    });
+  }
+  return results;
+}
+
+/** Prints the conclusion search evaluation's table. */
+export function printConclusionRecall(results: ConclusionRecallResult[], sets: FactSet[]): void {
+  const kinds = Object.keys(results[0]?.byKind ?? {});
+  const counts = kinds.map((kind) => `${sets.reduce((n, set) => n + set.questions.filter((q) => q.kind === kind).length, 0)} ${kind}`).join(', ');
+  console.log(`\nConclusion search: recall@10 of questions about generated facts (${sets.length} collections of ${sets[0]?.facts.length} facts; ${counts})\n`);
+  console.log(`| ranking | recall@10 | ${kinds.join(' | ')} | p50 ms per question |`);
+  console.log(`|---|---|${kinds.map(() => '---|').join('')}---|`);
+  for (const r of results) console.log(`| ${r.ranker} | ${r.recall.toFixed(3)} | ${kinds.map((kind) => r.byKind[kind].toFixed(3)).join(' | ')} | ${r.p50Ms.toFixed(2)} |`);
+  if (results.length === 2) console.log(`\nconclusion search - plain BM25: ${((results[1].recall - results[0].recall) * 100).toFixed(1)} points`);
+}
+
 /** Why the hybrid line has no number when no embedding model is configured. */
 export const HYBRID_NOT_MEASURED =
   'not measured: set EVAL_EMBEDDING_BASE_URL (and EVAL_EMBEDDING_MODEL) to an embedding model; ' +
@@ -244,6 +361,9 @@ export async function runSearchEval(url = process.env.BENCH_DATABASE_URL ?? ':me
         console.log('WARNING: a search whose question could not be embedded answers by full text alone, so the vector and hybrid lines understate them');
       }
     }
+    const sets = factSets();
+    const factIds = await loadFacts(database.store, workspaceId, sets);
+    printConclusionRecall(await measureConclusionRecall(ctx, workspaceId, sets, factIds), sets);
     return results;
   } finally {
     if (url.startsWith('postgres')) await database.store.workspaces.delete(workspaceId).catch(() => undefined);

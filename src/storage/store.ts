@@ -765,14 +765,23 @@ export interface ConclusionScope {
   sessionIds?: string[];
 }
 
-export interface ConclusionSearch extends ConclusionScope {
-  /** Words to find; a conclusion matches when it contains any of them. */
-  terms: string[];
+/** One term's matches in a collection (conclusion-search.ts): a word of the index, or a substring. */
+export interface ConclusionMatches extends ConclusionScope {
+  /**
+   * `word`: a word as the index holds it (matched by its stem); `substring`: text found inside the
+   * content (folded), for scripts written without spaces (CJK).
+   */
+  term: { word: string } | { substring: string };
   /** Document filters (contract §5.1), parsed; null for none. */
   filter: FilterNode | null;
+  /** How many of the newest matches are read. */
   limit: number;
-  /** Return the `limit` best matches newest first instead of best first. */
-  newestFirst?: boolean;
+}
+
+/** A conclusion's text, by its row key: what the ranking reads of a candidate. */
+export interface ConclusionCandidate {
+  pk: number;
+  content: string;
 }
 
 /** When a collection's last dream ended, and how many explicit conclusions it had then. */
@@ -793,7 +802,16 @@ export interface MemoryStore {
   /** The workspace's conclusions, newest first (`reverse`: oldest first), Document filters applied. */
   listConclusions(workspaceId: string, query: ListQuery): Promise<Page<ConclusionRecord>>;
   /** Full-text ranked: best match first, newest first among equals (see `newestFirst`). */
-  searchConclusions(search: ConclusionSearch): Promise<ConclusionRecord[]>;
+  /** The row keys of a collection's newest live conclusions matching one term, newest first. */
+  conclusionMatches(search: ConclusionMatches): Promise<number[]>;
+  /** The texts of a collection's live conclusions passing `filter`, newest first (by row key), at most `limit`. */
+  collectionContents(search: ConclusionScope & { filter: FilterNode | null; limit: number }): Promise<ConclusionCandidate[]>;
+  /** The texts of live conclusions of the workspace by row key (any order; missing ones left out). */
+  conclusionContents(workspaceId: string, pks: readonly number[], includeSuperseded?: boolean): Promise<ConclusionCandidate[]>;
+  /** Live conclusions of the workspace by row key, in the order of `pks` (missing ones left out). */
+  conclusionsByPks(workspaceId: string, pks: readonly number[], includeSuperseded?: boolean): Promise<{ pk: number; conclusion: ConclusionRecord }[]>;
+  /** How many live conclusions a collection holds (its kept count). */
+  countCollection(scope: ConclusionScope): Promise<number>;
   /** The scope's newest conclusions, newest first. */
   recentConclusions(scope: ConclusionScope, limit: number): Promise<ConclusionRecord[]>;
   /** The scope's live conclusions with these ids that pass the Document `filter`, in the order of `ids`. */

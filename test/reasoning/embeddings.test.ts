@@ -351,8 +351,9 @@ describe('semantic search', () => {
         return (response.body as { id: string }[]).map((c) => c.id);
       };
       // a level filter is applied by the vector search itself: only the rows returned are read
+      // (2 x top_k of them, the vector half of the fused ranking: the three there are)
       expect(await query({ level: 'deductive' }, 2)).toEqual(['d0', 'd1']);
-      expect(rowsAsked).toBe(2);
+      expect(rowsAsked).toBe(3);
       expect(await query({ level: { in: ['deductive', 'inductive'] } }, 10)).toEqual(['d0', 'd1', 'd2']);
       expect(rowsAsked).toBe(3);
       // v2 reads a level that does not exist as matching nothing; v3 refuses it (a closed set, scopes.md S8)
@@ -368,11 +369,12 @@ describe('semantic search', () => {
       const explicit = await query({ content: { contains: 'explicit' } }, 5);
       expect(explicit).toHaveLength(5);
       expect(rowsAsked).toBe(64);
+      // the vector half of the fused ranking reads 2 x top_k
       expect(await query({ level: 'explicit' }, 5)).toEqual(explicit);
-      expect(rowsAsked).toBe(5);
+      expect(rowsAsked).toBe(10);
       // the same five as the nearest without the filter
       expect(await query({}, 5)).toEqual(explicit);
-      expect(rowsAsked).toBe(5);
+      expect(rowsAsked).toBe(10);
     } finally {
       memory.conclusionsByIds = byIds;
     }
@@ -412,6 +414,38 @@ describe('semantic search', () => {
     // an embedding model that fails leaves full-text search working
     fake.script.embeddings({ status: 400, errorBody: { error: { message: 'bad' } } });
     expect(contents(await api.post(`/v3/workspaces/${ws}/search`, { query: 'pasta' }))).toEqual(['We had pasta for lunch']);
+  });
+
+  it('conclusion search is hybrid: found by meaning alone, by words alone, and a number or a name of the question first', async () => {
+    const s = await setup({ DERIVER_ENABLED: 'false' });
+    const { api, ws } = s;
+    const facts = ['Alice adopted a puppy last spring', 'Alice moved to Porto in 2019', 'Alice had lunch with Rodrigo', 'Alice likes rainy weather'];
+    embedAs({
+      [facts[0]]: axis(0),
+      [facts[1]]: axis(1),
+      [facts[2]]: axis(2),
+      [facts[3]]: axis(3),
+      // the vectors of these questions point at another fact than the one holding the answer
+      'Which pet does she have?': near(axis(0)),
+      'Where did she live in 2019?': near(axis(3)),
+      'Did she eat with Rodrigo?': near(axis(3)),
+    });
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+    const created = await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: facts.map((content) => ({ content, observer_id: 'alice', observed_id: 'alice' })) });
+    expect(created.status, created.text).toBe(201);
+    const ask = async (query: string, topK = 2) => {
+      const response = await api.post(`/v3/workspaces/${ws}/conclusions/query`, { query, top_k: topK, filters: { observer_id: 'alice', observed_id: 'alice' } });
+      expect(response.status, response.text).toBe(200);
+      return (response.body as { content: string }[]).map((c) => c.content);
+    };
+    // by meaning alone: no word in common
+    expect((await ask('Which pet does she have?', 1))[0]).toBe(facts[0]);
+    // the exact tokens lift the facts holding them above the nearest by meaning
+    expect(await ask('Where did she live in 2019?')).toEqual([facts[1], facts[3]]);
+    expect(await ask('Did she eat with Rodrigo?')).toEqual([facts[2], facts[3]]);
+    // a representation's search_query ranks the same way
+    const representation = await api.post(`/v3/workspaces/${ws}/peers/alice/representation`, { search_query: 'Where did she live in 2019?', search_top_k: 1, max_conclusions: 1 });
+    expect(representation.body.representation).toContain(facts[1]);
   });
 
   it('message search filtered to sessions looks for the nearest in those sessions, not among the workspace\'s nearest', async () => {

@@ -3,7 +3,8 @@ import { DOCUMENT_FILTER } from '../filters/filter-schemas.js';
 import { documentFilter, listQuery, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { invalidInput, notFound } from '../errors.js';
-import { MAX_QUERY_TOKENS, searchTerms } from '../messages/search.js';
+import { MAX_QUERY_TOKENS } from '../messages/search.js';
+import { rankConclusions, type VectorRanking } from './conclusion-search.js';
 import { exceedsTokensOf, tokenCount } from '../messages/token-count.js';
 import { saveConclusions } from '../reasoning/deduplicate.js';
 import { PeerDeletingError } from '../../storage/peer-deleting.js';
@@ -11,9 +12,6 @@ import { embedderOf, embedForRequest } from '../reasoning/embeddings.js';
 
 /** Most tokens in one conclusion's content: the embedding model's input limit (contract §6). */
 export const MAX_CONCLUSION_TOKENS = 8192;
-
-/** Most distinct words of a query that take part in full-text ranking. */
-const MAX_RANKED_TERMS = 64;
 
 /** The 422 text for content over the token limit, or undefined when it fits. */
 export function conclusionTokenProblem(content: string): string | undefined {
@@ -23,16 +21,6 @@ export function conclusionTokenProblem(content: string): string | undefined {
   return tokens > MAX_CONCLUSION_TOKENS
     ? `Content exceeds maximum embedding token limit of ${MAX_CONCLUSION_TOKENS} (got ${tokens} tokens)`
     : undefined;
-}
-
-/** The distinct words of a query (case-insensitive), as full-text ranking uses them. */
-export function rankedTerms(query: string): string[] {
-  const seen = new Map<string, string>();
-  for (const term of searchTerms(query)) {
-    const key = term.toLowerCase();
-    if (!seen.has(key)) seen.set(key, term);
-  }
-  return [...seen.values()].slice(0, MAX_RANKED_TERMS);
 }
 
 export interface ConclusionInput {
@@ -253,9 +241,10 @@ const MISSING_PEERS_V3 =
   "Both 'observer'/'observer_id' and 'observed'/'observed_id' are accepted.";
 
 /**
- * The observer's conclusions about the observed peer nearest in meaning to the query (with an
- * embedding model), else those that share words with it, best match first (contract §7.5).
- * Both peers come from the filters (§5.6); the other filters narrow.
+ * The observer's conclusions about the observed peer that best answer the query, best match
+ * first (contract §7.5): full text ranked by BM25 over the collection, fused with the nearest in
+ * meaning when an embedding model is configured (conclusion-search.ts). Both peers come from
+ * the filters (§5.6); the other filters narrow; `distance` bounds the vector half.
  */
 export async function queryConclusions(ctx: DomainContext, workspaceId: string, options: ConclusionQuery): Promise<ConclusionRecord[]> {
   const filters = options.filters ?? {};
@@ -267,32 +256,29 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
     throw invalidInput('observer and observed must each be a single peer id (a string) for semantic search');
   }
   if (await exceedsTokensOf(options.query, MAX_QUERY_TOKENS)) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
-  const scope = { workspaceId, observerId: observer, observedId: observed };
-  const semantic = await nearestConclusions(ctx, scope, options.query, {
-    topK: options.topK,
-    maxDistance: options.distance ?? undefined,
-    filters: options.filters,
-    generation: options.generation,
-  });
-  const terms = rankedTerms(options.query);
-  const byWords = (includeSuperseded: boolean) =>
-    ctx.store.memory.searchConclusions({
-      ...scope,
-      includeSuperseded,
-      terms,
-      filter: documentFilter(ctx.store, options.filters, options.generation),
-      limit: options.topK,
-    });
-  if (semantic !== undefined) {
-    if (options.includeSuperseded !== true || semantic.length >= options.topK || terms.length === 0) return semantic;
-    // superseded conclusions keep no vector: those that share words with the query follow the current ones
-    const seen = new Set(semantic.map((c) => c.id));
-    const older = (await byWords(true)).filter((c) => !seen.has(c.id) && c.supersededAt !== null);
-    return [...semantic, ...older].slice(0, options.topK);
-  }
-  // no words: nothing to rank, and the filters go unread
-  if (terms.length === 0) return [];
-  return byWords(options.includeSuperseded === true);
+  // superseded conclusions keep no vector: with include_superseded they are found by their words
+  const scope = { workspaceId, observerId: observer, observedId: observed, includeSuperseded: options.includeSuperseded === true };
+  return rankConclusions(
+    ctx,
+    scope,
+    { query: options.query, filters: options.filters, generation: options.generation, limit: options.topK },
+    await vectorHalf(ctx, scope, options.query, { maxDistance: options.distance ?? undefined, filters: options.filters, generation: options.generation }),
+  );
+}
+
+/**
+ * The vector half of a hybrid search of the scope (rankConclusions), undefined when semantic
+ * search cannot run (no embedding model, or no vector stored yet). `vector`: the query embedded
+ * already; the query is embedded once otherwise, when the half is first asked for.
+ */
+export async function vectorHalf(
+  ctx: DomainContext,
+  scope: ConclusionScope,
+  query: string,
+  options: { maxDistance?: number; filters: unknown; generation: 'v2' | 'v3'; vector?: number[] },
+): Promise<VectorRanking | undefined> {
+  if (embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
+  return (topK) => nearestConclusions(ctx, scope, query, { ...options, topK });
 }
 
 /** The 404 for a conclusion that is missing, deleted or in another workspace (contract §7.5). */

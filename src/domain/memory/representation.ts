@@ -1,6 +1,7 @@
 import type { ConclusionLevel, ConclusionRecord } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
-import { nearestConclusions, rankedTerms } from './conclusions.js';
+import { vectorHalf } from './conclusions.js';
+import { conclusionTerms, rankConclusions } from './conclusion-search.js';
 import { getPeerCard } from './peer-cards.js';
 import { DomainError } from '../errors.js';
 import { embedderOf, embedForRequest } from '../reasoning/embeddings.js';
@@ -47,7 +48,8 @@ const LEVEL_HEADINGS: Record<ConclusionLevel, string> = {
  * The conclusions a representation shows, newest first. Without a search query: the newest
  * `maxConclusions`. With one and an embedding model (and stored vectors), the working
  * representation of reasoning.md R7 with N = `maxConclusions`: the `searchTopK` (default N/3, at
- * least 1) conclusions nearest in meaning to the query, then the N/3 most reinforced ones
+ * least 1) conclusions that best answer the query (full text and vectors fused,
+ * conclusion-search.ts; full text alone when the query could not be embedded), then the N/3 most reinforced ones
  * (`times_derived`, then newest), then the newest, up to N. With a search query and no
  * embeddings: the best full-text matches alone (`searchTopK`, capped at `maxConclusions`).
  */
@@ -62,18 +64,14 @@ export async function selectConclusions(
   if (options.searchQuery !== undefined && options.searchQuery.trim() !== '' && n > 0) {
     const semanticK = Math.min(options.searchTopK ?? Math.max(1, Math.floor(n / 3)), n);
     const query = await embeddedQuery(ctx, options.searchQuery, options.onEmbeddingFailure);
-    const nearest =
+    const byVector =
       query === 'failed'
-        ? []
-        : await nearestConclusions(ctx, scope, options.searchQuery, {
-            topK: semanticK,
-            maxDistance: options.searchMaxDistance,
-            filters: null,
-            generation: 'v3',
-            vector: query,
-          });
-    if (nearest !== undefined) {
-      const chosen = [...nearest];
+        ? undefined
+        : await vectorHalf(ctx, scope, options.searchQuery, { maxDistance: options.searchMaxDistance, filters: null, generation: 'v3', vector: query });
+    if (byVector !== undefined || query === 'failed') {
+      // the best `semanticK` of the hybrid ranking (full text alone when the query could not be
+      // embedded), the most reinforced, then the newest
+      const chosen = await rankConclusions(ctx, scope, { query: options.searchQuery, filters: null, generation: 'v3', limit: semanticK }, byVector);
       const taken = () => chosen.map((c) => c.id);
       const derivedK = Math.min(Math.floor(n / 3), n - chosen.length);
       if (derivedK > 0) chosen.push(...(await ctx.store.memory.mostDerivedConclusions(scope, derivedK, taken())));
@@ -86,15 +84,9 @@ export async function selectConclusions(
       return chosen.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
     }
   }
-  const terms = options.searchQuery === undefined ? [] : rankedTerms(options.searchQuery);
-  if (terms.length === 0) return ctx.store.memory.recentConclusions(scope, n);
-  return ctx.store.memory.searchConclusions({
-    ...scope,
-    terms,
-    filter: null,
-    limit: Math.min(options.searchTopK ?? n, n),
-    newestFirst: true,
-  });
+  if (options.searchQuery === undefined || conclusionTerms(options.searchQuery).length === 0) return ctx.store.memory.recentConclusions(scope, n);
+  // the best matches of the full-text ranking, newest first
+  return rankConclusions(ctx, scope, { query: options.searchQuery, filters: null, generation: 'v3', limit: Math.min(options.searchTopK ?? n, n), newestFirst: true });
 }
 
 /**

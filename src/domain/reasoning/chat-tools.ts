@@ -1,7 +1,8 @@
 import type { ConclusionRecord, ConclusionScope, MessageRecord } from '../../storage/store.js';
 import { documentFilter, messageFilter, sessionOrder } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
-import { nearestConclusions, rankedTerms } from '../memory/conclusions.js';
+import { vectorHalf } from '../memory/conclusions.js';
+import { rankConclusions } from '../memory/conclusion-search.js';
 import { searchMessages, searchTerms } from '../messages/search.js';
 import { DEFAULT_CHAT_LIMITS } from './settings.js';
 import type { Tool } from './tool-loop.js';
@@ -61,15 +62,16 @@ async function workspaceSessions(scope: ChatScope): Promise<string[]> {
   return page.items.map((s) => s.id);
 }
 
-/** The observer's conclusions about the target matching `query`, by meaning when it can, else by words. */
+/** The observer's conclusions about the target that best answer `query` (conclusion-search.ts: full text, fused with vectors when on). */
 export async function searchConclusionsFor(scope: ChatScope, query: string, limit: number, levels?: string[], vector?: number[]): Promise<ConclusionRecord[]> {
   if (scope.conclusions === undefined) return [];
   const filters = levels !== undefined ? { level: levels.length === 1 ? levels[0] : { in: levels } } : scope.explicitOnly ? { level: 'explicit' } : null;
-  const semantic = await nearestConclusions(scope.ctx, scope.conclusions, query, { topK: limit, filters, generation: 'v3', vector });
-  if (semantic !== undefined) return semantic;
-  const terms = rankedTerms(query);
-  if (terms.length === 0) return [];
-  return scope.ctx.store.memory.searchConclusions({ ...scope.conclusions, terms, filter: documentFilter(scope.ctx.store, filters, 'v3'), limit });
+  return rankConclusions(
+    scope.ctx,
+    scope.conclusions,
+    { query, filters, generation: 'v3', limit },
+    await vectorHalf(scope.ctx, scope.conclusions, query, { filters, generation: 'v3', vector }),
+  );
 }
 
 /** A conclusion of the chat's scope, or an error text for the model. */

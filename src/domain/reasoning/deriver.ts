@@ -1,6 +1,6 @@
 import { ModelError } from '../../llm/provider.js';
 import type { ConclusionRecord, ConclusionScope, JsonObject, MessageRecord, NewRepresentationItem, OpenRepresentationItem, SessionRecord, Supersession } from '../../storage/store.js';
-import { rankedTerms } from '../memory/conclusions.js';
+import { rankConclusionsByText } from '../memory/conclusion-search.js';
 import { inTransaction, type DomainContext, type ReasoningRuntime } from '../context.js';
 import { newJob, REPRESENT, SUMMARIZE, type RepresentPayload, type SummarizePayload } from '../job-kinds.js';
 import { effectiveConfiguration } from './configuration.js';
@@ -320,8 +320,7 @@ export const MAX_KNOWN_FACTS = 20;
 async function knownFacts(ctx: DomainContext, scope: ConclusionScope, text: string): Promise<ConclusionRecord[]> {
   const recent = await ctx.store.memory.recentConclusions(scope, MAX_KNOWN_FACTS);
   if (recent.length === 0) return [];
-  const terms = rankedTerms(text);
-  const matched = terms.length === 0 ? [] : await ctx.store.memory.searchConclusions({ ...scope, terms, filter: null, limit: MAX_KNOWN_FACTS / 2 });
+  const matched = await rankConclusionsByText(ctx.store, { ...scope, query: text, filter: null, limit: MAX_KNOWN_FACTS / 2 });
   const shown = new Map<string, ConclusionRecord>();
   for (const c of [...matched, ...recent]) if (c.level === 'explicit' && shown.size < MAX_KNOWN_FACTS) shown.set(c.id, c);
   return [...shown.values()];

@@ -1,6 +1,7 @@
 import { ModelError, type ChatModel, type ModelModule } from '../../llm/provider.js';
 import type { ConclusionRecord, ConclusionScope } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
+import { rankConclusionsByText } from '../memory/conclusion-search.js';
 import { effectiveConfiguration } from './configuration.js';
 import { saveConclusions, type ConclusionDraft } from './deduplicate.js';
 import { dreamQueueKey } from './dream-schedule.js';
@@ -124,10 +125,10 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
     });
     tools.push({
       name: 'search_memory',
-      description: 'Conclusions about the peer that contain words of the query, best match first.',
+      description: 'Conclusions about the peer that best match the words of the query, best match first.',
       parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
       async execute(args) {
-        const found = await store.memory.searchConclusions({ ...scope, terms: words(String(args.query)), filter: null, limit: DISCOVERY_LIMIT });
+        const found = await rankConclusionsByText(store, { ...scope, query: String(args.query), filter: null, limit: DISCOVERY_LIMIT });
         return found.length === 0 ? 'no match' : found.map(describe).join('\n');
       },
     });

@@ -116,16 +116,13 @@ export const postgresDialect: Dialect = {
   },
   // the workspace is a condition on each message's row, which the search reads anyway
   searchSessionTokens: 0,
-  conclusionSearch: (terms) => {
+  conclusionTermMatch: (word) => ({
     // the collection is in the statement's conditions; the planner picks its index or the words'
-    // each term a quoted lexeme, ORed: terms hold only letters, digits and underscores
-    const query = terms.map((term) => `'${term}'`).join(' | ');
-    return {
-      from: 'conclusions c',
-      where: sql`to_tsvector('simple', c.content) @@ to_tsquery('simple', ${bind(query)})`,
-      bestFirst: sql`ts_rank(to_tsvector('simple', c.content), to_tsquery('simple', ${bind(query)})) DESC`,
-    };
-  },
+    // (engram_porter: stemmed as SQLite's porter tokenizer, migration 0045)
+    from: 'conclusions c',
+    where: sql`to_tsvector('engram_porter', c.content) @@ plainto_tsquery('engram_porter', ${bind(word)})`,
+    newestFirst: 'c.pk DESC',
+  }),
   vectorIndex: (db: SqlExecutor) => new PostgresVectorIndex(db),
 
   likePatternBytes: Infinity,

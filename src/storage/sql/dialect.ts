@@ -175,10 +175,10 @@ export interface Dialect {
    */
   readonly searchSessionTokens: number;
   /**
-   * FROM, match condition and best-first order of a search of one collection's conclusions
-   * (columns of `c`); terms are ORed. The match may hold the collection (the caller still adds it).
+   * FROM, match condition and newest-first order of the conclusions of one collection holding a
+   * word (by its stem; columns of `c`). The match may hold the collection (the caller still adds it).
    */
-  conclusionSearch(terms: string[], collection: { workspaceId: string; observerId: string; observedId: string }): { from: string; where: Sql; bestFirst: Sql };
+  conclusionTermMatch(word: string, collection: { workspaceId: string; observerId: string; observedId: string }): { from: string; where: Sql; newestFirst: string };
   vectorIndex(db: SqlExecutor): VectorIndex;
 
   // ---- filters (compile-filter.ts)

@@ -231,15 +231,16 @@ export const sqliteDialect: Dialect = {
   },
   // measured (docs/decisions/0021-search.md): past this the tokens ORed cost more than they save
   searchSessionTokens: 16,
-  conclusionSearch: (terms, collection) => {
-    // each term quoted, so FTS5 syntax in user text is matched literally; terms are ORed, and
-    // the collection's scope token (migration 0031) keeps the matches to its conclusions
-    const words = terms.map((term) => `"${term}"`).join(' OR ');
+  conclusionTermMatch: (word, collection) => {
+    // the word quoted, so FTS5 syntax in user text is matched literally (the porter tokenizer
+    // stems it as it stemmed the content, migration 0043); the collection's scope token
+    // (migration 0031) keeps the matches to its conclusions
     const scope = `c${hex(collection.workspaceId)}x${hex(collection.observerId)}x${hex(collection.observedId)}`;
     return {
       from: 'conclusions_fts JOIN conclusions c ON c.pk = conclusions_fts.rowid',
-      where: sql`conclusions_fts MATCH ${bind(`search_scope : ${scope} AND content : (${words})`)}`,
-      bestFirst: raw('conclusions_fts.rank'),
+      where: sql`conclusions_fts MATCH ${bind(`search_scope : ${scope} AND content : "${word.replaceAll('"', '""')}"`)}`,
+      // FTS5 hands out matches in rowid order and stops at the LIMIT
+      newestFirst: 'conclusions_fts.rowid DESC',
     };
   },
   vectorIndex: (db: SqlExecutor) => new SqliteVectorIndex(db),
