@@ -1,5 +1,6 @@
 import type { FilterNode } from './filter.js';
 import type { VectorIndex } from './vector-index.js';
+import type { PortableStore } from './portable.js';
 
 /**
  * The storage interface: everything the domain knows about persistence. Records use
@@ -356,6 +357,8 @@ export interface Store {
   readonly reasoning: ReasoningStore;
   /** The backfill states of scopes' sessions, bound to this connection or transaction. */
   readonly scopes: ScopeStore;
+  /** Whole rows for export and import (storage/portable.ts), bound to this connection or transaction. */
+  readonly portable: PortableStore;
   /**
    * Calls `listener` whenever this process has queued jobs through this store, once they are
    * committed (so a worker woken by it can claim them). Returns what removes the listener.

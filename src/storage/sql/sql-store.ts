@@ -8,6 +8,7 @@ import { SqlJobStore } from './job-store.js';
 import { SqlMemoryStore } from './memory-store.js';
 import { SqlMessageStore } from './message-store.js';
 import { SqlPeerStore } from './peer-store.js';
+import { SqlPortableStore } from './portable-store.js';
 import { SqlReasoningStore } from './reasoning-store.js';
 import { SqlScopeStore } from './scope-store.js';
 import { SqlSessionStore } from './session-store.js';
@@ -129,6 +130,13 @@ export class SqlStore implements Store {
   get scopes(): SqlScopeStore {
     this.scopeStore ??= new SqlScopeStore(this.db, this.sqlDialect);
     return this.scopeStore;
+  }
+
+  private portableStore: SqlPortableStore | undefined;
+
+  get portable(): SqlPortableStore {
+    this.portableStore ??= new SqlPortableStore(this.db, this.sqlDialect);
+    return this.portableStore;
   }
 
   private memoryStore: SqlMemoryStore | undefined;
