@@ -614,6 +614,7 @@ describe('a token for workspace A never reads or changes workspace B', () => {
     { method: 'GET', url: (f) => `/v3/workspaces/${f.ws}/webhooks`, denied: NOT_PERMITTED },
     { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/webhooks/${f.hook3}`, denied: NOT_PERMITTED },
     { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/sessions/s1/peers`, body: () => ['alice'], denied: NOT_PERMITTED },
+    { method: 'GET', url: (f) => `/v3/workspaces/${f.ws}/export`, denied: NOT_PERMITTED },
     // v2
     { method: 'POST', url: () => '/v2/workspaces', body: (f) => ({ id: f.ws }), denied: UNAUTHORIZED },
     { method: 'POST', url: () => '/v2/workspaces/list', body: (f) => ({ filters: { id: f.ws } }), denied: ADMIN_ONLY, adminOnly: true },
