@@ -75,22 +75,20 @@ export interface PortableRows {
 
 export type PortableKind = keyof PortableRows;
 
-/** The kinds a workspace's rows are read and written in, in dependency order (each refers only to kinds before it). */
-export const WORKSPACE_KINDS = [
-  'peer',
-  'session',
-  'membership',
-  'message',
-  'metamessage',
-  'conclusion',
-  'peer_card',
-  'summary',
-  'dream_state',
-  'scope_backfill',
-  'webhook',
-] as const satisfies readonly PortableKind[];
-
+/**
+ * The order of an export (each kind refers only to kinds before it): the workspaces; each one's
+ * peers, sessions and memberships (SETUP_KINDS, read workspace by workspace); the messages and
+ * conclusions of all of them (WALKED_KINDS, read in one walk of each table in storage order, which
+ * keeps their order across workspaces and costs one pass however many workspaces are chosen); each
+ * workspace's remaining rows (REST_KINDS); the vectors (VECTOR_KINDS, walked).
+ */
+export const SETUP_KINDS = ['peer', 'session', 'membership'] as const satisfies readonly PortableKind[];
+export const WALKED_KINDS = ['message', 'conclusion'] as const satisfies readonly PortableKind[];
+export const REST_KINDS = ['metamessage', 'peer_card', 'summary', 'dream_state', 'scope_backfill', 'webhook'] as const satisfies readonly PortableKind[];
 export const VECTOR_KINDS = ['conclusion_vector', 'message_vector'] as const satisfies readonly PortableKind[];
+
+export type WorkspaceKind = (typeof SETUP_KINDS)[number] | (typeof REST_KINDS)[number];
+export type WalkedKind = (typeof WALKED_KINDS)[number] | (typeof VECTOR_KINDS)[number];
 
 /** Where a page of rows continues: opaque to the caller, undefined for the first page. */
 export type PortableCursor = readonly (string | number)[] | undefined;
@@ -110,7 +108,13 @@ export interface PortableStore {
   /** Workspaces in storage order, only those of `ids` when given. */
   workspaces(ids: readonly string[] | undefined, after: PortableCursor, limit: number): Promise<PortablePage<'workspace'>>;
   /** A page of one workspace's rows of one kind, in storage order. */
-  page<K extends Exclude<PortableKind, 'workspace'>>(kind: K, workspaceId: string, after: PortableCursor, limit: number): Promise<PortablePage<K>>;
+  page<K extends WorkspaceKind>(kind: K, workspaceId: string, after: PortableCursor, limit: number): Promise<PortablePage<K>>;
+  /**
+   * A page of a walk of a whole table in storage order, keeping the rows of `workspaceIds`
+   * (undefined: every workspace's): each page continues where the last ended, so the walk reads
+   * the table once.
+   */
+  walk<K extends WalkedKind>(kind: K, workspaceIds: readonly string[] | undefined, after: PortableCursor, limit: number): Promise<PortablePage<K>>;
   /**
    * Inserts the rows that are not stored yet (by their key) and returns the keys (`id`s, or for
    * a vector its owner's id) of those it inserted. Vectors go through the store's vector index.

@@ -36,16 +36,16 @@ export interface VectorIndex {
   /** Removes every vector and the fixed size (`engram reembed` then embeds everything again). */
   clear(): Promise<void>;
   /**
-   * A page of the workspace's stored vectors of live conclusions or of message chunks (`engram
-   * export --with-vectors`), in the owners' storage order then by chunk, after `after` (the
-   * previous page's `next`).
+   * A page of the stored vectors of live conclusions or of message chunks of the workspaces
+   * `workspaceIds` (undefined: all), in the owners' storage order then by chunk, after `after`
+   * (the previous page's `next`): `engram export --with-vectors`.
    */
-  exportPage(what: 'conclusions' | 'messages', workspaceId: string, after: readonly (string | number)[] | undefined, limit: number): Promise<VectorExportPage>;
+  exportPage(what: 'conclusions' | 'messages', workspaceIds: readonly string[] | undefined, after: readonly (string | number)[] | undefined, limit: number): Promise<VectorExportPage>;
 }
 
 export interface VectorExportPage {
-  /** The owner's id, the chunk (0 for a conclusion) and the floats. */
-  rows: { id: string; chunk: number; vector: number[] }[];
+  /** The owner's id and workspace, the chunk (0 for a conclusion) and the floats. */
+  rows: { id: string; workspaceId: string; chunk: number; vector: number[] }[];
   next: readonly number[] | undefined;
 }
 

@@ -119,6 +119,43 @@ describe('export and import', () => {
     expect(once).toBe(text);
   });
 
+  it('with an embedding model, the messages and conclusions stored are queued to be embedded, once; nothing for the deriver; a file with vectors queues none', async () => {
+    const source = await store('sqlite');
+    await fillStore(source.database.store, 'ws-e', { vectors: true });
+    const target = await store(OTHER);
+    const embedding = { ...target.ctx, reasoning: { models: { embedder: { name: 'fake-embedder' } }, settings: { embedMessages: true } } as never };
+    const first = await importLines(embedding, linesOfText(await exportAll(source.database.store)));
+    // 6 messages of ws-e and 5 live conclusions
+    expect(first.queuedEmbeddings).toBe(11);
+    const open = async () => Object.fromEntries((await target.database.store.jobs.countOpenByKind()).map((row) => [row.kind, row.count]));
+    expect(await open()).toEqual({ 'reasoning.embed_messages': 2, 'reasoning.embed_conclusions': 1 });
+    expect(await target.database.store.reasoning.openItemCount('ws-e')).toBe(0);
+    const again = await importLines(embedding, linesOfText(await exportAll(source.database.store)));
+    expect(again.queuedEmbeddings).toBe(0);
+    expect(await open()).toEqual({ 'reasoning.embed_messages': 2, 'reasoning.embed_conclusions': 1 });
+
+    const withVectors = await store(OTHER);
+    const vectorsCtx = { ...withVectors.ctx, reasoning: embedding.reasoning };
+    const result = await importLines(vectorsCtx, linesOfText(await exportAll(source.database.store, { withVectors: true })));
+    expect(result.queuedEmbeddings).toBe(0);
+    expect(result.inserted.message_vector).toBe(2);
+    expect(await withVectors.database.store.jobs.countOpenByKind()).toEqual([]);
+  });
+
+  it('--workspace: only the chosen workspaces, their rows in the order they were stored across workspaces', async () => {
+    const source = await store(OTHER);
+    await fillStore(source.database.store, 'ws-x');
+    await fillStore(source.database.store, 'ws-y');
+    await fillStore(source.database.store, 'ws-z');
+    const text = await exportAll(source.database.store, { workspaceIds: ['ws-z', 'ws-x'], pageSize: 2 });
+    const lines = text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines[0].workspaces).toEqual(['ws-z', 'ws-x']);
+    expect(new Set(lines.slice(1).map((line) => line.workspace_id ?? line.id))).toEqual(new Set(['ws-x', 'ws-z']));
+    const messages = lines.filter((line) => line.type === 'message').map((line) => line.id);
+    expect(messages).toEqual([...Array.from({ length: 6 }, (_, i) => `ws-x-m${i}`), ...Array.from({ length: 6 }, (_, i) => `ws-z-m${i}`)]);
+    expect(await exportAll(source.database.store, { workspaceIds: ['none'] })).toBe(`${text.split('\n')[0].replace('["ws-z","ws-x"]', '["none"]')}\n`);
+  });
+
   it('a malformed line at line 5,000 is named, and nothing of its batch is stored', async () => {
     const source = await store('sqlite');
     await fillStore(source.database.store, 'ws-big', { messages: 6000 });

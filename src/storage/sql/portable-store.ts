@@ -1,4 +1,4 @@
-import type { PortableCursor, PortableKind, PortablePage, PortableRows, PortableStore } from '../portable.js';
+import type { PortableCursor, PortableKind, PortablePage, PortableRows, PortableStore, WalkedKind, WorkspaceKind } from '../portable.js';
 import type { JsonObject } from '../store.js';
 import type { Dialect } from './dialect.js';
 import type { SqlExecutor } from './driver.js';
@@ -28,7 +28,7 @@ const ids = (value: unknown): string[] | null => {
 };
 const stringList = (value: unknown): string[] => ids(value) ?? [];
 
-const PLANS: { [K in Exclude<PortableKind, 'workspace' | 'conclusion_vector' | 'message_vector'>]: ReadPlan } = {
+const PLANS: { [K in WorkspaceKind | 'message' | 'conclusion']: ReadPlan } = {
   peer: {
     select: 'p.workspace_id, p.id, p.v1_id, p.kind, p.metadata, p.configuration, p.created_at',
     from: 'peers p WHERE p.workspace_id = ?',
@@ -371,9 +371,41 @@ export class SqlPortableStore implements PortableStore {
     };
   }
 
-  async page<K extends Exclude<PortableKind, 'workspace'>>(kind: K, workspaceId: string, after: PortableCursor, limit: number): Promise<PortablePage<K>> {
-    if (kind === 'conclusion_vector' || kind === 'message_vector') return this.vectorPage(kind, workspaceId, after, limit) as Promise<PortablePage<K>>;
-    const plan = PLANS[kind as keyof typeof PLANS];
+  async walk<K extends WalkedKind>(kind: K, workspaceIds: readonly string[] | undefined, after: PortableCursor, limit: number): Promise<PortablePage<K>> {
+    if (kind === 'conclusion_vector' || kind === 'message_vector') {
+      const page = await this.d.vectorIndex(this.db).exportPage(kind === 'conclusion_vector' ? 'conclusions' : 'messages', workspaceIds, after, limit);
+      return {
+        rows: page.rows.map((r) =>
+          kind === 'conclusion_vector'
+            ? { workspace_id: r.workspaceId, conclusion_id: r.id, vector: r.vector }
+            : { workspace_id: r.workspaceId, message_id: r.id, chunk: r.chunk, vector: r.vector },
+        ) as PortableRows[K][],
+        next: page.next,
+      };
+    }
+    const plan = PLANS[kind as 'message' | 'conclusion'];
+    const alias = kind === 'message' ? 'm' : 'c';
+    const table = kind === 'message' ? 'messages m' : 'conclusions c WHERE c.deleted_at IS NULL';
+    const where: string[] = [`${alias}.pk > ?`];
+    const params: unknown[] = [after === undefined ? 0 : Number(after[0])];
+    if (workspaceIds !== undefined) {
+      // SQLite: `+` keeps the planner on the table's own order (an index of the workspace would
+      // be read whole and sorted for every page)
+      where.push(this.d.inJsonArray(`${this.d.name === 'sqlite' ? '+' : ''}${alias}.workspace_id`));
+      params.push(jsonText(workspaceIds));
+    }
+    const from = table.includes(' WHERE ') ? `${table} AND ${where.join(' AND ')}` : `${table} WHERE ${where.join(' AND ')}`;
+    // a walk may pass many rows of other workspaces: on SQLite off the event loop (read-thread.ts)
+    const sql = `SELECT ${alias}.pk AS k0, ${plan.select} FROM ${from} ORDER BY ${alias}.pk LIMIT ?`;
+    const rows = this.db.allAside !== undefined ? await this.db.allAside<Row>(sql, [...params, limit]) : await this.db.all<Row>(sql, [...params, limit]);
+    return {
+      rows: rows.map((r) => plan.map(this.d, r) as PortableRows[K]),
+      next: rows.length < limit ? undefined : [Number(rows[rows.length - 1].k0)],
+    };
+  }
+
+  async page<K extends WorkspaceKind>(kind: K, workspaceId: string, after: PortableCursor, limit: number): Promise<PortablePage<K>> {
+    const plan = PLANS[kind];
     const keyset = this.keyset(plan.keys, after);
     const keyColumns = plan.keys.map((k, i) => `${k.expression} AS k${i}`).join(', ');
     const rows = await this.db.all<Row>(`SELECT ${keyColumns}, ${plan.select} FROM ${plan.from}${keyset.where} ORDER BY ${keyset.order} LIMIT ?`, [
@@ -385,19 +417,6 @@ export class SqlPortableStore implements PortableStore {
     return {
       rows: rows.map((r) => plan.map(this.d, r) as PortableRows[K]),
       next: rows.length < limit ? undefined : plan.keys.map((k, i) => (k.text === true ? String(last[`k${i}`]) : Number(last[`k${i}`]))),
-    };
-  }
-
-  /** Vectors of the workspace's live conclusions or messages, by the owner's pk (and the chunk). */
-  private async vectorPage(kind: 'conclusion_vector' | 'message_vector', workspaceId: string, after: PortableCursor, limit: number): Promise<PortablePage<PortableKind>> {
-    const rows = await this.d.vectorIndex(this.db).exportPage(kind === 'conclusion_vector' ? 'conclusions' : 'messages', workspaceId, after, limit);
-    return {
-      rows: rows.rows.map((r) =>
-        kind === 'conclusion_vector'
-          ? { workspace_id: workspaceId, conclusion_id: r.id, vector: r.vector }
-          : { workspace_id: workspaceId, message_id: r.id, chunk: r.chunk, vector: r.vector },
-      ),
-      next: rows.next,
     };
   }
 

@@ -232,34 +232,39 @@ export class SqliteVectorIndex implements VectorIndex {
     return this.sizes.stored();
   }
 
-  async exportPage(what: 'conclusions' | 'messages', workspaceId: string, after: readonly (string | number)[] | undefined, limit: number): Promise<VectorExportPage> {
+  async exportPage(what: 'conclusions' | 'messages', workspaceIds: readonly string[] | undefined, after: readonly (string | number)[] | undefined, limit: number): Promise<VectorExportPage> {
     if ((await this.sizes.stored()) === undefined) return { rows: [], next: undefined };
-    const floats = (blob: Buffer): number[] => {
+    const floats = (bytes: Uint8Array): number[] => {
+      // the read thread hands a Uint8Array, the connection a Buffer
+      const blob = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       const out = new Array<number>(blob.byteLength / 4);
       for (let i = 0; i < out.length; i++) out[i] = blob.readFloatLE(i * 4);
       return exportedFloats(out);
     };
+    // `+`: the walk keeps to the table's own order (see SqlPortableStore.walk)
+    const chosen = (alias: string) => (workspaceIds === undefined ? '' : ` AND +${alias}.workspace_id IN (SELECT value FROM json_each(?))`);
+    const ids = workspaceIds === undefined ? [] : [JSON.stringify(workspaceIds)];
     if (what === 'conclusions') {
-      const rows = await this.db.all<{ pk: number; id: string; embedding: Buffer }>(
-        `SELECT c.pk, c.id, v.embedding FROM conclusions c JOIN conclusion_vectors v ON v.rowid = c.pk
-         WHERE c.workspace_id = ? AND c.deleted_at IS NULL AND c.pk > ? ORDER BY c.pk LIMIT ?`,
-        [workspaceId, after === undefined ? 0 : Number(after[0]), limit],
+      const rows = await this.scan<{ pk: number; id: string; workspace_id: string; embedding: Uint8Array }>(
+        `SELECT c.pk, c.id, c.workspace_id, v.embedding FROM conclusions c JOIN conclusion_vectors v ON v.rowid = c.pk
+         WHERE c.pk > ? AND c.deleted_at IS NULL${chosen('c')} ORDER BY c.pk LIMIT ?`,
+        [after === undefined ? 0 : Number(after[0]), ...ids, limit],
       );
       return {
-        rows: rows.map((r) => ({ id: r.id, chunk: 0, vector: floats(r.embedding) })),
+        rows: rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, chunk: 0, vector: floats(r.embedding) })),
         next: rows.length < limit ? undefined : [Number(rows[rows.length - 1].pk)],
       };
     }
     // a chunk's rowid is its message's pk * MAX_CHUNKS_PER_MESSAGE + the chunk
     const from = after === undefined ? 0 : Number(after[0]) * MAX_CHUNKS_PER_MESSAGE + Number(after[1]) + 1;
-    const rows = await this.db.all<{ pk: number; id: string; rowid: number; embedding: Buffer }>(
-      `SELECT m.pk, m.id, e.rowid, e.embedding FROM message_embeddings e JOIN messages m ON m.pk = e.rowid / ${MAX_CHUNKS_PER_MESSAGE}
-       WHERE e.rowid >= ? AND m.workspace_id = ? ORDER BY e.rowid LIMIT ?`,
-      [from, workspaceId, limit],
+    const rows = await this.scan<{ pk: number; id: string; workspace_id: string; rowid: number; embedding: Uint8Array }>(
+      `SELECT m.pk, m.id, m.workspace_id, e.rowid, e.embedding FROM message_embeddings e JOIN messages m ON m.pk = e.rowid / ${MAX_CHUNKS_PER_MESSAGE}
+       WHERE e.rowid >= ?${chosen('m')} ORDER BY e.rowid LIMIT ?`,
+      [from, ...ids, limit],
     );
     const last = rows[rows.length - 1];
     return {
-      rows: rows.map((r) => ({ id: r.id, chunk: Number(r.rowid) % MAX_CHUNKS_PER_MESSAGE, vector: floats(r.embedding) })),
+      rows: rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, chunk: Number(r.rowid) % MAX_CHUNKS_PER_MESSAGE, vector: floats(r.embedding) })),
       next: rows.length < limit ? undefined : [Number(last.pk), Number(last.rowid) % MAX_CHUNKS_PER_MESSAGE],
     };
   }
