@@ -126,7 +126,7 @@ describe('engram export and engram import', () => {
 });
 
 describe('engram import --from-honcho', () => {
-  it('copies every workspace of a running Engram (auth on) through its v3 API: peers, sessions, members and their configuration, messages, conclusions, cards, summaries of the API, webhooks', async () => {
+  it('copies every workspace of a running Engram (auth on) through its v3 API: peers, sessions, members and their configuration, messages, conclusions, cards, summaries, webhooks', async () => {
     const secret = 'portability-secret-of-reasonable-length';
     const source = await store(TARGET);
     const server = await startServerProcess({ DATABASE_URL: source.url, LOG_LEVEL: 'warn', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: secret, RUN_WORKERS: 'false' });
@@ -151,6 +151,9 @@ describe('engram import --from-honcho', () => {
         await call('POST', `/v3/workspaces/${w}/sessions/chat/messages`, { messages: messages.slice(0, 100) });
         await call('POST', `/v3/workspaces/${w}/sessions/chat/messages`, { messages: messages.slice(100) });
         await call('POST', `/v3/workspaces/${w}/sessions/deleted/messages`, { messages: [{ peer_id: 'alice', content: 'in a deleted session' }] });
+        // a summary as the summarizer stores it (no worker runs here), covering the third message
+        const listed = (await call('POST', `/v3/workspaces/${w}/sessions/chat/messages/list?size=5`, {})) as { items: { id: string }[] };
+        await source.database.store.reasoning.saveSummary(w, 'chat', { type: 'short', content: 'They counted.', messageId: listed.items[2].id, messageSeq: 3, tokenCount: 4, createdAt: new Date('2026-02-02T00:00:00.123Z') });
         await call('POST', `/v3/workspaces/${w}/conclusions`, {
           conclusions: [
             { content: 'Alice likes tea', observer_id: 'alice', observed_id: 'alice', session_id: 'chat' },
@@ -188,6 +191,8 @@ describe('engram import --from-honcho', () => {
       expect(members(pick(copy, 'membership'))).toEqual(members(pick(original, 'membership')));
       const conclusions = (rows: Record<string, unknown>[]) => rows.map((c) => [c.id, c.observer_id, c.observed_id, c.session_id, c.level, c.content, c.created_at]);
       expect(conclusions(pick(copy, 'conclusion'))).toEqual(conclusions(pick(original, 'conclusion')));
+      expect(pick(copy, 'summary')).toEqual(pick(original, 'summary'));
+      expect(pick(copy, 'summary')).toHaveLength(2);
       const cards = (rows: Record<string, unknown>[]) => rows.map((c) => [c.workspace_id, c.observer_id, c.target_id, c.card]);
       expect(cards(pick(copy, 'peer_card'))).toEqual(cards(pick(original, 'peer_card')));
 
