@@ -1,4 +1,5 @@
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { once } from 'node:events';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable, Writable } from 'node:stream';
@@ -75,6 +76,8 @@ export async function runExport(config: Config, options: { workspaceIds?: string
   const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   const started = performance.now();
   try {
+    // the file's folder is made if missing, as `engram backup` makes its copy's
+    if (options.output !== undefined) mkdirSync(dirname(options.output), { recursive: true });
     const out = options.output === undefined ? process.stdout : createWriteStream(options.output, { flags: 'wx' });
     if (options.output !== undefined) await once(out, 'open');
     const lines = await writeAll(exportText(database.store, { workspaceIds: options.workspaceIds, withVectors: options.withVectors, now: new Date() }), out);
