@@ -89,6 +89,9 @@ describe('export and import', () => {
     expect((await s.peers.scopesAmong('ws-r', ['scope.team', 'alice'])).has('scope.team')).toBe(true);
     expect((await s.sessions.list('ws-r', { ...query, order: 'created' })).items.map((x) => x.id)).toEqual(['s1']);
     expect((await s.sessions.findMembership('ws-r', 's1', 'bob'))?.leftAt).not.toBeNull();
+    // the membership rows' copies of their sessions' order (kept by a trigger) are there
+    expect((await s.sessions.ofPeer('ws-r', 'alice', { ...query, order: 'created-then-insertion' })).items.map((x) => x.id)).toEqual(['s1', 's2']);
+    expect((await s.sessions.activeOfMember('ws-r', 'alice', 1, 50, false)).items.map((x) => x.id)).toEqual(['s1']);
     const messages = await s.messages.list('ws-r', 's1', query);
     expect(messages.items.map((m) => m.id)).toEqual(['ws-r-m0', 'ws-r-m1', 'ws-r-m3', 'ws-r-m4']);
     expect(messages.total).toBe(4);
