@@ -15,11 +15,21 @@ import { buildModels } from '../../llm/models.js';
 /** Writes `pieces` to `out`, waiting whenever it asks to (its buffer is full): memory stays that of a piece. */
 export async function writeAll(pieces: AsyncIterable<string>, out: Writable): Promise<number> {
   let lines = 0;
-  for await (const piece of pieces) {
-    for (let i = piece.indexOf('\n'); i !== -1; i = piece.indexOf('\n', i + 1)) lines++;
-    if (!out.write(piece)) await once(out, 'drain');
+  // a write that fails (a closed pipe, a full disk) ends the export with that error
+  let failed: Error | undefined;
+  const onError = (error: Error) => (failed ??= error);
+  out.on('error', onError);
+  try {
+    for await (const piece of pieces) {
+      if (failed !== undefined) throw failed;
+      for (let i = piece.indexOf('\n'); i !== -1; i = piece.indexOf('\n', i + 1)) lines++;
+      if (!out.write(piece)) await once(out, 'drain');
+    }
+    if (failed !== undefined) throw failed;
+    return lines;
+  } finally {
+    out.off('error', onError);
   }
-  return lines;
 }
 
 /** The lines of a stream (without their newlines), read a chunk at a time as the consumer asks. */
@@ -91,6 +101,10 @@ export async function runExport(config: Config, options: { workspaceIds?: string
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
       console.error(`engram: ${options.output} exists; name a new file (an export never overwrites one)`);
       return 2;
+    }
+    if ((error as NodeJS.ErrnoException).code === 'EPIPE') {
+      console.error('engram: the output was closed before the export ended');
+      return 1;
     }
     throw error;
   } finally {
