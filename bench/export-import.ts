@@ -9,6 +9,12 @@
  * kind by `engram import`, BENCH_EXPORT_ROUNDS times (3), each command run as its own process under
  * /usr/bin/time (its peak RSS and wall time). Printed: the medians, and the large size's over the
  * small's. Memory flat with size is a peak RSS ratio near 1 while the time grows with the rows.
+ * On SQLite the store's file is read through a memory map (SQLITE_MMAP_MB), whose pages count in
+ * the process's RSS as they are read, though they are the file's and the kernel drops them at will:
+ * BENCH_EXPORT_MMAP_MB=0 runs the commands without it, leaving the process's own memory.
+ * BENCH_EXPORT_STORES=sqlite (or postgres) measures one store. BENCH_EXPORT_NODE_FLAGS are given to
+ * node for each command (`--max-old-space-size=64`: a heap a command holding the store could not
+ * live in; RSS peaks otherwise include the garbage V8 lets build up before it collects).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -23,8 +29,13 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SMALL = Number(process.env.BENCH_EXPORT_SMALL ?? 20_000);
 const LARGE = Number(process.env.BENCH_EXPORT_LARGE ?? 200_000);
 const ROUNDS = Number(process.env.BENCH_EXPORT_ROUNDS ?? 3);
+/** SQLITE_MMAP_MB for the commands (default: the setting's default, 2047): pages of the file read through the map count in RSS. */
+const MMAP_MB = process.env.BENCH_EXPORT_MMAP_MB;
+const ONLY = process.env.BENCH_EXPORT_STORES?.split(',');
+/** Node flags for the commands, e.g. `--max-old-space-size=64`: a heap too small for a store held in memory. */
+const NODE_FLAGS = process.env.BENCH_EXPORT_NODE_FLAGS?.split(' ').filter((flag) => flag !== '') ?? [];
 const dir = mkdtempSync(join(tmpdir(), 'engram-bench-export-'));
-const dialects: ('sqlite' | 'postgres')[] = TEST_DATABASE_URL.startsWith('postgres') ? ['sqlite', 'postgres'] : ['sqlite'];
+const dialects = (TEST_DATABASE_URL.startsWith('postgres') ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const)).filter((d) => ONLY === undefined || ONLY.includes(d));
 const drops: (() => Promise<void>)[] = [];
 
 async function newStore(dialect: 'sqlite' | 'postgres', name: string): Promise<string> {
@@ -85,9 +96,9 @@ async function fill(store: Store, messages: number): Promise<void> {
 
 /** Runs `engram <args>` as a process under /usr/bin/time: its wall time (s) and peak RSS (MB). */
 function measured(args: string[], databaseUrl: string): { seconds: number; rssMb: number } {
-  const result = spawnSync('/usr/bin/time', ['-f', '@@%e %M', process.execPath, '--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const result = spawnSync('/usr/bin/time', ['-f', '@@%e %M', process.execPath, ...NODE_FLAGS, '--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...(MMAP_MB === undefined ? {} : { SQLITE_MMAP_MB: MMAP_MB }) },
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
   });
