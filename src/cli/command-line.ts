@@ -95,8 +95,8 @@ PostgreSQL it refuses: use pg_dump. See README, "Backups".`,
 
 Writes the store's memory as NDJSON (docs/portability.md): a header line, then every workspace,
 peer, session, membership, message, conclusion, peer card, summary, webhook endpoint and the v1
-generation's rows, in dependency order. Reads page by page: memory stays flat however large the
-store. Servers may keep serving meanwhile.
+generation's rows, in dependency order. Reads page by page, holding one page of rows at a time.
+Servers may keep serving meanwhile.
 
   --workspace <id>  only this workspace (repeat for several; default: every workspace)
   --output <file>   write to this new file (default: stdout)
