@@ -75,7 +75,7 @@ describe('engram export and engram import', () => {
     const piped = await importFromStdin(viaStdin.url, text);
     expect(piped.code, piped.stderr).toBe(0);
     expect(rows(await exportAll(viaStdin.database.store))).toBe(rows(text));
-  });
+  }, 120_000);
 
   it('a bad line stops the import with its number and exit 1; usage mistakes exit 2', async () => {
     const target = await store('sqlite');
@@ -91,7 +91,7 @@ describe('engram export and engram import', () => {
     expect((await runCli(['import', file, '--from-honcho', 'http://x'], env(target.url))).code).toBe(2);
     expect((await runCli(['import', join(dir, 'missing.ndjson')], env(target.url))).stderr).toContain('there is no file');
     expect((await runCli(['import', file, '--batch', '0'], env(target.url))).code).toBe(2);
-  });
+  }, 120_000);
 
   it('SIGKILL in the middle of an import, then a rerun: nothing missing, nothing doubled', async () => {
     const source = await store('sqlite');
