@@ -9,6 +9,12 @@ export interface CommandSpec {
   options: Record<string, string>;
   /** Positional arguments, in order; all required. */
   positionals: string[];
+  /** Positional arguments after `positionals` that may be left out. */
+  optionalPositionals?: string[];
+  /** Options that take no value (`--name`; read as the value "true"). */
+  flags?: string[];
+  /** Options of `options` that may be given more than once (every value is in `lists`). */
+  repeatable?: string[];
   summary: string;
   usage: string;
 }
@@ -79,6 +85,43 @@ SQLite: writes a consistent, checked copy of DATABASE_URL to <file>, a new file 
 overwritten; its folder is made if missing), while servers keep serving the store. On
 PostgreSQL it refuses: use pg_dump. See README, "Backups".`,
   },
+  export: {
+    options: { '--workspace': '<id>', '--output': '<file>' },
+    flags: ['--with-vectors'],
+    repeatable: ['--workspace'],
+    positionals: [],
+    summary: 'write workspaces (or all) as one NDJSON stream, to a file or stdout',
+    usage: `usage: engram export [--workspace <id> ...] [--output <file>] [--with-vectors]
+
+Writes the store's memory as NDJSON (docs/portability.md): a header line, then every workspace,
+peer, session, membership, message, conclusion, peer card, summary, webhook endpoint and the v1
+generation's rows, in dependency order. Reads page by page, holding one page of rows at a time.
+Servers may keep serving meanwhile.
+
+  --workspace <id>  only this workspace (repeat for several; default: every workspace)
+  --output <file>   write to this new file (default: stdout)
+  --with-vectors    include the stored vectors (default: left out, made again on import)`,
+  },
+  import: {
+    options: { '--from-honcho': '<url>', '--api-key': '<key>', '--workspace': '<id>', '--batch': '<lines>' },
+    repeatable: ['--workspace'],
+    positionals: [],
+    optionalPositionals: ['<file>'],
+    summary: 'load an export (a file, or - for stdin), or copy workspaces from a running server',
+    usage: `usage: engram import <file>|-  [--batch <lines>]
+       engram import --from-honcho <url> [--api-key <key>] [--workspace <id> ...]
+
+Loads an export into DATABASE_URL (empty or in use): each line is checked, every <lines> lines
+(1000) are written in one transaction, and rows already stored are left as they are, so running
+it again (after a crash too) adds only what is missing. With --from-honcho it copies workspaces
+from a running server through its v3 API instead (docs/portability.md lists what that API does
+not expose). Progress goes to stderr.
+
+  --batch <lines>       lines per transaction (default 1000)
+  --from-honcho <url>   the server's base URL (e.g. https://api.honcho.dev)
+  --api-key <key>       its key (default: none, for a server without auth)
+  --workspace <id>      with --from-honcho: only this workspace (repeat for several)`,
+  },
   mcp: {
     options: { '--workspace': '<id>', '--url': '<engram url>', '--api-key': '<key>' },
     positionals: [],
@@ -126,7 +169,7 @@ ${Object.entries(COMMANDS)
 Settings come from the environment or a .env file (README, "Settings").`;
 
 export type CommandLine =
-  | { kind: 'run'; command: string; options: Record<string, string>; positionals: string[] }
+  | { kind: 'run'; command: string; options: Record<string, string>; positionals: string[]; lists?: Record<string, string[]> }
   | { kind: 'help'; text: string }
   | { kind: 'error'; message: string };
 
@@ -136,11 +179,9 @@ export function usageOf(command: string | undefined): string {
 }
 
 const validOptions = (spec: CommandSpec) =>
-  Object.keys(spec.options).length === 0
+  Object.keys(spec.options).length === 0 && (spec.flags ?? []).length === 0
     ? 'it takes no options'
-    : `valid: ${Object.entries(spec.options)
-        .map(([name, value]) => `${name} ${value}`)
-        .join(', ')}`;
+    : `valid: ${[...Object.entries(spec.options).map(([name, value]) => `${name} ${value}`), ...(spec.flags ?? [])].join(', ')}`;
 
 /** Reads `engram`'s arguments: which command to run with which options, or what to print instead. */
 export function parseCommandLine(args: string[]): CommandLine {
@@ -162,23 +203,31 @@ export function parseCommandLine(args: string[]): CommandLine {
     return { kind: 'help', text: usageOf(topic) };
   }
   const options: Record<string, string> = {};
+  const lists: Record<string, string[]> = {};
   const positionals: string[] = [];
+  const allowed = spec.positionals.length + (spec.optionalPositionals?.length ?? 0);
   const wrong = (message: string): CommandLine => ({ kind: 'error', message: `${first}: ${message}\n\n${spec.usage}` });
   for (let index = 0; index < rest.length; index++) {
     const arg = rest[index];
     if (arg.startsWith('-') && arg !== '-') {
       const [name, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+      if (spec.flags?.includes(name) === true) {
+        if (inline !== undefined) return wrong(`${name} takes no value`);
+        options[name] = 'true';
+        continue;
+      }
       if (!Object.hasOwn(spec.options, name)) return wrong(`unknown option "${name}"; ${validOptions(spec)}`);
       const value = inline ?? rest[++index];
       if (value === undefined || (inline === undefined && value.startsWith('--'))) return wrong(`${name} needs a value: ${name} ${spec.options[name]}`);
+      if (spec.repeatable?.includes(name) === true) (lists[name] ??= []).push(value);
       options[name] = value;
     } else {
-      if (positionals.length >= spec.positionals.length) {
-        return wrong(`unexpected argument "${arg}"${spec.positionals.length === 0 ? '; it takes none' : ''}`);
+      if (positionals.length >= allowed) {
+        return wrong(`unexpected argument "${arg}"${allowed === 0 ? '; it takes none' : ''}`);
       }
       positionals.push(arg);
     }
   }
   if (positionals.length < spec.positionals.length) return wrong(`missing ${spec.positionals.slice(positionals.length).join(' ')}`);
-  return { kind: 'run', command: first, options, positionals };
+  return Object.keys(lists).length === 0 ? { kind: 'run', command: first, options, positionals } : { kind: 'run', command: first, options, positionals, lists };
 }

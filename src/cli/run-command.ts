@@ -9,6 +9,7 @@ import { JobMetrics, ModelCallMetrics, serveWorkerMetrics } from '../http/shared
 import { BackupRefused, backupSqlite } from './commands/backup.js';
 import { reembed } from './commands/reembed.js';
 import { runMcp } from './commands/mcp.js';
+import { runExport, runImport } from './commands/portability.js';
 import cluster from 'node:cluster';
 import pino from 'pino';
 import { ProcessCountError, processCount, serveProcessGroup } from '../server/process-group.js';
@@ -65,8 +66,9 @@ async function runDerive(config: Config, scope: { workspaceId?: string; sessionI
  * module and the server behind it load only when a command runs). Resolves to the exit code, or
  * -1 for a command that keeps running (a server, a worker).
  */
-export async function runCommand(line: { command: string; options: Record<string, string>; positionals: string[] }): Promise<number> {
+export async function runCommand(line: { command: string; options: Record<string, string>; positionals: string[]; lists?: Record<string, string[]> }): Promise<number> {
   const { command, options, positionals } = line;
+  const list = (name: string): string[] | undefined => line.lists?.[name];
   const option = (name: string): string | undefined => options[name];
   switch (command) {
     case 'serve': {
@@ -155,6 +157,34 @@ export async function runCommand(line: { command: string; options: Record<string
         console.error(`engram: ${error.message}`);
         return 2;
       }
+    }
+    case 'export': {
+      const config = configOrExit();
+      return runExport(config, { workspaceIds: list('--workspace'), output: option('--output'), withVectors: option('--with-vectors') === 'true' });
+    }
+    case 'import': {
+      const config = configOrExit();
+      const batch = option('--batch');
+      if (batch !== undefined && !(/^\d+$/.test(batch) && Number(batch) >= 1 && Number(batch) <= 100000)) {
+        console.error(`engram: --batch must be an integer from 1 to 100000, got "${batch}"`);
+        return 2;
+      }
+      const url = option('--from-honcho');
+      const [file] = positionals;
+      if ((url === undefined) === (file === undefined)) {
+        console.error('engram: import takes a file (or - for stdin), or --from-honcho <url>, one of the two');
+        return 2;
+      }
+      if (url === undefined && (option('--api-key') !== undefined || list('--workspace') !== undefined)) {
+        console.error('engram: --api-key and --workspace go with --from-honcho (a file is imported whole)');
+        return 2;
+      }
+      if (url !== undefined && !/^https?:\/\/[^/]/.test(url)) {
+        console.error(`engram: --from-honcho needs an http(s) URL, got "${url}"`);
+        return 2;
+      }
+      const batchLines = batch === undefined ? undefined : Number(batch);
+      return runImport(config, url === undefined ? { file, batchLines } : { batchLines, fromHoncho: { url, apiKey: option('--api-key'), workspaceIds: list('--workspace') } });
     }
     case 'mcp':
       return runMcp(Object.entries(options).flat());

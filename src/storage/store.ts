@@ -1,5 +1,6 @@
 import type { FilterNode } from './filter.js';
 import type { VectorIndex } from './vector-index.js';
+import type { PortableStore } from './portable.js';
 
 /**
  * The storage interface: everything the domain knows about persistence. Records use
@@ -383,6 +384,8 @@ export interface Store {
   readonly scopes: ScopeStore;
   /** A peer's deletion and forgetting chosen conclusions, bound to this connection or transaction. */
   readonly erasure: ErasureStore;
+  /** Whole rows for export and import (storage/portable.ts), bound to this connection or transaction. */
+  readonly portable: PortableStore;
   /**
    * Calls `listener` whenever this process has queued jobs through this store, once they are
    * committed (so a worker woken by it can claim them). Returns what removes the listener.

@@ -35,6 +35,23 @@ export interface VectorIndex {
   nearestMessages(query: MessageVectorQuery): Promise<Neighbour<'messageId'>[]>;
   /** Removes every vector and the fixed size (`engram reembed` then embeds everything again). */
   clear(): Promise<void>;
+  /**
+   * A page of the stored vectors of live conclusions or of message chunks of the workspaces
+   * `workspaceIds` (undefined: all), in the owners' storage order then by chunk, after `after`
+   * (the previous page's `next`): `engram export --with-vectors`.
+   */
+  exportPage(what: 'conclusions' | 'messages', workspaceIds: readonly string[] | undefined, after: readonly (string | number)[] | undefined, limit: number): Promise<VectorExportPage>;
+}
+
+export interface VectorExportPage {
+  /** The owner's id and workspace, the chunk (0 for a conclusion) and the floats. */
+  rows: { id: string; workspaceId: string; chunk: number; vector: number[] }[];
+  next: readonly number[] | undefined;
+}
+
+/** The floats of a stored float32 vector in one form whichever database read them (9 significant digits restore a float32 exactly). */
+export function exportedFloats(values: ArrayLike<number>): number[] {
+  return Array.from(values, (x) => Number(Math.fround(x).toPrecision(9)));
 }
 
 export interface ConclusionVector {

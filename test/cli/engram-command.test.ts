@@ -72,7 +72,10 @@ describe('engram --help and help <command>', () => {
 
 describe('engram: mistakes exit 2 and say what is valid', () => {
   it.each([
-    [['serv'], /unknown command "serv"; the commands are serve, worker, migrate, derive, reembed, backup, mcp, token, help/],
+    [['serv'], /unknown command "serv"; the commands are serve, worker, migrate, derive, reembed, backup, export, import, mcp, token, help/],
+    [['export', '--with-vectors=yes'], /export: --with-vectors takes no value/],
+    [['export', '--workspaces', 'a'], /export: unknown option "--workspaces"; valid: --workspace <id>, --output <file>, --with-vectors/],
+    [['import', 'a.ndjson', 'b.ndjson'], /import: unexpected argument "b.ndjson"/],
     [['--processes', '2'], /unknown option "--processes"; the commands are serve/],
     [['serve', '--process', '2'], /serve: unknown option "--process"; valid: --processes <n>/],
     [['migrate', '--force'], /migrate: unknown option "--force"; it takes no options/],
@@ -95,6 +98,16 @@ describe('engram: mistakes exit 2 and say what is valid', () => {
     expect(parseCommandLine(['token', '--workspace=demo', '--peer', 'alice'])).toEqual({ kind: 'run', command: 'token', options: { '--workspace': 'demo', '--peer': 'alice' }, positionals: [] });
     expect(parseCommandLine([])).toEqual({ kind: 'run', command: 'serve', options: {}, positionals: [] });
     expect(parseCommandLine(['backup', './copy.db'])).toEqual({ kind: 'run', command: 'backup', options: {}, positionals: ['./copy.db'] });
+    // a repeatable option keeps every value; a flag takes none
+    expect(parseCommandLine(['export', '--workspace', 'a', '--with-vectors', '--workspace=b'])).toEqual({
+      kind: 'run',
+      command: 'export',
+      options: { '--workspace': 'b', '--with-vectors': 'true' },
+      positionals: [],
+      lists: { '--workspace': ['a', 'b'] },
+    });
+    expect(parseCommandLine(['import', '-'])).toEqual({ kind: 'run', command: 'import', options: {}, positionals: ['-'] });
+    expect(parseCommandLine(['import'])).toEqual({ kind: 'run', command: 'import', options: {}, positionals: [] });
   });
 });
 
@@ -126,7 +139,7 @@ describe('bin/engram.mjs, the command npm links', () => {
 
     // a source edited after the build
     const later = new Date(Date.now() + 60_000);
-    utimesSync(join(folder, 'src', 'config.ts'), later, later);
+    utimesSync(join(folder, 'src', 'config', 'config.ts'), later, later);
     const stale = await migrate();
     expect(stale.code).toBe(0);
     expect(stale.stdout).toMatch(/^already applied {2}0001_/m);

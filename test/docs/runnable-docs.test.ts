@@ -57,6 +57,9 @@ const RECIPES: Record<string, { args: string[]; env?: Record<string, string>; ke
   derive: { args: ['derive', '--workspace', 'demo'] },
   reembed: { args: ['reembed'] },
   backup: { args: ['backup', 'backups/named-command.db'] },
+  export: { args: ['export', '--output', 'exports/named-command.ndjson'] },
+  // an export of nothing (the header alone), which the import checks and stores nothing of
+  import: { args: ['import', 'examples/empty-export.ndjson'] },
   token: { args: ['token', '--workspace', 'demo'], env: { AUTH_JWT_SECRET: 'a-secret-for-the-docs-test' } },
   help: { args: ['help'] },
   // a stdio server: up once it says so (on stderr; stdout carries only protocol)

@@ -634,6 +634,7 @@ describe('a token for workspace A never reads or changes workspace B', () => {
     { method: 'GET', url: (f) => `/v3/workspaces/${f.ws}/forget/records`, denied: ADMIN_ONLY, adminOnly: true },
     { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/conclusions/list?include_superseded=true`, body: () => ({}), denied: NOT_PERMITTED },
     { method: 'GET', url: (f) => `/v3/workspaces/${f.ws}/conclusions/anything/history`, denied: NOT_PERMITTED },
+    { method: 'GET', url: (f) => `/v3/workspaces/${f.ws}/export`, denied: NOT_PERMITTED },
     // v2
     { method: 'POST', url: () => '/v2/workspaces', body: (f) => ({ id: f.ws }), denied: UNAUTHORIZED },
     { method: 'POST', url: () => '/v2/workspaces/list', body: (f) => ({ filters: { id: f.ws } }), denied: ADMIN_ONLY, adminOnly: true },

@@ -154,7 +154,7 @@ describe('the process log', () => {
 
   it('writes out what is pending when the process exits', async () => {
     const file = join(dir, 'exit.log');
-    const script = `import { processLog } from './src/logging.ts'; const log = processLog('info', ${JSON.stringify(file)}); for (let i = 0; i < 1000; i++) log.logger.info({ i }, 'line'); process.exit(0);`;
+    const script = `import { processLog } from './src/server/logging.ts'; const log = processLog('info', ${JSON.stringify(file)}); for (let i = 0; i < 1000; i++) log.logger.info({ i }, 'line'); process.exit(0);`;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: 'inherit' });
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
     expect(read(file)).toHaveLength(1000);

@@ -36,8 +36,9 @@ export interface Reply {
   /** An already serialised JSON body, sent as is (cached pages). */
   json?: string;
   headers?: Readonly<Record<string, string>>;
-  /** A streamed body (`text/event-stream`): each piece is written as it comes. */
+  /** A streamed body (`text/event-stream` unless `streamType` says otherwise): each piece is written as the client takes it. */
   stream?: AsyncIterable<string>;
+  streamType?: string;
 }
 
 /** Seconds a client is asked to wait before retrying while the store is unavailable (503). */
@@ -140,7 +141,7 @@ export function errorReply(error: unknown, mapDomain: (error: DomainError) => Re
 export function send(reply: FastifyReply, result: Reply): FastifyReply {
   reply.code(result.status);
   if (result.headers !== undefined) reply.headers(result.headers);
-  if (result.stream !== undefined) return reply.header('content-type', 'text/event-stream').header('cache-control', 'no-cache').send(Readable.from(result.stream, { objectMode: false }));
+  if (result.stream !== undefined) return reply.header('content-type', result.streamType ?? 'text/event-stream').header('cache-control', 'no-cache').send(Readable.from(result.stream, { objectMode: false }));
   if (result.json !== undefined) return reply.header('content-type', 'application/json').send(result.json);
   if (result.body === undefined) return reply.send();
   return reply.header('content-type', 'application/json').send(JSON.stringify(result.body));

@@ -13,6 +13,8 @@ import {
   type MessageVectorQuery,
   type Neighbour,
   type VectorIndex,
+  type VectorExportPage,
+  exportedFloats,
 } from '../vector-index.js';
 
 /*
@@ -52,6 +54,35 @@ export class PostgresVectorIndex implements VectorIndex {
 
   dimensions(): Promise<number | undefined> {
     return this.sizes.stored();
+  }
+
+  async exportPage(what: 'conclusions' | 'messages', workspaceIds: readonly string[] | undefined, after: readonly (string | number)[] | undefined, limit: number): Promise<VectorExportPage> {
+    if ((await this.sizes.stored()) === undefined) return { rows: [], next: undefined };
+    const floats = (text: string): number[] => exportedFloats(JSON.parse(text) as number[]);
+    const chosen = (alias: string) => (workspaceIds === undefined ? '' : ` AND ${alias}.workspace_id IN (SELECT jsonb_array_elements_text(?::jsonb))`);
+    const ids = workspaceIds === undefined ? [] : [JSON.stringify(workspaceIds)];
+    if (what === 'conclusions') {
+      const rows = await this.db.all<{ pk: number; id: string; workspace_id: string; embedding: string }>(
+        `SELECT c.pk, c.id, c.workspace_id, v.embedding::text AS embedding FROM conclusions c JOIN conclusion_vectors v ON v.conclusion_pk = c.pk
+         WHERE c.pk > ? AND c.deleted_at IS NULL${chosen('c')} ORDER BY c.pk LIMIT ?`,
+        [after === undefined ? 0 : Number(after[0]), ...ids, limit],
+      );
+      return {
+        rows: rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, chunk: 0, vector: floats(r.embedding) })),
+        next: rows.length < limit ? undefined : [Number(rows[rows.length - 1].pk)],
+      };
+    }
+    const [afterPk, afterChunk] = after === undefined ? [0, -1] : [Number(after[0]), Number(after[1])];
+    const rows = await this.db.all<{ pk: number; id: string; workspace_id: string; chunk: number; embedding: string }>(
+      `SELECT m.pk, m.id, m.workspace_id, v.chunk, v.embedding::text AS embedding FROM message_vectors v JOIN messages m ON m.pk = v.message_pk
+       WHERE (v.message_pk > ? OR (v.message_pk = ? AND v.chunk > ?))${chosen('m')} ORDER BY v.message_pk, v.chunk LIMIT ?`,
+      [afterPk, afterPk, afterChunk, ...ids, limit],
+    );
+    const last = rows[rows.length - 1];
+    return {
+      rows: rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, chunk: Number(r.chunk), vector: floats(r.embedding) })),
+      next: rows.length < limit ? undefined : [Number(last.pk), Number(last.chunk)],
+    };
   }
 
   checkDimensions(configured: number): Promise<void> {

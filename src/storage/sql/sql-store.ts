@@ -8,6 +8,7 @@ import { SqlJobStore } from './job-store.js';
 import { SqlMemoryStore } from './memory-store.js';
 import { SqlMessageStore } from './message-store.js';
 import { SqlPeerStore } from './peer-store.js';
+import { SqlPortableStore } from './portable-store.js';
 import { SqlReasoningStore } from './reasoning-store.js';
 import { SqlScopeStore } from './scope-store.js';
 import { SqlErasureStore } from './erasure-store.js';
@@ -137,6 +138,13 @@ export class SqlStore implements Store {
   get erasure(): SqlErasureStore {
     this.erasureStore ??= new SqlErasureStore(this.db, this.sqlDialect);
     return this.erasureStore;
+  }
+
+  private portableStore: SqlPortableStore | undefined;
+
+  get portable(): SqlPortableStore {
+    this.portableStore ??= new SqlPortableStore(this.db, this.sqlDialect);
+    return this.portableStore;
   }
 
   private memoryStore: SqlMemoryStore | undefined;

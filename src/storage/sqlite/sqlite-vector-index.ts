@@ -12,6 +12,8 @@ import {
   type MessageVectorQuery,
   type Neighbour,
   type VectorIndex,
+  type VectorExportPage,
+  exportedFloats,
 } from '../vector-index.js';
 
 /*
@@ -228,6 +230,43 @@ export class SqliteVectorIndex implements VectorIndex {
 
   dimensions(): Promise<number | undefined> {
     return this.sizes.stored();
+  }
+
+  async exportPage(what: 'conclusions' | 'messages', workspaceIds: readonly string[] | undefined, after: readonly (string | number)[] | undefined, limit: number): Promise<VectorExportPage> {
+    if ((await this.sizes.stored()) === undefined) return { rows: [], next: undefined };
+    const floats = (bytes: Uint8Array): number[] => {
+      // the read thread hands a Uint8Array, the connection a Buffer
+      const blob = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const out = new Array<number>(blob.byteLength / 4);
+      for (let i = 0; i < out.length; i++) out[i] = blob.readFloatLE(i * 4);
+      return exportedFloats(out);
+    };
+    // `+`: the walk keeps to the table's own order (see SqlPortableStore.walk)
+    const chosen = (alias: string) => (workspaceIds === undefined ? '' : ` AND +${alias}.workspace_id IN (SELECT value FROM json_each(?))`);
+    const ids = workspaceIds === undefined ? [] : [JSON.stringify(workspaceIds)];
+    if (what === 'conclusions') {
+      const rows = await this.scan<{ pk: number; id: string; workspace_id: string; embedding: Uint8Array }>(
+        `SELECT c.pk, c.id, c.workspace_id, v.embedding FROM conclusions c JOIN conclusion_vectors v ON v.rowid = c.pk
+         WHERE c.pk > ? AND c.deleted_at IS NULL${chosen('c')} ORDER BY c.pk LIMIT ?`,
+        [after === undefined ? 0 : Number(after[0]), ...ids, limit],
+      );
+      return {
+        rows: rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, chunk: 0, vector: floats(r.embedding) })),
+        next: rows.length < limit ? undefined : [Number(rows[rows.length - 1].pk)],
+      };
+    }
+    // a chunk's rowid is its message's pk * MAX_CHUNKS_PER_MESSAGE + the chunk
+    const from = after === undefined ? 0 : Number(after[0]) * MAX_CHUNKS_PER_MESSAGE + Number(after[1]) + 1;
+    const rows = await this.scan<{ pk: number; id: string; workspace_id: string; rowid: number; embedding: Uint8Array }>(
+      `SELECT m.pk, m.id, m.workspace_id, e.rowid, e.embedding FROM message_embeddings e JOIN messages m ON m.pk = e.rowid / ${MAX_CHUNKS_PER_MESSAGE}
+       WHERE e.rowid >= ?${chosen('m')} ORDER BY e.rowid LIMIT ?`,
+      [from, ...ids, limit],
+    );
+    const last = rows[rows.length - 1];
+    return {
+      rows: rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, chunk: Number(r.rowid) % MAX_CHUNKS_PER_MESSAGE, vector: floats(r.embedding) })),
+      next: rows.length < limit ? undefined : [Number(last.pk), Number(last.rowid) % MAX_CHUNKS_PER_MESSAGE],
+    };
   }
 
   checkDimensions(configured: number): Promise<void> {

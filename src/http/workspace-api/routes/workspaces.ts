@@ -4,6 +4,9 @@ import { filtersBody } from '../../shared/fields.js';
 import { presentPage, presentWorkspace } from '../../shared/present.js';
 import { listQuery } from '../../shared/route.js';
 import type { WorkspaceApi } from '../define-route.js';
+import { notFound } from '../../../domain/errors.js';
+import { exportText } from '../../../domain/portability/export.js';
+import { bool, optional } from '../../shared/validate.js';
 
 export function mountWorkspaceRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
   const tags = ['workspaces'];
@@ -33,6 +36,27 @@ export function mountWorkspaceRoutes({ route, g, deps: { ctx } }: WorkspaceApi):
     async handler({ query, body }) {
       const page = await listWorkspaces(ctx, listQuery(query, body, g.name));
       return { status: 200, body: presentPage(page, query.page, query.size, presentWorkspace) };
+    },
+  });
+
+  // an addition of Engram's (docs/portability.md): the workspace as `engram export` writes it
+  route({
+    method: 'GET',
+    url: '/workspaces/:workspace_id/export',
+    generations: ['v3'],
+    scope: { kind: 'workspace' },
+    summary: 'Export the workspace as NDJSON (docs/portability.md)',
+    tags,
+    query: { with_vectors: optional(bool(), () => false) },
+    async handler({ params, query }) {
+      if ((await ctx.store.workspaces.find(params.workspace_id)) === undefined) throw notFound(`Workspace ${params.workspace_id} not found`);
+      const stream = exportText(ctx.store, { workspaceIds: [params.workspace_id], withVectors: query.with_vectors, now: ctx.now() });
+      return {
+        status: 200,
+        stream,
+        streamType: 'application/x-ndjson',
+        headers: { 'content-disposition': `attachment; filename="${encodeURIComponent(params.workspace_id)}.ndjson"` },
+      };
     },
   });
 
