@@ -29,13 +29,17 @@ export default tseslint.config(
   { files: ['**/*.test.ts'], rules: { 'no-loss-of-precision': 'off' } },
   // the domain knows no HTTP, no jobs, no dialect, no model transport and no vendor SDK
   restrict(['src/domain/**/*.ts'], [
-    { group: ['**/http/**', '**/jobs/**', '**/storage/sqlite/**', '**/storage/postgres/**', '**/storage/sql/**', 'fastify', 'pg', 'better-sqlite3'], message: 'The domain only imports storage/store.ts.' },
+    { group: ['**/http/**', '**/jobs/**', '**/runtime/**', '../server/**', '../../server/**', '../cli/**', '../../cli/**', '../mcp/**', '../../mcp/**', '**/storage/sqlite/**', '**/storage/postgres/**', '**/storage/sql/**', 'fastify', 'pg', 'better-sqlite3'], message: 'The domain only imports storage/store.ts.' },
     { group: ['**/llm/**', '!**/llm/provider.js', 'ai', '@ai-sdk/*', 'openai', '@anthropic-ai/*', '@google/*'], message: 'The domain only imports llm/provider.ts.' },
   ]),
   // background jobs reach data through the domain and storage/store.ts, like the routes; no HTTP
   restrict(['src/jobs/**/*.ts'], [
     { group: ['**/http/**', '**/cli/**', '**/storage/sqlite/**', '**/storage/postgres/**', '**/storage/sql/**', 'fastify', 'pg', 'better-sqlite3'], message: 'Jobs import the domain and storage/store.ts only.' },
     { group: ['**/llm/**', '!**/llm/provider.js'], message: 'Jobs only import llm/provider.ts.' },
+  ]),
+  // the composition root and the server process are built on, never imported by, the layers below
+  restrict(['src/http/**/*.ts', 'src/jobs/**/*.ts', 'src/storage/**/*.ts', 'src/llm/**/*.ts', 'src/mcp/**/*.ts', 'src/config/**/*.ts'], [
+    { group: ['../cli/**', '../../cli/**', '**/server/process-group.js', '**/server/connection-hand-off.js', '**/runtime/serve.js'], message: 'Only the command line and the composition root start processes.' },
   ]),
   // model transports know nothing of the layers that use them
   restrict(['src/llm/**/*.ts'], [{ group: ['**/domain/**', '**/http/**', '**/jobs/**', '**/storage/**'], message: 'llm/ does not know the layers above it.' }]),
