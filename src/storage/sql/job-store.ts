@@ -379,11 +379,12 @@ export class SqlJobStore implements JobStore {
 
   async listOfWorkspace(workspaceId: string, status: JobListStatus, offset: number, limit: number): Promise<Page<JobListing>> {
     const where = `workspace_id = ? AND ${LIST_CONDITION[status]}`;
-    const [rows, count] = await Promise.all([
-      this.db.all<JobListingRow>(`SELECT ${LISTING_COLUMNS} FROM jobs WHERE ${where} ORDER BY pk DESC LIMIT ? OFFSET ?`, [workspaceId, limit, offset]),
-      this.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`, [workspaceId]),
-    ]);
-    return { items: rows.map((row) => this.listing(row)), total: Number(count?.n ?? 0) };
+    const count = await this.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM jobs WHERE ${where}`, [workspaceId]);
+    const total = Number(count?.n ?? 0);
+    // a page past the last is empty without a read (its offset may not even be a safe integer)
+    if (offset >= total) return { items: [], total };
+    const rows = await this.db.all<JobListingRow>(`SELECT ${LISTING_COLUMNS} FROM jobs WHERE ${where} ORDER BY pk DESC LIMIT ? OFFSET ?`, [workspaceId, limit, offset]);
+    return { items: rows.map((row) => this.listing(row)), total };
   }
 
   async reopenDead(workspaceId: string, id: string, now: Date): Promise<JobListing | undefined> {

@@ -72,6 +72,10 @@ describe('queue jobs of a workspace', () => {
     expect(second.body).toMatchObject({ total: 5, page: 2, size: 2, pages: 3 });
     expect(second.body.items.map((j: { id: string }) => j.id)).toEqual([`${ws}-2`, `${ws}-1`]);
     expect((await list(ws, 'dead', '?page=9&size=2')).body).toMatchObject({ items: [], total: 5, pages: 3 });
+    // a page whose offset is past any integer the database takes is empty too, not a 500
+    const far = await list(ws, 'dead', '?page=99999999999999999999999&size=7');
+    expect(far.status, far.text).toBe(200);
+    expect(far.body).toMatchObject({ items: [], total: 5 });
   });
 
   it('refuses a missing or unknown state with a 422', async () => {
