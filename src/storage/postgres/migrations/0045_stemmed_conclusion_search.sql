@@ -4,4 +4,5 @@
 -- BM25 is computed over the searched collection alone, the same way on both databases
 -- (src/domain/memory/conclusion-search.ts).
 DROP INDEX IF EXISTS conclusions_search;
-CREATE INDEX conclusions_search_stems ON conclusions USING GIN (to_tsvector('engram_porter', content));
+-- with the small pending list of every GIN index of a written table (migration 0036)
+CREATE INDEX conclusions_search_stems ON conclusions USING GIN (to_tsvector('engram_porter', content)) WITH (gin_pending_list_limit = 256);
