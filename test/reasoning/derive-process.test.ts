@@ -12,7 +12,7 @@ import { buildModels } from '../../src/llm/models.js';
 import { createWorker } from '../../src/runtime/runtime.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { buildTestApp, DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { buildTestApp, databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { facts, silentLogger } from '../support/reasoning-harness.js';
 import { REPRESENT } from '../../src/domain/job-kinds.js';
 
@@ -23,8 +23,9 @@ import { REPRESENT } from '../../src/domain/job-kinds.js';
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'engram-derive-'));
-const databaseUrl = DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'engram.db');
-const base = { DATABASE_URL: databaseUrl, WORKER_POLL_MS: '20', JOB_RETRY_BASE_MS: '20', JOB_RETRY_MAX_MS: '100', LOG_LEVEL: 'warn' };
+// a database of the file's own (on PostgreSQL too): the processes' workers meet only this file's jobs
+const databaseUrl = databaseForProcesses(dir);
+const base = () => ({ DATABASE_URL: databaseUrl(), WORKER_POLL_MS: '20', JOB_RETRY_BASE_MS: '20', JOB_RETRY_MAX_MS: '100', LOG_LEVEL: 'warn' });
 
 let fake: FakeModelServer;
 beforeAll(async () => {
@@ -45,7 +46,7 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 const cli = (args: string[], env: Record<string, string>) => runCli(args, cleanEnv(env));
 
 async function serve(env: Record<string, string>): Promise<ServerProcess> {
-  const server = await startServerProcess({ ...base, ...env });
+  const server = await startServerProcess({ ...base(), ...env });
   // what the server logged, to read a failure by
   onTestFailed(() => console.error(`engram serve, last output:\n${server.output().slice(-20_000)}`));
   return server;
@@ -106,14 +107,14 @@ describe('engram derive', { timeout: 120_000 }, () => {
       await stop(plain, 'SIGTERM');
     }
 
-    const noModel = await cli(['derive', '--workspace', ws], base);
+    const noModel = await cli(['derive', '--workspace', ws], base());
     expect(noModel.code).toBe(2);
     expect(noModel.stderr).toContain('engram: derive needs a deriver model; reasoning off');
-    expect((await cli(['derive', '--session', 's1'], base)).code).toBe(2);
+    expect((await cli(['derive', '--session', 's1'], base())).code).toBe(2);
 
     fake.reset();
     fake.script.defaultChat(facts('alice lives in Porto', 'alice cycles to work'));
-    const withModel = { ...base, ...fake.env(), DERIVER_FLUSH_ENABLED: 'true' };
+    const withModel = { ...base(), ...fake.env(), DERIVER_FLUSH_ENABLED: 'true' };
     const derived = await cli(['derive', '--workspace', ws, '--session', 's1'], withModel);
     expect(derived.stderr).toBe('');
     expect(derived.code).toBe(0);
@@ -160,7 +161,7 @@ describe('a SIGKILL in the middle of a batch', { timeout: 120_000 }, () => {
     }
 
     // the killed worker's lease would run out after the job's timeout (minutes): let that time pass
-    const database: Database = await openDatabase(databaseUrl, { sqlite: { synchronous: 'FULL' }, connectTimeoutMs: 5_000 });
+    const database: Database = await openDatabase(databaseUrl(), { sqlite: { synchronous: 'FULL' }, connectTimeoutMs: 5_000 });
     try {
       const held = await database.driver.all<{ status: string }>("SELECT status FROM jobs WHERE workspace_id = ? AND kind = 'reasoning.represent'", [ws]);
       expect(held.map((job) => job.status)).toEqual(['running']);
