@@ -75,7 +75,7 @@ function isMediaType(value: string): boolean {
 /** Builds the HTTP app with /v2 and /v3 mounted, without listening (tests use inject). */
 export async function buildApp(
   deps: AppDeps,
-): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models; jobMetrics: JobMetrics; flushLog: () => void }> {
+): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models; jobMetrics: JobMetrics; flushLog: () => void; closeLog: () => Promise<void> }> {
   const { config } = deps;
   const log = deps.logger === undefined ? processLog(config.logLevel, deps.logDestination) : undefined;
   const app = Fastify({
@@ -222,5 +222,5 @@ export async function buildApp(
     return reply.code(status).send({ detail: error.message });
   });
 
-  return { app, ctx, models, jobMetrics, flushLog: log?.flush ?? (() => undefined) };
+  return { app, ctx, models, jobMetrics, flushLog: log?.flush ?? (() => undefined), closeLog: log?.close ?? (() => Promise.resolve()) };
 }

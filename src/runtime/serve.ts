@@ -11,7 +11,7 @@ export async function serve(config: Config): Promise<void> {
   const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   await checkVectorDimensions(config, database);
   // the workers are made below (they log through the app); /ready asks them only once listening
-  const { app, models, jobMetrics, flushLog } = await buildApp({ config, database, workers: () => worker?.status() });
+  const { app, models, jobMetrics, flushLog, closeLog } = await buildApp({ config, database, workers: () => worker?.status() });
   for (const step of database.migrations.filter((s) => s.applied)) app.log.info({ migration: step.name }, 'migration applied');
   app.log.info(describeReasoning(config.models));
   for (const notice of config.settingNotices) app.log.warn(notice);
@@ -39,11 +39,11 @@ export async function serve(config: Config): Promise<void> {
       clearInterval(sweep);
       await database.driver.close();
       app.log.info('stopped');
-      flushLog();
+      await closeLog();
       process.exit(0);
     } catch (error) {
       app.log.error({ err: error }, 'error during shutdown');
-      flushLog();
+      await closeLog();
       process.exit(1);
     }
   };

@@ -19,8 +19,14 @@ const MAX_PENDING_BYTES = 64 * 1024;
 /** The process's log: its pino logger, and the request line written beside it. */
 export interface ProcessLog {
   logger: Logger;
-  /** Writes out every line still buffered, synchronously (a graceful stop calls it last). */
+  /** Writes out every line still buffered, synchronously (a stop that cannot wait: a timed-out one). */
   flush(): void;
+  /**
+   * Writes out every line still buffered and resolves once the file holds them all, in the order
+   * logged (a graceful stop's last step). A synchronous flush cannot promise that order: a batch
+   * still being written asynchronously may land after the lines it writes.
+   */
+  close(): Promise<void>;
 }
 
 /** Lines gathered between writes; the pino destination of the process log. */
@@ -29,6 +35,7 @@ class BufferedLines {
   private bytes = 0;
   private timer: NodeJS.Timeout | undefined;
   private readonly out: ReturnType<typeof pino.destination>;
+  private closing: Promise<void> | undefined;
 
   constructor(fd: number) {
     // pino's destination does the writing: asynchronous, in order, waiting out a full pipe
@@ -55,8 +62,20 @@ class BufferedLines {
   }
 
   flushSync(): void {
+    if (this.closing !== undefined) return;
     this.handOver();
     this.out.flushSync();
+  }
+
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      this.handOver();
+      // the destination ends after the write in flight and the ones queued behind it
+      this.out.once('close', () => resolve());
+      this.out.once('error', () => resolve());
+      this.out.end();
+    });
+    return this.closing;
   }
 }
 
@@ -81,6 +100,10 @@ export function processLog(level: string, dest: number | string = 1): ProcessLog
   return {
     logger,
     flush: () => lines.flushSync(),
+    close: () => {
+      open.delete(lines);
+      return lines.close();
+    },
   };
 }
 

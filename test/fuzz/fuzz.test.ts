@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { DIALECT, TEST_DATABASE_URL } from '../support/test-app.js';
+import { databaseForProcesses } from '../support/test-app.js';
 import { createFixture, runConcurrentFuzz, runFuzz } from './fuzz-engine.js';
 import { runMcpFuzz } from './mcp-fuzz.js';
 import { serverProblems, startFuzzModel } from './fuzz-model.js';
@@ -21,12 +21,12 @@ const CONCURRENT_REQUESTS = 240 * RUNS_PER_OPERATION;
 const SECRET = 'fuzz-secret-of-reasonable-length';
 
 const dir = mkdtempSync(join(tmpdir(), 'engram-fuzz-'));
-const databaseUrl = DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'fuzz.db');
+const databaseUrl = databaseForProcesses(dir);
 let server: ServerProcess;
 let exited = false;
 
 beforeAll(async () => {
-  server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' });
+  server = await startServerProcess({ DATABASE_URL: databaseUrl(), LOG_LEVEL: 'warn' });
   void server.exited.then(() => (exited = true));
 });
 
@@ -52,7 +52,7 @@ describe('fuzzing every route of /openapi.json', () => {
   }, 600_000);
 
   it('with auth on, answers tokens of every kind without a 5xx, and a token for another workspace reaches nothing of this one', async () => {
-    const secured = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET });
+    const secured = await startServerProcess({ DATABASE_URL: databaseUrl(), LOG_LEVEL: 'warn', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET });
     let securedExited = false;
     void secured.exited.then(() => (securedExited = true));
     try {
@@ -85,7 +85,7 @@ describe('fuzzing every route of /openapi.json', () => {
     expect(open.toolErrors).toBeLessThan(open.toolResults);
     expect(Object.keys(open.statuses).map(Number)).toContain(400);
 
-    const secured = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET });
+    const secured = await startServerProcess({ DATABASE_URL: databaseUrl(), LOG_LEVEL: 'warn', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET });
     let securedExited = false;
     void secured.exited.then(() => (securedExited = true));
     try {
@@ -111,7 +111,7 @@ describe('fuzzing every route of /openapi.json', () => {
     // deletes of the workspaces, their sessions and peers race every write and read, and the
     // deriver, summaries, dreams and chat (a fake model answering every call)
     const { fake, env } = await startFuzzModel();
-    const group = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', WEB_CONCURRENCY: '2', ...env });
+    const group = await startServerProcess({ DATABASE_URL: databaseUrl(), LOG_LEVEL: 'warn', WEB_CONCURRENCY: '2', ...env });
     let groupExited = false;
     void group.exited.then(() => (groupExited = true));
     try {

@@ -159,4 +159,21 @@ describe('the process log', () => {
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
     expect(read(file)).toHaveLength(1000);
   });
+
+  it('on close, writes out what is pending after the batches still being written, in the order logged', async () => {
+    // batches of 64 KiB are handed to the pipe asynchronously while the lines are logged; the last
+    // line must not overtake them
+    const script = `import { processLog } from './src/server/logging.ts'; const log = processLog('info'); const pad = 'x'.repeat(200); for (let i = 0; i < 3000; i++) log.logger.info({ i, pad }, 'line'); log.logger.info('stopped'); await log.close(); log.logger.info('after the close'); process.exit(0);`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
+    const lines = out
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { i?: number; msg: string });
+    expect(lines.map((line) => line.i ?? line.msg)).toEqual([...Array.from({ length: 3000 }, (_, i) => i), 'stopped']);
+  });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { openDatabase } from '../../src/runtime/database.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { databaseForProcesses, uniqueId } from '../support/test-app.js';
 
 /*
  * `engram serve` as a child process, SIGKILLed right after a scope was given a session holding
@@ -13,12 +13,12 @@ import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'engram-scope-'));
-const databaseUrl = DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'engram.db');
-const base = { DATABASE_URL: databaseUrl, WORKER_POLL_MS: '20', JOB_RETRY_BASE_MS: '20', JOB_RETRY_MAX_MS: '100', LOG_LEVEL: 'warn' };
+const databaseUrl = databaseForProcesses(dir);
+const base = () => ({ DATABASE_URL: databaseUrl(), WORKER_POLL_MS: '20', JOB_RETRY_BASE_MS: '20', JOB_RETRY_MAX_MS: '100', LOG_LEVEL: 'warn' });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function serve(): Promise<ServerProcess> {
-  const server = await startServerProcess(base);
+  const server = await startServerProcess(base());
   onTestFailed(() => console.error(`engram serve, last output:\n${server.output().slice(-20_000)}`));
   return server;
 }
@@ -54,7 +54,7 @@ describe('a SIGKILL during a scope backfill', { timeout: 120_000 }, () => {
     }
 
     // a killed worker's lease runs out after the job's timeout: let that time pass
-    const database = await openDatabase(databaseUrl, { sqlite: { synchronous: 'FULL' }, connectTimeoutMs: 5_000 });
+    const database = await openDatabase(databaseUrl(), { sqlite: { synchronous: 'FULL' }, connectTimeoutMs: 5_000 });
     try {
       const jobs = await database.driver.all<{ status: string }>("SELECT status FROM jobs WHERE workspace_id = ? AND kind = 'scope.backfill'", [ws]);
       expect(jobs).toHaveLength(1);
@@ -79,7 +79,7 @@ describe('a SIGKILL during a scope backfill', { timeout: 120_000 }, () => {
       second.child.kill('SIGTERM');
       await second.exited;
     }
-    const check = await openDatabase(databaseUrl, { connectTimeoutMs: 5_000 });
+    const check = await openDatabase(databaseUrl(), { connectTimeoutMs: 5_000 });
     try {
       const twice = await check.driver.all(
         'SELECT copied_from FROM conclusions WHERE workspace_id = ? AND observer_id = ? AND deleted_at IS NULL GROUP BY copied_from HAVING count(*) > 1',

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../src/http/shared/auth.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { REFERENCE_TOOL_NAMES, call, fixture, httpClient, ok, refused, snapshot, toolArguments } from './mcp-support.js';
 
 /**
@@ -16,7 +16,7 @@ import { REFERENCE_TOOL_NAMES, call, fixture, httpClient, ok, refused, snapshot,
  */
 const SECRET = 'mcp-test-secret-of-reasonable-length';
 const dir = mkdtempSync(join(tmpdir(), 'engram-mcp-'));
-const databaseUrl = DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'mcp.db');
+const databaseUrl = databaseForProcesses(dir);
 
 let fake: FakeModelServer;
 let open: ServerProcess;
@@ -33,7 +33,7 @@ const bearer = (claims: Parameters<typeof mintToken>[1]) => ({ authorization: `B
 
 beforeAll(async () => {
   fake = await startFakeModelServer();
-  const env = { DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', DERIVER_ENABLED: 'false', EMBED_MESSAGES: 'false', LLM_MAX_RETRIES: '0' };
+  const env = { DATABASE_URL: databaseUrl(), LOG_LEVEL: 'warn', DERIVER_ENABLED: 'false', EMBED_MESSAGES: 'false', LLM_MAX_RETRIES: '0' };
   [open, secured] = await Promise.all([
     startServerProcess({ ...env, ...fake.env() }),
     startServerProcess({ ...env, AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET }),

@@ -6,13 +6,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../src/http/shared/auth.js';
 import { ENGRAM, startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { REFERENCE_TOOL_NAMES, fixture, httpClient, ok, refused } from './mcp-support.js';
 
 /** `engram mcp` as a host starts it: a child process speaking MCP on stdin/stdout. */
 const SECRET = 'mcp-stdio-secret-of-reasonable-length';
 const dir = mkdtempSync(join(tmpdir(), 'engram-mcp-stdio-'));
-const databaseUrl = DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'shared.db');
+const databaseUrl = databaseForProcesses(dir);
 let server: ServerProcess;
 const opened: Client[] = [];
 
@@ -43,7 +43,7 @@ async function startStdio(args: string[], env: Record<string, string>): Promise<
 }
 
 beforeAll(async () => {
-  server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET });
+  server = await startServerProcess({ DATABASE_URL: databaseUrl(), LOG_LEVEL: 'warn', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: SECRET });
 });
 
 afterAll(async () => {
@@ -56,7 +56,7 @@ afterAll(async () => {
 describe('engram mcp (stdio)', () => {
   it('serves the tools over the store DATABASE_URL names, shared with a running server, with only protocol on stdout', async () => {
     const w = uniqueId('stdio');
-    const stdio = await startStdio(['--workspace', w], { DATABASE_URL: databaseUrl });
+    const stdio = await startStdio(['--workspace', w], { DATABASE_URL: databaseUrl() });
     const { tools } = await stdio.client.listTools();
     expect(tools.map((t) => t.name).slice(0, REFERENCE_TOOL_NAMES.length)).toEqual(REFERENCE_TOOL_NAMES);
 
@@ -81,7 +81,7 @@ describe('engram mcp (stdio)', () => {
   });
 
   it('without --workspace asks for workspace_id', async () => {
-    const stdio = await startStdio([], { DATABASE_URL: databaseUrl });
+    const stdio = await startStdio([], { DATABASE_URL: databaseUrl() });
     expect(await refused(stdio.client, 'list_peers')).toMatch(/^Failed to list peers: Missing workspace_id\./);
     expect(stdio.errors).toEqual([]);
   });

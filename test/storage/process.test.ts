@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServerProcess } from '../support/server-process.js';
-import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { databaseForProcesses, uniqueId } from '../support/test-app.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'engram-process-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const databaseUrl = DIALECT === 'postgres' ? TEST_DATABASE_URL : join(dir, 'engram.db');
+const databaseUrl = databaseForProcesses(dir);
 
 async function post(baseUrl: string, path: string, body: unknown) {
   const response = await fetch(baseUrl + path, {
@@ -22,7 +22,7 @@ async function post(baseUrl: string, path: string, body: unknown) {
 describe('the server process', () => {
   it('keeps every acknowledged write through a SIGKILL right after the response', async () => {
     const ws = uniqueId();
-    const first = await startServerProcess({ DATABASE_URL: databaseUrl });
+    const first = await startServerProcess({ DATABASE_URL: databaseUrl() });
     const statuses: number[] = [];
     for (let i = 0; i < 20; i++) {
       statuses.push((await post(first.baseUrl, `/v3/workspaces/${ws}/sessions/s${i}/peers`, { [`p${i}`]: {} })).status);
@@ -31,7 +31,7 @@ describe('the server process', () => {
     await first.exited;
     expect(statuses).toEqual(Array(20).fill(200));
 
-    const second = await startServerProcess({ DATABASE_URL: databaseUrl });
+    const second = await startServerProcess({ DATABASE_URL: databaseUrl() });
     try {
       const peers = await post(second.baseUrl, `/v3/workspaces/${ws}/peers/list?size=100`, {});
       expect(peers.body.total).toBe(20);
@@ -45,7 +45,7 @@ describe('the server process', () => {
 
   it('finishes in-flight requests on SIGTERM and exits cleanly', async () => {
     const ws = uniqueId();
-    const server = await startServerProcess({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'info' });
+    const server = await startServerProcess({ DATABASE_URL: databaseUrl(), LOG_LEVEL: 'info' });
     const inFlight = Array.from({ length: 30 }, (_, i) => post(server.baseUrl, `/v3/workspaces/${ws}/sessions/s/peers`, { [`p${i}`]: {} }));
     // let the requests reach the server before the signal
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -70,7 +70,7 @@ describe('the server process', () => {
   });
 
   it('refuses to start on a bad setting, naming it', async () => {
-    const failure = await startServerProcess({ DATABASE_URL: databaseUrl, PORT: 'eighty', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: '' }).then(
+    const failure = await startServerProcess({ DATABASE_URL: databaseUrl(), PORT: 'eighty', AUTH_USE_AUTH: 'true', AUTH_JWT_SECRET: '' }).then(
       () => undefined,
       (error: Error) => error.message,
     );
