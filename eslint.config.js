@@ -9,6 +9,27 @@ const restrict = (files, patterns) => ({
   rules: { 'no-restricted-imports': ['error', { patterns }] },
 });
 
+/** What the domain may never import: HTTP, jobs, the processes, a dialect, a model transport, a vendor SDK. */
+const DOMAIN_OUTSIDE = [
+  { group: ['**/http/**', '**/jobs/**', '**/runtime/**', '../server/**', '../../server/**', '../cli/**', '../../cli/**', '../mcp/**', '../../mcp/**', '**/storage/sqlite/**', '**/storage/postgres/**', '**/storage/sql/**', 'fastify', 'pg', 'better-sqlite3'], message: 'The domain only imports storage/store.ts.' },
+  { group: ['**/llm/**', '!**/llm/provider.js', 'ai', '@ai-sdk/*', 'openai', '@anthropic-ai/*', '@google/*'], message: 'The domain only imports llm/provider.ts.' },
+];
+
+/**
+ * The domain's folders from the bottom up (docs/contributing.md, "Where code goes"): text and
+ * search primitives, filters, the work stored data causes, messages, memory, reasoning, then the
+ * resources that combine them. A folder imports the domain's root files and the layers below it.
+ */
+const DOMAIN_LAYERS = [
+  ['text'],
+  ['search', 'filters'],
+  ['scheduling'],
+  ['messages'],
+  ['memory'],
+  ['reasoning'],
+  ['peers', 'sessions', 'scopes', 'queue', 'portability', 'v1', 'webhooks', 'workspaces'],
+];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/'] },
   js.configs.recommended,
@@ -27,11 +48,18 @@ export default tseslint.config(
   { files: ['web/**/*.js'], languageOptions: { globals: globals.browser } },
   // tests feed literals that lose precision on purpose (big JSON numbers)
   { files: ['**/*.test.ts'], rules: { 'no-loss-of-precision': 'off' } },
-  // the domain knows no HTTP, no jobs, no dialect, no model transport and no vendor SDK
-  restrict(['src/domain/**/*.ts'], [
-    { group: ['**/http/**', '**/jobs/**', '**/runtime/**', '../server/**', '../../server/**', '../cli/**', '../../cli/**', '../mcp/**', '../../mcp/**', '**/storage/sqlite/**', '**/storage/postgres/**', '**/storage/sql/**', 'fastify', 'pg', 'better-sqlite3'], message: 'The domain only imports storage/store.ts.' },
-    { group: ['**/llm/**', '!**/llm/provider.js', 'ai', '@ai-sdk/*', 'openai', '@anthropic-ai/*', '@google/*'], message: 'The domain only imports llm/provider.ts.' },
-  ]),
+  // the domain knows no HTTP, no jobs, no dialect, no model transport and no vendor SDK; its
+  // folders import only the layers below their own (DOMAIN_LAYERS), and its root files none
+  restrict(['src/domain/**/*.ts'], DOMAIN_OUTSIDE),
+  ...DOMAIN_LAYERS.map((layer, at) =>
+    restrict(
+      layer.map((folder) => `src/domain/${folder}/**/*.ts`),
+      at === DOMAIN_LAYERS.length - 1
+        ? DOMAIN_OUTSIDE
+        : [...DOMAIN_OUTSIDE, { group: DOMAIN_LAYERS.slice(at + 1).flat().map((folder) => `../${folder}/**`), message: `src/domain/${layer.join(', ')} imports only the domain layers below it (eslint.config.js, DOMAIN_LAYERS).` }],
+    ),
+  ),
+  restrict(['src/domain/*.ts'], [...DOMAIN_OUTSIDE, { group: ['./*/**'], message: "The domain's root files (context, errors, job kinds ...) are below every folder of the domain." }]),
   // background jobs reach data through the domain and storage/store.ts, like the routes; no HTTP
   restrict(['src/jobs/**/*.ts'], [
     { group: ['**/http/**', '**/cli/**', '**/storage/sqlite/**', '**/storage/postgres/**', '**/storage/sql/**', 'fastify', 'pg', 'better-sqlite3'], message: 'Jobs import the domain and storage/store.ts only.' },

@@ -17,7 +17,7 @@ import { defineConfig } from 'vitest/config';
  * or changes the environment, and each builds its own app and store. A file that asserts on a
  * module's state from start-up (ISOLATED) gets a graph of its own.
  */
-const TIMED = ['test/http/event-loop.test.ts', 'src/domain/messages/token-count.test.ts'];
+const TIMED = ['test/http/event-loop.test.ts', 'src/domain/text/token-count.test.ts'];
 const ISOLATED = ['test/http/tokenizer-lazy.test.ts'];
 const shared = { testTimeout: 30_000, hookTimeout: 60_000, setupFiles: ['test/support/setup-worker-database.ts'] };
 

@@ -20,6 +20,7 @@ import { createDomainContext } from '../src/domain/context.js';
 import { searchMessages } from '../src/domain/messages/search.js';
 import type { MessageRecord } from '../src/storage/store.js';
 import { Corpus } from './corpus.js';
+import { CURRENT_RULES } from '../src/domain/filters/filters.js';
 
 const SMALL = Number(process.env.BENCH_AMONG_SMALL ?? 2_000);
 const SESSIONS = Number(process.env.BENCH_AMONG_SESSIONS ?? 40);
@@ -58,7 +59,7 @@ try {
     const times: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const began = performance.now();
-      await searchMessages(ctx, { workspaceId }, { query, filters: null, limit: 10, generation: 'v3' });
+      await searchMessages(ctx, { workspaceId }, { query, filters: null, limit: 10, rules: CURRENT_RULES });
       times.push(performance.now() - began);
     }
     return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];

@@ -18,6 +18,7 @@ import { createDomainContext } from '../src/domain/context.js';
 import { listConclusions } from '../src/domain/memory/conclusions.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
 import { Corpus } from './corpus.js';
+import { CURRENT_RULES } from '../src/domain/filters/filters.js';
 
 const path = process.env.DATABASE_URL ?? '/tmp/conclusion-scopes.db';
 const fresh = path.startsWith('postgres') || !existsSync(path);
@@ -52,7 +53,7 @@ if (fresh) {
 const some = await database.driver.all<{ id: string }>("SELECT id FROM conclusions WHERE observed_id = 'user-0' ORDER BY pk LIMIT 10");
 ids.push(...some.map((r) => r.id));
 const ctx = createDomainContext(store, domainLimits(loadConfig()));
-const list = (filters: unknown) => listConclusions(ctx, 'bench', { filters, page: 1, size: 50, reverse: false, generation: 'v3' });
+const list = (filters: unknown) => listConclusions(ctx, 'bench', { filters, page: 1, size: 50, reverse: false, rules: CURRENT_RULES });
 const cases: [string, () => Promise<unknown>][] = [
   ['recent of collection in old session', () => store.memory.recentConclusions({ workspaceId: 'bench', observerId: 'assistant', observedId: 'user-0', sessionIds: [session(3)] }, 50)],
   ['recent of collection, 3 sessions', () => store.memory.recentConclusions({ workspaceId: 'bench', observerId: 'assistant', observedId: 'user-0', sessionIds: [session(3), session(9), session(11)] }, 50)],

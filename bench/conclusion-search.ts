@@ -19,6 +19,7 @@ import { createDomainContext } from '../src/domain/context.js';
 import { queryConclusions } from '../src/domain/memory/conclusions.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
 import { Corpus } from './corpus.js';
+import { CURRENT_RULES } from '../src/domain/filters/filters.js';
 
 const PEERS = Number(process.env.CONCLUSION_SEARCH_PEERS ?? 1400);
 const PER_COLLECTION = Number(process.env.CONCLUSION_SEARCH_PER_COLLECTION ?? 50);
@@ -89,7 +90,7 @@ for (let round = 0; round < 3; round++) {
     const filters = { observer_id: observerId, observed_id: observedId };
     const started = performance.now();
     const cpu = process.cpuUsage();
-    found += (await queryConclusions(ctx, 'bench', { query: queries[i], filters, topK: 10, distance: null, generation: 'v3' })).length;
+    found += (await queryConclusions(ctx, 'bench', { query: queries[i], filters, topK: 10, distance: null, rules: CURRENT_RULES })).length;
     each.push(performance.now() - started);
     const used = process.cpuUsage(cpu);
     eachCpu.push((used.user + used.system) / 1000);

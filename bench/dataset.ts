@@ -5,7 +5,7 @@
  * search cases, `loadMessages` adds (to the same workspace) 1,000,000 generated messages over
  * 1,000 chat sessions, through `insertMessages` in transactions of 20,000.
  */
-import { queryTerms } from '../src/domain/messages/query-terms.js';
+import { queryTerms } from '../src/domain/search/query-terms.js';
 import type { MessageRecord, Store } from '../src/storage/store.js';
 import type { Corpus } from './corpus.js';
 

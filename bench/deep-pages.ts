@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/runtime/database.js';
 import { DOCUMENT_FILTER } from '../src/domain/filters/filter-schemas.js';
-import { parseFilters } from '../src/domain/filters/filters.js';
+import { parseFilters, CURRENT_RULES } from '../src/domain/filters/filters.js';
 import { DIALECTS } from '../src/storage/sql/dialects.js';
 import { SqlMemoryStore } from '../src/storage/sql/memory-store.js';
 import { SqlMessageStore } from '../src/storage/sql/message-store.js';
@@ -74,7 +74,7 @@ console.log(`${database.driver.dialect}: ${ROWS.toLocaleString('en')} messages i
 type Read = (points: SeekPoints | undefined, page: number, reverse: boolean) => Promise<Page<unknown>>;
 const d = DIALECTS[database.driver.dialect];
 /** The filter the SDK sends for one observer's conclusions about one peer. */
-const ofPeer = parseFilters(database.store, { observer_id: peerIds[0], observed_id: peerIds[0] }, DOCUMENT_FILTER, 'v3');
+const ofPeer = parseFilters(database.store, { observer_id: peerIds[0], observed_id: peerIds[0] }, DOCUMENT_FILTER, CURRENT_RULES);
 const lists: [string, Read][] = [
   ['messages of a session', (points, page, reverse) => new SqlMessageStore(database.driver, d, points).list(WORKSPACE, SESSION, { filter: null, page, size: SIZE, reverse })],
   ['peers of a workspace', (points, page, reverse) => new SqlPeerStore(database.driver, d, points).list(WORKSPACE, { filter: null, page, size: SIZE, reverse })],

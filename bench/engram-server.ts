@@ -21,9 +21,10 @@ import { buildApp } from '../src/http/app.js';
 import { databaseOptions, openDatabase, type Database } from '../src/runtime/database.js';
 import { loadConfig, type Config } from '../src/config/config.js';
 import { createDomainContext } from '../src/domain/context.js';
-import { rankCandidates } from '../src/domain/messages/rank.js';
-import { SEARCH_CANDIDATES, searchMessages, searchTerms } from '../src/domain/messages/search.js';
-import { tokenCount } from '../src/domain/messages/token-count.js';
+import { rankCandidates } from '../src/domain/search/rank.js';
+import { SEARCH_CANDIDATES } from '../src/domain/search/scoring.js';
+import { searchMessages, searchTerms } from '../src/domain/messages/search.js';
+import { tokenCount } from '../src/domain/text/token-count.js';
 import { isoTime, presentMessage, presentPage, presentPeer, presentSession } from '../src/http/shared/present.js';
 import type { Worker } from '../src/jobs/worker.js';
 import { createWorker } from '../src/runtime/runtime.js';
@@ -33,6 +34,7 @@ import type { SessionListQuery, MessageRecord, Page, PeerRecord, SessionRecord }
 import { checkTokenCounts, Corpus, seededRandom } from './corpus.js';
 import { BENCH_PEER, SAME_MATCHES, chatSenders, chatSessionId, LIST_SESSION, loadDataset, loadMessages, type DatasetShape, type MessageShape } from './dataset.js';
 import { answerCalls } from './ipc.js';
+import { CURRENT_RULES } from '../src/domain/filters/filters.js';
 
 export interface StartRequest {
   databaseUrl: string;
@@ -402,7 +404,7 @@ async function searchAnalysis({ perClass }: { perClass: number }): Promise<Searc
   const peer = chatSenders(1, loaded.shape.sessions)[0];
   const ctx = createDomainContext(db.store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 1 });
   const search = (query: string, scope: { sessionId?: string; peerId?: string } = {}) =>
-    searchMessages(ctx, { workspaceId: ws, ...scope }, { query, filters: null, limit: 10, generation: 'v3' });
+    searchMessages(ctx, { workspaceId: ws, ...scope }, { query, filters: null, limit: 10, rules: CURRENT_RULES });
   const request = (query: string, sessionId?: string) => ({
     workspaceId: ws,
     sessionId,

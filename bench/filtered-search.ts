@@ -15,6 +15,7 @@ import { createDomainContext } from '../src/domain/context.js';
 import { searchMessages } from '../src/domain/messages/search.js';
 import { Corpus } from './corpus.js';
 import { loadMessages } from './dataset.js';
+import { CURRENT_RULES } from '../src/domain/filters/filters.js';
 
 const path = process.env.DATABASE_URL ?? '/tmp/filtered-search.db';
 const fresh = path.startsWith('postgres') || !existsSync(path);
@@ -29,10 +30,10 @@ const words = corpus.words;
 const queries = Array.from({ length: 30 }, (_, i) => (i % 3 === 2 ? `${words[40 + i]} ${words[600 + i * 13]}` : words[20 + i * 17]));
 const sessions = (n: number, at: number) => Array.from({ length: n }, (_, i) => `chat-${String(1 + ((at + i * 37) % 999)).padStart(6, '0')}`);
 const cases: [string, (q: string, i: number) => Promise<unknown>][] = [
-  ['session scope', (q, i) => searchMessages(ctx, { workspaceId: 'bench', sessionId: sessions(1, i)[0] }, { query: q, filters: null, limit: 10, generation: 'v3' })],
-  ['filter session_id', (q, i) => searchMessages(ctx, { workspaceId: 'bench' }, { query: q, filters: { session_id: sessions(1, i)[0] }, limit: 10, generation: 'v3' })],
-  ['filter 5 sessions', (q, i) => searchMessages(ctx, { workspaceId: 'bench' }, { query: q, filters: { session_id: { in: sessions(5, i) } }, limit: 10, generation: 'v3' })],
-  ['filter 100 sessions', (q, i) => searchMessages(ctx, { workspaceId: 'bench' }, { query: q, filters: { session_id: { in: sessions(100, i) } }, limit: 10, generation: 'v3' })],
+  ['session scope', (q, i) => searchMessages(ctx, { workspaceId: 'bench', sessionId: sessions(1, i)[0] }, { query: q, filters: null, limit: 10, rules: CURRENT_RULES })],
+  ['filter session_id', (q, i) => searchMessages(ctx, { workspaceId: 'bench' }, { query: q, filters: { session_id: sessions(1, i)[0] }, limit: 10, rules: CURRENT_RULES })],
+  ['filter 5 sessions', (q, i) => searchMessages(ctx, { workspaceId: 'bench' }, { query: q, filters: { session_id: { in: sessions(5, i) } }, limit: 10, rules: CURRENT_RULES })],
+  ['filter 100 sessions', (q, i) => searchMessages(ctx, { workspaceId: 'bench' }, { query: q, filters: { session_id: { in: sessions(100, i) } }, limit: 10, rules: CURRENT_RULES })],
 ];
 for (const [name, run] of cases) {
   const times: number[] = [];

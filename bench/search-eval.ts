@@ -36,10 +36,10 @@ import { pathToFileURL } from 'node:url';
 import { openDatabase } from '../src/runtime/database.js';
 import { parseReasoningConfig } from '../src/config/reasoning.js';
 import { createDomainContext, type DomainContext, type ReasoningRuntime } from '../src/domain/context.js';
-import { rankCandidates } from '../src/domain/messages/rank.js';
+import { rankCandidates } from '../src/domain/search/rank.js';
 import { searchMessages, searchTerms } from '../src/domain/messages/search.js';
 import { rankMessagesByVector } from '../src/domain/messages/vector-search.js';
-import { embedStoredMessages } from '../src/domain/reasoning/embeddings.js';
+import { embedStoredMessages } from '../src/domain/search/embeddings.js';
 import { buildModels } from '../src/llm/models.js';
 import type { Embedder } from '../src/llm/provider.js';
 import { queryConclusions } from '../src/domain/memory/conclusions.js';
@@ -47,12 +47,13 @@ import type { ConclusionRecord, MessageRecord, Store } from '../src/storage/stor
 import { factSets, type FactSet } from './qa-facts.js';
 import { qaConversations, type QaConversation } from './qa-conversations.js';
 import { MESSAGES_PER_EMBED_JOB } from '../src/domain/job-kinds.js';
+import { CURRENT_RULES } from '../src/domain/filters/filters.js';
 
 /** Ranks the messages of a session for a question: message ids, best first. */
 export type Ranker = (ctx: DomainContext, workspaceId: string, sessionId: string, question: string) => Promise<string[]>;
 
 const fullText: Ranker = async (ctx, workspaceId, sessionId, question) =>
-  (await searchMessages(ctx, { workspaceId, sessionId }, { query: question, filters: null, limit: 10, generation: 'v3' })).map((m) => m.id);
+  (await searchMessages(ctx, { workspaceId, sessionId }, { query: question, filters: null, limit: 10, rules: CURRENT_RULES })).map((m) => m.id);
 
 const everyWord: Ranker = async (ctx, workspaceId, sessionId, question) => {
   const terms = searchTerms(question);
@@ -68,13 +69,13 @@ function withModel(ctx: DomainContext, runtime: ReasoningRuntime): DomainContext
 /** Message search as served with an embedding model: full text and vectors fused (search.ts). */
 export function hybridRanker(runtime: ReasoningRuntime): Ranker {
   return async (ctx, workspaceId, sessionId, question) =>
-    (await searchMessages(withModel(ctx, runtime), { workspaceId, sessionId }, { query: question, filters: null, limit: 10, generation: 'v3' })).map((m) => m.id);
+    (await searchMessages(withModel(ctx, runtime), { workspaceId, sessionId }, { query: question, filters: null, limit: 10, rules: CURRENT_RULES })).map((m) => m.id);
 }
 
 /** The vector half of the hybrid search alone. */
 export function vectorRanker(runtime: ReasoningRuntime): Ranker {
   return async (ctx, workspaceId, sessionId, question) =>
-    (await rankMessagesByVector(withModel(ctx, runtime), { workspaceId, sessionId }, { query: question, filters: null, limit: 10, generation: 'v3' })) ?? [];
+    (await rankMessagesByVector(withModel(ctx, runtime), { workspaceId, sessionId }, { query: question, filters: null, limit: 10, rules: CURRENT_RULES })) ?? [];
 }
 
 /** An embedder that counts its calls and failures (a failing model makes the search fall back to full text silently). */
@@ -275,7 +276,7 @@ export async function measureConclusionRecall(ctx: DomainContext, workspaceId: s
   const rankers: Record<string, (set: FactSet, index: number, question: string) => Promise<string[]>> = {
     'plain BM25 (words as written, stop words kept)': async (set, index, question) => plainBm25(set.facts, question, 10).map((at) => ids[index][at]),
     'conclusion search (conclusions/query without an embedding model)': async (set, _index, question) =>
-      (await queryConclusions(ctx, workspaceId, { query: question, topK: 10, distance: null, filters: { observer: 'assistant', observed: set.subject }, generation: 'v3' })).map((c) => c.id),
+      (await queryConclusions(ctx, workspaceId, { query: question, topK: 10, distance: null, filters: { observer: 'assistant', observed: set.subject }, rules: CURRENT_RULES })).map((c) => c.id),
   };
   const results: ConclusionRecallResult[] = [];
   for (const [name, ranker] of Object.entries(rankers)) {

@@ -22,6 +22,7 @@ import { SqlMessageStore } from '../src/storage/sql/message-store.js';
 import { SqlStore } from '../src/storage/sql/sql-store.js';
 import { Corpus } from './corpus.js';
 import { loadMessages } from './dataset.js';
+import { CURRENT_RULES } from '../src/domain/filters/filters.js';
 
 const url = process.env.DATABASE_URL ?? '';
 if (!url.startsWith('postgres')) throw new Error('DATABASE_URL must name a PostgreSQL database');
@@ -79,7 +80,7 @@ for (let round = 0; round < 4; round++) {
   for (const [index, query] of queries.entries()) {
     const answers: string[] = [];
     for (const which of round % 2 === 0 ? [0, 1] : [1, 0]) {
-      const search = () => searchMessages(contexts[which], { workspaceId: WORKSPACE }, { query, filters: null, limit: 10, generation: 'v3' });
+      const search = () => searchMessages(contexts[which], { workspaceId: WORKSPACE }, { query, filters: null, limit: 10, rules: CURRENT_RULES });
       answers[which] = (await search()).map((m) => m.id).join();
       const ms = await timed(search, 2);
       if (round > 0) sums[which][index < queryRanks.length ? 0 : 1] += ms;

@@ -1,5 +1,5 @@
 import { databaseOptions, openDatabase } from '../runtime/database.js';
-import { deriveStoredMessages } from '../domain/reasoning/deriver.js';
+import { deriveStoredMessages } from '../domain/scheduling/queue-reasoning.js';
 import { mintToken } from '../http/shared/auth.js';
 import { checkVectorDimensions, composeRuntime, createWorker } from '../runtime/runtime.js';
 import { configOrExit, serve } from '../runtime/serve.js';

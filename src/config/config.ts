@@ -3,7 +3,7 @@ import { parse as parseDotenv } from 'dotenv';
 import { parseReasoningConfig } from './reasoning.js';
 import { settingReader, type SettingValue } from './read-settings.js';
 import { SETTINGS } from './settings.js';
-import type { ReasoningSettings } from '../domain/reasoning/settings.js';
+import type { ReasoningSettings } from '../domain/reasoning-settings.js';
 import type { ModelSettings } from '../llm/settings.js';
 
 /**

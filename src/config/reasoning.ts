@@ -1,4 +1,4 @@
-import type { ReasoningSettings } from '../domain/reasoning/settings.js';
+import type { ReasoningSettings } from '../domain/reasoning-settings.js';
 import {
   credentialsHint,
   DIALECTIC_LEVELS,

@@ -1,8 +1,8 @@
 import { nanoid } from 'nanoid';
 import type { Models } from '../llm/provider.js';
 import type { Store } from '../storage/store.js';
-import type { ChatReport } from './reasoning/chat.js';
-import type { ReasoningSettings } from './reasoning/settings.js';
+import type { ChatReport } from './chat-report.js';
+import type { ReasoningSettings } from './reasoning-settings.js';
 import { eventLoopTurns, immediateTurns, type Turns } from './turns.js';
 
 export interface DomainLimits {

@@ -2,7 +2,7 @@ import { within, type DomainContext } from '../domain/context.js';
 import { DREAM, DREAM_AUTO, EMBED_CONCLUSIONS, EMBED_MESSAGES, REPRESENT, SUMMARIZE } from '../domain/job-kinds.js';
 import { processRepresentationUnit } from '../domain/reasoning/deriver.js';
 import { runDream } from '../domain/reasoning/dreams.js';
-import { embedStoredConclusions, embedStoredMessages } from '../domain/reasoning/embeddings.js';
+import { embedStoredConclusions, embedStoredMessages } from '../domain/search/embeddings.js';
 import { processSummary } from '../domain/reasoning/summaries.js';
 import type { KindHandler, KindHandlers } from './catalog.js';
 

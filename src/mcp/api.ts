@@ -7,7 +7,7 @@
  */
 
 import type { DomainContext } from '../domain/context.js';
-import { getSessionContext, getSessionSummaries } from '../domain/messages/context.js';
+import { getSessionContext, getSessionSummaries } from '../domain/sessions/context.js';
 import { createMessages, getMessage, listMessages } from '../domain/messages/messages.js';
 import { searchMessages, type SearchScope } from '../domain/messages/search.js';
 import { createConclusions, deleteConclusion, listConclusions, queryConclusions } from '../domain/memory/conclusions.js';
@@ -16,7 +16,7 @@ import { DEFAULT_MAX_CONCLUSIONS, getPeerContext, getPeerRepresentation } from '
 import { getOrCreatePeer, listPeersOfWorkspace, listSessionsOfPeer, updatePeer } from '../domain/peers/peers.js';
 import { getQueueStatus } from '../domain/queue/queue-status.js';
 import { prepareChat } from '../domain/reasoning/chat.js';
-import { scheduleDream } from '../domain/reasoning/dream-schedule.js';
+import { scheduleDream } from '../domain/scheduling/dream-schedule.js';
 import {
   addPeersToSession,
   cloneSession,
@@ -48,6 +48,7 @@ import type { JsonObject } from '../storage/store.js';
 import { refuseScopes, refuseScopeUpdate } from '../domain/scopes/scope-guards.js';
 import { addSessionsToScope, createScope, listScopes, listScopeSessions, removeSessionFromScope, scopeStatus } from '../domain/scopes/scopes.js';
 import { ScopeCreate, ScopeSessionsAdd } from '../http/shared/scope-schemas.js';
+import { CURRENT_RULES } from '../domain/filters/filters.js';
 
 /** An input the route's schema refuses: the items of the API's 422 body. */
 export class InvalidInput extends Error {
@@ -154,7 +155,7 @@ export class Api {
   async listWorkspaces(page: number, size: number) {
     await this.authorize(ROUTE_SCOPES.workspaceList, {});
     const query = validQuery(paged, { page, size });
-    return listWorkspaces(this.ctx, listQuery(query, undefined, 'v3'));
+    return listWorkspaces(this.ctx, listQuery(query, undefined, CURRENT_RULES));
   }
 
   /** `PUT /v3/workspaces/{w}`. */
@@ -181,7 +182,7 @@ export class Api {
   async listPeers(workspaceId: string, page = 1, size = 50) {
     await this.authorize(ROUTE_SCOPES.peerList, { workspaceId });
     const query = validQuery(paged, { page, size });
-    return listPeersOfWorkspace(this.ctx, workspaceId, listQuery(query, undefined, 'v3'));
+    return listPeersOfWorkspace(this.ctx, workspaceId, listQuery(query, undefined, CURRENT_RULES));
   }
 
   /** `PUT /v3/workspaces/{w}/peers/{p}`. */
@@ -195,7 +196,7 @@ export class Api {
   async peerSessions(workspaceId: string, peerId: string, page = 1, size = 50, filters?: JsonObject) {
     await this.authorize(ROUTE_SCOPES.peerSessions, { workspaceId, peerId });
     const query = validQuery(pagedReversible, { page, size });
-    return listSessionsOfPeer(this.ctx, workspaceId, peerId, listQuery(query, valid(filtersBody, defined({ filters })), 'v3'));
+    return listSessionsOfPeer(this.ctx, workspaceId, peerId, listQuery(query, valid(filtersBody, defined({ filters })), CURRENT_RULES));
   }
 
   // ---------------------------------------------------------------- sessions
@@ -215,7 +216,7 @@ export class Api {
   async listSessions(workspaceId: string, page = 1, size = 50) {
     await this.authorize(ROUTE_SCOPES.sessionList, { workspaceId });
     const query = validQuery(paged, { page, size });
-    return listSessions(this.ctx, workspaceId, listQuery(query, undefined, 'v3'));
+    return listSessions(this.ctx, workspaceId, listQuery(query, undefined, CURRENT_RULES));
   }
 
   /** `PUT /v3/workspaces/{w}/sessions/{s}`. */
@@ -287,7 +288,7 @@ export class Api {
   async listMessages(workspaceId: string, sessionId: string, filters?: JsonObject, page = 1, size = 50) {
     await this.authorize(ROUTE_SCOPES.messageList, { workspaceId, sessionId });
     const query = validQuery(pagedReversible, { page, size });
-    return listMessages(this.ctx, workspaceId, sessionId, listQuery(query, valid(filtersBody, defined({ filters })), 'v3'));
+    return listMessages(this.ctx, workspaceId, sessionId, listQuery(query, valid(filtersBody, defined({ filters })), CURRENT_RULES));
   }
 
   /** `GET /v3/workspaces/{w}/sessions/{s}/messages/{m}`. */
@@ -300,7 +301,7 @@ export class Api {
   async searchMessages(scope: SearchScope, body: { query: string; filters?: JsonObject; limit?: number }) {
     const rule = scope.sessionId !== undefined ? ROUTE_SCOPES.searchSession : scope.peerId !== undefined ? ROUTE_SCOPES.searchPeer : ROUTE_SCOPES.searchWorkspace;
     await this.authorize(rule, scope);
-    return searchMessages(this.ctx, scope, { ...valid(messageSearch, defined(body)), generation: 'v3' });
+    return searchMessages(this.ctx, scope, { ...valid(messageSearch, defined(body)), rules: CURRENT_RULES });
   }
 
   // ---------------------------------------------------------------- peer memory and chat
@@ -379,14 +380,14 @@ export class Api {
   async listConclusions(workspaceId: string, filters: JsonObject, page = 1, size = 50) {
     await this.authorize(ROUTE_SCOPES.conclusions, { workspaceId });
     const query = validQuery(pagedReversible, { page, size });
-    return listConclusions(this.ctx, workspaceId, listQuery(query, valid(filtersBody, { filters }), 'v3'));
+    return listConclusions(this.ctx, workspaceId, listQuery(query, valid(filtersBody, { filters }), CURRENT_RULES));
   }
 
   /** `POST /v3/workspaces/{w}/conclusions/query`. */
   async queryConclusions(workspaceId: string, body: { query: string; top_k?: number; filters: JsonObject }) {
     await this.authorize(ROUTE_SCOPES.conclusions, { workspaceId });
     const parsed = valid(conclusionQuery, defined(body));
-    return queryConclusions(this.ctx, workspaceId, { query: parsed.query, topK: parsed.top_k, distance: parsed.distance, filters: parsed.filters, generation: 'v3' });
+    return queryConclusions(this.ctx, workspaceId, { query: parsed.query, topK: parsed.top_k, distance: parsed.distance, filters: parsed.filters, rules: CURRENT_RULES });
   }
 
   /** `DELETE /v3/workspaces/{w}/conclusions/{id}`. */

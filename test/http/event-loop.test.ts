@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tokenCount } from '../../src/domain/messages/token-count.js';
+import { tokenCount } from '../../src/domain/text/token-count.js';
 import { buildTestApp, DIALECT, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encoderLoaded, exceedsTokens } from '../../src/domain/messages/token-count.js';
+import { encoderLoaded, exceedsTokens } from '../../src/domain/text/token-count.js';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { splitModel } from '../../src/config/reasoning.js';
-import { DEFAULT_REASONING_SETTINGS } from '../../src/domain/reasoning/settings.js';
+import { DEFAULT_REASONING_SETTINGS } from '../../src/domain/reasoning-settings.js';
 import { buildModels, describeReasoning } from '../../src/llm/models.js';
 import { configProblems as problems, loadEnv as load } from '../support/config-env.js';
 

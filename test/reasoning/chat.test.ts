@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
-import { tokenCount } from '../../src/domain/messages/token-count.js';
+import { tokenCount } from '../../src/domain/text/token-count.js';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*

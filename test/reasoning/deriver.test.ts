@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDomainContext } from '../../src/domain/context.js';
-import { deriveStoredMessages } from '../../src/domain/reasoning/deriver.js';
+import { deriveStoredMessages } from '../../src/domain/scheduling/queue-reasoning.js';
 import { reasoningRuntime } from '../../src/runtime/runtime.js';
 import { buildModels } from '../../src/llm/models.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dreamQueueKey } from '../../src/domain/reasoning/dream-schedule.js';
+import { dreamQueueKey } from '../../src/domain/scheduling/dream-schedule.js';
 import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/runtime/runtime.js';
 import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';

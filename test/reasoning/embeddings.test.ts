@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/runtime/database.js';
 import { reembed } from '../../src/cli/commands/reembed.js';
-import { tokenCount } from '../../src/domain/messages/token-count.js';
+import { tokenCount } from '../../src/domain/text/token-count.js';
 import { checkVectorDimensions } from '../../src/runtime/runtime.js';
 import { VectorSizeError, type ConclusionRecord } from '../../src/storage/store.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domain/errors.js';
-import { parseFilter, V2_FILTER_RULES, V3_FILTER_RULES, type ColumnKind, type FilterSchema } from '../../src/domain/filters/parse-filter.js';
+import { parseFilter, WILDCARD_FILTER_RULES, CURRENT_FILTER_RULES, type ColumnKind, type FilterSchema } from '../../src/domain/filters/parse-filter.js';
 import { compileFilter as compileSql } from '../../src/storage/sql/compile-filter.js';
 import { addCaseFolding } from '../../src/storage/sqlite/sqlite-driver.js';
 import type { DialectName } from '../../src/storage/sql/dialect.js';
@@ -38,7 +38,7 @@ function compileFilter(filter: unknown, model: FilterModel, dialect: DialectName
   const sqlDialect = DIALECTS[dialect];
   let parsed;
   try {
-    parsed = parseFilter(filter, schema, gen === 'v2' ? V2_FILTER_RULES : V3_FILTER_RULES, { likePatternBytes: sqlDialect.likePatternBytes });
+    parsed = parseFilter(filter, schema, gen === 'v2' ? WILDCARD_FILTER_RULES : CURRENT_FILTER_RULES, { likePatternBytes: sqlDialect.likePatternBytes });
   } catch (error) {
     if (error instanceof DomainError && error.code === 'invalid_input') throw new FilterError(error.message);
     throw error;

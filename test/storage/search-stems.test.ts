@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildVocabulary } from '../../bench/corpus.js';
 import { openDatabase, type Database } from '../../src/runtime/database.js';
-import { fold, stem, TOKEN } from '../../src/domain/messages/query-terms.js';
+import { fold, stem, TOKEN } from '../../src/domain/search/query-terms.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /**

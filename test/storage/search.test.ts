@@ -13,6 +13,7 @@ import type { FilterNode } from '../../src/storage/filter.js';
 import type { MessageRecord, MessageSearch, Store } from '../../src/storage/store.js';
 import { planLines, recordingExecutor } from '../support/recording-executor.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { CURRENT_RULES } from '../../src/domain/filters/filters.js';
 
 let counter = 0;
 
@@ -89,7 +90,7 @@ describe('full-text search candidates', () => {
     await addMessages(database.store, ws, 'e', [['alice', 'canoe e, newest of all']]);
     const ctx = createDomainContext(database.store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 3 });
     const ids = async (scope: { sessionId?: string }, filters: Record<string, unknown> | null, query = 'canoe') =>
-      (await searchMessages(ctx, { workspaceId: ws, ...scope }, { query, filters, limit: 10, generation: 'v3' })).map((m) => `${m.sessionId}:${m.content}`);
+      (await searchMessages(ctx, { workspaceId: ws, ...scope }, { query, filters, limit: 10, rules: CURRENT_RULES })).map((m) => `${m.sessionId}:${m.content}`);
     const inB = await ids({ sessionId: 'b' }, null);
     expect(inB).toHaveLength(2);
     expect(inB.every((m) => m.startsWith('b:'))).toBe(true);
@@ -132,7 +133,7 @@ describe('full-text search candidates', () => {
     let openTurn!: () => void;
     const held = ctx.turns.run(() => new Promise<void>((resolve) => (openTurn = resolve)));
     let answered: string[] | undefined;
-    const searched = searchMessages(ctx, { workspaceId: ws }, { query: 'kayak', filters: null, limit: 10, generation: 'v3' }).then(
+    const searched = searchMessages(ctx, { workspaceId: ws }, { query: 'kayak', filters: null, limit: 10, rules: CURRENT_RULES }).then(
       (found) => (answered = found.map((m) => m.content)),
     );
     if (DIALECT === 'sqlite') {
@@ -149,7 +150,7 @@ describe('full-text search candidates', () => {
     // in a transaction no turn is taken: the turn's holder may be waiting for the transaction
     const inside = await database.store.transaction(async (tx) => {
       const txCtx = within(ctx, tx);
-      return ctx.turns.run(() => searchMessages(txCtx, { workspaceId: ws }, { query: 'kayak', filters: null, limit: 10, generation: 'v3' }));
+      return ctx.turns.run(() => searchMessages(txCtx, { workspaceId: ws }, { query: 'kayak', filters: null, limit: 10, rules: CURRENT_RULES }));
     });
     expect(inside.map((m) => m.content)).toEqual(['kayak at dawn']);
   });

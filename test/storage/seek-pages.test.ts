@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { DOCUMENT_FILTER, PEER_FILTER } from '../../src/domain/filters/filter-schemas.js';
-import { parseFilters } from '../../src/domain/filters/filters.js';
+import { parseFilters, CURRENT_RULES } from '../../src/domain/filters/filters.js';
 import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';
 import { SEEK_FROM_ROWS } from '../../src/storage/sql/list-page.js';
@@ -174,7 +174,7 @@ interface ListCase {
 
 const d = () => DIALECTS[DIALECT];
 /** The filter the SDK sends for one observer's conclusions about one peer. */
-const collection = (observer: string, observed: string) => parseFilters(database.store, { observer_id: observer, observed_id: observed }, DOCUMENT_FILTER, 'v3');
+const collection = (observer: string, observed: string) => parseFilters(database.store, { observer_id: observer, observed_id: observed }, DOCUMENT_FILTER, CURRENT_RULES);
 const addConclusion = (observer: string, observed: string) =>
   database.store.memory.insertConclusions([
     { id: uniqueId('c'), workspaceId, observerId: observer, observedId: observed, sessionId: null, content: 'late', level: 'explicit', sourceIds: null, timesDerived: 1, createdAt: new Date('2026-11-01T10:00:00.000Z') },
@@ -385,7 +385,7 @@ describe('lists that keep no points', () => {
     const { executor, statements } = recording(database.driver);
     const points = new SeekPoints();
     const store = new SqlPeerStore(executor, d(), points);
-    const filter = parseFilters(database.store, { created_at: { gte: '2000-01-01T00:00:00Z' } }, PEER_FILTER, 'v3');
+    const filter = parseFilters(database.store, { created_at: { gte: '2000-01-01T00:00:00Z' } }, PEER_FILTER, CURRENT_RULES);
     for (const page of [7, 8]) await store.list(workspaceId, { filter, page, size: SIZE, reverse: false });
     expect(pageStatements(statements)).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WORKSPACE_FILTER } from '../../src/domain/filters/filter-schemas.js';
-import { parseFilters } from '../../src/domain/filters/filters.js';
+import { parseFilters, CURRENT_RULES } from '../../src/domain/filters/filters.js';
 import { migrate } from '../../src/storage/migrate.js';
 import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';
@@ -121,7 +121,7 @@ describe('deep pages of the workspaces', () => {
       expect(page.total).toBe(ROWS + 1);
       expect(recorded.issued.map((s) => s.sql).find((sql) => /seek_key_0\b/.test(sql))).not.toMatch(/seek_key_0\b.* (<|>) (\?|\()/s);
       // a filtered page still counts its matches
-      const filter = parseFilters(store, { id: 'w0001' }, WORKSPACE_FILTER, 'v3');
+      const filter = parseFilters(store, { id: 'w0001' }, WORKSPACE_FILTER, CURRENT_RULES);
       recorded.issued.length = 0;
       const filtered = await new SqlWorkspaceStore(recorded.executor, d, points).list({ filter, page: 1, size: 1, reverse: false });
       expect(filtered.items.map((item) => item.id)).toEqual(['w0001']);

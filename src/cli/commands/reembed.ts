@@ -1,7 +1,7 @@
 import type { Database } from '../../runtime/database.js';
 import { composeRuntime } from '../../runtime/runtime.js';
 import type { Config } from '../../config/config.js';
-import { queueReembedding } from '../../domain/reasoning/embeddings.js';
+import { queueReembedding } from '../../domain/search/embeddings.js';
 import type { Store } from '../../storage/store.js';
 
 /**

@@ -112,7 +112,7 @@ export interface FilterSchema {
   closedSets?: Readonly<Record<string, readonly string[]>>;
 }
 
-/** How a generation reads filters (contract §9.1). */
+/** How filters are read: the API generation that receives a request chooses its rules (contract §9.1). */
 export interface FilterRules {
   /** Deepest nesting of AND/OR/NOT. */
   maxDepth: number;
@@ -128,11 +128,12 @@ export interface FilterRules {
   newer: boolean;
 }
 
-/** v3 as the newer reference reads filters. */
-export const V3_FILTER_RULES: FilterRules = { maxDepth: 5, listSugar: true, wildcards: false, newer: true };
-/** v3.0.12's rules (with Engram's 422s for its 500s): v1's metadata filters keep them. */
-export const V3_0_12_FILTER_RULES: FilterRules = { maxDepth: 5, listSugar: true, wildcards: false, newer: false };
-export const V2_FILTER_RULES: FilterRules = { maxDepth: 64, listSugar: false, wildcards: true, newer: false };
+/** The current interface's rules: typed operands (the newer reference's v3). */
+export const CURRENT_FILTER_RULES: FilterRules = { maxDepth: 5, listSugar: true, wildcards: false, newer: true };
+/** Untyped operands (v3.0.12's rules, with Engram's 422s for its 500s): v1's metadata filters keep them. */
+export const UNTYPED_FILTER_RULES: FilterRules = { maxDepth: 5, listSugar: true, wildcards: false, newer: false };
+/** LIKE wildcards, deep nesting, a list compared as a value (the v2 interface's rules). */
+export const WILDCARD_FILTER_RULES: FilterRules = { maxDepth: 64, listSugar: false, wildcards: true, newer: false };
 
 const OPERATORS = new Set(['gte', 'lte', 'gt', 'lt', 'ne', 'in', 'contains', 'icontains']);
 const COMPARISONS: Record<string, FilterComparison> = { gte: '>=', lte: '<=', gt: '>', lt: '<', ne: '<>' };

@@ -1,10 +1,10 @@
 import type { ConclusionCandidate, ConclusionRecord, ConclusionScope, FilterNode, Store } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
-import { documentFilter } from '../filters/filters.js';
-import { reciprocalRankFusion } from '../messages/fuse.js';
-import { fold, isStopWord, stem, TOKEN } from '../messages/query-terms.js';
-import { rankCandidates as rankByBm25, type RankTerm } from '../messages/rank.js';
-import { bestFound, inverseDocumentFrequency, SEARCH_CANDIDATES, TERM_MATCHES } from '../messages/search.js';
+import { documentFilter, type ReadRules } from '../filters/filters.js';
+import { reciprocalRankFusion } from '../search/fuse.js';
+import { fold, isStopWord, stem, TOKEN } from '../search/query-terms.js';
+import { rankCandidates as rankByBm25, type RankTerm } from '../search/rank.js';
+import { bestFound, inverseDocumentFrequency, SEARCH_CANDIDATES, TERM_MATCHES } from '../search/scoring.js';
 
 /*
  * One ranking for every search of an observer's conclusions about a peer: `conclusions/query`, a
@@ -204,11 +204,11 @@ export type VectorRanking = (topK: number) => Promise<ConclusionRecord[] | undef
 export async function rankConclusions(
   ctx: DomainContext,
   scope: ConclusionScope,
-  options: { query: string; filters: unknown; generation: 'v2' | 'v3'; limit: number; newestFirst?: boolean },
+  options: { query: string; filters: unknown; rules: ReadRules; limit: number; newestFirst?: boolean },
   byVector?: VectorRanking,
 ): Promise<ConclusionRecord[]> {
   // a malformed filter is its 422 before any model call
-  const filter = documentFilter(ctx.store, options.filters, options.generation);
+  const filter = documentFilter(ctx.store, options.filters, options.rules);
   const steps = {} as ConclusionSearchSteps;
   const fuse = byVector !== undefined;
   if (!fuse) return rankConclusionsByText(ctx.store, { ...scope, query: options.query, filter, limit: options.limit, newestFirst: options.newestFirst }, steps);

@@ -1,14 +1,14 @@
 import { MAX_NEIGHBOURS, type ConclusionLevel, type ConclusionRecord, type ConclusionScope, type JsonObject, type MessageRecord, type Page } from '../../storage/store.js';
 import { DOCUMENT_FILTER } from '../filters/filter-schemas.js';
-import { documentFilter, listQuery, type ListRequest } from '../filters/filters.js';
+import { documentFilter, listQuery, type ListRequest, type ReadRules } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { invalidInput, notFound } from '../errors.js';
-import { MAX_QUERY_TOKENS } from '../messages/search.js';
+import { MAX_QUERY_TOKENS } from '../search/scoring.js';
 import { rankConclusions, type VectorRanking } from './conclusion-search.js';
-import { exceedsTokensOf, tokenCount } from '../messages/token-count.js';
-import { saveConclusions } from '../reasoning/deduplicate.js';
+import { exceedsTokensOf, tokenCount } from '../text/token-count.js';
+import { saveConclusions } from './deduplicate.js';
 import { PeerDeletingError } from '../../storage/peer-deleting.js';
-import { embedderOf, embedForRequest } from '../reasoning/embeddings.js';
+import { embedderOf, embedForRequest } from '../search/embeddings.js';
 
 /** Most tokens in one conclusion's content: the embedding model's input limit (contract §6). */
 export const MAX_CONCLUSION_TOKENS = 8192;
@@ -144,7 +144,7 @@ export interface ConclusionQuery {
   /** Largest cosine distance of a result (semantic search only; full-text ranking ignores it). */
   distance: number | null;
   filters: JsonObject | null;
-  generation: 'v2' | 'v3';
+  rules: ReadRules;
   /** Superseded conclusions too (ranked by their words: a superseded conclusion keeps no vector). */
   includeSuperseded?: boolean;
 }
@@ -194,12 +194,12 @@ export async function nearestConclusions(
   ctx: DomainContext,
   scope: ConclusionScope,
   query: string,
-  options: { topK: number; maxDistance?: number; filters: unknown; generation: 'v2' | 'v3'; excludeIds?: readonly string[]; vector?: number[] },
+  options: { topK: number; maxDistance?: number; filters: unknown; rules: ReadRules; excludeIds?: readonly string[]; vector?: number[] },
 ): Promise<ConclusionRecord[] | undefined> {
   if (embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
   if (query.trim() === '') return [];
   // a malformed filter is its 422 before any model call
-  const filter = documentFilter(ctx.store, options.filters, options.generation);
+  const filter = documentFilter(ctx.store, options.filters, options.rules);
   // `vector`: the query embedded already (a caller searching several times with one query)
   const [vector] = options.vector !== undefined ? [options.vector] : (await embedForRequest(ctx, [query], 'the search could not run'))!;
   const filters = options.filters;
@@ -250,7 +250,7 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
   const filters = options.filters ?? {};
   const observer = pickPeer(filters, 'observer', 'observer_id');
   const observed = pickPeer(filters, 'observed', 'observed_id');
-  if (isFalsy(observer) || isFalsy(observed)) throw invalidInput(options.generation === 'v2' ? MISSING_PEERS : MISSING_PEERS_V3);
+  if (isFalsy(observer) || isFalsy(observed)) throw invalidInput(options.rules.hints ? MISSING_PEERS_V3 : MISSING_PEERS);
   if (typeof observer !== 'string' || typeof observed !== 'string') {
     // the reference compares the column with whatever was sent and fails in the database
     throw invalidInput('observer and observed must each be a single peer id (a string) for semantic search');
@@ -261,8 +261,8 @@ export async function queryConclusions(ctx: DomainContext, workspaceId: string, 
   return rankConclusions(
     ctx,
     scope,
-    { query: options.query, filters: options.filters, generation: options.generation, limit: options.topK },
-    await vectorHalf(ctx, scope, options.query, { maxDistance: options.distance ?? undefined, filters: options.filters, generation: options.generation }),
+    { query: options.query, filters: options.filters, rules: options.rules, limit: options.topK },
+    await vectorHalf(ctx, scope, options.query, { maxDistance: options.distance ?? undefined, filters: options.filters, rules: options.rules }),
   );
 }
 
@@ -275,7 +275,7 @@ export async function vectorHalf(
   ctx: DomainContext,
   scope: ConclusionScope,
   query: string,
-  options: { maxDistance?: number; filters: unknown; generation: 'v2' | 'v3'; vector?: number[] },
+  options: { maxDistance?: number; filters: unknown; rules: ReadRules; vector?: number[] },
 ): Promise<VectorRanking | undefined> {
   if (embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
   return (topK) => nearestConclusions(ctx, scope, query, { ...options, topK });

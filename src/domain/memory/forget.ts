@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ConclusionRecord, ForgetRecord, JsonObject, MessageRecord, Page } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { conflict, invalidInput, notFound } from '../errors.js';
-import { documentFilter } from '../filters/filters.js';
+import { documentFilter, CURRENT_RULES } from '../filters/filters.js';
 import { queryConclusions } from './conclusions.js';
 
 /*
@@ -105,17 +105,17 @@ async function matching(ctx: DomainContext, workspaceId: string, request: Forget
   const { store } = ctx;
   const extra = request.filters === undefined ? {} : { AND: [request.filters] };
   // the filters' 422 before any search
-  documentFilter(store, request.filters ?? null, 'v3');
+  documentFilter(store, request.filters ?? null, CURRENT_RULES);
   const observers = request.observerId !== undefined ? [request.observerId] : await store.erasure.observersOf(workspaceId, request.observedId);
   if (request.query === undefined) {
-    const filter = documentFilter(store, { observed_id: request.observedId, ...(request.observerId === undefined ? {} : { observer_id: request.observerId }), ...extra }, 'v3');
+    const filter = documentFilter(store, { observed_id: request.observedId, ...(request.observerId === undefined ? {} : { observer_id: request.observerId }), ...extra }, CURRENT_RULES);
     const page = await store.memory.listConclusions(workspaceId, { filter, page: 1, size: request.limit, reverse: false });
     return page.items;
   }
   const found: ConclusionRecord[] = [];
   for (const observerId of observers) {
     const filters = { observer: observerId, observed: request.observedId, ...extra };
-    found.push(...(await queryConclusions(ctx, workspaceId, { query: request.query, topK: request.limit, distance: null, filters, generation: 'v3' })));
+    found.push(...(await queryConclusions(ctx, workspaceId, { query: request.query, topK: request.limit, distance: null, filters, rules: CURRENT_RULES })));
   }
   return found.slice(0, request.limit);
 }

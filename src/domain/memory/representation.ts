@@ -4,8 +4,9 @@ import { vectorHalf } from './conclusions.js';
 import { conclusionTerms, rankConclusions } from './conclusion-search.js';
 import { getPeerCard } from './peer-cards.js';
 import { DomainError } from '../errors.js';
-import { embedderOf, embedForRequest } from '../reasoning/embeddings.js';
+import { embedderOf, embedForRequest } from '../search/embeddings.js';
 import { isoSeconds } from '../iso-seconds.js';
+import { CURRENT_RULES } from '../filters/filters.js';
 
 /*
  * A peer's representation without a language model: the stored conclusions themselves, chosen
@@ -67,11 +68,11 @@ export async function selectConclusions(
     const byVector =
       query === 'failed'
         ? undefined
-        : await vectorHalf(ctx, scope, options.searchQuery, { maxDistance: options.searchMaxDistance, filters: null, generation: 'v3', vector: query });
+        : await vectorHalf(ctx, scope, options.searchQuery, { maxDistance: options.searchMaxDistance, filters: null, rules: CURRENT_RULES, vector: query });
     if (byVector !== undefined || query === 'failed') {
       // the best `semanticK` of the hybrid ranking (full text alone when the query could not be
       // embedded), the most reinforced, then the newest
-      const chosen = await rankConclusions(ctx, scope, { query: options.searchQuery, filters: null, generation: 'v3', limit: semanticK }, byVector);
+      const chosen = await rankConclusions(ctx, scope, { query: options.searchQuery, filters: null, rules: CURRENT_RULES, limit: semanticK }, byVector);
       const taken = () => chosen.map((c) => c.id);
       const derivedK = Math.min(Math.floor(n / 3), n - chosen.length);
       if (derivedK > 0) chosen.push(...(await ctx.store.memory.mostDerivedConclusions(scope, derivedK, taken())));
@@ -86,7 +87,7 @@ export async function selectConclusions(
   }
   if (options.searchQuery === undefined || conclusionTerms(options.searchQuery).length === 0) return ctx.store.memory.recentConclusions(scope, n);
   // the best matches of the full-text ranking, newest first
-  return rankConclusions(ctx, scope, { query: options.searchQuery, filters: null, generation: 'v3', limit: Math.min(options.searchTopK ?? n, n), newestFirst: true });
+  return rankConclusions(ctx, scope, { query: options.searchQuery, filters: null, rules: CURRENT_RULES, limit: Math.min(options.searchTopK ?? n, n), newestFirst: true });
 }
 
 /**

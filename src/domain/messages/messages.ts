@@ -3,8 +3,8 @@ import { messageFilter, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
-import { queueReasoning } from '../reasoning/deriver.js';
-import { countTokensOfEach } from './token-count.js';
+import { queueReasoning } from '../scheduling/queue-reasoning.js';
+import { countTokensOfEach } from '../text/token-count.js';
 
 export interface MessageInput {
   peerId: string;
@@ -103,7 +103,7 @@ export function listMessages(
     if (typeof perspective === 'string') peerPerspective = perspective;
     filters = rest;
   }
-  const filter = messageFilter(ctx.store, filters, query.generation);
+  const filter = messageFilter(ctx.store, filters, query.rules);
   return ctx.store.messages.list(workspaceId, sessionId, { filter, page: query.page, size: query.size, reverse: query.reverse, peerPerspective });
 }
 

@@ -1,29 +1,15 @@
 import type { JsonObject, MessageRecord, MessageSearch, SeqCandidate } from '../../storage/store.js';
-import { messageFilter } from '../filters/filters.js';
+import { messageFilter, type ReadRules } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import type { Turn } from '../turns.js';
 import { invalidInput } from '../errors.js';
-import { reciprocalRankFusion } from './fuse.js';
+import { reciprocalRankFusion } from '../search/fuse.js';
 import { narrowSearchFilters, sessionsOf } from './search-filters.js';
-import { queryTerms, type QueryTerm } from './query-terms.js';
-import { rankCandidatesInSlices, type RankTerm } from './rank.js';
-import { exceedsTokensOf } from './token-count.js';
+import { queryTerms, type QueryTerm } from '../search/query-terms.js';
+import { rankCandidatesInSlices, type RankTerm } from '../search/rank.js';
+import { exceedsTokensOf } from '../text/token-count.js';
+import { bestFound, inverseDocumentFrequency, MAX_QUERY_TOKENS, SEARCH_CANDIDATES, TERM_MATCHES } from '../search/scoring.js';
 import { rankMessagesByVector } from './vector-search.js';
-
-/** Longest search query in tokens (contract §7.1). */
-export const MAX_QUERY_TOKENS = 8192;
-
-/**
- * How many messages are ranked in full (their text read and scored). It bounds a search's
- * cost whatever the number of matches (docs/decisions/0021-search.md).
- */
-export const SEARCH_CANDIDATES = 500;
-
-/**
- * How many of the newest matches of each term are read. Below this a term's count of matches
- * in the scope is exact; a term with more counts as having this many (docs/decisions/0021-search.md).
- */
-export const TERM_MATCHES = 1000;
 
 /**
  * The scope's size is counted up to this many messages: counting costs about 1.4 µs a message
@@ -41,14 +27,6 @@ export interface SearchScope {
 /** The words of a query, as full-text search sees them: letters, digits and underscores. */
 export function searchTerms(query: string): string[] {
   return query.match(/[\p{L}\p{N}_]+/gu) ?? [];
-}
-
-/**
- * BM25's inverse document frequency of a term found in `matches` of `total` messages.
- */
-export function inverseDocumentFrequency(matches: number, total: number): number {
-  const documents = Math.max(total, matches);
-  return Math.log(1 + (documents - matches + 0.5) / (matches + 0.5));
 }
 
 /** What the bench's search analysis reads of one search. */
@@ -74,7 +52,7 @@ export interface SearchSteps {
 export async function searchMessages(
   ctx: DomainContext,
   scope: SearchScope,
-  options: { query: string; filters: JsonObject | null | undefined; limit: number; generation: 'v2' | 'v3' },
+  options: { query: string; filters: JsonObject | null | undefined; limit: number; rules: ReadRules },
   steps?: SearchSteps,
 ): Promise<MessageRecord[]> {
   const canFuse = ctx.reasoning?.models.embedder !== undefined;
@@ -96,7 +74,7 @@ export async function searchMessages(
 export async function rankMessagesByText(
   ctx: DomainContext,
   scope: SearchScope,
-  options: { query: string; filters: JsonObject | null | undefined; limit: number; generation: 'v2' | 'v3' },
+  options: { query: string; filters: JsonObject | null | undefined; limit: number; rules: ReadRules },
   steps?: SearchSteps,
 ): Promise<MessageRecord[]> {
   if (await exceedsTokensOf(options.query, MAX_QUERY_TOKENS)) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
@@ -105,7 +83,7 @@ export async function rankMessagesByText(
   if (terms.length === 0) return [];
   const withinSessions = scope.sessionId === undefined ? sessionsOf(filters) : undefined;
   const narrowing: Narrowing = {
-    filter: messageFilter(ctx.store, filters, options.generation),
+    filter: messageFilter(ctx.store, filters, options.rules),
     peerPerspective,
     withinSessions,
     filterIsWithinSessions: withinSessions !== undefined && filters !== null && Object.keys(filters).length === 1,
@@ -181,68 +159,4 @@ async function manyTermCandidates(
   // a message deleted between the reads is left out
   const candidates = chosen.flatMap((seq) => texts.get(seq) ?? []);
   return { ranked, candidates, matches: found };
-}
-
-/**
- * The `count` best of the messages the terms found (each term's seqs, newest first, and its
- * weight): a message scores the sum of the weights of the terms that found it; highest score
- * first, newest first between equal scores. Returned newest first, with how many distinct
- * messages were found. The lists are merged newest first, so each message is met once with the
- * set of terms that found it, and dealt out by that set: the sets are few, and each is scored
- * once. (A map of every message and a sort of (score, seq) pairs cost about 0.3 ms for 2,000
- * matches; this about 0.1 ms.)
- */
-export function bestFound(matchesOf: readonly (readonly number[])[], weights: readonly number[], count: number): { chosen: number[]; found: number } {
-  // a bit of a 32-bit integer per term
-  if (matchesOf.length > 32) throw new RangeError(`bestFound takes at most 32 terms, not ${matchesOf.length}`);
-  const lists = matchesOf.map((seqs) => (isNewestFirst(seqs) ? seqs : [...seqs].sort((a, b) => b - a)));
-  const heads = new Int32Array(lists.length);
-  // by the set of terms (a bit each; at most MAX_QUERY_TERMS, 32), the seqs they found, newest first
-  const bySet = new Map<number, number[]>();
-  let found = 0;
-  for (;;) {
-    let newest = -Infinity;
-    for (let term = 0; term < lists.length; term++) {
-      const list = lists[term];
-      if (heads[term] < list.length && list[heads[term]] > newest) newest = list[heads[term]];
-    }
-    if (newest === -Infinity) break;
-    let set = 0;
-    for (let term = 0; term < lists.length; term++) {
-      const list = lists[term];
-      while (heads[term] < list.length && list[heads[term]] === newest) {
-        set |= 1 << term;
-        heads[term]++;
-      }
-    }
-    found++;
-    const seqs = bySet.get(set);
-    if (seqs === undefined) bySet.set(set, [newest]);
-    else seqs.push(newest);
-  }
-  // summed in the terms' order, as each term's weight was added to the messages it found
-  const groups = [...bySet].map(([set, seqs]) => {
-    let score = 0;
-    for (let term = 0; term < lists.length; term++) if (((set >>> term) & 1) === 1) score += weights[term];
-    return { score, seqs };
-  });
-  groups.sort((a, b) => b.score - a.score);
-  const chosen: number[] = [];
-  for (let first = 0; first < groups.length && chosen.length < count; ) {
-    // sets of equal scores are one rank: their seqs are taken newest first together
-    let end = first + 1;
-    while (end < groups.length && groups[end].score === groups[first].score) end++;
-    const seqs = end === first + 1 ? groups[first].seqs : groups.slice(first, end).flatMap((group) => group.seqs).sort((a, b) => b - a);
-    for (const seq of seqs) {
-      if (chosen.length === count) break;
-      chosen.push(seq);
-    }
-    first = end;
-  }
-  return { chosen: chosen.sort((a, b) => b - a), found };
-}
-
-function isNewestFirst(seqs: readonly number[]): boolean {
-  for (let at = 1; at < seqs.length; at++) if (seqs[at] > seqs[at - 1]) return false;
-  return true;
 }

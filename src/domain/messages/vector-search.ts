@@ -1,8 +1,8 @@
 import { ModelError } from '../../llm/provider.js';
 import { MAX_NEIGHBOURS, type JsonObject } from '../../storage/store.js';
-import { messageFilter } from '../filters/filters.js';
+import { messageFilter, type ReadRules } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
-import { embedderOf } from '../reasoning/embeddings.js';
+import { embedderOf } from '../search/embeddings.js';
 import { narrowSearchFilters, sessionsOf } from './search-filters.js';
 
 /**
@@ -17,7 +17,7 @@ import { narrowSearchFilters, sessionsOf } from './search-filters.js';
 export async function rankMessagesByVector(
   ctx: DomainContext,
   scope: { workspaceId: string; sessionId?: string; peerId?: string },
-  options: { query: string; filters: JsonObject | null | undefined; limit: number; generation: 'v2' | 'v3' },
+  options: { query: string; filters: JsonObject | null | undefined; limit: number; rules: ReadRules },
 ): Promise<string[] | undefined> {
   const embedder = embedderOf(ctx);
   if (embedder === undefined || options.query.trim() === '' || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
@@ -46,7 +46,7 @@ export async function rankMessagesByVector(
   });
   const ids = neighbours.map((n) => n.messageId);
   if (filters === null && peerPerspective === undefined) return ids;
-  const filter = messageFilter(ctx.store, filters, options.generation);
+  const filter = messageFilter(ctx.store, filters, options.rules);
   const kept = await ctx.store.messages.filterIds({ ...scope, filter, peerPerspective }, ids);
   return ids.filter((id) => kept.has(id));
 }

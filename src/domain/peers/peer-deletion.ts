@@ -3,7 +3,7 @@ import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
 import { newJob, PURGE_PEER, type PurgePeerPayload } from '../job-kinds.js';
-import { summaryQueueKey } from '../reasoning/deriver.js';
+import { summaryQueueKey } from '../scheduling/queue-reasoning.js';
 import { SUMMARIZE, type SummarizePayload } from '../job-kinds.js';
 
 /*

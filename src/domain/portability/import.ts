@@ -1,7 +1,7 @@
 import type { PortableKind, PortableRows } from '../../storage/portable.js';
 import type { MessageRecord } from '../../storage/store.js';
 import { within, type DomainContext } from '../context.js';
-import { queueConclusionEmbeddings, queueMessageEmbeddings } from '../reasoning/embeddings.js';
+import { queueConclusionEmbeddings, queueMessageEmbeddings } from '../search/embeddings.js';
 import { ImportLineError, parseLine, type ExportHeader, type ParsedLine } from './format.js';
 
 /** Lines written by one transaction. */

@@ -1,8 +1,8 @@
 import type { WorkCounts } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { DREAM_KINDS, SCOPE_BACKFILL, SCOPE_REMOVAL, SUMMARIZE } from '../job-kinds.js';
-import { summaryQueueKey } from '../reasoning/deriver.js';
-import { collectionOfDreamKey } from '../reasoning/dream-schedule.js';
+import { summaryQueueKey } from '../scheduling/queue-reasoning.js';
+import { collectionOfDreamKey } from '../scheduling/dream-schedule.js';
 import { scopeWorkOfKey } from '../scopes/scope-work.js';
 
 /*

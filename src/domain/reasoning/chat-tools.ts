@@ -1,10 +1,10 @@
 import type { ConclusionRecord, ConclusionScope, MessageRecord } from '../../storage/store.js';
-import { documentFilter, messageFilter, sessionOrder } from '../filters/filters.js';
+import { documentFilter, messageFilter, CURRENT_RULES } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { vectorHalf } from '../memory/conclusions.js';
 import { rankConclusions } from '../memory/conclusion-search.js';
 import { searchMessages, searchTerms } from '../messages/search.js';
-import { DEFAULT_CHAT_LIMITS } from './settings.js';
+import { DEFAULT_CHAT_LIMITS } from '../reasoning-settings.js';
 import type { Tool } from './tool-loop.js';
 
 /** LLM_MAX_MESSAGE_CONTENT_CHARS's default: the most characters of one message a tool shows. */
@@ -58,7 +58,7 @@ const limitParam = (fallback: number, max: number) => ({ type: 'integer', minimu
 
 /** Every session of the workspace, up to DATE_RANGE_MAX_SESSIONS + 1 (to say more were left out). */
 async function workspaceSessions(scope: ChatScope): Promise<string[]> {
-  const page = await scope.ctx.store.sessions.list(scope.workspaceId, { filter: null, page: 1, size: DATE_RANGE_MAX_SESSIONS + 1, reverse: true, order: sessionOrder('v3') });
+  const page = await scope.ctx.store.sessions.list(scope.workspaceId, { filter: null, page: 1, size: DATE_RANGE_MAX_SESSIONS + 1, reverse: true, order: CURRENT_RULES.sessionOrder });
   return page.items.map((s) => s.id);
 }
 
@@ -69,15 +69,15 @@ export async function searchConclusionsFor(scope: ChatScope, query: string, limi
   return rankConclusions(
     scope.ctx,
     scope.conclusions,
-    { query, filters, generation: 'v3', limit },
-    await vectorHalf(scope.ctx, scope.conclusions, query, { filters, generation: 'v3', vector }),
+    { query, filters, rules: CURRENT_RULES, limit },
+    await vectorHalf(scope.ctx, scope.conclusions, query, { filters, rules: CURRENT_RULES, vector }),
   );
 }
 
 /** A conclusion of the chat's scope, or an error text for the model. */
 async function conclusionInScope(scope: ChatScope, id: string): Promise<ConclusionRecord> {
   if (scope.conclusions === undefined) throw new Error('there are no conclusions in a workspace chat');
-  const [found] = await scope.ctx.store.memory.conclusionsByIds(scope.conclusions, [id], documentFilter(scope.ctx.store, scope.explicitOnly ? { level: 'explicit' } : null, 'v3'));
+  const [found] = await scope.ctx.store.memory.conclusionsByIds(scope.conclusions, [id], documentFilter(scope.ctx.store, scope.explicitOnly ? { level: 'explicit' } : null, CURRENT_RULES));
   if (found === undefined) throw new Error(`no conclusion with id ${id} in this memory`);
   return found;
 }
@@ -105,7 +105,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
       parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 }, limit: limitParam(10, 20) }, required: ['query'], additionalProperties: false },
       async execute(args) {
         if (noSessions) return 'No messages: there are no sessions to search.';
-        const found = await searchMessages(ctx, { workspaceId }, { query: String(args.query), filters: sessionFilter, limit: Number(args.limit), generation: 'v3' });
+        const found = await searchMessages(ctx, { workspaceId }, { query: String(args.query), filters: sessionFilter, limit: Number(args.limit), rules: CURRENT_RULES });
         return list(found.map(scope.render), 'No messages found.');
       },
     },
@@ -123,7 +123,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         const words = searchTerms(text);
         if (words.length === 0) return 'Error: the text must contain at least one word.';
         if (noSessions) return 'No messages: there are no sessions to search.';
-        const candidates = await ctx.store.messages.searchCandidates({ workspaceId, terms: words, filter: messageFilter(ctx.store, sessionFilter, 'v3'), candidates: 1000 });
+        const candidates = await ctx.store.messages.searchCandidates({ workspaceId, terms: words, filter: messageFilter(ctx.store, sessionFilter, CURRENT_RULES), candidates: 1000 });
         const needle = text.toLowerCase();
         const ids = candidates.filter((c) => c.content.toLowerCase().includes(needle)).map((c) => c.id);
         const found = (await ctx.store.messages.byIds(workspaceId, ids.slice(0, Number(args.limit)))).sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime());
@@ -144,7 +144,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         const range = timeFilter(after, before);
         const pages = await Promise.all(
           sessions.map((sessionId) =>
-            ctx.store.messages.list(workspaceId, sessionId, { filter: messageFilter(ctx.store, range ? { created_at: range } : null, 'v3'), page: 1, size: limit, reverse: false }),
+            ctx.store.messages.list(workspaceId, sessionId, { filter: messageFilter(ctx.store, range ? { created_at: range } : null, CURRENT_RULES), page: 1, size: limit, reverse: false }),
           ),
         );
         const found = pages
@@ -168,7 +168,7 @@ export function chatTools(scope: ChatScope, options: { minimal: boolean }): Tool
         if (noSessions) return 'No messages: there are no sessions to search.';
         const range = timeFilter(dateArg(args.after, 'after'), dateArg(args.before, 'before'));
         const filters = range ? { ...sessionFilter, created_at: range } : sessionFilter;
-        const found = await searchMessages(ctx, { workspaceId }, { query: String(args.query), filters, limit: Number(args.limit), generation: 'v3' });
+        const found = await searchMessages(ctx, { workspaceId }, { query: String(args.query), filters, limit: Number(args.limit), rules: CURRENT_RULES });
         return list(found.map(scope.render), 'No messages found.');
       },
     },

@@ -1,20 +1,20 @@
 import { Ajv } from 'ajv';
 import { LRUCache } from 'lru-cache';
-import { ModelError, type ChatMessage, type ChatModel, type JsonSchema, type Usage } from '../../llm/provider.js';
+import { ModelError, type ChatMessage, type ChatModel, type JsonSchema } from '../../llm/provider.js';
 import type { ConclusionRecord, JsonObject, MessageRecord } from '../../storage/store.js';
-import { sessionOrder } from '../filters/filters.js';
+import { CURRENT_RULES } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { DomainError, invalidInput, notFound, unavailable } from '../errors.js';
 import { searchMessages } from '../messages/search.js';
-import { tokenCount } from '../messages/token-count.js';
+import { tokenCount } from '../text/token-count.js';
 import { cardOf } from '../memory/recall.js';
 import { chatTools, renderConclusion, renderMessage, searchConclusionsFor, type ChatScope } from './chat-tools.js';
-import { effectiveConfiguration } from './configuration.js';
-import { embedForRequest, embedderOf } from './embeddings.js';
-import { DEFAULT_REASONING_SETTINGS } from './settings.js';
-import { FinalAnswerError, runToolLoop, type ToolCallRecord } from './tool-loop.js';
+import { effectiveConfiguration } from '../scheduling/configuration.js';
+import { embedForRequest, embedderOf } from '../search/embeddings.js';
+import { DEFAULT_REASONING_SETTINGS } from '../reasoning-settings.js';
+import { FinalAnswerError, runToolLoop } from './tool-loop.js';
+import type { ChatReport, ReasoningLevel } from '../chat-report.js';
 
-export type ReasoningLevel = 'minimal' | 'low' | 'medium' | 'high' | 'max';
 
 export interface DialecticLevelLimits {
   maxToolIterations: number;
@@ -41,20 +41,6 @@ export interface ChatRequest {
   stream: boolean;
 }
 
-/** What one chat used, for the log and the metrics. */
-export interface ChatReport {
-  workspaceId: string;
-  level: ReasoningLevel;
-  model: string;
-  stream: boolean;
-  outcome: 'ok' | 'model_error' | 'invalid_answer' | 'aborted' | 'error';
-  toolCalls: ToolCallRecord[];
-  usage: Usage;
-  modelCalls: number;
-  durationMs: number;
-  /** Why it failed, when it did. */
-  error?: string;
-}
 
 /** A chat checked and prepared: `run` asks the model (with `onText`, streaming its final turn). */
 export interface PreparedChat {
@@ -96,14 +82,14 @@ function usableSchema(format: JsonObject): { schema: JsonSchema; validate: (text
 /** A workspace chat's prefetch: the messages found for the question. */
 async function prefetchMessages(scope: ChatScope, query: string, limit: number): Promise<string> {
   const filters = scope.sessions === 'all' ? null : { session_id: { in: scope.sessions } };
-  const found = await searchMessages(scope.ctx, { workspaceId: scope.workspaceId }, { query, filters, limit, generation: 'v3' });
+  const found = await searchMessages(scope.ctx, { workspaceId: scope.workspaceId }, { query, filters, limit, rules: CURRENT_RULES });
   return found.length > 0 ? `Messages found:\n${found.map(scope.render).join('\n')}` : 'Messages found: none.';
 }
 
 async function observerSessions(ctx: DomainContext, workspaceId: string, observerId: string): Promise<string[]> {
   const ids: string[] = [];
   for (let page = 1; ids.length < MAX_OBSERVER_SESSIONS; page++) {
-    const result = await ctx.store.sessions.ofPeer(workspaceId, observerId, { filter: null, page, size: 100, reverse: false, order: sessionOrder('v3') });
+    const result = await ctx.store.sessions.ofPeer(workspaceId, observerId, { filter: null, page, size: 100, reverse: false, order: CURRENT_RULES.sessionOrder });
     ids.push(...result.items.map((s) => s.id));
     if (result.items.length < 100 || page * 100 >= result.total) break;
   }

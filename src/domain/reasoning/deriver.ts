@@ -1,19 +1,18 @@
 import { ModelError } from '../../llm/provider.js';
-import type { ConclusionRecord, ConclusionScope, JsonObject, MessageRecord, NewRepresentationItem, OpenRepresentationItem, SessionRecord, Supersession } from '../../storage/store.js';
+import type { ConclusionRecord, ConclusionScope, OpenRepresentationItem, Supersession } from '../../storage/store.js';
 import { rankConclusionsByText } from '../memory/conclusion-search.js';
-import { inTransaction, type DomainContext, type ReasoningRuntime } from '../context.js';
-import { newJob, REPRESENT, SUMMARIZE, type RepresentPayload, type SummarizePayload } from '../job-kinds.js';
-import { effectiveConfiguration } from './configuration.js';
-import { saveConclusions, type SavedConclusion } from './deduplicate.js';
-import { considerAutomaticDreams, postponeAutomaticDreams } from './dream-schedule.js';
-import { embedderOf, embedInBatches, queueMessageEmbeddings } from './embeddings.js';
-import { observersOf } from './observers.js';
+import { inTransaction, type DomainContext } from '../context.js';
+import { type RepresentPayload } from '../job-kinds.js';
+import { saveConclusions, type SavedConclusion } from '../memory/deduplicate.js';
+import { considerAutomaticDreams } from '../scheduling/dream-schedule.js';
+import { embedderOf, embedInBatches } from '../search/embeddings.js';
 import { emitQueueEmpty } from './queue-empty.js';
 import { parseDerivedFacts, representationPrompt, REPRESENTATION_SCHEMA, type DerivedFact, type PromptMessage } from './representation-prompt.js';
-import type { ReasoningSettings } from './settings.js';
+import type { ReasoningSettings } from '../reasoning-settings.js';
 import { completeStructured, ModelOutputError } from './structured-completion.js';
+import { scheduleUnit, unitDue } from '../scheduling/queue-reasoning.js';
 
-export { richness } from './deduplicate.js';
+export { richness } from '../memory/deduplicate.js';
 
 /*
  * The deriver (reasoning.md R2): creating messages queues representation items in the same
@@ -24,162 +23,10 @@ export { richness } from './deduplicate.js';
  */
 
 
-/** A message as the deriver needs it: the stored record and the configuration sent with it. */
-export interface DerivableMessage {
-  record: MessageRecord;
-  configuration?: JsonObject;
-}
-
-/** A session's summary unit: its jobs run one at a time, in order. */
-export const summaryQueueKey = (p: { workspaceId: string; sessionId: string }) => `summary:${p.workspaceId}:${p.sessionId}`;
-
-export const unitKey = (p: { workspaceId: string; sessionId: string; observedId: string }) => `representation:${p.workspaceId}:${p.sessionId}:${p.observedId}`;
-
-/** When a unit's job should run: at once past the token gate or with flushing on, else when the oldest item ages out. */
-export function unitDue(settings: ReasoningSettings, totals: { tokens: number; oldest: Date | undefined }, now: Date): Date {
-  const gates = settings.deriver;
-  if (gates.flushEnabled || gates.workUnitTargetTokens <= 0 || totals.tokens >= gates.workUnitTargetTokens || totals.oldest === undefined) return now;
-  const aged = new Date(totals.oldest.getTime() + gates.batchMaxAgeSeconds * 1000);
-  return aged < now ? now : aged;
-}
-
-/** Schedules the unit's job for its open items; returns how many are open (0: the unit has drained). */
-async function scheduleUnit(ctx: DomainContext, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<number> {
-  const { store } = ctx;
-  const totals = await store.reasoning.openUnitTotals(unit.workspaceId, unit.sessionId, unit.observedId);
-  if (totals.items === 0) return 0;
-  const job = newJob({ id: ctx.newId(), kind: REPRESENT, workspaceId: unit.workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts });
-  await store.jobs.schedule(job, unitDue(settings, totals, now), now);
-  return totals.items;
-}
-
 /** After a unit's batch is closed: its next job, or `queue.empty` when nothing is left (same transaction). */
 async function afterBatch(ctx: DomainContext, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<void> {
   if ((await scheduleUnit(ctx, settings, unit, now)) > 0) return;
   await emitQueueEmpty(ctx, { queueType: 'representation', workspaceId: unit.workspaceId, sessionId: unit.sessionId, observedId: unit.observedId }, now);
-}
-
-/**
- * Queues the reasoning work of messages just stored in `session` (inside the caller's
- * transaction): representation items for the observers the configuration chooses, and summary
- * jobs at the intervals, and their embedding (embeddings.ts). `countBefore` is the session's message count before these messages.
- * Does nothing while reasoning is off (`engram derive` queues such messages later).
- */
-export async function queueReasoning(
-  ctx: DomainContext,
-  session: SessionRecord,
-  messages: readonly DerivableMessage[],
-  countBefore: number,
-  now: Date,
-): Promise<void> {
-  const { store } = ctx;
-  const reasoning = ctx.reasoning;
-  if (reasoning === undefined || messages.length === 0) return;
-  await queueMessageEmbeddings(ctx, messages.map((m) => m.record), now);
-  const canDerive = reasoning.models.chat('deriver') !== undefined;
-  const canSummarize = reasoning.models.chat('summary') !== undefined;
-  if (!canDerive && !canSummarize) return;
-  const { workspaceId, id: sessionId } = session;
-  const workspace = await store.workspaces.find(workspaceId);
-  const members = (await store.sessions.memberships(workspaceId, sessionId)).filter((m) => m.leftAt === null);
-  const peerConfigurations = new Map<string, JsonObject>();
-  for (const member of members) peerConfigurations.set(member.peerId, (await store.peers.find(workspaceId, member.peerId))?.configuration ?? {});
-
-  const items: NewRepresentationItem[] = [];
-  const summaries: SummarizePayload[] = [];
-  messages.forEach(({ record, configuration }, index) => {
-    const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration, message: configuration });
-    if (canDerive && config.reasoningEnabled) {
-      const observers = observersOf(record.peerId, members, peerConfigurations);
-      if (observers.length > 0) {
-        items.push({
-          workspaceId,
-          sessionId,
-          observedId: record.peerId,
-          messageId: record.id,
-          tokens: record.tokenCount,
-          observers,
-          customInstructions: config.customInstructions ?? null,
-        });
-      }
-    }
-    const seq = countBefore + index + 1;
-    if (canSummarize && config.summaryEnabled) {
-      const kinds: ('short' | 'long')[] = [];
-      if (seq % config.messagesPerShortSummary === 0) kinds.push('short');
-      if (seq % config.messagesPerLongSummary === 0) kinds.push('long');
-      if (kinds.length > 0) summaries.push({ workspaceId, sessionId, messageId: record.id, messageSeq: seq, kinds });
-    }
-  });
-  await queueItems(ctx, reasoning, items, now);
-  // new messages are activity in their collections: a waiting automatic dream waits longer
-  await postponeAutomaticDreams(ctx, items.flatMap((item) => item.observers.map((observerId) => ({ workspaceId, observerId, observedId: item.observedId }))), now);
-  if (summaries.length > 0) {
-    await store.jobs.enqueue(
-      summaries.map((payload) => newJob({ id: ctx.newId(), kind: SUMMARIZE, workspaceId, queueKey: summaryQueueKey({ workspaceId, sessionId }), payload, maxAttempts: ctx.limits.jobMaxAttempts })),
-      now,
-    );
-  }
-}
-
-async function queueItems(ctx: DomainContext, reasoning: ReasoningRuntime, items: NewRepresentationItem[], now: Date): Promise<number> {
-  const { store } = ctx;
-  if (items.length === 0) return 0;
-  const added = await store.reasoning.addRepresentationItems(items, now);
-  const units = new Map<string, RepresentPayload>();
-  for (const item of items) units.set(unitKey(item), { workspaceId: item.workspaceId, sessionId: item.sessionId, observedId: item.observedId });
-  for (const unit of units.values()) await scheduleUnit(ctx, reasoning.settings, unit, now);
-  return added;
-}
-
-/**
- * `engram derive`: queues representation work for stored messages that have none (messages
- * written while no model was configured), with each session's current members and configuration.
- * Returns how many items were queued.
- */
-export async function deriveStoredMessages(ctx: DomainContext, scope: { workspaceId?: string; sessionId?: string }): Promise<number> {
-  const reasoning = ctx.reasoning;
-  if (reasoning === undefined || reasoning.models.chat('deriver') === undefined) throw new Error('no deriver model is configured');
-  let after = 0;
-  let queued = 0;
-  for (;;) {
-    const page = await ctx.store.reasoning.messagesAfter(scope, after, 500);
-    if (page.length === 0) return queued;
-    after = page[page.length - 1].pk;
-    const bySession = new Map<string, MessageRecord[]>();
-    for (const message of page) {
-      const key = `${message.workspaceId}\u0000${message.sessionId}`;
-      bySession.set(key, [...(bySession.get(key) ?? []), message]);
-    }
-    for (const messages of bySession.values()) {
-      queued += await inTransaction(ctx, async (ctx) => {
-        const { store } = ctx;
-        const session = await store.sessions.find(messages[0].workspaceId, messages[0].sessionId);
-        if (session === undefined || !session.isActive) return 0;
-        const workspace = await store.workspaces.find(session.workspaceId);
-        const members = (await store.sessions.memberships(session.workspaceId, session.id)).filter((m) => m.leftAt === null);
-        const peers = new Map<string, JsonObject>();
-        for (const member of members) peers.set(member.peerId, (await store.peers.find(session.workspaceId, member.peerId))?.configuration ?? {});
-        const items: NewRepresentationItem[] = [];
-        for (const record of messages) {
-          const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration });
-          if (!config.reasoningEnabled) continue;
-          const observers = observersOf(record.peerId, members, peers);
-          if (observers.length === 0) continue;
-          items.push({
-            workspaceId: session.workspaceId,
-            sessionId: session.id,
-            observedId: record.peerId,
-            messageId: record.id,
-            tokens: record.tokenCount,
-            observers,
-            customInstructions: config.customInstructions ?? null,
-          });
-        }
-        return queueItems(ctx, reasoning, items, ctx.now());
-      });
-    }
-  }
 }
 
 /** How a representation job ended, for the job layer. */

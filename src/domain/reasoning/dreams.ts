@@ -2,11 +2,11 @@ import { ModelError, type ChatModel, type ModelModule } from '../../llm/provider
 import type { ConclusionRecord, ConclusionScope } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { rankConclusionsByText } from '../memory/conclusion-search.js';
-import { effectiveConfiguration } from './configuration.js';
-import { saveConclusions, type ConclusionDraft } from './deduplicate.js';
-import { dreamQueueKey } from './dream-schedule.js';
+import { effectiveConfiguration } from '../scheduling/configuration.js';
+import { saveConclusions, type ConclusionDraft } from '../memory/deduplicate.js';
+import { dreamQueueKey } from '../scheduling/dream-schedule.js';
 import { emitQueueEmpty } from './queue-empty.js';
-import { embedderOf, embedInBatches } from './embeddings.js';
+import { embedderOf, embedInBatches } from '../search/embeddings.js';
 import { applyCardUpdate, CARD_ENTRY_MAX_CHARS, CARD_MAX_ENTRIES } from './peer-card.js';
 import { runToolLoop, type Tool } from './tool-loop.js';
 import { type DreamPayload } from '../job-kinds.js';

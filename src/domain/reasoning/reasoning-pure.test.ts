@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatModel, Completion, CompletionRequest } from '../../llm/provider.js';
 import type { MembershipRecord } from '../../storage/store.js';
-import { effectiveConfiguration } from './configuration.js';
-import { observersOf } from './observers.js';
+import { effectiveConfiguration } from '../scheduling/configuration.js';
+import { observersOf } from '../scheduling/observers.js';
 import { parseDerivedFacts, parseRepresentation, representationPrompt } from './representation-prompt.js';
 import { checkReplacements } from './deriver.js';
-import { DEFAULT_REASONING_SETTINGS } from './settings.js';
+import { DEFAULT_REASONING_SETTINGS } from '../reasoning-settings.js';
 import { completeStructured, ModelOutputError } from './structured-completion.js';
 
 const member = (peerId: string, configuration: Record<string, unknown> = {}, leftAt: Date | null = null): MembershipRecord => ({

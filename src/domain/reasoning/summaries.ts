@@ -1,9 +1,9 @@
 import { ModelError } from '../../llm/provider.js';
 import type { MessageRecord, SessionSummaryRecord, SummaryType } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
-import { tokenCount } from '../messages/token-count.js';
-import { effectiveConfiguration } from './configuration.js';
-import { summaryQueueKey } from './deriver.js';
+import { tokenCount } from '../text/token-count.js';
+import { effectiveConfiguration } from '../scheduling/configuration.js';
+import { summaryQueueKey } from '../scheduling/queue-reasoning.js';
 import { emitQueueEmpty } from './queue-empty.js';
 import { type SummarizePayload } from '../job-kinds.js';
 

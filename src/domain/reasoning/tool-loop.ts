@@ -1,8 +1,9 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { ChatMessage, ChatModel, CompletionRequest, JsonSchema, ModelModule, ToolCall, ToolSpec, Usage } from '../../llm/provider.js';
 import { isStoreUnavailable } from '../../storage/unavailable.js';
-import { tokenCount } from '../messages/token-count.js';
-import { DEFAULT_CHAT_LIMITS } from './settings.js';
+import { tokenCount } from '../text/token-count.js';
+import type { ToolCallRecord } from '../chat-report.js';
+import { DEFAULT_CHAT_LIMITS } from '../reasoning-settings.js';
 
 /** LLM_MAX_TOOL_OUTPUT_CHARS's default: the most characters of one tool result the model is shown. */
 const MAX_TOOL_OUTPUT_CHARS = DEFAULT_CHAT_LIMITS.maxToolOutputChars;
@@ -12,17 +13,6 @@ export interface Tool extends ToolSpec {
   execute(args: Record<string, unknown>, signal?: AbortSignal): Promise<string>;
 }
 
-/** One tool call the model made, as run. */
-export interface ToolCallRecord {
-  name: string;
-  /** The arguments as the model wrote them. */
-  arguments: string;
-  /** False when the tool was unknown, its arguments invalid, or it threw. */
-  ok: boolean;
-  /** Characters of the result shown to the model (after the cap). */
-  outputChars: number;
-  durationMs: number;
-}
 
 export interface ToolLoopOptions {
   model: ChatModel;

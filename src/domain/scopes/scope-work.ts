@@ -1,8 +1,8 @@
 import type { ConclusionRecord } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { newJob, SCOPE_BACKFILL, SCOPE_REMOVAL, type ScopeWorkPayload } from '../job-kinds.js';
-import { dreamsAvailable, queueDream } from '../reasoning/dream-schedule.js';
-import { embedderOf, queueConclusionEmbeddings } from '../reasoning/embeddings.js';
+import { dreamsAvailable, queueDream } from '../scheduling/dream-schedule.js';
+import { embedderOf, queueConclusionEmbeddings } from '../search/embeddings.js';
 import { emitQueueEmpty } from '../reasoning/queue-empty.js';
 
 /*

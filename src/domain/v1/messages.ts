@@ -3,8 +3,8 @@ import { v1ListQuery, type V1ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { emitWebhookEvents } from '../follow-ups.js';
-import { countTokensOfEach } from '../messages/token-count.js';
-import { queueReasoning } from '../reasoning/deriver.js';
+import { countTokensOfEach } from '../text/token-count.js';
+import { queueReasoning } from '../scheduling/queue-reasoning.js';
 import { NEW_MEMBER_CONFIG, V1_ASSISTANT_PEER_ID, cannotName, emptyPage, findSessionOfUser, type V1SessionScope } from './scope.js';
 
 /**

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, Gauge, collectDefaultMetrics } from 'prom-client';
 import { eventLoopTurns } from '../../domain/turns.js';
-import type { ChatReport } from '../../domain/reasoning/chat.js';
+import type { ChatReport } from '../../domain/chat-report.js';
 import type { Store } from '../../storage/store.js';
 import type { SqlDriver } from '../../storage/sql/driver.js';
 import type { AttemptOutcome } from '../../jobs/worker.js';

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../../storage/store.js';
 import { MAX_MESSAGE_CHARS } from '../../domain/messages/file-upload.js';
-import { exceedsTokens } from '../../domain/messages/token-count.js';
+import { exceedsTokens } from '../../domain/text/token-count.js';
 import type { SessionPeerConfig } from '../../domain/sessions/sessions.js';
 import { metadata, optionalNullable, peerName, resourceId, cleanText, withinSize } from './fields.js';
 import { scopeNames } from './scope-schemas.js';

@@ -2,12 +2,13 @@ import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DomainContext } from '../../domain/context.js';
 import { DomainError, conflict, invalidInput, unavailable } from '../../domain/errors.js';
-import { countAhead } from '../../domain/messages/token-count.js';
+import { countAhead } from '../../domain/text/token-count.js';
 import { FilterTimeLimitError, StoreUnavailableError } from '../../storage/store.js';
 import { PeerDeletingError } from '../../storage/peer-deleting.js';
 import { AuthError, authorizeV1, authorizeV2, authorizeV3, type Claims, type RouteScope, type V1Claims } from './auth.js';
 import { parseJsonLikePython } from './python-json.js';
 import { INVALID, type Field, type Schema, type ValidationItem, missingItem, validationBody } from './validate.js';
+import type { ListRequest, ReadRules } from '../../domain/filters/filters.js';
 
 export type Generation = 'v1' | 'v2' | 'v3';
 
@@ -315,13 +316,13 @@ export function routeDefiner(
 export function listQuery(
   query: { page: number; size: number; reverse?: boolean },
   body: { filters?: Record<string, unknown> | null } | undefined,
-  generation: 'v2' | 'v3',
-) {
+  rules: ReadRules,
+): ListRequest {
   return {
     filters: body?.filters ?? null,
     page: query.page,
     size: query.size,
     reverse: query.reverse ?? false,
-    generation,
+    rules,
   };
 }

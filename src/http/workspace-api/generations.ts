@@ -1,3 +1,4 @@
+import { CURRENT_RULES, WILDCARD_RULES, type ReadRules } from '../../domain/filters/filters.js';
 import type { DreamType } from '../../domain/job-kinds.js';
 import type { ConclusionRecord } from '../../storage/store.js';
 import { paged, pagedReversible } from '../shared/fields.js';
@@ -27,7 +28,7 @@ import { transform, type Field, type Schema } from '../shared/validate.js';
  * Differences handled below the routes, by generation name: the authorization algorithm (§2.4,
  * §9.2) and a body without Content-Type (§1.4) in shared/route.ts; id length, metadata limits,
  * the configuration key and the webhook URL rule in shared/resource-schemas.ts and fields.ts;
- * list ordering and filter rules in the domain (the `generation` of a list query).
+ * list ordering and filter rules by the domain, given the `rules` row.
  */
 
 export type GenerationName = 'v2' | 'v3';
@@ -64,6 +65,8 @@ const DIFFERENCES = {
    * file upload, session clone, conclusions. v2 answers 200 to all of them.
    */
   createdStatus: row<200 | 201>(200, 201),
+  /** How filters, session order and refusals are read in the domain (filters/filters.ts). */
+  rules: row<ReadRules>(WILDCARD_RULES, CURRENT_RULES),
   /** Query of the workspace, peer, session and peer-sessions lists ("`reverse` on ..."). */
   listPaging: row<Paging>(paged, pagedReversible),
   /** "Session clone". */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tokenCount } from '../../../src/domain/messages/token-count.js';
+import { tokenCount } from '../../../src/domain/text/token-count.js';
 import { buildTestApp, uniqueId, type TestApi } from '../../support/test-app.js';
 
 let api: TestApi;

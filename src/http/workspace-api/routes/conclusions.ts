@@ -48,7 +48,7 @@ export function mountConclusionRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
     query: { ...pagedReversible, ...includeSuperseded },
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
-      const page = await listConclusions(ctx, params.workspace_id, { ...listQuery(query, body, g.name), includeSuperseded: query.include_superseded });
+      const page = await listConclusions(ctx, params.workspace_id, { ...listQuery(query, body, g.rules), includeSuperseded: query.include_superseded });
       return { status: 200, body: presentPage(page, query.page, query.size, present) };
     },
   });
@@ -67,7 +67,7 @@ export function mountConclusionRoutes({ route, g, deps: { ctx } }: WorkspaceApi)
         topK: body.top_k,
         distance: body.distance,
         filters: body.filters,
-        generation: g.name,
+        rules: g.rules,
         includeSuperseded: query.include_superseded,
       });
       return { status: 200, body: found.map(present) };

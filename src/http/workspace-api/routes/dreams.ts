@@ -1,5 +1,5 @@
 import { refuseScopes } from '../../../domain/scopes/scope-guards.js';
-import { scheduleDream } from '../../../domain/reasoning/dream-schedule.js';
+import { scheduleDream } from '../../../domain/scheduling/dream-schedule.js';
 import { bool, choice, model, nullable, optional, required, str } from '../../shared/validate.js';
 import type { WorkspaceApi } from '../define-route.js';
 

@@ -47,7 +47,7 @@ export function mountMessageRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
       const version = isNoFilter(body?.filters) ? () => messagesVersion(ctx, params.workspace_id, params.session_id) : undefined;
       const key = `${params.workspace_id}\u0000${params.session_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
       const json = await pages.serve(key, version, async () => {
-        const page = await listMessages(ctx, params.workspace_id, params.session_id, listQuery(query, body, g.name));
+        const page = await listMessages(ctx, params.workspace_id, params.session_id, listQuery(query, body, g.rules));
         return JSON.stringify(presentPage(page, query.page, query.size, presentMessage));
       });
       return { status: 200, json };

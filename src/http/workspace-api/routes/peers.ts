@@ -75,7 +75,7 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
       const version = isNoFilter(body?.filters) ? () => peersVersion(ctx, params.workspace_id) : undefined;
       const key = `${params.workspace_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}\u0000${kind}`;
       const json = await pages.serve(key, version, async () => {
-        const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, g.name), kind);
+        const page = await listPeersOfWorkspace(ctx, params.workspace_id, listQuery(query, body, g.rules), kind);
         return JSON.stringify(presentPage(page, query.page, query.size, presentPeer));
       });
       return { status: 200, json };
@@ -111,7 +111,7 @@ export function mountPeerRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void
       const version = isNoFilter(body?.filters) ? () => sessionsOfPeerVersion(ctx, params.workspace_id, params.peer_id) : undefined;
       const key = `${params.workspace_id}\u0000${params.peer_id}\u0000${query.page}\u0000${query.size}\u0000${query.reverse === true}`;
       const json = await sessionPages.serve(key, version, async () => {
-        const page = await listSessionsOfPeer(ctx, params.workspace_id, params.peer_id, listQuery(query, body, g.name));
+        const page = await listSessionsOfPeer(ctx, params.workspace_id, params.peer_id, listQuery(query, body, g.rules));
         return JSON.stringify(presentPage(page, query.page, query.size, presentSession));
       });
       return { status: 200, json };

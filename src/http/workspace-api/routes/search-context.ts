@@ -1,4 +1,4 @@
-import { getSessionContext, getSessionSummaries } from '../../../domain/messages/context.js';
+import { getSessionContext, getSessionSummaries } from '../../../domain/sessions/context.js';
 import { searchMessages, type SearchScope } from '../../../domain/messages/search.js';
 import { invalidInput } from '../../../domain/errors.js';
 import { refuseScopes } from '../../../domain/scopes/scope-guards.js';
@@ -67,7 +67,7 @@ export function mountSearchContextRoutes({ route, g, deps: { ctx } }: WorkspaceA
           if (sessions.length === 0) return { status: 200, body: [] };
           filters = { ...(filters ?? {}), session_id: { in: sessions } };
         }
-        const found = await searchMessages(ctx, search.pick(params), { query: body.query, filters, limit: body.limit, generation: g.name });
+        const found = await searchMessages(ctx, search.pick(params), { query: body.query, filters, limit: body.limit, rules: g.rules });
         return { status: 200, body: found.map(presentMessage) };
       },
     });

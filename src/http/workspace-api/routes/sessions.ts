@@ -54,7 +54,7 @@ export function mountSessionRoutes({ route, g, deps: { ctx } }: WorkspaceApi): v
     query: g.listPaging,
     body: { schema: filtersBody, required: false },
     async handler({ params, query, body }) {
-      const page = await listSessions(ctx, params.workspace_id, listQuery(query, body, g.name));
+      const page = await listSessions(ctx, params.workspace_id, listQuery(query, body, g.rules));
       return { status: 200, body: presentPage(page, query.page, query.size, presentSession) };
     },
   });

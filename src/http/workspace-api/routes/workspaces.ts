@@ -34,7 +34,7 @@ export function mountWorkspaceRoutes({ route, g, deps: { ctx } }: WorkspaceApi):
     query: g.listPaging,
     body: { schema: filtersBody, required: false },
     async handler({ query, body }) {
-      const page = await listWorkspaces(ctx, listQuery(query, body, g.name));
+      const page = await listWorkspaces(ctx, listQuery(query, body, g.rules));
       return { status: 200, body: presentPage(page, query.page, query.size, presentWorkspace) };
     },
   });

@@ -3,8 +3,8 @@ import type { ConclusionRecord, MessageChunkVector, MessageRecord } from '../../
 import type { DomainContext } from '../context.js';
 import { unavailable } from '../errors.js';
 import { EMBED_CONCLUSIONS, EMBED_MESSAGES, MESSAGES_PER_EMBED_JOB, newJob, type EmbedConclusionsPayload, type EmbedMessagesPayload } from '../job-kinds.js';
-import { tokenCount } from '../messages/token-count.js';
-import { DEFAULT_EMBEDDING_TOKENS_PER_REQUEST } from './settings.js';
+import { tokenCount } from '../text/token-count.js';
+import { DEFAULT_EMBEDDING_TOKENS_PER_REQUEST } from '../reasoning-settings.js';
 
 /*
  * Embeddings (reasoning.md R7): conclusions are embedded when they are created (the caller

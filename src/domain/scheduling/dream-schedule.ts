@@ -3,7 +3,7 @@ import { inTransaction, type DomainContext } from '../context.js';
 import { notConfigured } from '../errors.js';
 import { DREAM, DREAM_AUTO, newJob, type DreamPayload, type DreamType } from '../job-kinds.js';
 import { effectiveConfiguration } from './configuration.js';
-import type { ReasoningSettings } from './settings.js';
+import type { ReasoningSettings } from '../reasoning-settings.js';
 
 /*
  * When dreams run (reasoning.md R6). A dream works on one collection (observer, observed); its

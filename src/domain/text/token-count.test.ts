@@ -21,7 +21,7 @@ describe('tokenCount', () => {
   });
 
   it('equals the exact count on long ordinary documents (counted in segments)', () => {
-    const documents = ['README.md', 'docs/reasoning.md', 'bench/README.md', 'src/storage/sql/sql-store.ts', 'src/domain/messages/rank.ts'].map((file) => readFileSync(file, 'utf8'));
+    const documents = ['README.md', 'docs/reasoning.md', 'bench/README.md', 'src/storage/sql/sql-store.ts', 'src/domain/search/rank.ts'].map((file) => readFileSync(file, 'utf8'));
     documents.push(samples.map(([, text]) => text).join('').repeat(200));
     for (const text of documents) {
       expect(text.length).toBeGreaterThan(4096);

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../storage/store.js';
-import type { ReasoningSettings } from './settings.js';
+import type { ReasoningSettings } from '../reasoning-settings.js';
 
 /**
  * The configuration that applies to one message: each field from the most specific level that

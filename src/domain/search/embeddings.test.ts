@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tokenCount } from '../messages/token-count.js';
+import { tokenCount } from '../text/token-count.js';
 import { chunkText } from './embeddings.js';
 
 describe('chunkText', () => {

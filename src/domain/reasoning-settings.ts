@@ -1,4 +1,4 @@
-import { LEVEL_DEFAULTS, SETTINGS } from '../../config/settings.js';
+import { LEVEL_DEFAULTS, SETTINGS } from '../config/settings.js';
 
 /**
  * The reasoning layer's settings, as the domain sees them (parsed from the environment in
