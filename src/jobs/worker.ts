@@ -1,23 +1,8 @@
-import { isStoreUnavailable, type JobRecord, type Store, type StoreUnavailableError } from '../storage/store.js';
+import { isStoreUnavailable, type JobRecord, type Store } from '../storage/store.js';
 import type { JobCatalog, JobHandler, JobOutcome } from './catalog.js';
+import { attemptOutcome, readPayload, retryDelay, type AttemptOutcome, type RunOutcome, type UnrecordedOutcome } from './attempts.js';
 import { removeOldWork } from './cleanup.js';
-
-/** Longest pause between attempts to reach a store that is unavailable. */
-const MAX_UNAVAILABLE_PAUSE_MS = 5000;
-
-/**
- * How a run ended as the worker records it: the handler's outcome, or `interrupted` when the
- * store failed under it (the attempt is given back, not counted).
- */
-type RunOutcome = JobOutcome | { kind: 'interrupted' };
-
-/** An outcome the store could not take while it was unavailable, kept until it can. */
-interface UnrecordedOutcome {
-  job: JobRecord;
-  outcome: RunOutcome;
-  /** When the job's lease ends; after that another worker may run it again, so it is dropped. */
-  leaseEnds: number;
-}
+import { StoreOutage } from './store-outage.js';
 
 export interface WorkerLogger {
   info(obj: object, msg: string): void;
@@ -43,25 +28,6 @@ export interface WorkerOptions {
   onAttempt?: (event: { kind: string; outcome: AttemptOutcome; durationMs: number }) => void;
 }
 
-/** How an attempt ended for its job: done, skipped, to be retried, dead-lettered, or given back unfinished. */
-export type AttemptOutcome = 'done' | 'skipped' | 'retried' | 'dead' | 'interrupted';
-
-function attemptOutcome(job: JobRecord, outcome: RunOutcome): AttemptOutcome {
-  if (outcome.kind !== 'failed') return outcome.kind;
-  return !outcome.retryable || job.attempts >= job.maxAttempts ? 'dead' : 'retried';
-}
-
-/** The handler's reading of a claimed job's payload; undefined when it is not an object or does not fit. */
-function readPayload(handler: JobHandler<unknown>, job: JobRecord): unknown {
-  const stored: unknown = job.payload;
-  if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) return undefined;
-  try {
-    return handler.readPayload(job.payload);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The jobs of one kind, claimed on their own (Worker.lanes). */
 interface Lane {
   kind: string;
@@ -70,12 +36,6 @@ interface Lane {
   running: Set<string>;
   quietUntil: number;
   woken: number;
-}
-
-/** Delay before attempt `attempts + 1`: doubling from the base, capped, with jitter (50-100%). */
-export function retryDelay(attempts: number, baseMs: number, maxMs: number, random: () => number): number {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
-  return Math.round(ceiling * (0.5 + random() / 2));
 }
 
 /**
@@ -108,8 +68,7 @@ export class Worker {
    */
   private readonly lanes: Lane[];
   /** Set while the store is unavailable: claims back off and the state is reported as paused. */
-  private pausedSince: Date | undefined;
-  private unavailableStreak = 0;
+  private readonly outage: StoreOutage;
   private readonly unrecorded: UnrecordedOutcome[] = [];
   private readonly leaseEnds = new Map<string, number>();
 
@@ -120,6 +79,7 @@ export class Worker {
   ) {
     this.now = options.now ?? (() => new Date());
     this.random = options.random ?? Math.random;
+    this.outage = new StoreOutage(options.logger, this.now);
     // One lane per kind, so a webhook (seconds) never waits behind model work (minutes) and a
     // crashed worker's job is taken over after its own kind's lease. Only kinds this process has
     // a handler for are claimed: a process without a model (or of an older version) leaves the
@@ -146,7 +106,7 @@ export class Worker {
   /** running, paused while the store is unavailable, or stopped. */
   status(): { state: 'running' | 'paused' | 'stopped'; since?: string } {
     if (this.stopping) return { state: 'stopped' };
-    if (this.pausedSince !== undefined) return { state: 'paused', since: this.pausedSince.toISOString() };
+    if (this.outage.since !== undefined) return { state: 'paused', since: this.outage.since.toISOString() };
     return { state: 'running' };
   }
 
@@ -183,13 +143,11 @@ export class Worker {
             }
           }
           this.purgeNow(now);
-          this.storeAnswered();
+          this.outage.ended();
         } catch (error) {
           if (isStoreUnavailable(error)) {
-            this.storeUnavailable(error);
-            // back off (doubling up to a few seconds) instead of polling a database that is down
-            const delay = Math.max(this.options.pollMs, Math.min(MAX_UNAVAILABLE_PAUSE_MS, this.options.pollMs * 2 ** this.unavailableStreak));
-            await this.pause(delay, true);
+            this.outage.failed(error);
+            await this.pause(this.outage.backoff(this.options.pollMs), true);
             continue;
           }
           this.options.logger.error({ err: error }, 'claiming jobs failed');
@@ -266,22 +224,6 @@ export class Worker {
     });
   }
 
-  /** One log line when the store goes away, not one per poll. */
-  private storeUnavailable(error: StoreUnavailableError): void {
-    this.unavailableStreak += 1;
-    if (this.pausedSince !== undefined) return;
-    this.pausedSince = this.now();
-    this.options.logger.warn({ reason: error.reason, error: error.message }, 'store unavailable: workers paused');
-  }
-
-  private storeAnswered(): void {
-    this.unavailableStreak = 0;
-    if (this.pausedSince === undefined) return;
-    const pausedMs = this.now().getTime() - this.pausedSince.getTime();
-    this.pausedSince = undefined;
-    this.options.logger.info({ pausedMs }, 'store available again: workers resumed');
-  }
-
   /**
    * Writes the outcomes the store could not take while it was down, before claiming more.
    * One whose lease has run out is dropped: the job runs again (delivery is at least once).
@@ -346,7 +288,7 @@ export class Worker {
       } catch (error) {
         // the store failing under the job says nothing about the job: its attempt is given back
         if (isStoreUnavailable(error)) {
-          this.storeUnavailable(error);
+          this.outage.failed(error);
           outcome = { kind: 'interrupted' };
         } else {
           outcome = { kind: 'failed', error: error instanceof Error ? error.message : String(error), retryable: true };
@@ -364,7 +306,7 @@ export class Worker {
     } catch (error) {
       if (isStoreUnavailable(error)) {
         // kept and written once the store answers again (before the lease runs out)
-        this.storeUnavailable(error);
+        this.outage.failed(error);
         this.unrecorded.push({ job, outcome, leaseEnds: this.leaseEnds.get(job.id) ?? 0 });
       } else {
         // the lease runs out and the job is taken again: at-least-once

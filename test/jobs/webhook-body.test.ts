@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { retryDelay } from '../../src/jobs/worker.js';
+import { retryDelay } from '../../src/jobs/attempts.js';
 import { canonicalJson, signBody } from '../../src/jobs/webhook-body.js';
 
 describe('webhook body', () => {

@@ -5,7 +5,7 @@ import { eventLoopTurns } from '../../domain/turns.js';
 import type { ChatReport } from '../../domain/chat-report.js';
 import type { Store } from '../../storage/store.js';
 import type { SqlDriver } from '../../storage/sql/driver.js';
-import type { AttemptOutcome } from '../../jobs/worker.js';
+import type { AttemptOutcome } from '../../jobs/attempts.js';
 import type { FallbackEvent, ModelCallEvent, ModelCallObserver } from '../../llm/models.js';
 import { GroupMetricsError, metricsSource } from './group-metrics.js';
 
