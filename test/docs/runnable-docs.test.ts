@@ -107,7 +107,7 @@ async function environment(folder: string): Promise<Record<string, string>> {
     npm_config_audit: 'false',
     ...fake.env({ LLM_MAX_RETRIES: '0' }),
     // the documentation's blocks ask the model questions; forming memory in the background is
-    // tested elsewhere (test/reasoning) and would only keep the fake busy here
+    // tested elsewhere (test/domain/reasoning) and would only keep the fake busy here
     DERIVER_ENABLED: 'false',
     SUMMARY_ENABLED: 'false',
     DREAM_ENABLED: 'false',

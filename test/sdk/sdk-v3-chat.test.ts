@@ -68,7 +68,7 @@ describe('@honcho-ai/sdk 2.x over /v3: chat', () => {
     for await (const piece of stream) pieces.push(piece);
     expect(pieces).toEqual(['Looking. ']);
     const exchange = server.exchanges.filter((e) => e.path.endsWith('/peers/alice/chat')).at(-1)!;
-    // the stream was answered 200 and ended by the error event (its bytes are checked in test/reasoning/chat.test.ts)
+    // the stream was answered 200 and ended by the error event (its bytes are checked in test/domain/reasoning/chat.test.ts)
     expect(exchange.status).toBe(200);
     expect(fake.requests('chat')).toHaveLength(2);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FormParseError, parseMultipartForm, parseUrlEncodedForm } from './multipart-form.js';
+import { FormParseError, parseMultipartForm, parseUrlEncodedForm } from '../../../src/http/shared/multipart-form.js';
 
 const TYPE = 'multipart/form-data; boundary=XyZ';
 const body = (text: string) => Buffer.from(text.replace(/\n/g, '\r\n'), 'utf8');

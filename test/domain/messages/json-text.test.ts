@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonUploadText, pythonFloat } from './json-text.js';
+import { jsonUploadText, pythonFloat } from '../../../src/domain/messages/json-text.js';
 
 /* Expected texts are what Python's json.dumps(json.loads(source), ensure_ascii=False) prints. */
 

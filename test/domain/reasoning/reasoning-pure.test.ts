@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatModel, Completion, CompletionRequest } from '../../llm/provider.js';
-import type { MembershipRecord } from '../../storage/store.js';
-import { effectiveConfiguration } from '../scheduling/configuration.js';
-import { observersOf } from '../scheduling/observers.js';
-import { parseDerivedFacts, parseRepresentation, representationPrompt } from './representation-prompt.js';
-import { checkReplacements } from './deriver.js';
-import { DEFAULT_REASONING_SETTINGS } from '../reasoning-settings.js';
-import { completeStructured, ModelOutputError } from './structured-completion.js';
+import type { ChatModel, Completion, CompletionRequest } from '../../../src/llm/provider.js';
+import type { MembershipRecord } from '../../../src/storage/store.js';
+import { effectiveConfiguration } from '../../../src/domain/scheduling/configuration.js';
+import { observersOf } from '../../../src/domain/scheduling/observers.js';
+import { parseDerivedFacts, parseRepresentation, representationPrompt } from '../../../src/domain/reasoning/representation-prompt.js';
+import { checkReplacements } from '../../../src/domain/reasoning/deriver.js';
+import { DEFAULT_REASONING_SETTINGS } from '../../../src/domain/reasoning-settings.js';
+import { completeStructured, ModelOutputError } from '../../../src/domain/reasoning/structured-completion.js';
 
 const member = (peerId: string, configuration: Record<string, unknown> = {}, leftAt: Date | null = null): MembershipRecord => ({
   peerId,

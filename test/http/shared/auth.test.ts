@@ -17,7 +17,7 @@ import {
   type Claims,
   type RouteScope,
   type ScopeIds,
-} from './auth.js';
+} from '../../../src/http/shared/auth.js';
 
 const SECRET = 'test-secret-ü';
 // Signed by hand: fast-jwt's signer refuses the non-numeric exp/nbf values these tests need.

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { EventLoopTurns, immediateTurns, QUANTUM_MS } from './turns.js';
+import { EventLoopTurns, immediateTurns, QUANTUM_MS } from '../../src/domain/turns.js';
 
 /** Resolves after `n` passes of the event loop's check phase. */
 async function loopPasses(n: number): Promise<void> {

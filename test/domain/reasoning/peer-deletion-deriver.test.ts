@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
-import { DIALECT, uniqueId, type TestApi } from '../support/test-app.js';
+import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
+import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { DIALECT, uniqueId, type TestApi } from '../../support/test-app.js';
 
 /*
  * Deleting a peer and forgetting while the deriver works: a batch whose model answers after the

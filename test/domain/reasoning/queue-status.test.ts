@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { createWorker } from '../../src/runtime/runtime.js';
-import { drainWorkspace, facts, reasoningApps, silentLogger, type ReasoningSetup } from '../support/reasoning-harness.js';
-import { uniqueId, type TestApi } from '../support/test-app.js';
-import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
+import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
+import { createWorker } from '../../../src/runtime/runtime.js';
+import { drainWorkspace, facts, reasoningApps, silentLogger, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { uniqueId, type TestApi } from '../../support/test-app.js';
+import { startWebhookSink, type WebhookSink } from '../../support/webhook-sink.js';
 
 /*
  * queue.empty webhook events (contract §7.6) and the queue status (§7.9) counting the reasoning

@@ -2,14 +2,14 @@ import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { dreamQueueKey } from '../../src/domain/scheduling/dream-schedule.js';
-import type { Worker } from '../../src/jobs/worker.js';
-import { createWorker } from '../../src/runtime/runtime.js';
-import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
-import { facts, silentLogger } from '../support/reasoning-harness.js';
-import { startWebhookSink, type WebhookSink } from '../support/webhook-sink.js';
-import { buildTestApp, DIALECT, ownPostgresDatabase, uniqueId, type TestApi } from '../support/test-app.js';
-import { DREAM, DREAM_AUTO } from '../../src/domain/job-kinds.js';
+import { dreamQueueKey } from '../../../src/domain/scheduling/dream-schedule.js';
+import type { Worker } from '../../../src/jobs/worker.js';
+import { createWorker } from '../../../src/runtime/runtime.js';
+import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../../support/fake-model-server.js';
+import { facts, silentLogger } from '../../support/reasoning-harness.js';
+import { startWebhookSink, type WebhookSink } from '../../support/webhook-sink.js';
+import { buildTestApp, DIALECT, ownPostgresDatabase, uniqueId, type TestApi } from '../../support/test-app.js';
+import { DREAM, DREAM_AUTO } from '../../../src/domain/job-kinds.js';
 
 /*
  * Dreams end to end over HTTP, on SQLite or PostgreSQL: schedule_dream and trigger_dream, the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PageCache } from './page-cache.js';
+import { PageCache } from '../../../src/http/shared/page-cache.js';
 
 /** A page cache over a fake store: `token` is the change token, `versions` the data versions. */
 function harness(maxBytes: number) {

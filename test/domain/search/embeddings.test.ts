@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { tokenCount } from '../text/token-count.js';
-import { chunkText } from './embeddings.js';
+import { tokenCount } from '../../../src/domain/text/token-count.js';
+import { chunkText } from '../../../src/domain/search/embeddings.js';
 
 describe('chunkText', () => {
   it('keeps a text that fits whole', () => {

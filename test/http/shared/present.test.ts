@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isoTime, isoTimeOf } from './present.js';
-import { PreciseDate } from '../../storage/precise-date.js';
+import { isoTime, isoTimeOf } from '../../../src/http/shared/present.js';
+import { PreciseDate } from '../../../src/storage/precise-date.js';
 
 /** A deterministic generator (mulberry32), so a failure names a date that can be replayed. */
 function seeded(seed: number): () => number {

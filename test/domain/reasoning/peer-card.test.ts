@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { applyCardUpdate, CARD_MAX_ENTRIES, cardEntryProblem } from './peer-card.js';
-import { dreamIsDue } from '../scheduling/dream-schedule.js';
-import { DEFAULT_REASONING_SETTINGS } from '../reasoning-settings.js';
+import { applyCardUpdate, CARD_MAX_ENTRIES, cardEntryProblem } from '../../../src/domain/reasoning/peer-card.js';
+import { dreamIsDue } from '../../../src/domain/scheduling/dream-schedule.js';
+import { DEFAULT_REASONING_SETTINGS } from '../../../src/domain/reasoning-settings.js';
 
 describe('peer card rules', () => {
   it('accepts the four prefixes and refuses others, empty entries and long ones', () => {

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { drainWorkspace, facts, reasoningApps } from '../support/reasoning-harness.js';
-import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
+import { drainWorkspace, facts, reasoningApps } from '../../support/reasoning-harness.js';
+import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../../support/fake-model-server.js';
 
 /*
  * The reference's end-to-end case of scopes (shared/reference/scopes.md S11, scope_confines_recall):

@@ -1,9 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
-import { tokenCount } from '../../src/domain/text/token-count.js';
-import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../../support/fake-model-server.js';
+import { tokenCount } from '../../../src/domain/text/token-count.js';
+import { buildTestApp, uniqueId, type TestApi } from '../../support/test-app.js';
 
 /*
  * Peer chat end to end over HTTP (reasoning.md R5): the agent's prompt, each tool against stored

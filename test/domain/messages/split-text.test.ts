@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitText } from './split-text.js';
+import { splitText } from '../../../src/domain/messages/split-text.js';
 
 describe('splitText', () => {
   it('keeps a text within the limit whole, the empty text included', () => {

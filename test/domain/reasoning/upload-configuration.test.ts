@@ -1,12 +1,12 @@
 import { Honcho } from '@honcho-ai/sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Worker } from '../../src/jobs/worker.js';
-import { createWorker } from '../../src/runtime/runtime.js';
-import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { multipartBody, type FormPart } from '../support/multipart.js';
-import { drainWorkspace, facts, reasoningApps, REASONING_TEST_ENV, silentLogger, type ReasoningSetup } from '../support/reasoning-harness.js';
-import { startSdkServer, type SdkServer } from '../support/sdk-server.js';
-import { uniqueId, type TestApi } from '../support/test-app.js';
+import type { Worker } from '../../../src/jobs/worker.js';
+import { createWorker } from '../../../src/runtime/runtime.js';
+import { startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
+import { multipartBody, type FormPart } from '../../support/multipart.js';
+import { drainWorkspace, facts, reasoningApps, REASONING_TEST_ENV, silentLogger, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { startSdkServer, type SdkServer } from '../../support/sdk-server.js';
+import { uniqueId, type TestApi } from '../../support/test-app.js';
 
 /*
  * The `configuration` form field of a file upload reaches the deriver as the configuration of

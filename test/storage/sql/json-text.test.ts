@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonText } from './json-text.js';
+import { jsonText } from '../../../src/storage/sql/json-text.js';
 
 describe('jsonText', () => {
   it('writes plain values as JSON.stringify does', () => {

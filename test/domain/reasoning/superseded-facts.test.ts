@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { drainWorkspace, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
-import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
+import { drainWorkspace, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../../support/fake-model-server.js';
 
 /*
  * Facts over time with a model (docs/reasoning.md, "Facts over time"): the deriver is shown the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage, ChatModel, Completion, CompletionRequest, StreamEvent } from '../../llm/provider.js';
-import { capToolOutput, FinalAnswerError, runToolLoop, type Tool } from './tool-loop.js';
-import { StoreUnavailableError } from '../../storage/unavailable.js';
+import type { ChatMessage, ChatModel, Completion, CompletionRequest, StreamEvent } from '../../../src/llm/provider.js';
+import { capToolOutput, FinalAnswerError, runToolLoop, type Tool } from '../../../src/domain/reasoning/tool-loop.js';
+import { StoreUnavailableError } from '../../../src/storage/unavailable.js';
 
 type Turn = { text?: string; calls?: Array<{ name: string; arguments: string }> };
 

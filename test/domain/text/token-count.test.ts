@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
-import { LONG_PIECE, countTokensOf, countTokensOfEach, exceedsTokens, tokenCount } from './token-count.js';
+import { LONG_PIECE, countTokensOf, countTokensOfEach, exceedsTokens, tokenCount } from '../../../src/domain/text/token-count.js';
 
 /** The encoder's own count, special-token texts counted as text. */
 const exact = (text: string) => countTokens(text, { disallowedSpecial: new Set() });

@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { reasoningRuntime } from '../../src/runtime/runtime.js';
-import { createDomainContext } from '../../src/domain/context.js';
-import { processRepresentationUnit, type RepresentOutcome } from '../../src/domain/reasoning/deriver.js';
-import { buildModels } from '../../src/llm/models.js';
-import type { Store } from '../../src/storage/store.js';
-import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
-import { DIALECT } from '../support/test-app.js';
+import { reasoningRuntime } from '../../../src/runtime/runtime.js';
+import { createDomainContext } from '../../../src/domain/context.js';
+import { processRepresentationUnit, type RepresentOutcome } from '../../../src/domain/reasoning/deriver.js';
+import { buildModels } from '../../../src/llm/models.js';
+import type { Store } from '../../../src/storage/store.js';
+import { startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
+import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { DIALECT } from '../../support/test-app.js';
 
 /*
  * Background work beside the requests that write the same session (docs/decisions/0019-background-writers.md). On PostgreSQL a deriver batch is

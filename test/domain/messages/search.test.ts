@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bestFound } from '../search/scoring.js';
+import { bestFound } from '../../../src/domain/search/scoring.js';
 
 /** The plain reading of bestFound: every message's summed weight, sorted by (score, newest). */
 function reference(matchesOf: number[][], weights: number[], count: number): { chosen: number[]; found: number } {

@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createDomainContext } from '../../src/domain/context.js';
-import { deriveStoredMessages } from '../../src/domain/scheduling/queue-reasoning.js';
-import { reasoningRuntime } from '../../src/runtime/runtime.js';
-import { buildModels } from '../../src/llm/models.js';
-import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
-import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import type { TestApi } from '../support/test-app.js';
-import { REPRESENT, SUMMARIZE } from '../../src/domain/job-kinds.js';
+import { createDomainContext } from '../../../src/domain/context.js';
+import { deriveStoredMessages } from '../../../src/domain/scheduling/queue-reasoning.js';
+import { reasoningRuntime } from '../../../src/runtime/runtime.js';
+import { buildModels } from '../../../src/llm/models.js';
+import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
+import type { TestApi } from '../../support/test-app.js';
+import { REPRESENT, SUMMARIZE } from '../../../src/domain/job-kinds.js';
 
 /*
  * Messages in, conclusions out: the deriver end to end over HTTP, with the fake model server
@@ -247,7 +247,7 @@ describe('engram derive', () => {
     const ws = s.ws;
     const store = s.api.database.store;
     const noModel = createDomainContext(store, { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 2 });
-    const { createMessages } = await import('../../src/domain/messages/messages.js');
+    const { createMessages } = await import('../../../src/domain/messages/messages.js');
     await createMessages(noModel, ws, 's1', [
       { peerId: 'alice', content: 'I live in Porto' },
       { peerId: 'alice', content: 'and I cycle to work' },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fold, stem, TOKEN } from './query-terms.js';
-import { queryTokens, rankCandidates, rankCandidatesInSlices } from './rank.js';
+import { fold, stem, TOKEN } from '../../../src/domain/search/query-terms.js';
+import { queryTokens, rankCandidates, rankCandidatesInSlices } from '../../../src/domain/search/rank.js';
 
 const docs = (...contents: string[]) => contents.map((content, index) => ({ id: `m${index}`, content }));
 const order = (ranked: { id: string }[]) => ranked.map((doc) => doc.id);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SeekPoints } from './seek-points.js';
+import { SeekPoints } from '../../../src/storage/sql/seek-points.js';
 
 const point = (rows: number) => ({ rows, key: [rows * 10] });
 

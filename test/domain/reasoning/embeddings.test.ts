@@ -3,14 +3,14 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openDatabase } from '../../src/runtime/database.js';
-import { reembed } from '../../src/cli/commands/reembed.js';
-import { tokenCount } from '../../src/domain/text/token-count.js';
-import { checkVectorDimensions } from '../../src/runtime/runtime.js';
-import { VectorSizeError, type ConclusionRecord } from '../../src/storage/store.js';
-import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../support/reasoning-harness.js';
-import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../support/fake-model-server.js';
-import { buildTestApp, ownPostgresDatabase, TEST_DATABASE_URL, uniqueId, type TestApi } from '../support/test-app.js';
+import { openDatabase } from '../../../src/runtime/database.js';
+import { reembed } from '../../../src/cli/commands/reembed.js';
+import { tokenCount } from '../../../src/domain/text/token-count.js';
+import { checkVectorDimensions } from '../../../src/runtime/runtime.js';
+import { VectorSizeError, type ConclusionRecord } from '../../../src/storage/store.js';
+import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../../support/fake-model-server.js';
+import { buildTestApp, ownPostgresDatabase, TEST_DATABASE_URL, uniqueId, type TestApi } from '../../support/test-app.js';
 
 /*
  * Embeddings and vector search end to end over HTTP, with the fake model server answering the

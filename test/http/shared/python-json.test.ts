@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MAX_JSON_DEPTH, parseJsonLikePython } from './python-json.js';
+import { MAX_JSON_DEPTH, parseJsonLikePython } from '../../../src/http/shared/python-json.js';
 
 // Expected positions and messages are those of CPython 3.11's json.loads on the UTF-8 bytes of
 // each input (the C scanner; 3.13 words trailing commas differently and is not the reference).
