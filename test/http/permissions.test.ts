@@ -15,11 +15,14 @@ import { buildTestApp, TEST_SECRET, uniqueId, type TestApi } from '../support/te
  *   2. sends it every credential of a fixed set, on a seeded workspace (v1: app), and checks each
  *      answer against what the contract's algorithm (contract-v3 §2.3/§2.4, §9.2; contract-v1
  *      §4.3/§4.4), implemented again here from the text, says of that scope: refused with the
- *      exact 401 body, or admitted (then anything but 401 and 403: 404 or 422 are fine, since
- *      authentication runs before validation, contract §1.3).
+ *      exact 401 body, or admitted (then anything but 401, 403 or a 5xx: 404 or 422 are fine,
+ *      since authentication runs before validation, contract §1.3).
  * Routes that authorize themselves (`self`) have their rule, and the valid body their check
  * needs, in SELF_RULES; a route whose handler adds a check to its scope is in HANDLER_RULES. A
- * `self` route without a rule fails here, as does a path parameter without a seeded value.
+ * `self` route without a rule fails here, as do a path parameter without a seeded value and an
+ * operation of /openapi.json under /v1, /v2 or /v3 that declares no scope. Bodies are empty
+ * (self routes aside), so admitted requests mostly end in a 422; a DELETE route runs on a
+ * workspace (or app) of its own.
  * The hand-written suites (auth.test.ts, v1/auth.test.ts) keep the quirks a scope cannot say.
  */
 
@@ -105,7 +108,7 @@ interface World {
   v1: { app: string; otherApp: string; user: string; otherUser: string; session: string; otherSession: string; params: Record<string, string> };
 }
 
-/** A token's claims as the contract names them (`w p s ad`, v1 `ap us se`); `exp` for the expired one. */
+/** A token's claims as the contracts name them (`ad w p s`, v1 `ap us se`). */
 interface Claims {
   ad?: boolean;
   w?: string;
@@ -114,7 +117,6 @@ interface Claims {
   ap?: string;
   us?: string;
   se?: string;
-  exp?: number;
 }
 
 /** One credential: the Authorization header it sends and, for a valid token, its claims. */
