@@ -75,7 +75,16 @@ function isMediaType(value: string): boolean {
 /** Builds the HTTP app with /v2 and /v3 mounted, without listening (tests use inject). */
 export async function buildApp(
   deps: AppDeps,
-): Promise<{ app: FastifyInstance; ctx: DomainContext; models: Models; jobMetrics: JobMetrics; flushLog: () => void; closeLog: () => Promise<void> }> {
+): Promise<{
+  app: FastifyInstance;
+  ctx: DomainContext;
+  models: Models;
+  jobMetrics: JobMetrics;
+  /** Every route of every generation with the access it declares; complete once the app is ready. */
+  routes: RouteIndex;
+  flushLog: () => void;
+  closeLog: () => Promise<void>;
+}> {
   const { config } = deps;
   const log = deps.logger === undefined ? processLog(config.logLevel, deps.logDestination) : undefined;
   const app = Fastify({
@@ -107,7 +116,7 @@ export async function buildApp(
   const models = deps.models ?? buildModels(config.models, observeModelCalls([modelCalls, logFailedModelCalls(app.log)]));
 
   const routes = new RouteIndex();
-  app.addHook('onRoute', (route) => routes.add(route.url, route.method));
+  app.addHook('onRoute', (route) => routes.add(route.url, route.method, route.config?.access));
   // one line per request; no hook at all when request lines would be dropped (logger off or
   // above info), as every hook costs each request its own step in Fastify's pipeline
   if ((pino.levels.values[app.log.level] ?? Infinity) <= pino.levels.values.info) {
@@ -222,5 +231,5 @@ export async function buildApp(
     return reply.code(status).send({ detail: error.message });
   });
 
-  return { app, ctx, models, jobMetrics, flushLog: log?.flush ?? (() => undefined), closeLog: log?.close ?? (() => Promise.resolve()) };
+  return { app, ctx, models, jobMetrics, routes, flushLog: log?.flush ?? (() => undefined), closeLog: log?.close ?? (() => Promise.resolve()) };
 }

@@ -9,6 +9,7 @@ import { buildApp } from '../../src/http/app.js';
 import { databaseOptions, openDatabase, type Database } from '../../src/runtime/database.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { mintToken } from '../../src/http/shared/auth.js';
+import type { DeclaredRoute } from '../../src/http/shared/route-index.js';
 import { workerDatabaseUrl } from './worker-database.js';
 
 /**
@@ -44,6 +45,8 @@ export interface TestApi {
   post(url: string, body?: unknown, options?: RequestOptions): Promise<TestResponse>;
   put(url: string, body?: unknown, options?: RequestOptions): Promise<TestResponse>;
   delete(url: string, body?: unknown, options?: RequestOptions): Promise<TestResponse>;
+  /** Every route of every generation with the access it declares (method, URL pattern, scope). */
+  declaredRoutes(): readonly DeclaredRoute[];
   /** Signs a token with the test secret. */
   token(claims: Parameters<typeof mintToken>[1]): string;
   close(): Promise<void>;
@@ -156,7 +159,7 @@ export async function buildTestApp(overrides: Record<string, string> = {}, optio
     '/nonexistent/.env',
   );
   const database = await openDatabase(config.databaseUrl, databaseOptions(config));
-  const { app } = await buildApp({ config, database, logger: false, inspectorAssets: options.inspectorAssets });
+  const { app, routes } = await buildApp({ config, database, logger: false, inspectorAssets: options.inspectorAssets });
   await app.ready();
 
   const request = async (method: string, url: string, body?: unknown, options: RequestOptions = {}) => {
@@ -190,6 +193,7 @@ export async function buildTestApp(overrides: Record<string, string> = {}, optio
     post: (url, body, options) => request('POST', url, body, options),
     put: (url, body, options) => request('PUT', url, body, options),
     delete: (url, body, options) => request('DELETE', url, body, options),
+    declaredRoutes: () => routes.declaredRoutes(),
     token: (claims) => mintToken(TEST_SECRET, claims),
     async close() {
       await app.close();

@@ -1,3 +1,12 @@
+import type { RouteAccess } from './route.js';
+
+/** A registered route with the access it declares (method, URL pattern as registered, scope). */
+export interface DeclaredRoute {
+  method: string;
+  url: string;
+  access: RouteAccess;
+}
+
 /**
  * Which methods each registered path answers, so an unmatched request can get the framework
  * answers of the reference (contract §1.1): 405 with `Allow` for a known path and wrong method,
@@ -6,14 +15,25 @@
  */
 export class RouteIndex {
   private readonly routes: { pattern: RegExp; method: string }[] = [];
+  private readonly declared: DeclaredRoute[] = [];
 
-  add(url: string, methods: string | string[]): void {
+  /** `access`: what the route declares about who may call it (the routes of shared/route.ts). */
+  add(url: string, methods: string | string[], access?: RouteAccess): void {
     const source = url
       .split('/')
       .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
       .join('/');
     const pattern = new RegExp(`^${source}$`);
-    for (const method of Array.isArray(methods) ? methods : [methods]) this.routes.push({ pattern, method });
+    for (const method of Array.isArray(methods) ? methods : [methods]) {
+      this.routes.push({ pattern, method });
+      // the HEAD twin the framework adds to a GET route is not a route of its own
+      if (access !== undefined && method !== 'HEAD') this.declared.push({ method, url, access });
+    }
+  }
+
+  /** Every route that declared its access, in registration order (the permission test reads them). */
+  declaredRoutes(): readonly DeclaredRoute[] {
+    return this.declared;
   }
 
   methodsFor(path: string): string[] {

@@ -12,6 +12,22 @@ import type { ListRequest, ReadRules } from '../../domain/filters/filters.js';
 
 export type Generation = 'v1' | 'v2' | 'v3';
 
+/**
+ * Who may call a route, as the route declares it: kept in its Fastify route config
+ * (`config.access`), where the app's route table reads it when the route is registered
+ * (shared/route-index.ts), never per request.
+ */
+export interface RouteAccess {
+  generation: Generation;
+  scope: RouteScope;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
+}
+
 /** What every route handler can reach. */
 export interface HttpDeps {
   ctx: DomainContext;
@@ -274,10 +290,12 @@ export function defineRoute<F extends QueryFields, B = undefined>(
 
   const openapiQuery: Record<string, unknown> = {};
   for (const [name, field] of queryEntries) openapiQuery[name] = field.schema.jsonSchema();
+  const access: RouteAccess = { generation, scope: spec.scope };
   app.route({
     method: spec.method,
     url: spec.url,
     handler: handle,
+    config: { access },
     schema: {
       hide: spec.hidden,
       summary: spec.summary,

@@ -6,7 +6,7 @@ import type { Claims, RouteScope } from './auth.js';
 import { FormParseError, formText, parseMultipartForm, parseUrlEncodedForm, type FormValue } from './multipart-form.js';
 import { parseJsonLikePython } from './python-json.js';
 import { messageCreate } from './resource-schemas.js';
-import { authenticate, errorReply, send, type Generation, type HttpDeps, type Reply } from './route.js';
+import { authenticate, errorReply, send, type Generation, type HttpDeps, type Reply, type RouteAccess } from './route.js';
 import { INVALID, missingItem, parseIsoDateTime, validationBody, type ValidationItem } from './validate.js';
 
 /**
@@ -209,12 +209,14 @@ export function defineUploadRoute(
     }
   };
 
+  const access: RouteAccess = { generation, scope: spec.scope };
   void app.register(async (scope) => {
     scope.addContentTypeParser(['multipart/form-data', 'application/x-www-form-urlencoded'], readFormBody);
     scope.route({
       method: 'POST',
       url: spec.url,
       handler: handle,
+      config: { access },
       schema: { summary: spec.summary, tags: spec.tags, consumes: ['multipart/form-data'], body: OPENAPI_FORM },
     });
   });
