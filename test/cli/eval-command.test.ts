@@ -14,6 +14,8 @@ import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRe
 import { REASONING_TEST_ENV } from '../support/reasoning-harness.js';
 import { ENGRAM, runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { databaseForProcesses } from '../support/test-app.js';
+import { readDataset } from '../../src/cli/commands/eval-datasets.js';
+import { readVerdict } from '../../src/cli/commands/eval-judge.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'engram-eval-'));
@@ -265,5 +267,27 @@ describe('engram eval', { timeout: 120_000 }, () => {
     const noJudge = await runCli(['eval', join(dir, 'bad-0.json'), '--url', server.baseUrl], cleanEnv());
     expect(noJudge.code).toBe(2);
     expect(noJudge.stderr).toContain('eval needs a judge model: --judge-model <model> (or EVAL_JUDGE_MODEL)');
+  });
+});
+
+describe('engram eval: who is asked, and what counts as a verdict', () => {
+  it('a LoCoMo question goes to the speaker it names (speaker_a when it names both or neither); a name in two samples is two peers', () => {
+    const dataset = readDataset(JSON.stringify(LOCOMO));
+    expect(dataset.questions.map((q) => q.peerId)).toEqual(['Alice-conv-1', 'Bob', 'Alice-conv-1', 'Alice-conv-1', 'Carol', 'Alice-conv-2', 'Carol', 'Alice-conv-2']);
+    expect(dataset.groups.map((g) => g.sessions.map((s) => [s.id, s.peerIds]))).toEqual([
+      [
+        ['conv-1-session_1', ['Alice-conv-1', 'Bob']],
+        ['conv-1-session_2', ['Alice-conv-1', 'Bob']],
+      ],
+      [['conv-2-session_1', ['Carol', 'Alice-conv-2']]],
+    ]);
+  });
+
+  it('only a JSON object whose verdict is "correct" or "incorrect" is a verdict', () => {
+    expect(readVerdict('{"verdict": "correct", "reason": "same"}')).toEqual({ verdict: 'correct', reason: 'same' });
+    expect(readVerdict('```json\n{"verdict": "incorrect"}\n```')).toEqual({ verdict: 'incorrect', reason: '' });
+    for (const reply of ['correct', '{"verdict": "Correct"}', '{"verdict": "correct", "reason": 5}', '["correct"]', '{"verdict": "correct"} and more', '']) {
+      expect(readVerdict(reply).verdict, reply).toBe('malformed');
+    }
   });
 });
