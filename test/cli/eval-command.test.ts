@@ -207,6 +207,13 @@ describe('engram eval', { timeout: 120_000 }, () => {
     const file = join(dir, 'lme-mini.json');
     writeFileSync(file, JSON.stringify(items));
     const args = ['eval', file, ...judgeArgs(), '--state', join(dir, 'lme.state.json'), '--format', 'json'];
+    // a run killed after writing a session's first message but before its state file said so
+    const first = await fetch(`${server.baseUrl}/v3/workspaces/eval-lme-mini/sessions/q1-s0a/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ messages: [{ peer_id: 'user-q1', content: 'Fact 1 is right.', created_at: '2023-05-20T02:21:00Z' }] }),
+    });
+    expect(first.status).toBe(201);
     const before = fake.requests('chat').length;
     const asked = () => fake.requests('chat').slice(before);
 
@@ -243,7 +250,8 @@ describe('engram eval', { timeout: 120_000 }, () => {
       expect(await messageTotal('eval-lme-mini', `${item.question_id}-${item.haystack_session_ids[0]}`)).toBe(2);
       expect(await messageTotal('eval-lme-mini', `${item.question_id}-${item.haystack_session_ids[1]}`)).toBe(1);
     }
-    expect(result.ingest.messages).toBe(18);
+    // the message stored before the first run is not stored again
+    expect(result.ingest.messages).toBe(17);
   });
 
   it('a file in neither format, or with a mistake, is refused with exit 2 saying what was expected', async () => {
@@ -261,6 +269,12 @@ describe('engram eval', { timeout: 120_000 }, () => {
       expect(run.code, run.stderr).toBe(2);
       expect(run.stderr).toMatch(message);
     }
+    // a state file of another file or workspace is not continued
+    const foreignState = join(dir, 'foreign.state.json');
+    writeFileSync(foreignState, JSON.stringify({ version: 1, dataset: 'another', workspace: 'eval-eval-sample', format: 'locomo' }));
+    const foreign = await runCli(['eval', join(ROOT, 'examples', 'eval-sample.json'), ...judgeArgs(), '--state', foreignState], cleanEnv());
+    expect(foreign.code).toBe(2);
+    expect(foreign.stderr).toContain(`engram: the state file ${foreignState} belongs to another dataset file or workspace`);
     const usage = await runCli(['eval', join(dir, 'bad-0.json'), '--judge-modle', 'x'], cleanEnv());
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/eval: unknown option "--judge-modle"; valid: --url <engram url>, .*--judge-model <model>/);

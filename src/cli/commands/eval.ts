@@ -67,6 +67,9 @@ export interface EvalState {
 /** Engram refused or could not be reached (exit 1; the state file keeps what was done). */
 class EngramError extends Error {}
 
+/** A state file that cannot be used for this run (exit 2). */
+class StateError extends Error {}
+
 const MESSAGES_PER_REQUEST = 100;
 const CHARS_PER_REQUEST = 400_000;
 
@@ -78,10 +81,10 @@ function loadState(path: string, fresh: EvalState): EvalState {
   try {
     state = JSON.parse(readFileSync(path, 'utf8')) as EvalState;
   } catch (error) {
-    throw new DatasetError(`the state file ${path} is not readable JSON (${error instanceof Error ? error.message : String(error)}); move it away to start again`);
+    throw new StateError(`the state file ${path} is not readable JSON (${error instanceof Error ? error.message : String(error)}); move it away to start again`);
   }
   if (state.version !== 1 || state.dataset !== fresh.dataset || state.workspace !== fresh.workspace) {
-    throw new DatasetError(`the state file ${path} belongs to another dataset file or workspace; name another with --state, or move it away to start again`);
+    throw new StateError(`the state file ${path} belongs to another dataset file or workspace; name another with --state, or move it away to start again`);
   }
   return state;
 }
@@ -136,7 +139,12 @@ class Engram {
   }
 
   async json<T>(method: string, path: string, body?: unknown): Promise<T> {
-    return JSON.parse((await this.request(method, path, body)).text) as T;
+    const { text } = await this.request(method, path, body);
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new EngramError(`${method} ${path} answered with something other than JSON: ${text.slice(0, 200)}`);
+    }
   }
 
   /** A counter pair of /metrics, or null when the server does not serve metrics (METRICS_ENABLED=false). */
@@ -251,8 +259,8 @@ export async function runEval(options: EvalOptions): Promise<number> {
     };
     state = loadState(statePath, fresh);
   } catch (error) {
-    if (!(error instanceof DatasetError)) throw error;
-    console.error(`engram: ${options.file}: ${error.message}`);
+    if (!(error instanceof DatasetError) && !(error instanceof StateError)) throw error;
+    console.error(`engram: ${error instanceof DatasetError ? `${options.file}: ` : ''}${error.message}`);
     return 2;
   }
   const questions: EvalQuestion[] = options.limit === undefined ? dataset.questions : dataset.questions.slice(0, options.limit);
