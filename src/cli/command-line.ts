@@ -155,7 +155,7 @@ running Engram's /mcp. Only protocol messages go to stdout; logs go to stderr.
       '--json': '<file>',
     },
     positionals: ['<dataset file>'],
-    summary: 'measure memory quality: a LoCoMo or LongMemEval file run against a running Engram, answers judged by a model',
+    summary: 'measure memory quality: a LoCoMo or LongMemEval file run against a running Engram',
     usage: `usage: engram eval <dataset file> --judge-model <model> [options]
 
 Runs a dataset file in the LoCoMo or LongMemEval format (docs/evaluation.md) against a running
