@@ -136,6 +136,51 @@ running Engram's /mcp. Only protocol messages go to stdout; logs go to stderr.
   --url <engram url>  forward to this running Engram (e.g. http://127.0.0.1:8000)
   --api-key <key>     its key (default: ENGRAM_API_KEY)`,
   },
+  eval: {
+    options: {
+      '--url': '<engram url>',
+      '--api-key': '<key>',
+      '--workspace': '<id>',
+      '--state': '<file>',
+      '--limit': '<n>',
+      '--reasoning-level': '<level>',
+      '--judge-model': '<model>',
+      '--judge-base-url': '<url>',
+      '--judge-api-key': '<key>',
+      '--price-input': '<usd>',
+      '--price-output': '<usd>',
+      '--judge-price-input': '<usd>',
+      '--judge-price-output': '<usd>',
+      '--format': '<table|json>',
+      '--json': '<file>',
+    },
+    positionals: ['<dataset file>'],
+    summary: 'measure memory quality: a LoCoMo or LongMemEval file run against a running Engram',
+    usage: `usage: engram eval <dataset file> --judge-model <model> [options]
+
+Runs a dataset file in the LoCoMo or LongMemEval format (docs/evaluation.md) against a running
+Engram with its own models: stores the sessions with their dates in one workspace, waits for the
+queue, asks each question through peer chat, has a judge model grade each answer, and prints the
+accuracy per category, time, tokens and cost per question. A state file records every step, so
+running the same command again after a stop continues without storing or asking twice. Progress
+goes to stderr.
+
+  --url <engram url>        the server (default: http://127.0.0.1:PORT of the settings)
+  --api-key <key>           its key (default: ENGRAM_API_KEY)
+  --workspace <id>          the workspace to store into (default: eval-<file name>)
+  --state <file>            the state file (default: <workspace>.eval-state.json)
+  --limit <n>               only the first n questions (and the sessions they need)
+  --reasoning-level <level> chat's level: minimal, low, medium, high or max (default: the server's)
+  --judge-model <model>     the judge (default: EVAL_JUDGE_MODEL; required)
+  --judge-base-url <url>    its OpenAI-compatible API (default: EVAL_JUDGE_BASE_URL, else
+                            https://api.openai.com/v1)
+  --judge-api-key <key>     its key (default: EVAL_JUDGE_API_KEY)
+  --price-input <usd>       US dollars per million input tokens of Engram's models
+  --price-output <usd>      US dollars per million output tokens of Engram's models
+  --judge-price-input <usd>, --judge-price-output <usd>   the same for the judge
+  --format <table|json>     what stdout shows (default: table)
+  --json <file>             also write the report as JSON to this file`,
+  },
   token: {
     options: { '--workspace': '<id>', '--peer': '<id>', '--session': '<id>', '--expires': '<ISO date>' },
     positionals: [],

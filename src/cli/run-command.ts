@@ -10,6 +10,7 @@ import { BackupRefused, backupSqlite } from './commands/backup.js';
 import { reembed } from './commands/reembed.js';
 import { runMcp } from './commands/mcp.js';
 import { runExport, runImport } from './commands/portability.js';
+import { evalOptions } from './commands/eval-options.js';
 import cluster from 'node:cluster';
 import pino from 'pino';
 import { ProcessCountError, processCount, serveProcessGroup } from '../server/process-group.js';
@@ -188,6 +189,15 @@ export async function runCommand(line: { command: string; options: Record<string
     }
     case 'mcp':
       return runMcp(Object.entries(options).flat());
+    case 'eval': {
+      const parsed = evalOptions(options, positionals[0], () => configOrExit());
+      if (typeof parsed === 'string') {
+        console.error(`engram: ${parsed}`);
+        return 2;
+      }
+      const { runEval } = await import('./commands/eval.js');
+      return runEval(parsed);
+    }
     case 'token': {
       const config = configOrExit();
       if (config.jwtSecret === '') {

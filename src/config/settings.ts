@@ -358,7 +358,10 @@ export const SETTINGS = {
   EMBEDDING_MODEL_CONFIG__TIMEOUT: { group: 'not read', kind: 'not read', reference: true, help: 'LLM_TIMEOUT_MS bounds every model call' },
   GET_CONTEXT_MAX_TOKENS: { group: 'not read', kind: 'not read', reference: true, help: 'the context routes take tokens up to 100,000, as their interface documents' },
   // command line
-  ENGRAM_API_KEY: { group: 'command line', kind: 'text', help: 'key `engram mcp --url` sends to a remote Engram when --api-key is not given' },
+  ENGRAM_API_KEY: { group: 'command line', kind: 'text', help: 'key `engram mcp --url` and `engram eval` send to a running Engram when --api-key is not given' },
+  EVAL_JUDGE_MODEL: { group: 'command line', kind: 'text', help: 'the judge model of `engram eval` when --judge-model is not given' },
+  EVAL_JUDGE_BASE_URL: { group: 'command line', kind: 'text', help: "the judge's OpenAI-compatible API (`engram eval`) when --judge-base-url is not given; default https://api.openai.com/v1" },
+  EVAL_JUDGE_API_KEY: { group: 'command line', kind: 'text', help: "the judge's key (`engram eval`) when --judge-api-key is not given" },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingName = keyof typeof SETTINGS;

@@ -72,7 +72,7 @@ describe('engram --help and help <command>', () => {
 
 describe('engram: mistakes exit 2 and say what is valid', () => {
   it.each([
-    [['serv'], /unknown command "serv"; the commands are serve, worker, migrate, derive, reembed, backup, export, import, mcp, token, help/],
+    [['serv'], /unknown command "serv"; the commands are serve, worker, migrate, derive, reembed, backup, export, import, mcp, eval, token, help/],
     [['export', '--with-vectors=yes'], /export: --with-vectors takes no value/],
     [['export', '--workspaces', 'a'], /export: unknown option "--workspaces"; valid: --workspace <id>, --output <file>, --with-vectors/],
     [['import', 'a.ndjson', 'b.ndjson'], /import: unexpected argument "b.ndjson"/],
