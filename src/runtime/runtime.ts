@@ -2,7 +2,7 @@ import type { Config } from '../config/config.js';
 import { createDomainContext, type DomainContext, type DomainLimits, type ReasoningRuntime } from '../domain/context.js';
 import { buildJobCatalog } from '../jobs/catalog.js';
 import { Worker, type WorkerLogger, type WorkerOptions } from '../jobs/worker.js';
-import { ModelUsageRecorder } from '../domain/reasoning/model-usage.js';
+import { ModelUsageRecorder } from './model-usage.js';
 import { buildModels, logFailedModelCalls, observeModelCalls } from '../llm/models.js';
 import type { Models } from '../llm/provider.js';
 import type { Database } from './database.js';

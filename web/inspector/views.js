@@ -7,8 +7,6 @@ import { Confirm, ErrorNote, Link, Loaded, Pager, SearchForm, Time, useLoad, use
 
 const PAGE = 20;
 
-const total = (page) => page.total;
-
 /** The workspace's statistics route: its kept counts, queued work and model usage of the last `hours`. */
 const statistics = (w, hours = 24) => call('GET', `${ws(w)}/statistics?hours=${hours}`);
 
