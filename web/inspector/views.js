@@ -476,7 +476,7 @@ function ModelUsage({ w }) {
   const state = useLoad(() => statistics(w, hours), [w, hours]);
   return html`<section aria-labelledby="usage-heading">
     <h2 id="usage-heading">Model calls and tokens</h2>
-    <label>Counted over <select value=${hours} onChange=${(event) => setHours(Number(event.currentTarget.value))}>
+    <label class="usage-window">Counted over <select value=${hours} onChange=${(event) => setHours(Number(event.currentTarget.value))}>
       ${USAGE_WINDOWS.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
     </select></label>
     <${Loaded} state=${state}>
