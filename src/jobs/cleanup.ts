@@ -14,9 +14,9 @@ export interface KeepTimes {
 
 /**
  * Removes the jobs past their keeping time, the finished work's counters of hours past the day
- * queue status counts and the model usage of hours past the 30 days kept, in batches with the event loop free in between (a day's backlog after a
- * pause could be millions of rows), until `stopped()` says to stop. The worker runs it once a
- * minute beside its claims.
+ * queue status counts and the model usage of hours past the 30 days kept, in batches with the
+ * event loop free in between (a day's backlog after a pause could be millions of rows), until
+ * `stopped()` says to stop. The worker runs it once a minute beside its claims.
  */
 export async function removeOldWork(store: Store, now: Date, keep: KeepTimes, stopped: () => boolean): Promise<void> {
   const doneBefore = new Date(now.getTime() - (keep.keepFinishedMs ?? 86_400_000));
