@@ -1,7 +1,7 @@
 import { databaseOptions, openDatabase } from '../runtime/database.js';
 import { deriveStoredMessages } from '../domain/scheduling/queue-reasoning.js';
 import { mintToken } from '../http/shared/auth.js';
-import { checkVectorDimensions, composeRuntime, createWorker } from '../runtime/runtime.js';
+import { checkVectorDimensions, composeRuntime, createWorker, modelUsageRecorder } from '../runtime/runtime.js';
 import { configOrExit, serve } from '../runtime/serve.js';
 import { isPostgresUrl, type Config } from '../config/config.js';
 import { buildModels, describeReasoning, logFailedModelCalls, observeModelCalls } from '../llm/models.js';
@@ -23,13 +23,15 @@ async function runWorker(config: Config): Promise<void> {
   await checkVectorDimensions(config, database);
   // with METRICS_ENABLED, its model calls and job attempts are served on its own port
   const metrics = config.metricsEnabled ? { modelCalls: new ModelCallMetrics(), jobs: new JobMetrics() } : undefined;
-  const models = metrics === undefined ? undefined : buildModels(config.models, observeModelCalls([metrics.modelCalls, logFailedModelCalls(logger)]));
+  const usage = modelUsageRecorder(database, logger);
+  const models = buildModels(config.models, observeModelCalls([metrics?.modelCalls, logFailedModelCalls(logger), usage]));
   const worker = createWorker(config, database, logger, models, metrics?.jobs.onAttempt);
   const server = metrics === undefined ? undefined : await serveWorkerMetrics(config.host, config.port, metrics.modelCalls, metrics.jobs);
   const stop = async (signal: string) => {
     logger.info({ signal }, 'worker stopping: finishing or releasing claimed jobs');
     server?.close();
     await worker.stop(config.shutdownTimeoutMs);
+    await usage.flush();
     await database.driver.close();
     process.exit(0);
   };

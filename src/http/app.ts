@@ -24,7 +24,7 @@ import { mountV3 } from './v3/index.js';
 import { mountMcp } from '../mcp/http.js';
 import { mountStaticPage } from './shared/static-page.js';
 import type { Database } from '../runtime/database.js';
-import { composeRuntime } from '../runtime/runtime.js';
+import { composeRuntime, modelUsageRecorder } from '../runtime/runtime.js';
 import { StoreUnavailableError } from '../storage/unavailable.js';
 
 /** Message batches of 100 x 25,000 characters must fit (contract §7.4). */
@@ -113,7 +113,10 @@ export async function buildApp(
 
   limitConnections(app.server, config);
   const modelCalls = new ModelCallMetrics();
-  const models = deps.models ?? buildModels(config.models, observeModelCalls([modelCalls, logFailedModelCalls(app.log)]));
+  // each workspace's model calls and tokens, kept in the store (GET .../statistics), written on close too
+  const usage = deps.models === undefined ? modelUsageRecorder(deps.database, app.log) : undefined;
+  if (usage !== undefined) app.addHook('onClose', () => usage.flush());
+  const models = deps.models ?? buildModels(config.models, observeModelCalls([modelCalls, logFailedModelCalls(app.log), usage]));
 
   const routes = new RouteIndex();
   app.addHook('onRoute', (route) => routes.add(route.url, route.method, route.config?.access));

@@ -1,4 +1,5 @@
 import { FINISHED_WORK_COUNTED_MS } from '../domain/queue/queue-status.js';
+import { MODEL_USAGE_KEPT_HOURS } from '../domain/model-usage.js';
 import type { Store } from '../storage/store.js';
 
 /** Old rows one statement of the cleanup deletes. */
@@ -12,10 +13,10 @@ export interface KeepTimes {
 }
 
 /**
- * Removes the jobs past their keeping time and the finished work's counters of hours past the day
- * queue status counts, in batches with the event loop free in between (a day's backlog after a
- * pause could be millions of rows), until `stopped()` says to stop. The worker runs it once a
- * minute beside its claims.
+ * Removes the jobs past their keeping time, the finished work's counters of hours past the day
+ * queue status counts and the model usage of hours past the 30 days kept, in batches with the
+ * event loop free in between (a day's backlog after a pause could be millions of rows), until
+ * `stopped()` says to stop. The worker runs it once a minute beside its claims.
  */
 export async function removeOldWork(store: Store, now: Date, keep: KeepTimes, stopped: () => boolean): Promise<void> {
   const doneBefore = new Date(now.getTime() - (keep.keepFinishedMs ?? 86_400_000));
@@ -29,4 +30,7 @@ export async function removeOldWork(store: Store, now: Date, keep: KeepTimes, st
   await inBatches(() => store.jobs.purgeFinished(doneBefore, deadBefore, CLEANUP_BATCH));
   await inBatches(() => store.jobs.purgeCounters(countedSince, CLEANUP_BATCH));
   await inBatches(() => store.reasoning.purgeCounters(countedSince, CLEANUP_BATCH));
+  // the model usage of the hours past those kept
+  const usageSince = new Date(now.getTime() - MODEL_USAGE_KEPT_HOURS * 3_600_000);
+  await inBatches(() => store.workspaces.purgeModelUsage(usageSince, CLEANUP_BATCH));
 }

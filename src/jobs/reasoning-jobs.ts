@@ -3,6 +3,7 @@ import { DREAM, DREAM_AUTO, EMBED_CONCLUSIONS, EMBED_MESSAGES, REPRESENT, SUMMAR
 import { processRepresentationUnit } from '../domain/reasoning/deriver.js';
 import { runDream } from '../domain/reasoning/dreams.js';
 import { embedStoredConclusions, embedStoredMessages } from '../domain/search/embeddings.js';
+import { forWorkspace } from '../domain/model-usage.js';
 import { processSummary } from '../domain/reasoning/summaries.js';
 import type { KindHandler, KindHandlers } from './catalog.js';
 
@@ -21,10 +22,12 @@ type ReasoningKind = typeof REPRESENT | typeof SUMMARIZE | typeof EMBED_MESSAGES
  */
 export function reasoningHandlers(ctx: DomainContext, options: { concurrency: number }): Pick<KindHandlers, ReasoningKind> {
   if (ctx.reasoning === undefined) return { [REPRESENT]: undefined, [SUMMARIZE]: undefined, [EMBED_MESSAGES]: undefined, [EMBED_CONCLUSIONS]: undefined, [DREAM]: undefined, [DREAM_AUTO]: undefined };
+  // the job's context, its model calls counted for its workspace
+  const jobCtx = (store: Parameters<typeof within>[1], job: { workspaceId: string | null }) => forWorkspace(within(ctx, store), job.workspaceId);
   const modelWork = { timeoutMs: REASONING_TIMEOUT_MS, leaseMs: REASONING_LEASE_MS, concurrency: options.concurrency };
   const dream: KindHandler<typeof DREAM> & KindHandler<typeof DREAM_AUTO> = {
     async run(payload, job, store, signal) {
-      const outcome = await runDream(within(ctx, store), payload, { jobId: job.id, signal });
+      const outcome = await runDream(jobCtx(store, job), payload, { jobId: job.id, signal });
       return outcome.kind === 'done' ? { kind: 'done' } : outcome;
     },
     ...modelWork,
@@ -34,29 +37,29 @@ export function reasoningHandlers(ctx: DomainContext, options: { concurrency: nu
     [DREAM_AUTO]: dream,
     [REPRESENT]: {
       async run(payload, job, store, signal) {
-        const outcome = await processRepresentationUnit(within(ctx, store), payload, { isLastAttempt: job.attempts >= job.maxAttempts, signal });
+        const outcome = await processRepresentationUnit(jobCtx(store, job), payload, { isLastAttempt: job.attempts >= job.maxAttempts, signal });
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       ...modelWork,
     },
     [SUMMARIZE]: {
       async run(payload, job, store, signal) {
-        const outcome = await processSummary(within(ctx, store), payload, { signal, isLastAttempt: job.attempts >= job.maxAttempts });
+        const outcome = await processSummary(jobCtx(store, job), payload, { signal, isLastAttempt: job.attempts >= job.maxAttempts });
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       ...modelWork,
     },
     [EMBED_MESSAGES]: {
-      async run(payload, _job, store, signal) {
-        const outcome = await embedStoredMessages(within(ctx, store), payload, signal);
+      async run(payload, job, store, signal) {
+        const outcome = await embedStoredMessages(jobCtx(store, job), payload, signal);
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       ...modelWork,
       timeoutMs: EMBED_TIMEOUT_MS,
     },
     [EMBED_CONCLUSIONS]: {
-      async run(payload, _job, store, signal) {
-        const outcome = await embedStoredConclusions(within(ctx, store), payload, signal);
+      async run(payload, job, store, signal) {
+        const outcome = await embedStoredConclusions(jobCtx(store, job), payload, signal);
         return outcome.kind === 'done' ? { kind: 'done' } : outcome;
       },
       ...modelWork,

@@ -23,6 +23,8 @@ export interface ModelCallEvent {
   willRetry: boolean;
   /** 0 for the first attempt. */
   attempt: number;
+  /** The workspace the call was made for, when the caller said (CompletionRequest.workspaceId). */
+  workspaceId?: string;
 }
 
 /** Told of every attempt of every model call (metrics, logs), and of each call passed to a fallback model. */
@@ -85,6 +87,8 @@ export interface CallContext {
   observer?: ModelCallObserver;
   module: string;
   model: string;
+  /** The workspace the call is made for, told to the observer with each attempt. */
+  workspaceId?: string;
 }
 
 function abortedError(signal: AbortSignal): ModelError {
@@ -229,12 +233,12 @@ export async function runCall<T>(
     let wait: number | undefined;
     try {
       const { value, usage } = await op(current.signal);
-      context.observer?.onModelCall({ module: context.module, model: context.model, durationMs: performance.now() - started, usage: usage ?? { inputTokens: 0, outputTokens: 0 }, willRetry: false, attempt });
+      context.observer?.onModelCall({ module: context.module, model: context.model, workspaceId: context.workspaceId, durationMs: performance.now() - started, usage: usage ?? { inputTokens: 0, outputTokens: 0 }, willRetry: false, attempt });
       return value;
     } catch (caught) {
       const error = current.failure(caught);
       wait = retryDelay(error, attempt, context.calls);
-      context.observer?.onModelCall({ module: context.module, model: context.model, durationMs: performance.now() - started, error, willRetry: wait !== undefined, attempt });
+      context.observer?.onModelCall({ module: context.module, model: context.model, workspaceId: context.workspaceId, durationMs: performance.now() - started, error, willRetry: wait !== undefined, attempt });
       if (wait === undefined) throw error;
     } finally {
       current.end();
@@ -310,7 +314,7 @@ export async function* runStream(
       release();
       const error = current.failure(caught);
       const wait = retryDelay(error, attempt, context.calls);
-      context.observer?.onModelCall({ module: context.module, model: context.model, durationMs: performance.now() - started, error, willRetry: wait !== undefined, attempt });
+      context.observer?.onModelCall({ module: context.module, model: context.model, workspaceId: context.workspaceId, durationMs: performance.now() - started, error, willRetry: wait !== undefined, attempt });
       if (wait === undefined) throw error;
       await sleep(wait, signal);
       continue;
@@ -320,7 +324,7 @@ export async function* runStream(
       for await (const event of parse(response, current.touch)) {
         if (event.type === 'done') {
           finished = true;
-          context.observer?.onModelCall({ module: context.module, model: context.model, durationMs: performance.now() - started, usage: event.usage, willRetry: false, attempt });
+          context.observer?.onModelCall({ module: context.module, model: context.model, workspaceId: context.workspaceId, durationMs: performance.now() - started, usage: event.usage, willRetry: false, attempt });
         }
         yield event;
       }
@@ -328,7 +332,7 @@ export async function* runStream(
       return;
     } catch (caught) {
       const error = current.failure(caught);
-      context.observer?.onModelCall({ module: context.module, model: context.model, durationMs: performance.now() - started, error, willRetry: false, attempt });
+      context.observer?.onModelCall({ module: context.module, model: context.model, workspaceId: context.workspaceId, durationMs: performance.now() - started, error, willRetry: false, attempt });
       throw error;
     } finally {
       // a consumer that stops early closes the connection

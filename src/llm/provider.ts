@@ -51,6 +51,8 @@ export interface CompletionRequest {
   toolChoice?: 'auto' | 'required' | 'none';
   /** Aborts the call (a client that went away, a job past its lease). */
   signal?: AbortSignal;
+  /** The workspace the call is made for: its calls and tokens are counted there (model_usage). */
+  workspaceId?: string;
 }
 
 export interface Usage {
@@ -87,8 +89,8 @@ export interface Embedder {
   readonly name: string;
   /** The vector size: configured, or learnt from the first answer (undefined until then). */
   dimensions(): number | undefined;
-  /** One vector per text, in order. */
-  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
+  /** One vector per text, in order; `workspaceId`: the workspace the call is made for (its usage is counted there). */
+  embed(texts: string[], signal?: AbortSignal, workspaceId?: string): Promise<number[][]>;
 }
 
 /** The models of this process; a module without a model has reasoning off. */

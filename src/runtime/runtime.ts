@@ -2,7 +2,8 @@ import type { Config } from '../config/config.js';
 import { createDomainContext, type DomainContext, type DomainLimits, type ReasoningRuntime } from '../domain/context.js';
 import { buildJobCatalog } from '../jobs/catalog.js';
 import { Worker, type WorkerLogger, type WorkerOptions } from '../jobs/worker.js';
-import { buildModels, logFailedModelCalls } from '../llm/models.js';
+import { ModelUsageRecorder } from './model-usage.js';
+import { buildModels, logFailedModelCalls, observeModelCalls } from '../llm/models.js';
 import type { Models } from '../llm/provider.js';
 import type { Database } from './database.js';
 
@@ -37,10 +38,12 @@ export interface Runtime {
   models: Models;
   /** The domain context, with the reasoning runtime when a model is configured. */
   ctx: DomainContext;
+  /** Where the models built here count each workspace's calls (none when the models were given). */
+  usage?: ModelUsageRecorder;
 }
 
 export interface RuntimeOptions {
-  /** The models to reason with; default: built from `config.models`, failed calls told to `logger`. */
+  /** The models to reason with; default: built from `config.models`, failed calls told to `logger`, each workspace's calls counted in the store. */
   models?: Models;
   logger?: WorkerLogger;
   now?: () => Date;
@@ -50,13 +53,19 @@ export interface RuntimeOptions {
 
 /** The models, the reasoning runtime and the domain context of `config` over `database`. */
 export function composeRuntime(config: Config, database: Database, options: RuntimeOptions = {}): Runtime {
-  const models = options.models ?? buildModels(config.models, options.logger === undefined ? undefined : logFailedModelCalls(options.logger));
+  const usage = options.models === undefined ? modelUsageRecorder(database, options.logger) : undefined;
+  const models = options.models ?? buildModels(config.models, observeModelCalls([options.logger === undefined ? undefined : logFailedModelCalls(options.logger), usage]));
   const reasoning = reasoningRuntime(config, models, options.onChat);
   // model output the deriver and dreams did not take (untrusted input), with the reasons
   const logger = options.logger;
   if (reasoning !== undefined && logger !== undefined) reasoning.onIgnoredOutput = (report) => logger.warn(report, 'model output ignored');
   const ctx = createDomainContext(database.store, domainLimits(config), options.now, reasoning);
-  return { config, database, models, ctx };
+  return { config, database, models, ctx, usage };
+}
+
+/** What counts each workspace's model calls and tokens in `database` (a failed write logged as a warning). */
+export function modelUsageRecorder(database: Database, logger?: Pick<WorkerLogger, 'warn'>): ModelUsageRecorder {
+  return new ModelUsageRecorder(database.store, { onError: (error) => logger?.warn({ error: String(error) }, 'model usage not written yet') });
 }
 
 /**

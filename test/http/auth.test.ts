@@ -154,6 +154,13 @@ describe('§3.5 auth summary for the priority operations', () => {
     );
   });
 
+  it('v3 workspace statistics: admin or {w} only', async () => {
+    const row: Row = { admin: 200, w: 200, wp: NOT_PERMITTED, wpOther: NOT_PERMITTED, ws: NOT_PERMITTED, wsOther: NOT_PERMITTED, wrongW: NOT_PERMITTED, wrongWp: NOT_PERMITTED, none: NO_TOKEN };
+    await check('v3 workspace statistics', row, (t) => api.get(`/v3/workspaces/${ws}/statistics`, auth(t)), (r) =>
+      expect(r.body).toMatchObject({ workspace_id: ws, model_usage: { hours: 24, modules: [] } }),
+    );
+  });
+
   it('v2 peers list: any token whose w matches', async () => {
     const row: Row = { admin: 200, w: 200, wp: 200, wpOther: 200, ws: 200, wsOther: 200, wrongW: NOT_PERMITTED, wrongWp: NOT_PERMITTED, none: NO_TOKEN };
     await check('v2 peers list', row, (t) => api.post(`/v2/workspaces/${ws}/peers/list`, {}, auth(t)), (r) =>
@@ -628,6 +635,7 @@ describe('a token for workspace A never reads or changes workspace B', () => {
     { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/sessions/s1/peers`, body: () => ['alice'], denied: NOT_PERMITTED },
     { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/queue/jobs/list`, body: () => ({ status: 'dead' }), denied: NOT_PERMITTED },
     { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/queue/jobs/some-job/retry`, denied: NOT_PERMITTED },
+    { method: 'GET', url: (f) => `/v3/workspaces/${f.ws}/statistics`, denied: NOT_PERMITTED },
     // removing memory (docs/forgetting.md): a dry run and a forget's preview change nothing
     { method: 'DELETE', url: (f) => `/v3/workspaces/${f.ws}/peers/alice?dry_run=true`, denied: NOT_PERMITTED },
     { method: 'POST', url: (f) => `/v3/workspaces/${f.ws}/forget`, body: () => ({ observed: 'alice', query: 'anything' }), denied: NOT_PERMITTED },

@@ -186,13 +186,26 @@ describe.skipIf(executable === undefined)('the memory inspector in Chromium', ()
     await page.getByRole('button', { name: 'Search' }).first().click();
     await page.getByText('Yes, tram 28 every morning').waitFor();
     await page.getByText('alice rides tram 28').first().waitFor();
+    // the queue view: its counts, and the model calls and tokens by module as the API counts them
+    type Usage = { module: string; model: string; calls: number; failed_calls: number; input_tokens: number; output_tokens: number };
+    let usage: Usage[] = [];
+    await expect
+      .poll(async () => (usage = (await s.api.get(`/v3/workspaces/${s.ws}/statistics`)).body.model_usage.modules as Usage[]).some((u) => u.module === 'deriver'))
+      .toBe(true);
     await page.getByRole('link', { name: 'Queued work of this workspace' }).click();
     await page.getByRole('heading', { name: 'Reasoning work units' }).waitFor();
     await page.locator('dl.counts').waitFor();
+    const deriver = usage.find((u) => u.module === 'deriver')!;
+    expect(deriver.input_tokens).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.locator('table.usage tr', { has: page.getByRole('rowheader', { name: 'deriver', exact: true }) }).locator('td').allTextContents())
+      .toEqual([deriver.model, String(deriver.calls), String(deriver.failed_calls), String(deriver.input_tokens), String(deriver.output_tokens)]);
     await expectAccessible(page, 'queue view');
     await page.goto(`${s.base}/inspector`);
     const row = page.getByRole('row', { name: new RegExp(s.ws) });
-    await expect.poll(() => row.locator('td').allTextContents()).toEqual(['2', '1', String((await s.api.post(`/v3/workspaces/${s.ws}/conclusions/list?size=1`, {})).body.total), '0']);
+    const conclusionTotal = String((await s.api.post(`/v3/workspaces/${s.ws}/conclusions/list?size=1`, {})).body.total);
+    // peers, sessions, messages, conclusions, queued work
+    await expect.poll(() => row.locator('td').allTextContents()).toEqual(['2', '1', String(LINES.length), conclusionTotal, '0']);
     await expectAccessible(page, 'workspaces view');
 
     // phone width, dark scheme: still no serious violation
@@ -277,6 +290,43 @@ describe.skipIf(executable === undefined)('the memory inspector in Chromium', ()
     const conclusions = (await api.post(`/v3/workspaces/${ws}/conclusions/list`, { filters: { observed_id: 'alice' } })).body.items;
     expect(conclusions.map((c: { content: string }) => c.content)).toEqual(['alice keeps bees']);
   }, 90_000);
+
+  it('schedules a dream after confirming, through the API, and the queue view shows it waiting, then done with its model calls', async () => {
+    const s = await serve();
+    const { api, ws } = s;
+    expect((await api.post('/v3/workspaces', { id: ws })).status).toBe(201);
+    expect((await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' })).status).toBe(201);
+    fake.script.defaultChat({ text: 'done' });
+    const dreams = async (status: string) =>
+      ((await api.post(`/v3/workspaces/${ws}/queue/jobs/list`, { status })).body.items as { kind: string; observed: string | null }[]).filter((job) => job.kind === 'reasoning.dream');
+
+    const page = await newPage([]);
+    await page.goto(`${s.base}/inspector/workspaces/${ws}/peers/alice`);
+    await page.getByRole('button', { name: 'Schedule a dream' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Schedule a dream about alice' });
+    // cancelled, nothing is queued
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await dreams('pending')).toEqual([]);
+    await page.getByRole('button', { name: 'Schedule a dream' }).click();
+    await dialog.getByRole('button', { name: 'Schedule dream' }).click();
+    await page.getByRole('status').filter({ hasText: 'Dream scheduled.' }).waitFor();
+    expect(await dreams('pending')).toMatchObject([{ observed: 'alice' }]);
+
+    // queued: listed as pending in the queue view (the worker has not run yet)
+    await page.goto(`${s.base}/inspector/workspaces/${ws}/queue`);
+    await page.locator('section[aria-labelledby="jobs-pending"] li.job', { hasText: 'reasoning.dream' }).getByRole('link', { name: 'alice' }).waitFor();
+    await page.getByText('No model calls for this workspace since').waitFor();
+
+    // done: no longer pending, counted as completed work, its model calls by module
+    await drainWorkspace(s, { timeoutMs: 30_000 });
+    await expect.poll(async () => ((await api.get(`/v3/workspaces/${ws}/statistics`)).body.model_usage.modules as { module: string }[]).map((u) => u.module)).toContain('dream_deduction');
+    await page.reload();
+    await page.locator('#jobs-pending ~ p.empty').waitFor();
+    await expect.poll(() => page.locator('dl.counts div', { hasText: 'Completed' }).locator('dd').textContent()).toBe('1');
+    await page.getByRole('rowheader', { name: 'dream_deduction', exact: true }).waitFor();
+    expect(fake.requests('chat').length).toBeGreaterThan(0);
+  }, 60_000);
 
   it('with auth on, asks for a key, keeps it in sessionStorage only, and a workspace key sees only its workspace', async () => {
     const s = await serve({ AUTH_USE_AUTH: 'true' });

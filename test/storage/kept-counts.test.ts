@@ -129,3 +129,44 @@ describe("a collection's conclusion counts", () => {
     }
   });
 });
+
+describe("a workspace's message count", () => {
+  it('is counted at the migration from its sessions, then kept by inserts, deletes and cascades, apart from other workspaces', async () => {
+    const driver = await openUnmigratedDriver();
+    try {
+      await migrate(driver, { through: DIALECT === 'postgres' ? '0046_jobs_by_workspace_state' : '0044_jobs_by_workspace_state' });
+      for (const w of ['w1', 'w2']) {
+        await driver.run('INSERT INTO workspaces (id, created_at) VALUES (?, ?)', [w, at()]);
+        await driver.run('INSERT INTO peers (workspace_id, id, created_at) VALUES (?, ?, ?)', [w, 'alice', at()]);
+        for (const s of ['s1', 's2']) await driver.run('INSERT INTO sessions (workspace_id, id, created_at) VALUES (?, ?, ?)', [w, s, at()]);
+      }
+      let n = 0;
+      const messages = async (w: string, s: string, count: number) => {
+        // several rows a statement, as the store writes them
+        const rows = Array.from({ length: count }, () => [`m${++n}`, w, s, 'alice', 'hello', at()]);
+        await driver.run(`INSERT INTO messages (id, workspace_id, session_id, peer_id, content, created_at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`, rows.flat());
+      };
+      await messages('w1', 's1', 3);
+      await messages('w1', 's2', 2);
+      await messages('w2', 's1', 1);
+      await migrate(driver);
+      const store = new SqlStore(driver, driver);
+      const counts = async () => Promise.all(['w1', 'w2'].map(async (w) => (await store.workspaces.counts(w))?.messages));
+      expect(await counts()).toEqual([5, 1]);
+
+      await messages('w1', 's2', 4);
+      expect(await counts()).toEqual([9, 1]);
+      await driver.run("DELETE FROM messages WHERE id = 'm1'");
+      expect(await counts()).toEqual([8, 1]);
+      // a session's messages go by cascade, and are counted down
+      await driver.run("DELETE FROM sessions WHERE workspace_id = 'w1' AND id = 's2'");
+      expect(await counts()).toEqual([2, 1]);
+      // the workspace's rows go with it, its messages by cascade too
+      await driver.run("DELETE FROM workspaces WHERE id = 'w2'");
+      expect(await counts()).toEqual([2, undefined]);
+      expect(Number((await driver.get<{ n: number | string }>("SELECT COUNT(*) AS n FROM message_counts WHERE workspace_id = 'w2'"))?.n)).toBe(0);
+    } finally {
+      await driver.discard();
+    }
+  });
+});

@@ -7,23 +7,16 @@ import { Confirm, ErrorNote, Link, Loaded, Pager, SearchForm, Time, useLoad, use
 
 const PAGE = 20;
 
-const total = (page) => page.total;
+/** The workspace's statistics route: its kept counts, queued work and model usage of the last `hours`. */
+const statistics = (w, hours = 24) => call('GET', `${ws(w)}/statistics?hours=${hours}`);
 
-/** Counts of one workspace, each from the size-1 page of its list (or the queue status). */
+/** Counts of one workspace, from its statistics (counts kept by the server, one request). */
 function WorkspaceCounts({ id }) {
-  const state = useLoad(
-    () =>
-      Promise.all([
-        call('POST', `${ws(id)}/peers/list?size=1`, {}).then(total),
-        call('POST', `${ws(id)}/sessions/list?size=1`, {}).then(total),
-        call('POST', `${ws(id)}/conclusions/list?size=1`, {}).then(total),
-        call('GET', `${ws(id)}/queue/status`).then((q) => q.pending_work_units + q.in_progress_work_units),
-      ]),
-    [id],
-  );
-  if (state.error !== undefined) return html`<td colspan="4" class="muted">${state.error.message}</td>`;
-  const [peers, sessions, conclusions, queued] = state.data ?? ['…', '…', '…', '…'];
-  return html`<td>${peers}</td><td>${sessions}</td><td>${conclusions}</td><td>${queued}</td>`;
+  const state = useLoad(() => statistics(id, 1), [id]);
+  if (state.error !== undefined) return html`<td colspan="5" class="muted">${state.error.message}</td>`;
+  const s = state.data;
+  if (s === undefined) return html`<td>…</td><td>…</td><td>…</td><td>…</td><td>…</td>`;
+  return html`<td>${s.peers}</td><td>${s.sessions}</td><td>${s.messages}</td><td>${s.conclusions}</td><td>${s.pending_work_units + s.in_progress_work_units}</td>`;
 }
 
 export function HomeView() {
@@ -45,7 +38,7 @@ export function HomeView() {
           ? html`<p class="empty">No workspaces yet. A workspace appears when an agent first writes to it (for example <code>POST /v3/workspaces</code> with an id).</p>`
           : html`<div class="table-wrap"><table>
                 <caption class="sr-only">Workspaces with their counts</caption>
-                <thead><tr><th scope="col">Workspace</th><th scope="col">Peers</th><th scope="col">Sessions</th><th scope="col">Conclusions</th><th scope="col">Queued work</th></tr></thead>
+                <thead><tr><th scope="col">Workspace</th><th scope="col">Peers</th><th scope="col">Sessions</th><th scope="col">Messages</th><th scope="col">Conclusions</th><th scope="col">Queued work</th></tr></thead>
                 <tbody>
                   ${data.items.map(
                     (w) => html`<tr key=${w.id}>
@@ -471,6 +464,40 @@ function JobList({ w, status, label }) {
   </section>`;
 }
 
+const USAGE_WINDOWS = [
+  [24, 'Last 24 hours'],
+  [168, 'Last 7 days'],
+  [720, 'Last 30 days'],
+];
+
+/** The workspace's model calls and tokens by module and model, over a window the person picks. */
+function ModelUsage({ w }) {
+  const [hours, setHours] = useState(24);
+  const state = useLoad(() => statistics(w, hours), [w, hours]);
+  return html`<section aria-labelledby="usage-heading">
+    <h2 id="usage-heading">Model calls and tokens</h2>
+    <label class="usage-window">Counted over <select value=${hours} onChange=${(event) => setHours(Number(event.currentTarget.value))}>
+      ${USAGE_WINDOWS.map(([value, label]) => html`<option value=${value}>${label}</option>`)}
+    </select></label>
+    <${Loaded} state=${state}>
+      ${(s) =>
+        s.model_usage.modules.length === 0
+          ? html`<p class="empty">No model calls for this workspace since <${Time} iso=${s.model_usage.since} />. The deriver, summaries, dreams, chat and embeddings call the model only when one is configured.</p>`
+          : html`<div class="table-wrap"><table class="usage">
+              <caption class="sr-only">Model calls and tokens by module and model</caption>
+              <thead><tr><th scope="col">Module</th><th scope="col">Model</th><th scope="col">Calls</th><th scope="col">Failed</th><th scope="col">Input tokens</th><th scope="col">Output tokens</th></tr></thead>
+              <tbody>
+                ${s.model_usage.modules.map(
+                  (u) => html`<tr key=${`${u.module} ${u.model}`}>
+                    <th scope="row">${u.module}</th><td>${u.model}</td><td>${u.calls}</td><td>${u.failed_calls}</td><td>${u.input_tokens}</td><td>${u.output_tokens}</td>
+                  </tr>`,
+                )}
+              </tbody>
+            </table></div>`}
+    <//>
+  </section>`;
+}
+
 export function QueueView({ w }) {
   const state = useLoad(() => call('GET', `${ws(w)}/queue/status`), [w]);
   return html`<h1>Queued work of ${w}</h1>
@@ -487,5 +514,6 @@ export function QueueView({ w }) {
         ${q.total_work_units === 0 ? html`<p class="empty">Nothing queued. Messages queue work for the deriver when a model is configured; with none configured, conclusions are not being formed.</p>` : null}`}
       <//>
     </section>
+    <${ModelUsage} w=${w} />
     ${STATUSES.map(([status, label]) => html`<${JobList} key=${status} w=${w} status=${status} label=${label} />`)}`;
 }

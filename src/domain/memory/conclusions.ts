@@ -73,6 +73,7 @@ async function checkSupersedes(ctx: DomainContext, workspaceId: string, inputs: 
 export async function createConclusions(ctx: DomainContext, workspaceId: string, inputs: ConclusionInput[]): Promise<ConclusionRecord[]> {
   const vectors = await embedForRequest(
     ctx,
+    workspaceId,
     inputs.map((input) => input.content),
     'no conclusion was stored',
   );
@@ -201,7 +202,7 @@ export async function nearestConclusions(
   // a malformed filter is its 422 before any model call
   const filter = documentFilter(ctx.store, options.filters, options.rules);
   // `vector`: the query embedded already (a caller searching several times with one query)
-  const [vector] = options.vector !== undefined ? [options.vector] : (await embedForRequest(ctx, [query], 'the search could not run'))!;
+  const [vector] = options.vector !== undefined ? [options.vector] : (await embedForRequest(ctx, scope.workspaceId, [query], 'the search could not run'))!;
   const filters = options.filters;
   // a level filter is applied by the vector search itself; other filters beyond the scope narrow
   const levels = levelsOf(filters);

@@ -64,7 +64,7 @@ export async function selectConclusions(
   const n = options.maxConclusions;
   if (options.searchQuery !== undefined && options.searchQuery.trim() !== '' && n > 0) {
     const semanticK = Math.min(options.searchTopK ?? Math.max(1, Math.floor(n / 3)), n);
-    const query = await embeddedQuery(ctx, options.searchQuery, options.onEmbeddingFailure);
+    const query = await embeddedQuery(ctx, workspaceId, options.searchQuery, options.onEmbeddingFailure);
     const byVector =
       query === 'failed'
         ? undefined
@@ -95,10 +95,10 @@ export async function selectConclusions(
  * there is something to search: 'failed' when the model failed (told to `onEmbeddingFailure`).
  * undefined otherwise: nearestConclusions embeds it, or finds there is nothing to search.
  */
-async function embeddedQuery(ctx: DomainContext, query: string, onEmbeddingFailure: ((error: DomainError) => void) | undefined): Promise<number[] | 'failed' | undefined> {
+async function embeddedQuery(ctx: DomainContext, workspaceId: string, query: string, onEmbeddingFailure: ((error: DomainError) => void) | undefined): Promise<number[] | 'failed' | undefined> {
   if (onEmbeddingFailure === undefined || embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
   try {
-    return (await embedForRequest(ctx, [query], 'the search could not run'))?.[0];
+    return (await embedForRequest(ctx, workspaceId, [query], 'the search could not run'))?.[0];
   } catch (error) {
     if (!(error instanceof DomainError) || error.code !== 'unavailable') throw error;
     onEmbeddingFailure(error);

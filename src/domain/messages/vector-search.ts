@@ -3,6 +3,7 @@ import { MAX_NEIGHBOURS, type JsonObject } from '../../storage/store.js';
 import { messageFilter, type ReadRules } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { embedderOf } from '../search/embeddings.js';
+import { forWorkspace } from '../model-usage.js';
 import { narrowSearchFilters, sessionsOf } from './search-filters.js';
 
 /**
@@ -19,7 +20,7 @@ export async function rankMessagesByVector(
   scope: { workspaceId: string; sessionId?: string; peerId?: string },
   options: { query: string; filters: JsonObject | null | undefined; limit: number; rules: ReadRules },
 ): Promise<string[] | undefined> {
-  const embedder = embedderOf(ctx);
+  const embedder = embedderOf(forWorkspace(ctx, scope.workspaceId));
   if (embedder === undefined || options.query.trim() === '' || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
   let vector: number[];
   try {

@@ -14,6 +14,7 @@ import { embedForRequest, embedderOf } from '../search/embeddings.js';
 import { DEFAULT_REASONING_SETTINGS } from '../reasoning-settings.js';
 import { FinalAnswerError, runToolLoop } from './tool-loop.js';
 import type { ChatReport, ReasoningLevel } from '../chat-report.js';
+import { forWorkspace } from '../model-usage.js';
 
 
 export interface DialecticLevelLimits {
@@ -171,7 +172,9 @@ function systemPrompt(p: {
  * model of the level, the response format, the cards, the session history and the prefetched
  * memory. Every error here comes before any answer is sent (a stream has not started yet).
  */
-export async function prepareChat(ctx: DomainContext, workspaceId: string, request: ChatRequest, report?: (report: ChatReport) => void): Promise<PreparedChat> {
+export async function prepareChat(given: DomainContext, workspaceId: string, request: ChatRequest, report?: (report: ChatReport) => void): Promise<PreparedChat> {
+  // its model calls counted for the workspace
+  const ctx = forWorkspace(given, workspaceId);
   const started = performance.now();
   const store = ctx.store;
   const format = request.responseFormat !== undefined ? usableSchema(request.responseFormat) : undefined;
@@ -234,7 +237,7 @@ export async function prepareChat(ctx: DomainContext, workspaceId: string, reque
   const prefetchSize = minimal ? 10 : 25;
   // the query is embedded once for both searches (when semantic search can run)
   const canEmbed = scope.conclusions !== undefined && embedderOf(ctx) !== undefined && (await store.vectors.dimensions()) !== undefined && request.query.trim() !== '';
-  const vector = canEmbed ? (await embedForRequest(ctx, [request.query], 'the chat could not search its memory'))![0] : undefined;
+  const vector = canEmbed ? (await embedForRequest(ctx, workspaceId, [request.query], 'the chat could not search its memory'))![0] : undefined;
   const explicit = await searchConclusionsFor(scope, request.query, prefetchSize, ['explicit'], vector);
   const derived: ConclusionRecord[] = scope.explicitOnly ? [] : await searchConclusionsFor(scope, request.query, prefetchSize, ['deductive', 'inductive', 'contradiction'], vector);
   const observations =

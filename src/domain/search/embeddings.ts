@@ -5,6 +5,7 @@ import { unavailable } from '../errors.js';
 import { EMBED_CONCLUSIONS, EMBED_MESSAGES, MESSAGES_PER_EMBED_JOB, newJob, type EmbedConclusionsPayload, type EmbedMessagesPayload } from '../job-kinds.js';
 import { tokenCount } from '../text/token-count.js';
 import { DEFAULT_EMBEDDING_TOKENS_PER_REQUEST } from '../reasoning-settings.js';
+import { forWorkspace } from '../model-usage.js';
 
 /*
  * Embeddings (reasoning.md R7): conclusions are embedded when they are created (the caller
@@ -89,8 +90,8 @@ export async function embedInBatches(embedder: Embedder, texts: string[], signal
  * before its transaction; undefined when no embedding model is configured. A model failure is
  * the domain's `unavailable` (503) saying nothing was stored.
  */
-export async function embedForRequest(ctx: DomainContext, texts: string[], what: string): Promise<number[][] | undefined> {
-  const embedder = embedderOf(ctx);
+export async function embedForRequest(ctx: DomainContext, workspaceId: string, texts: string[], what: string): Promise<number[][] | undefined> {
+  const embedder = embedderOf(forWorkspace(ctx, workspaceId));
   if (embedder === undefined || texts.length === 0) return undefined;
   try {
     return await embedInBatches(embedder, texts, undefined, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);

@@ -14,6 +14,7 @@ import { mountQueueRoutes } from './routes/queue.js';
 import { mountScopeRoutes } from './routes/scopes.js';
 import { mountSearchContextRoutes } from './routes/search-context.js';
 import { mountSessionRoutes } from './routes/sessions.js';
+import { mountStatisticsRoutes } from './routes/statistics.js';
 import { mountWebhookRoutes } from './routes/webhooks.js';
 import { mountWorkspaceRoutes } from './routes/workspaces.js';
 
@@ -28,6 +29,7 @@ const RESOURCES: readonly ((api: WorkspaceApi) => void)[] = [
   mountDreamRoutes,
   mountMessageUploadRoute,
   mountQueueRoutes,
+  mountStatisticsRoutes,
   mountSearchContextRoutes,
   mountConclusionRoutes,
   mountPeerMemoryRoutes,

@@ -94,7 +94,7 @@ export class AnthropicChatModel implements ChatModel {
   async complete(request: CompletionRequest): Promise<Completion> {
     const body = this.body(request, false);
     const jsonTool = this.jsonTool(request);
-    return runCall({ ...this.context, module: request.module }, request.signal, async (signal) => {
+    return runCall({ ...this.context, module: request.module, workspaceId: request.workspaceId }, request.signal, async (signal) => {
       const answer = await readJson(await postJson(this.url, this.headers(), body, signal, 'anthropic'), 'anthropic');
       if (!Array.isArray(answer?.content)) throw badResponse('anthropic', 'content');
       let text = '';
@@ -116,7 +116,7 @@ export class AnthropicChatModel implements ChatModel {
     const body = this.body(request, true);
     const jsonTool = this.jsonTool(request);
     return runStream(
-      { ...this.context, module: request.module },
+      { ...this.context, module: request.module, workspaceId: request.workspaceId },
       request.signal,
       (signal) => postJson(this.url, this.headers(), body, signal, 'anthropic'),
       (response, touch) => parseAnthropicStream(response, touch, jsonTool),

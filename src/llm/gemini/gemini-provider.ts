@@ -103,7 +103,7 @@ export class GeminiChatModel implements ChatModel {
 
   async complete(request: CompletionRequest): Promise<Completion> {
     const body = this.body(request);
-    return runCall({ ...this.context, module: request.module }, request.signal, async (signal) => {
+    return runCall({ ...this.context, module: request.module, workspaceId: request.workspaceId }, request.signal, async (signal) => {
       const answer = await readJson(await postJson(this.url(false), headersOf(this.settings.apiKey), body, signal, 'gemini'), 'gemini');
       const candidate = answer?.candidates?.[0];
       if (!candidate) {
@@ -122,7 +122,7 @@ export class GeminiChatModel implements ChatModel {
     const body = this.body(request);
     const callsOf = (parts: any[]) => this.callsOf(parts);
     return runStream(
-      { ...this.context, module: request.module },
+      { ...this.context, module: request.module, workspaceId: request.workspaceId },
       request.signal,
       (signal) => postJson(this.url(true), headersOf(this.settings.apiKey), body, signal, 'gemini'),
       async function* (response, touch) {
@@ -173,13 +173,13 @@ export class GeminiEmbedder implements Embedder {
     this.learnt = size;
   }
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  async embed(texts: string[], signal?: AbortSignal, workspaceId?: string): Promise<number[][]> {
     const vectors: number[][] = [];
-    for (let start = 0; start < texts.length; start += BATCH_SIZE) vectors.push(...(await this.embedBatch(texts.slice(start, start + BATCH_SIZE), signal)));
+    for (let start = 0; start < texts.length; start += BATCH_SIZE) vectors.push(...(await this.embedBatch(texts.slice(start, start + BATCH_SIZE), signal, workspaceId)));
     return vectors;
   }
 
-  private async embedBatch(texts: string[], signal: AbortSignal | undefined): Promise<number[][]> {
+  private async embedBatch(texts: string[], signal: AbortSignal | undefined, workspaceId: string | undefined): Promise<number[][]> {
     const model = `models/${this.settings.model}`;
     const url = `${base(this.settings.baseUrl)}/models/${encodeURIComponent(this.settings.model)}:batchEmbedContents`;
     const body = {
@@ -189,7 +189,7 @@ export class GeminiEmbedder implements Embedder {
         ...(this.settings.dimensions !== undefined ? { outputDimensionality: this.settings.dimensions } : {}),
       })),
     };
-    return runCall(this.context, signal, async (callSignal) => {
+    return runCall({ ...this.context, workspaceId }, signal, async (callSignal) => {
       const answer = await readJson(await postJson(url, headersOf(this.settings.apiKey), body, callSignal, 'gemini'), 'gemini');
       const embeddings: any[] = Array.isArray(answer?.embeddings) ? answer.embeddings : [];
       if (embeddings.length !== texts.length) throw badResponse('gemini', `${texts.length} embeddings (got ${embeddings.length})`);

@@ -89,7 +89,7 @@ export class OpenAiChatModel implements ChatModel {
   }
 
   private context_(request: CompletionRequest): CallContext {
-    return { ...this.context, module: request.module };
+    return { ...this.context, module: request.module, workspaceId: request.workspaceId };
   }
 
   async complete(request: CompletionRequest): Promise<Completion> {
@@ -189,19 +189,19 @@ export class OpenAiEmbedder implements Embedder {
     return this.learnt;
   }
 
-  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+  async embed(texts: string[], signal?: AbortSignal, workspaceId?: string): Promise<number[][]> {
     const vectors: number[][] = [];
     for (let start = 0; start < texts.length; start += BATCH_SIZE) {
-      vectors.push(...(await this.embedBatch(texts.slice(start, start + BATCH_SIZE), signal)));
+      vectors.push(...(await this.embedBatch(texts.slice(start, start + BATCH_SIZE), signal, workspaceId)));
     }
     return vectors;
   }
 
-  private async embedBatch(texts: string[], signal: AbortSignal | undefined): Promise<number[][]> {
+  private async embedBatch(texts: string[], signal: AbortSignal | undefined, workspaceId: string | undefined): Promise<number[][]> {
     const body: Record<string, unknown> = { model: this.settings.model, input: texts };
     if (this.settings.dimensions !== undefined && takesDimensions(this.settings.model)) body.dimensions = this.settings.dimensions;
     if (this.settings.encodingFormat === 'base64') body.encoding_format = 'base64';
-    return runCall(this.context, signal, async (callSignal) => {
+    return runCall({ ...this.context, workspaceId }, signal, async (callSignal) => {
       const answer = await readJson(await postJson(this.url, authHeaders(this.settings.apiKey), body, callSignal, 'openai'), 'openai');
       const data: any[] = Array.isArray(answer?.data) ? answer.data : [];
       if (data.length !== texts.length) throw badResponse('openai', `${texts.length} embeddings (got ${data.length})`);

@@ -82,3 +82,8 @@ export function conclusionCountRows(of: { observerId?: string; observedId?: stri
   }
   return { where, params };
 }
+
+/** The workspace's messages: its stripes summed (migration 0045 on SQLite, 0047 on PostgreSQL; at most 16 rows). */
+export function countWorkspaceMessages(db: SqlExecutor, workspaceId: string): Promise<number> {
+  return keptCount(db, 'SELECT SUM(n) AS n FROM message_counts WHERE workspace_id = ?', [workspaceId]);
+}

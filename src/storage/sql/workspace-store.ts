@@ -1,4 +1,4 @@
-import type { Created, FieldChanges, ListQuery, NewRow, Page, WorkspaceRecord, WorkspaceStore } from '../store.js';
+import type { Created, FieldChanges, ListQuery, ModelUsageRow, ModelUsageTotal, NewRow, Page, WorkspaceCounts, WorkspaceRecord, WorkspaceStore } from '../store.js';
 import type { FilterColumns } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
 import { RowVanishedError, type SqlExecutor } from './driver.js';
@@ -7,6 +7,7 @@ import { WORKSPACE_COLUMNS, workspaceFromRow, type WorkspaceRow } from './rows.j
 import { fieldChanges } from './field-changes.js';
 import { countActiveSessions, countWorkspaces } from './kept-counts.js';
 import type { SeekPoints } from './seek-points.js';
+import { purgeHoursBefore } from './finished-hour.js';
 
 const WORKSPACE_FILTER: FilterColumns = { columns: { id: 'w.id', created_at: 'w.created_at' }, metadata: 'w.metadata', key: 'w.pk' };
 
@@ -126,5 +127,53 @@ export class SqlWorkspaceStore implements WorkspaceStore {
 
   countActiveSessions(workspaceId: string): Promise<number> {
     return countActiveSessions(this.db, workspaceId);
+  }
+
+  async counts(id: string): Promise<WorkspaceCounts | undefined> {
+    // each a kept count: the workspace's row, its message stripes (at most 16 rows) and its
+    // collections' conclusion counts (a row per collection and level), never the rows counted
+    const row = await this.db.get<Record<keyof WorkspaceCounts, number | string | null>>(
+      `SELECT w.peer_count AS peers, w.active_session_count AS sessions,
+         (SELECT SUM(m.n) FROM message_counts m WHERE m.workspace_id = w.id) AS messages,
+         (SELECT SUM(c.n) FROM conclusion_counts c WHERE c.workspace_id = w.id) AS conclusions
+       FROM workspaces w WHERE w.id = ?`,
+      [id],
+    );
+    if (row === undefined) return undefined;
+    return { peers: Number(row.peers ?? 0), sessions: Number(row.sessions ?? 0), messages: Number(row.messages ?? 0), conclusions: Number(row.conclusions ?? 0) };
+  }
+
+  async addModelUsage(rows: readonly ModelUsageRow[]): Promise<void> {
+    for (const r of rows) {
+      // a workspace deleted since its calls were made has nothing to count in
+      await this.db.run(
+        `INSERT INTO model_usage (workspace_id, hour, module, model, calls, failed_calls, input_tokens, output_tokens)
+         SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM workspaces WHERE id = ?)
+         ON CONFLICT (workspace_id, hour, module, model) DO UPDATE SET
+           calls = model_usage.calls + excluded.calls, failed_calls = model_usage.failed_calls + excluded.failed_calls,
+           input_tokens = model_usage.input_tokens + excluded.input_tokens, output_tokens = model_usage.output_tokens + excluded.output_tokens`,
+        [r.workspaceId, r.hour, r.module, r.model, r.calls, r.failedCalls, r.inputTokens, r.outputTokens, r.workspaceId],
+      );
+    }
+  }
+
+  async modelUsage(workspaceId: string, sinceHour: number): Promise<ModelUsageTotal[]> {
+    const rows = await this.db.all<Record<keyof ModelUsageTotal, number | string>>(
+      `SELECT module, model, SUM(calls) AS calls, SUM(failed_calls) AS "failedCalls", SUM(input_tokens) AS "inputTokens", SUM(output_tokens) AS "outputTokens"
+       FROM model_usage WHERE workspace_id = ? AND hour >= ? GROUP BY module, model ORDER BY module, model`,
+      [workspaceId, sinceHour],
+    );
+    return rows.map((r) => ({
+      module: String(r.module),
+      model: String(r.model),
+      calls: Number(r.calls),
+      failedCalls: Number(r.failedCalls),
+      inputTokens: Number(r.inputTokens),
+      outputTokens: Number(r.outputTokens),
+    }));
+  }
+
+  purgeModelUsage(before: Date, limit: number): Promise<number> {
+    return purgeHoursBefore(this.db, 'model_usage', ['workspace_id', 'hour', 'module', 'model'], before, limit);
   }
 }

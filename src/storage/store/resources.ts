@@ -21,6 +21,44 @@ export interface WorkspaceStore {
    */
   delete(id: string, options?: { yieldLocks?: boolean }): Promise<boolean>;
   countActiveSessions(workspaceId: string): Promise<number>;
+  /** The workspace's kept counts (a few rows read, whatever its size); undefined: no such workspace. */
+  counts(id: string): Promise<WorkspaceCounts | undefined>;
+  /** Adds model calls and tokens to their hours' rows; rows of a workspace that no longer exists are dropped. */
+  addModelUsage(rows: readonly ModelUsageRow[]): Promise<void>;
+  /** The workspace's model calls and tokens from `sinceHour` (hours since 1970, UTC) on, per module and model. */
+  modelUsage(workspaceId: string, sinceHour: number): Promise<ModelUsageTotal[]>;
+  /** Deletes up to `limit` model usage rows of hours before `before`'s; how many. */
+  purgeModelUsage(before: Date, limit: number): Promise<number>;
+}
+
+/** What a workspace holds, from the counts kept as it is written. */
+export interface WorkspaceCounts {
+  /** Ordinary peers (scopes apart). */
+  peers: number;
+  /** Active sessions. */
+  sessions: number;
+  messages: number;
+  /** Current conclusions (not deleted, not superseded). */
+  conclusions: number;
+}
+
+/** Model calls and tokens of one module and model. */
+export interface ModelUsageTotal {
+  module: string;
+  model: string;
+  /** Attempts, each retry counted (as at /metrics). */
+  calls: number;
+  failedCalls: number;
+  /** As the provider counted them, of the calls that succeeded. */
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Model usage of one workspace, module, model and hour, to be added to what is kept. */
+export interface ModelUsageRow extends ModelUsageTotal {
+  workspaceId: string;
+  /** Hours since 1970, UTC. */
+  hour: number;
 }
 
 /** Peers of a workspace. */
