@@ -49,6 +49,16 @@ interface DreamWork {
   cardUpdated: boolean;
 }
 
+/** A tool that takes one non-empty `query` string. */
+function queryTool(name: string, description: string, answer: (query: string) => Promise<string>): Tool {
+  return {
+    name,
+    description,
+    parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
+    execute: (args) => answer(String(args.query)),
+  };
+}
+
 function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, options: { deduce?: boolean; induce?: boolean; card?: boolean; discover?: boolean }): Tool[] {
   const scope: ConclusionScope = { workspaceId: payload.workspaceId, observerId: payload.observerId, observedId: payload.observedId };
   const { store } = ctx;
@@ -123,21 +133,15 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
         return found.length === 0 ? 'no conclusions' : found.map(describe).join('\n');
       },
     });
-    tools.push({
-      name: 'search_memory',
-      description: 'Conclusions about the peer that best match the words of the query, best match first.',
-      parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
-      async execute(args) {
-        const found = await rankConclusionsByText(store, { ...scope, query: String(args.query), filter: null, limit: DISCOVERY_LIMIT });
+    tools.push(
+      queryTool('search_memory', 'Conclusions about the peer that best match the words of the query, best match first.', async (query) => {
+        const found = await rankConclusionsByText(store, { ...scope, query, filter: null, limit: DISCOVERY_LIMIT });
         return found.length === 0 ? 'no match' : found.map(describe).join('\n');
-      },
-    });
-    tools.push({
-      name: 'search_messages',
-      description: 'Messages the peer sent that the observer could see, holding every word of the query, newest first.',
-      parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
-      async execute(args) {
-        const terms = words(String(args.query));
+      }),
+    );
+    tools.push(
+      queryTool('search_messages', 'Messages the peer sent that the observer could see, holding every word of the query, newest first.', async (query) => {
+        const terms = words(query);
         if (terms.length === 0) return 'no words to search for';
         const found = await store.messages.searchCandidates({
           workspaceId: payload.workspaceId,
@@ -148,8 +152,8 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
           candidates: 20,
         });
         return found.length === 0 ? 'no match' : found.map((m) => `- message ${m.id}: ${m.content.slice(0, 1000)}`).join('\n');
-      },
-    });
+      }),
+    );
   }
   if (options.deduce) {
     tools.push({
