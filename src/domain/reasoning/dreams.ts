@@ -1,4 +1,4 @@
-import { ModelError, type ChatModel, type ModelModule } from '../../llm/provider.js';
+import { ModelError, type ChatModel, type JsonSchema, type ModelModule } from '../../llm/provider.js';
 import type { ConclusionRecord, ConclusionScope } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { rankConclusionsByText } from '../memory/conclusion-search.js';
@@ -57,6 +57,23 @@ function queryTool(name: string, description: string, answer: (query: string) =>
     parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
     execute: (args) => answer(String(args.query)),
   };
+}
+
+/**
+ * The arguments of a tool that stores 1 to 20 conclusions under `list`: each a content drawn from
+ * at least `minSources` stored conclusions (`source_ids`), with the `more` properties of its level.
+ */
+function derivationParameters(list: string, minSources: number, more: JsonSchema): JsonSchema {
+  const item = {
+    type: 'object',
+    properties: {
+      content: { type: 'string', minLength: 1, maxLength: 2000 },
+      source_ids: { type: 'array', minItems: minSources, items: { type: 'string' } },
+      ...more,
+    },
+    required: ['content', 'source_ids'],
+  };
+  return { type: 'object', properties: { [list]: { type: 'array', minItems: 1, maxItems: 20, items: item } }, required: [list] };
 }
 
 function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, options: { deduce?: boolean; induce?: boolean; card?: boolean; discover?: boolean }): Tool[] {
@@ -159,26 +176,7 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
     tools.push({
       name: 'create_deductions',
       description: 'Store deductive conclusions: what follows with certainty from stored conclusions (source_ids: their ids; premises: the facts it follows from).',
-      parameters: {
-        type: 'object',
-        properties: {
-          deductions: {
-            type: 'array',
-            minItems: 1,
-            maxItems: 20,
-            items: {
-              type: 'object',
-              properties: {
-                content: { type: 'string', minLength: 1, maxLength: 2000 },
-                source_ids: { type: 'array', minItems: 1, items: { type: 'string' } },
-                premises: { type: 'array', items: { type: 'string' } },
-              },
-              required: ['content', 'source_ids'],
-            },
-          },
-        },
-        required: ['deductions'],
-      },
+      parameters: derivationParameters('deductions', 1, { premises: { type: 'array', items: { type: 'string' } } }),
       execute: (args, signal) =>
         derive(
           'deductive',
@@ -250,27 +248,7 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
     tools.push({
       name: 'create_inductions',
       description: 'Store inductive conclusions: patterns seen across at least two stored conclusions (source_ids), with the kind of pattern and a confidence.',
-      parameters: {
-        type: 'object',
-        properties: {
-          inductions: {
-            type: 'array',
-            minItems: 1,
-            maxItems: 20,
-            items: {
-              type: 'object',
-              properties: {
-                content: { type: 'string', minLength: 1, maxLength: 2000 },
-                source_ids: { type: 'array', minItems: 2, items: { type: 'string' } },
-                pattern_type: { type: 'string' },
-                confidence: { type: 'string', enum: ['low', 'medium', 'high'] },
-              },
-              required: ['content', 'source_ids'],
-            },
-          },
-        },
-        required: ['inductions'],
-      },
+      parameters: derivationParameters('inductions', 2, { pattern_type: { type: 'string' }, confidence: { type: 'string', enum: ['low', 'medium', 'high'] } }),
       execute: (args, signal) =>
         derive(
           'inductive',
