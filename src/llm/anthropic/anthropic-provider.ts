@@ -1,4 +1,4 @@
-import { badResponse, postJson, readJson, readSse, runCall, runStream, withProviderParams, type CallContext } from '../http-call.js';
+import { badResponse, parseToolArguments, postJson, readJson, readSse, runCall, runStream, streamedJson, withProviderParams, type CallContext } from '../http-call.js';
 import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type StreamEvent, type StructuredOutputMode, type ToolCall, type Usage } from '../provider.js';
 import type { ChatModelSettings } from '../settings.js';
 
@@ -26,18 +26,10 @@ function wire(messages: ChatMessage[]): { system?: string; messages: unknown[] }
     else if (message.role === 'tool') push('user', { type: 'tool_result', tool_use_id: message.toolCallId, content: message.content });
     else {
       if (message.content !== '') push('assistant', { type: 'text', text: message.content });
-      for (const call of message.toolCalls ?? []) push('assistant', { type: 'tool_use', id: call.id, name: call.name, input: parseArguments(call.arguments) });
+      for (const call of message.toolCalls ?? []) push('assistant', { type: 'tool_use', id: call.id, name: call.name, input: parseToolArguments(call.arguments) });
     }
   }
   return { ...(system ? { system } : {}), messages: out };
-}
-
-function parseArguments(text: string): unknown {
-  try {
-    return JSON.parse(text || '{}');
-  } catch {
-    return {};
-  }
 }
 
 const usageOf = (usage: any, previous?: Usage): Usage => ({
@@ -130,12 +122,7 @@ async function* parseAnthropicStream(response: Response, touch: () => void, json
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
   let finishReason = 'end_turn';
   for await (const event of readSse(response.body, touch)) {
-    let data: any;
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      throw new ModelError(`anthropic streamed something that is not JSON: ${event.data.slice(0, 200)}`, false, undefined, undefined, { reason: 'bad_response' });
-    }
+    const data = streamedJson('anthropic', event.data);
     switch (data.type) {
       case 'message_start':
         usage = usageOf(data.message?.usage);

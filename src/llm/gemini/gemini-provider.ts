@@ -1,5 +1,5 @@
 import { checkDimensions } from '../openai/openai-provider.js';
-import { badResponse, postJson, readJson, readSse, runCall, runStream, withProviderParams, type CallContext } from '../http-call.js';
+import { badResponse, parseToolArguments, postJson, readJson, readSse, runCall, runStream, streamedJson, withProviderParams, type CallContext } from '../http-call.js';
 import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type Embedder, type StreamEvent, type StructuredOutputMode, type ToolCall, type Usage } from '../provider.js';
 import type { ChatModelSettings, EmbeddingSettings } from '../settings.js';
 
@@ -13,14 +13,6 @@ export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
 
 const base = (baseUrl: string | undefined) => `${(baseUrl ?? GEMINI_BASE_URL).replace(/\/+$/, '')}/v1beta`;
 const headersOf = (apiKey: string | undefined): Record<string, string> => (apiKey ? { 'x-goog-api-key': apiKey } : {});
-
-function parseArguments(text: string): unknown {
-  try {
-    return JSON.parse(text || '{}');
-  } catch {
-    return {};
-  }
-}
 
 function wire(messages: ChatMessage[]): { systemInstruction?: unknown; contents: unknown[] } {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
@@ -40,7 +32,7 @@ function wire(messages: ChatMessage[]): { systemInstruction?: unknown; contents:
       if (message.content !== '') push('model', { text: message.content });
       for (const call of message.toolCalls ?? []) {
         names.set(call.id, call.name);
-        push('model', { functionCall: { name: call.name, args: parseArguments(call.arguments) } });
+        push('model', { functionCall: { name: call.name, args: parseToolArguments(call.arguments) } });
       }
     }
   }
@@ -130,12 +122,7 @@ export class GeminiChatModel implements ChatModel {
         let usage: Usage = { inputTokens: 0, outputTokens: 0 };
         let finishReason = 'STOP';
         for await (const event of readSse(response.body, touch)) {
-          let chunk: any;
-          try {
-            chunk = JSON.parse(event.data);
-          } catch {
-            throw new ModelError(`gemini streamed something that is not JSON: ${event.data.slice(0, 200)}`, false, undefined, undefined, { reason: 'bad_response' });
-          }
+          const chunk = streamedJson('gemini', event.data);
           if (chunk.usageMetadata) usage = usageOf(chunk.usageMetadata);
           const candidate = chunk.candidates?.[0];
           if (!candidate) continue;

@@ -1,4 +1,4 @@
-import { badResponse, postJson, readJson, readSse, runCall, runStream, withProviderParams, type CallContext } from '../http-call.js';
+import { badResponse, postJson, readJson, readSse, runCall, runStream, streamedJson, withProviderParams, type CallContext } from '../http-call.js';
 import type { ChatMessage, ChatModel, Completion, CompletionRequest, Embedder, StreamEvent, StructuredOutputMode, ToolCall, Usage } from '../provider.js';
 import { ModelError } from '../provider.js';
 import type { ChatModelSettings, EmbeddingSettings } from '../settings.js';
@@ -127,12 +127,7 @@ async function* parseOpenAiStream(response: Response, touch: () => void): AsyncG
   let finishReason = 'stop';
   for await (const event of readSse(response.body, touch)) {
     if (event.data.trim() === '[DONE]') break;
-    let chunk: any;
-    try {
-      chunk = JSON.parse(event.data);
-    } catch {
-      throw new ModelError(`openai streamed something that is not JSON: ${event.data.slice(0, 200)}`, false, undefined, undefined, { reason: 'bad_response' });
-    }
+    const chunk = streamedJson('openai', event.data);
     if (chunk.error) throw new ModelError(`openai stream failed: ${chunk.error.message ?? JSON.stringify(chunk.error)}`, true, undefined, undefined, { reason: 'server_error' });
     if (chunk.usage) usage = usageOf(chunk.usage);
     const choice = chunk.choices?.[0];
