@@ -1,6 +1,7 @@
 import { badResponse, parseToolArguments, postJson, readJson, readSse, runCall, runStream, streamedJson, withProviderParams, type CallContext } from '../http-call.js';
-import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type StreamEvent, type StructuredOutputMode, type ToolCall, type Usage } from '../provider.js';
+import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type StreamEvent, type ToolCall, type Usage } from '../provider.js';
 import type { ChatModelSettings } from '../settings.js';
+import { TransportChatModel } from '../transport-models.js';
 
 /**
  * The `anthropic` transport: the Messages API. JSON in `json_schema` mode is asked for as a
@@ -37,17 +38,11 @@ const usageOf = (usage: any, previous?: Usage): Usage => ({
   outputTokens: Number(usage?.output_tokens ?? previous?.outputTokens ?? 0) || 0,
 });
 
-export class AnthropicChatModel implements ChatModel {
-  readonly name: string;
-  readonly structuredOutputMode: StructuredOutputMode;
+export class AnthropicChatModel extends TransportChatModel implements ChatModel {
   private readonly url: string;
 
-  constructor(
-    private readonly settings: ChatModelSettings,
-    private readonly context: Omit<CallContext, 'module'>,
-  ) {
-    this.name = `anthropic/${settings.model}`;
-    this.structuredOutputMode = settings.structuredOutputMode;
+  constructor(settings: ChatModelSettings, context: Omit<CallContext, 'module'>) {
+    super('anthropic', settings, context);
     this.url = `${(settings.baseUrl ?? ANTHROPIC_BASE_URL).replace(/\/+$/, '')}/v1/messages`;
   }
 
@@ -86,7 +81,7 @@ export class AnthropicChatModel implements ChatModel {
   async complete(request: CompletionRequest): Promise<Completion> {
     const body = this.body(request, false);
     const jsonTool = this.jsonTool(request);
-    return runCall({ ...this.context, module: request.module }, request.signal, async (signal) => {
+    return runCall(this.callContext(request), request.signal, async (signal) => {
       const answer = await readJson(await postJson(this.url, this.headers(), body, signal, 'anthropic'), 'anthropic');
       if (!Array.isArray(answer?.content)) throw badResponse('anthropic', 'content');
       let text = '';
@@ -108,7 +103,7 @@ export class AnthropicChatModel implements ChatModel {
     const body = this.body(request, true);
     const jsonTool = this.jsonTool(request);
     return runStream(
-      { ...this.context, module: request.module },
+      this.callContext(request),
       request.signal,
       (signal) => postJson(this.url, this.headers(), body, signal, 'anthropic'),
       (response, touch) => parseAnthropicStream(response, touch, jsonTool),

@@ -1,7 +1,7 @@
-import { checkDimensions } from '../openai/openai-provider.js';
 import { badResponse, parseToolArguments, postJson, readJson, readSse, runCall, runStream, streamedJson, withProviderParams, type CallContext } from '../http-call.js';
-import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type Embedder, type StreamEvent, type StructuredOutputMode, type ToolCall, type Usage } from '../provider.js';
+import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type Embedder, type StreamEvent, type ToolCall, type Usage } from '../provider.js';
 import type { ChatModelSettings, EmbeddingSettings } from '../settings.js';
+import { checkDimensions, TransportChatModel, TransportEmbedder } from '../transport-models.js';
 
 /**
  * The `gemini` transport: generateContent / streamGenerateContent and batchEmbedContents of the
@@ -44,17 +44,11 @@ const usageOf = (metadata: any): Usage => ({
   outputTokens: (Number(metadata?.candidatesTokenCount ?? 0) || 0) + (Number(metadata?.thoughtsTokenCount ?? 0) || 0),
 });
 
-export class GeminiChatModel implements ChatModel {
-  readonly name: string;
-  readonly structuredOutputMode: StructuredOutputMode;
+export class GeminiChatModel extends TransportChatModel implements ChatModel {
   private callCounter = 0;
 
-  constructor(
-    private readonly settings: ChatModelSettings,
-    private readonly context: Omit<CallContext, 'module'>,
-  ) {
-    this.name = `gemini/${settings.model}`;
-    this.structuredOutputMode = settings.structuredOutputMode;
+  constructor(settings: ChatModelSettings, context: Omit<CallContext, 'module'>) {
+    super('gemini', settings, context);
   }
 
   private url(stream: boolean): string {
@@ -95,7 +89,7 @@ export class GeminiChatModel implements ChatModel {
 
   async complete(request: CompletionRequest): Promise<Completion> {
     const body = this.body(request);
-    return runCall({ ...this.context, module: request.module }, request.signal, async (signal) => {
+    return runCall(this.callContext(request), request.signal, async (signal) => {
       const answer = await readJson(await postJson(this.url(false), headersOf(this.settings.apiKey), body, signal, 'gemini'), 'gemini');
       const candidate = answer?.candidates?.[0];
       if (!candidate) {
@@ -114,7 +108,7 @@ export class GeminiChatModel implements ChatModel {
     const body = this.body(request);
     const callsOf = (parts: any[]) => this.callsOf(parts);
     return runStream(
-      { ...this.context, module: request.module },
+      this.callContext(request),
       request.signal,
       (signal) => postJson(this.url(true), headersOf(this.settings.apiKey), body, signal, 'gemini'),
       async function* (response, touch) {
@@ -140,33 +134,12 @@ export class GeminiChatModel implements ChatModel {
 /** Most texts in one batchEmbedContents request (the API's limit is 100). */
 const BATCH_SIZE = 100;
 
-export class GeminiEmbedder implements Embedder {
-  readonly name: string;
-  private learnt: number | undefined;
-
-  constructor(
-    private readonly settings: EmbeddingSettings,
-    private readonly context: CallContext,
-  ) {
-    this.name = `gemini/${settings.model}`;
-    this.learnt = settings.dimensions;
+export class GeminiEmbedder extends TransportEmbedder implements Embedder {
+  constructor(settings: EmbeddingSettings, context: CallContext) {
+    super('gemini', settings, context, BATCH_SIZE);
   }
 
-  dimensions(): number | undefined {
-    return this.learnt;
-  }
-
-  learn(size: number): void {
-    this.learnt = size;
-  }
-
-  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
-    const vectors: number[][] = [];
-    for (let start = 0; start < texts.length; start += BATCH_SIZE) vectors.push(...(await this.embedBatch(texts.slice(start, start + BATCH_SIZE), signal)));
-    return vectors;
-  }
-
-  private async embedBatch(texts: string[], signal: AbortSignal | undefined): Promise<number[][]> {
+  protected async embedBatch(texts: string[], signal: AbortSignal | undefined): Promise<number[][]> {
     const model = `models/${this.settings.model}`;
     const url = `${base(this.settings.baseUrl)}/models/${encodeURIComponent(this.settings.model)}:batchEmbedContents`;
     const body = {

@@ -1,0 +1,82 @@
+import type { CallContext } from './http-call.js';
+import { ModelError, type CompletionRequest, type StructuredOutputMode } from './provider.js';
+import type { ChatModelSettings, EmbeddingSettings } from './settings.js';
+
+/*
+ * What the transports' models (openai/, anthropic/, gemini/) have in common: a name
+ * `<transport>/<model>`, their settings and call context; an embedder's size, learnt from its
+ * first answer unless set, and its batches.
+ */
+
+export abstract class TransportChatModel {
+  readonly name: string;
+  readonly structuredOutputMode: StructuredOutputMode;
+
+  constructor(
+    transport: string,
+    protected readonly settings: ChatModelSettings,
+    private readonly context: Omit<CallContext, 'module'>,
+  ) {
+    this.name = `${transport}/${settings.model}`;
+    this.structuredOutputMode = settings.structuredOutputMode;
+  }
+
+  /** The call context of one request: the module that asks. */
+  protected callContext(request: CompletionRequest): CallContext {
+    return { ...this.context, module: request.module };
+  }
+}
+
+export abstract class TransportEmbedder {
+  readonly name: string;
+  private learnt: number | undefined;
+
+  constructor(
+    transport: string,
+    protected readonly settings: EmbeddingSettings,
+    protected readonly context: CallContext,
+    /** Most texts in one request. */
+    private readonly batchSize: number,
+  ) {
+    this.name = `${transport}/${settings.model}`;
+    this.learnt = settings.dimensions;
+  }
+
+  dimensions(): number | undefined {
+    return this.learnt;
+  }
+
+  /** Called by `checkDimensions` the first time a size is seen. */
+  learn(size: number): void {
+    this.learnt = size;
+  }
+
+  async embed(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+    const vectors: number[][] = [];
+    for (let start = 0; start < texts.length; start += this.batchSize) {
+      vectors.push(...(await this.embedBatch(texts.slice(start, start + this.batchSize), signal)));
+    }
+    return vectors;
+  }
+
+  /** The vectors of at most `batchSize` texts, in one request. */
+  protected abstract embedBatch(texts: string[], signal: AbortSignal | undefined): Promise<number[][]>;
+}
+
+/** Fixes the size on the first answer; a later answer of another size is an error naming the setting. */
+export function checkDimensions(size: number, embedder: { dimensions(): number | undefined; learn(size: number): void; name: string }): void {
+  const expected = embedder.dimensions();
+  if (expected === undefined) {
+    embedder.learn(size);
+    return;
+  }
+  if (size !== expected) {
+    throw new ModelError(
+      `${embedder.name} returned vectors of ${size} dimensions, expected ${expected} (EMBEDDING_VECTOR_DIMENSIONS or the size of its first answer)`,
+      false,
+      undefined,
+      undefined,
+      { reason: 'bad_response' },
+    );
+  }
+}
