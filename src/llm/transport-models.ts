@@ -8,6 +8,20 @@ import type { ChatModelSettings, EmbeddingSettings } from './settings.js';
  * first answer unless set, and its batches.
  */
 
+/**
+ * A conversation for an API whose turns must alternate: `add` appends a part to the last turn
+ * when it has the same role (consecutive tool results go in one user turn), else opens a turn.
+ */
+export function alternatingTurns<R extends string>(): { turns: { role: R; parts: unknown[] }[]; add(role: R, part: unknown): void } {
+  const turns: { role: R; parts: unknown[] }[] = [];
+  const add = (role: R, part: unknown) => {
+    const last = turns[turns.length - 1];
+    if (last?.role === role) last.parts.push(part);
+    else turns.push({ role, parts: [part] });
+  };
+  return { turns, add };
+}
+
 export abstract class TransportChatModel {
   readonly name: string;
   readonly structuredOutputMode: StructuredOutputMode;

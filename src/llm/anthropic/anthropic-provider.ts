@@ -1,7 +1,7 @@
 import { badResponse, parseToolArguments, postJson, readJson, readSse, runCall, runStream, streamedJson, withProviderParams, type CallContext } from '../http-call.js';
 import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type StreamEvent, type ToolCall, type Usage } from '../provider.js';
 import type { ChatModelSettings } from '../settings.js';
-import { TransportChatModel } from '../transport-models.js';
+import { alternatingTurns, TransportChatModel } from '../transport-models.js';
 
 /**
  * The `anthropic` transport: the Messages API. JSON in `json_schema` mode is asked for as a
@@ -14,13 +14,7 @@ const VERSION = '2023-06-01';
 
 function wire(messages: ChatMessage[]): { system?: string; messages: unknown[] } {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
-  const out: Array<{ role: 'user' | 'assistant'; content: unknown[] }> = [];
-  const push = (role: 'user' | 'assistant', block: unknown) => {
-    const last = out[out.length - 1];
-    // the API wants turns to alternate: consecutive tool results go in one user turn
-    if (last?.role === role) last.content.push(block);
-    else out.push({ role, content: [block] });
-  };
+  const { turns, add: push } = alternatingTurns<'user' | 'assistant'>();
   for (const message of messages) {
     if (message.role === 'system') continue;
     if (message.role === 'user') push('user', { type: 'text', text: message.content });
@@ -30,7 +24,7 @@ function wire(messages: ChatMessage[]): { system?: string; messages: unknown[] }
       for (const call of message.toolCalls ?? []) push('assistant', { type: 'tool_use', id: call.id, name: call.name, input: parseToolArguments(call.arguments) });
     }
   }
-  return { ...(system ? { system } : {}), messages: out };
+  return { ...(system ? { system } : {}), messages: turns.map((turn) => ({ role: turn.role, content: turn.parts })) };
 }
 
 const usageOf = (usage: any, previous?: Usage): Usage => ({

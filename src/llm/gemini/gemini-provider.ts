@@ -1,7 +1,7 @@
 import { badResponse, parseToolArguments, postJson, readJson, readSse, runCall, runStream, streamedJson, withProviderParams, type CallContext } from '../http-call.js';
 import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type Embedder, type StreamEvent, type ToolCall, type Usage } from '../provider.js';
 import type { ChatModelSettings, EmbeddingSettings } from '../settings.js';
-import { checkDimensions, TransportChatModel, TransportEmbedder } from '../transport-models.js';
+import { alternatingTurns, checkDimensions, TransportChatModel, TransportEmbedder } from '../transport-models.js';
 
 /**
  * The `gemini` transport: generateContent / streamGenerateContent and batchEmbedContents of the
@@ -17,12 +17,7 @@ const headersOf = (apiKey: string | undefined): Record<string, string> => (apiKe
 function wire(messages: ChatMessage[]): { systemInstruction?: unknown; contents: unknown[] } {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
   const names = new Map<string, string>();
-  const contents: Array<{ role: 'user' | 'model'; parts: unknown[] }> = [];
-  const push = (role: 'user' | 'model', part: unknown) => {
-    const last = contents[contents.length - 1];
-    if (last?.role === role) last.parts.push(part);
-    else contents.push({ role, parts: [part] });
-  };
+  const { turns: contents, add: push } = alternatingTurns<'user' | 'model'>();
   for (const message of messages) {
     if (message.role === 'system') continue;
     if (message.role === 'user') push('user', { text: message.content });
