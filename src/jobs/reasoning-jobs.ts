@@ -5,7 +5,7 @@ import { runDream } from '../domain/reasoning/dreams.js';
 import { embedStoredConclusions, embedStoredMessages } from '../domain/search/embeddings.js';
 import { forWorkspace } from '../domain/model-usage.js';
 import { processSummary } from '../domain/reasoning/summaries.js';
-import type { KindHandler, KindHandlers } from './catalog.js';
+import type { JobOutcome, KindHandler, KindHandlers } from './catalog.js';
 
 /** Longest a model-backed job may run (it is also its lease); a model call can take minutes. */
 const REASONING_TIMEOUT_MS = 10 * 60_000;
@@ -13,6 +13,12 @@ const REASONING_TIMEOUT_MS = 10 * 60_000;
 const REASONING_LEASE_MS = 60_000;
 /** Longest an embedding job may run: a request or two to the embedding model. */
 const EMBED_TIMEOUT_MS = 2 * 60_000;
+
+/** A domain outcome as the job's: what `done` tells (counts) stays with the domain. */
+async function jobOutcome(outcome: Promise<JobOutcome>): Promise<JobOutcome> {
+  const ended = await outcome;
+  return ended.kind === 'done' ? { kind: 'done' } : ended;
+}
 
 type ReasoningKind = typeof REPRESENT | typeof SUMMARIZE | typeof EMBED_MESSAGES | typeof EMBED_CONCLUSIONS | typeof DREAM | typeof DREAM_AUTO;
 
@@ -26,42 +32,27 @@ export function reasoningHandlers(ctx: DomainContext, options: { concurrency: nu
   const jobCtx = (store: Parameters<typeof within>[1], job: { workspaceId: string | null }) => forWorkspace(within(ctx, store), job.workspaceId);
   const modelWork = { timeoutMs: REASONING_TIMEOUT_MS, leaseMs: REASONING_LEASE_MS, concurrency: options.concurrency };
   const dream: KindHandler<typeof DREAM> & KindHandler<typeof DREAM_AUTO> = {
-    async run(payload, job, store, signal) {
-      const outcome = await runDream(jobCtx(store, job), payload, { jobId: job.id, signal });
-      return outcome.kind === 'done' ? { kind: 'done' } : outcome;
-    },
+    run: async (payload, job, store, signal) => jobOutcome(runDream(jobCtx(store, job), payload, { jobId: job.id, signal })),
     ...modelWork,
   };
   return {
     [DREAM]: dream,
     [DREAM_AUTO]: dream,
     [REPRESENT]: {
-      async run(payload, job, store, signal) {
-        const outcome = await processRepresentationUnit(jobCtx(store, job), payload, { isLastAttempt: job.attempts >= job.maxAttempts, signal });
-        return outcome.kind === 'done' ? { kind: 'done' } : outcome;
-      },
+      run: async (payload, job, store, signal) => jobOutcome(processRepresentationUnit(jobCtx(store, job), payload, { isLastAttempt: job.attempts >= job.maxAttempts, signal })),
       ...modelWork,
     },
     [SUMMARIZE]: {
-      async run(payload, job, store, signal) {
-        const outcome = await processSummary(jobCtx(store, job), payload, { signal, isLastAttempt: job.attempts >= job.maxAttempts });
-        return outcome.kind === 'done' ? { kind: 'done' } : outcome;
-      },
+      run: async (payload, job, store, signal) => jobOutcome(processSummary(jobCtx(store, job), payload, { signal, isLastAttempt: job.attempts >= job.maxAttempts })),
       ...modelWork,
     },
     [EMBED_MESSAGES]: {
-      async run(payload, job, store, signal) {
-        const outcome = await embedStoredMessages(jobCtx(store, job), payload, signal);
-        return outcome.kind === 'done' ? { kind: 'done' } : outcome;
-      },
+      run: async (payload, job, store, signal) => jobOutcome(embedStoredMessages(jobCtx(store, job), payload, signal)),
       ...modelWork,
       timeoutMs: EMBED_TIMEOUT_MS,
     },
     [EMBED_CONCLUSIONS]: {
-      async run(payload, job, store, signal) {
-        const outcome = await embedStoredConclusions(jobCtx(store, job), payload, signal);
-        return outcome.kind === 'done' ? { kind: 'done' } : outcome;
-      },
+      run: async (payload, job, store, signal) => jobOutcome(embedStoredConclusions(jobCtx(store, job), payload, signal)),
       ...modelWork,
       timeoutMs: EMBED_TIMEOUT_MS,
     },

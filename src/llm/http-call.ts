@@ -381,6 +381,24 @@ export async function readJson(response: Response, transport: string): Promise<a
   }
 }
 
+/** The arguments of a tool call sent back to a model: text that is no JSON (or none) is `{}`. */
+export function parseToolArguments(text: string): unknown {
+  try {
+    return JSON.parse(text || '{}');
+  } catch {
+    return {};
+  }
+}
+
+/** The data of one streamed event as JSON; anything else is a bad response. */
+export function streamedJson(transport: string, data: string): any {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw new ModelError(`${transport} streamed something that is not JSON: ${data.slice(0, 200)}`, false, undefined, undefined, { reason: 'bad_response' });
+  }
+}
+
 export function badResponse(transport: string, what: string): ModelError {
   return new ModelError(`${transport} answered without ${what}`, false, undefined, undefined, { reason: 'bad_response' });
 }

@@ -146,6 +146,25 @@ export class VectorSizeError extends Error {
   }
 }
 
+/** Checks the chunk numbers of message vectors: whole numbers below MAX_CHUNKS_PER_MESSAGE. */
+export function checkChunkNumbers(rows: readonly MessageChunkVector[]): void {
+  for (const row of rows) {
+    if (!Number.isInteger(row.chunk) || row.chunk < 0 || row.chunk >= MAX_CHUNKS_PER_MESSAGE) throw new RangeError(`Chunk numbers run from 0 to ${MAX_CHUNKS_PER_MESSAGE - 1}`);
+  }
+}
+
+/**
+ * Vectors to store, in batches of `size` (one statement, or one round of statements, each): a
+ * row whose `key` repeats an earlier one's replaces it, so that what is named twice keeps its
+ * last vector.
+ */
+export function putBatches<T>(rows: readonly T[], key: (row: T) => unknown[], size: number): T[][] {
+  const last = [...new Map(rows.map((row) => [JSON.stringify(key(row)), row])).values()];
+  const batches: T[][] = [];
+  for (let start = 0; start < last.length; start += size) batches.push(last.slice(start, start + size));
+  return batches;
+}
+
 /** Checks a batch of vectors: every one of the same positive size, finite numbers only. */
 export function vectorSize(rows: readonly { vector: ArrayLike<number> }[]): number {
   const size = rows[0].vector.length;

@@ -192,6 +192,46 @@ class FilterParser {
     return cleaned;
   }
 
+  /* ---- operator objects ---- */
+
+  /**
+   * An object of operators (`{"gte": 1, "lt": 5}`), each in its key order: an unknown operator is
+   * a 422, a `*` value imposes nothing, the conditions of the others are ANDed.
+   */
+  private operators(ops: Record<string, unknown>, condition: (op: string, value: unknown) => FilterNode | null): FilterNode | null {
+    const parts: FilterNode[] = [];
+    for (const [op, value] of Object.entries(ops)) {
+      if (!OPERATORS.has(op)) throw invalidInput(`Unsupported comparison operator: ${op}`);
+      if (value === '*') continue;
+      const part = condition(op, value);
+      if (part) parts.push(part);
+    }
+    return and(parts);
+  }
+
+  /**
+   * The newer rules' operators: `null` only under `ne` (`notNull`, the not-null check: null for
+   * none), `in` takes a list (a `*` in it imposes nothing, an empty one matches nothing, the
+   * others go to `inList`); every other operator and value goes to `condition`.
+   */
+  private typedOperators(
+    ops: Record<string, unknown>,
+    notNull: FilterNode | null,
+    inList: (values: unknown[]) => FilterNode,
+    condition: (op: string, value: unknown) => FilterNode,
+  ): FilterNode | null {
+    return this.operators(ops, (op, value) => {
+      if (value === null || value === undefined) {
+        if (op !== 'ne') throw nullOperand(op);
+        return notNull;
+      }
+      if (op !== 'in') return condition(op, value);
+      if (!Array.isArray(value)) throw inNotAList(value);
+      if (value.includes('*')) return null;
+      return value.length === 0 ? NEVER : inList(value);
+    });
+  }
+
   /* ---- structure (§5.2) ---- */
 
   filter(filter: Record<string, unknown>, depth: number): FilterNode | null {
@@ -279,14 +319,7 @@ class FilterParser {
   }
 
   private columnOperators(key: string, kind: ColumnKind, ops: Record<string, unknown>): FilterNode | null {
-    const parts: FilterNode[] = [];
-    for (const [op, value] of Object.entries(ops)) {
-      if (!OPERATORS.has(op)) throw invalidInput(`Unsupported comparison operator: ${op}`);
-      if (value === '*') continue;
-      const condition = this.columnOperator(key, kind, op, value);
-      if (condition) parts.push(condition);
-    }
-    return and(parts);
+    return this.operators(ops, (op, value) => this.columnOperator(key, kind, op, value));
   }
 
   private columnOperator(key: string, kind: ColumnKind, op: string, value: unknown): FilterNode | null {
@@ -322,9 +355,7 @@ class FilterParser {
   }
 
   private columnIn(column: string, kind: ColumnKind, value: unknown): FilterNode | null {
-    if (!Array.isArray(value)) {
-      throw invalidInput(`Invalid value for 'in' operator: ${pyStr(value)}. Expected an iterable (list, tuple, set), got ${pyTypeName(value)}`);
-    }
+    if (!Array.isArray(value)) throw inNotAList(value);
     if (value.includes('*')) return null;
     const values: FilterValue[] = [];
     let orNull = false;
@@ -365,7 +396,7 @@ class FilterParser {
     if (value === '*') return null;
     if (kind === 'unfilterable') throw invalidInput(`Column '${this.internal(key)}' cannot be filtered on`);
     if (value === null || value === undefined) return { kind: 'is-null', column: key };
-    if (Array.isArray(value)) return this.typedOperators(key, kind, { in: value });
+    if (Array.isArray(value)) return this.typedColumnOperators(key, kind, { in: value });
     if (isObject(value)) {
       const keys = Object.keys(value);
       if (!keys.some((k) => OPERATORS.has(k))) {
@@ -374,46 +405,28 @@ class FilterParser {
             `Expected one of ${pyRepr([...OPERATORS].sort(byCodePoint))} or a scalar value.`,
         );
       }
-      return this.typedOperators(key, kind, value);
+      return this.typedColumnOperators(key, kind, value);
     }
     return this.compare(key, '=', this.operand(key, kind, value));
   }
 
-  private typedOperators(key: string, kind: ColumnKind, ops: Record<string, unknown>): FilterNode | null {
-    const parts: FilterNode[] = [];
-    for (const [op, value] of Object.entries(ops)) {
-      if (!OPERATORS.has(op)) throw invalidInput(`Unsupported comparison operator: ${op}`);
-      if (value === '*') continue;
-      if (value === null || value === undefined) {
-        if (op !== 'ne') throw nullOperand(op);
-        parts.push({ kind: 'not-null', column: key });
-        continue;
-      }
-      if (op === 'in') {
-        if (!Array.isArray(value)) throw inNotAList(value);
-        if (value.includes('*')) continue;
-        if (value.length === 0) {
-          parts.push(NEVER);
-          continue;
-        }
-        const values = value.map((item) => this.operand(key, kind, item));
-        // One JSON array parameter whatever the list length.
-        this.spend(1);
-        parts.push({ kind: 'in', column: key, values, orNull: false });
-        continue;
-      }
+  private typedColumnOperators(key: string, kind: ColumnKind, ops: Record<string, unknown>): FilterNode | null {
+    const inList = (list: unknown[]): FilterNode => {
+      const values = list.map((item) => this.operand(key, kind, item));
+      // One JSON array parameter whatever the list length.
+      this.spend(1);
+      return { kind: 'in', column: key, values, orNull: false };
+    };
+    return this.typedOperators(ops, { kind: 'not-null', column: key }, inList, (op, value) => {
       if (op === 'contains' || op === 'icontains') {
         if (kind !== 'text') throw invalidInput(`Operator '${op}' requires a text column, but '${this.internal(key)}' is ${PYTHON_TYPE[kind]}`);
-        parts.push(this.like({ column: key }, pyStr(value)));
-        continue;
+        return this.like({ column: key }, pyStr(value));
       }
       const operand = this.operand(key, kind, value);
-      if (op === 'ne') {
-        this.spend(1);
-        parts.push({ kind: 'distinct', column: key, value: operand });
-      } else parts.push(this.compare(key, COMPARISONS[op], operand));
-    }
-    return and(parts);
+      if (op !== 'ne') return this.compare(key, COMPARISONS[op], operand);
+      this.spend(1);
+      return { kind: 'distinct', column: key, value: operand };
+    });
   }
 
   /** An operand typed by its column (the reference's `_coerce_operand`); a 422 when it does not fit. */
@@ -466,27 +479,11 @@ class FilterParser {
     if (Array.isArray(value)) return this.contains(value);
     if (!isObject(value)) throw this.jsonColumnError(column);
     if (!Object.keys(value).some((k) => OPERATORS.has(k))) return this.metadataFilter(value);
-    const parts: FilterNode[] = [];
-    for (const [op, operand] of Object.entries(value)) {
-      if (!OPERATORS.has(op)) throw invalidInput(`Unsupported comparison operator: ${op}`);
-      if (operand === '*') continue;
-      if (operand === null || operand === undefined) {
-        if (op !== 'ne') throw nullOperand(op);
-        continue; // metadata is always set
-      }
-      if (op === 'in') {
-        if (!Array.isArray(operand)) throw inNotAList(operand);
-        if (operand.includes('*')) continue;
-        if (operand.length === 0) {
-          parts.push(NEVER);
-          continue;
-        }
-        throw this.jsonColumnError(column);
-      }
+    // `ne: null`: metadata is always set, no condition
+    return this.typedOperators(value, null, () => { throw this.jsonColumnError(column); }, (op, operand) => {
       if (op !== 'contains' || !(Array.isArray(operand) || isObject(operand))) throw this.jsonColumnError(column);
-      parts.push(this.contains(operand));
-    }
-    return and(parts);
+      return this.contains(operand);
+    });
   }
 
   /**
@@ -502,31 +499,13 @@ class FilterParser {
     if (Array.isArray(value)) return this.holdsAll(key, value);
     if (!isObject(value)) throw this.jsonColumnError(column);
     if (!Object.keys(value).some((k) => OPERATORS.has(k))) return NEVER;
-    const parts: FilterNode[] = [];
-    for (const [op, operand] of Object.entries(value)) {
-      if (!OPERATORS.has(op)) throw invalidInput(`Unsupported comparison operator: ${op}`);
-      if (operand === '*') continue;
-      if (operand === null || operand === undefined) {
-        if (op !== 'ne') throw nullOperand(op);
-        parts.push({ kind: 'not-null', column: key });
-        continue;
-      }
-      if (op === 'in') {
-        if (!Array.isArray(operand)) throw inNotAList(operand);
-        if (operand.includes('*')) continue;
-        if (operand.length === 0) {
-          parts.push(NEVER);
-          continue;
-        }
-        throw this.jsonColumnError(column);
-      }
+    return this.typedOperators(value, { kind: 'not-null', column: key }, () => { throw this.jsonColumnError(column); }, (op, operand) => {
       if (op !== 'contains') throw this.jsonColumnError(column);
-      if (typeof operand === 'string') parts.push({ kind: 'holds', column: key, id: this.text(operand) });
-      else if (Array.isArray(operand)) parts.push(this.holdsAll(key, operand));
-      else if (isObject(operand)) parts.push(NEVER);
-      else throw this.jsonColumnError(column);
-    }
-    return and(parts);
+      if (typeof operand === 'string') return { kind: 'holds', column: key, id: this.text(operand) };
+      if (Array.isArray(operand)) return this.holdsAll(key, operand);
+      if (isObject(operand)) return NEVER;
+      throw this.jsonColumnError(column);
+    });
   }
 
   /** The id list holds every string of `ids` (JSON containment); a list holds no non-string. */
@@ -553,40 +532,24 @@ class FilterParser {
 
   /** `{"metadata": {"contains": {...}}}`: an operator set applied to the whole metadata column. */
   private wholeMetadataOperators(ops: Record<string, unknown>): FilterNode | null {
-    const parts: FilterNode[] = [];
-    for (const [op, value] of Object.entries(ops)) {
-      if (!OPERATORS.has(op)) throw invalidInput(`Unsupported comparison operator: ${op}`);
-      if (value === '*') continue;
-      if (op === 'contains') {
-        parts.push(this.contains(value));
-        continue;
-      }
+    return this.operators(ops, (op, value) => {
+      if (op === 'contains') return this.contains(value);
       if (Object.hasOwn(COMPARISONS, op) && typeof value === 'string' && !parsePyNumber(value)) {
         throw invalidInput(`Invalid numeric value: ${value}. Expected a number, got str`);
       }
       if (op === 'in') {
-        if (!Array.isArray(value)) {
-          throw invalidInput(`Invalid value for 'in' operator: ${pyStr(value)}. Expected an iterable (list, tuple, set), got ${pyTypeName(value)}`);
-        }
-        if (value.includes('*')) continue;
+        if (!Array.isArray(value)) throw inNotAList(value);
+        if (value.includes('*')) return null;
       }
       throw invalidInput(
         `Operator '${op}' cannot be applied to the whole metadata object; compare a key instead, e.g. {"metadata": {"<key>": {"${op}": ...}}}`,
       );
-    }
-    return and(parts);
+    });
   }
 
   private metadataKey(key: string, wanted: unknown): FilterNode | null {
     if (isObject(wanted) && Object.keys(wanted).some((k) => OPERATORS.has(k))) {
-      const parts: FilterNode[] = [];
-      for (const [op, value] of Object.entries(wanted)) {
-        if (!OPERATORS.has(op)) throw invalidInput(`Unsupported comparison operator: ${op}`);
-        if (value === '*') continue;
-        const condition = this.metadataKeyOperator(key, op, value);
-        if (condition) parts.push(condition);
-      }
-      return and(parts);
+      return this.operators(wanted, (op, value) => this.metadataKeyOperator(key, op, value));
     }
     if (wanted === '*') return null;
     return this.contains(Object.fromEntries([[key, wanted]]));
@@ -607,9 +570,7 @@ class FilterParser {
       );
     }
     if (op === 'in') {
-      if (!Array.isArray(value)) {
-        throw invalidInput(`Invalid value for 'in' operator: ${pyStr(value)}. Expected an iterable (list, tuple, set), got ${pyTypeName(value)}`);
-      }
+      if (!Array.isArray(value)) throw inNotAList(value);
       if (value.includes('*')) return null;
       if (value.length === 0) return NEVER;
       const values = value.map((v) => cleanString(pyStr(v)));

@@ -1,4 +1,20 @@
 import type { JsonObject } from '../../storage/store.js';
+import type { ReadRules } from '../filters/filters.js';
+
+/** Where a message search looks: a workspace, or one session or peer of it. */
+export interface SearchScope {
+  workspaceId: string;
+  sessionId?: string;
+  peerId?: string;
+}
+
+/** What a message search asks, for both rankings (full text and vectors). */
+export interface MessageSearchOptions {
+  query: string;
+  filters: JsonObject | null | undefined;
+  limit: number;
+  rules: ReadRules;
+}
 
 /**
  * A search's filters as both rankings (full text and vectors) apply them: `peer_perspective` is

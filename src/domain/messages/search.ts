@@ -1,10 +1,10 @@
-import type { JsonObject, MessageRecord, MessageSearch, SeqCandidate } from '../../storage/store.js';
-import { messageFilter, type ReadRules } from '../filters/filters.js';
+import type { MessageRecord, MessageSearch, SeqCandidate } from '../../storage/store.js';
+import { messageFilter } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import type { Turn } from '../turns.js';
 import { invalidInput } from '../errors.js';
 import { reciprocalRankFusion } from '../search/fuse.js';
-import { narrowSearchFilters, sessionsOf } from './search-filters.js';
+import { narrowSearchFilters, sessionsOf, type MessageSearchOptions, type SearchScope } from './search-filters.js';
 import { queryTerms, type QueryTerm } from '../search/query-terms.js';
 import { rankCandidatesInSlices, type RankTerm } from '../search/rank.js';
 import { exceedsTokensOf } from '../text/token-count.js';
@@ -18,11 +18,7 @@ import { rankMessagesByVector } from './vector-search.js';
  */
 export const SCOPE_COUNT_CAP = 10_000;
 
-export interface SearchScope {
-  workspaceId: string;
-  sessionId?: string;
-  peerId?: string;
-}
+export type { SearchScope } from './search-filters.js';
 
 /** The words of a query, as full-text search sees them: letters, digits and underscores. */
 export function searchTerms(query: string): string[] {
@@ -52,7 +48,7 @@ export interface SearchSteps {
 export async function searchMessages(
   ctx: DomainContext,
   scope: SearchScope,
-  options: { query: string; filters: JsonObject | null | undefined; limit: number; rules: ReadRules },
+  options: MessageSearchOptions,
   steps?: SearchSteps,
 ): Promise<MessageRecord[]> {
   const canFuse = ctx.reasoning?.models.embedder !== undefined;
@@ -74,7 +70,7 @@ export async function searchMessages(
 export async function rankMessagesByText(
   ctx: DomainContext,
   scope: SearchScope,
-  options: { query: string; filters: JsonObject | null | undefined; limit: number; rules: ReadRules },
+  options: MessageSearchOptions,
   steps?: SearchSteps,
 ): Promise<MessageRecord[]> {
   if (await exceedsTokensOf(options.query, MAX_QUERY_TOKENS)) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);

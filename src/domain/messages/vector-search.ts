@@ -1,10 +1,10 @@
 import { ModelError } from '../../llm/provider.js';
-import { MAX_NEIGHBOURS, type JsonObject } from '../../storage/store.js';
-import { messageFilter, type ReadRules } from '../filters/filters.js';
+import { MAX_NEIGHBOURS } from '../../storage/store.js';
+import { messageFilter } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
 import { embedderOf } from '../search/embeddings.js';
 import { forWorkspace } from '../model-usage.js';
-import { narrowSearchFilters, sessionsOf } from './search-filters.js';
+import { narrowSearchFilters, sessionsOf, type MessageSearchOptions, type SearchScope } from './search-filters.js';
 
 /**
  * The vector half of a hybrid message search (reasoning.md R7): the scope's messages nearest in
@@ -17,8 +17,8 @@ import { narrowSearchFilters, sessionsOf } from './search-filters.js';
  */
 export async function rankMessagesByVector(
   ctx: DomainContext,
-  scope: { workspaceId: string; sessionId?: string; peerId?: string },
-  options: { query: string; filters: JsonObject | null | undefined; limit: number; rules: ReadRules },
+  scope: SearchScope,
+  options: MessageSearchOptions,
 ): Promise<string[] | undefined> {
   const embedder = embedderOf(forWorkspace(ctx, scope.workspaceId));
   if (embedder === undefined || options.query.trim() === '' || (await ctx.store.vectors.dimensions()) === undefined) return undefined;

@@ -1,4 +1,4 @@
-import { ModelError, type ChatModel, type ModelModule } from '../../llm/provider.js';
+import { ModelError, type ChatModel, type JsonSchema, type ModelModule } from '../../llm/provider.js';
 import type { ConclusionRecord, ConclusionScope } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { rankConclusionsByText } from '../memory/conclusion-search.js';
@@ -47,6 +47,33 @@ interface DreamWork {
   deleted: number;
   superseded: number;
   cardUpdated: boolean;
+}
+
+/** A tool that takes one non-empty `query` string. */
+function queryTool(name: string, description: string, answer: (query: string) => Promise<string>): Tool {
+  return {
+    name,
+    description,
+    parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
+    execute: (args) => answer(String(args.query)),
+  };
+}
+
+/**
+ * The arguments of a tool that stores 1 to 20 conclusions under `list`: each a content drawn from
+ * at least `minSources` stored conclusions (`source_ids`), with the `more` properties of its level.
+ */
+function derivationParameters(list: string, minSources: number, more: JsonSchema): JsonSchema {
+  const item = {
+    type: 'object',
+    properties: {
+      content: { type: 'string', minLength: 1, maxLength: 2000 },
+      source_ids: { type: 'array', minItems: minSources, items: { type: 'string' } },
+      ...more,
+    },
+    required: ['content', 'source_ids'],
+  };
+  return { type: 'object', properties: { [list]: { type: 'array', minItems: 1, maxItems: 20, items: item } }, required: [list] };
 }
 
 function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, options: { deduce?: boolean; induce?: boolean; card?: boolean; discover?: boolean }): Tool[] {
@@ -123,21 +150,15 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
         return found.length === 0 ? 'no conclusions' : found.map(describe).join('\n');
       },
     });
-    tools.push({
-      name: 'search_memory',
-      description: 'Conclusions about the peer that best match the words of the query, best match first.',
-      parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
-      async execute(args) {
-        const found = await rankConclusionsByText(store, { ...scope, query: String(args.query), filter: null, limit: DISCOVERY_LIMIT });
+    tools.push(
+      queryTool('search_memory', 'Conclusions about the peer that best match the words of the query, best match first.', async (query) => {
+        const found = await rankConclusionsByText(store, { ...scope, query, filter: null, limit: DISCOVERY_LIMIT });
         return found.length === 0 ? 'no match' : found.map(describe).join('\n');
-      },
-    });
-    tools.push({
-      name: 'search_messages',
-      description: 'Messages the peer sent that the observer could see, holding every word of the query, newest first.',
-      parameters: { type: 'object', properties: { query: { type: 'string', minLength: 1 } }, required: ['query'], additionalProperties: false },
-      async execute(args) {
-        const terms = words(String(args.query));
+      }),
+    );
+    tools.push(
+      queryTool('search_messages', 'Messages the peer sent that the observer could see, holding every word of the query, newest first.', async (query) => {
+        const terms = words(query);
         if (terms.length === 0) return 'no words to search for';
         const found = await store.messages.searchCandidates({
           workspaceId: payload.workspaceId,
@@ -148,33 +169,14 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
           candidates: 20,
         });
         return found.length === 0 ? 'no match' : found.map((m) => `- message ${m.id}: ${m.content.slice(0, 1000)}`).join('\n');
-      },
-    });
+      }),
+    );
   }
   if (options.deduce) {
     tools.push({
       name: 'create_deductions',
       description: 'Store deductive conclusions: what follows with certainty from stored conclusions (source_ids: their ids; premises: the facts it follows from).',
-      parameters: {
-        type: 'object',
-        properties: {
-          deductions: {
-            type: 'array',
-            minItems: 1,
-            maxItems: 20,
-            items: {
-              type: 'object',
-              properties: {
-                content: { type: 'string', minLength: 1, maxLength: 2000 },
-                source_ids: { type: 'array', minItems: 1, items: { type: 'string' } },
-                premises: { type: 'array', items: { type: 'string' } },
-              },
-              required: ['content', 'source_ids'],
-            },
-          },
-        },
-        required: ['deductions'],
-      },
+      parameters: derivationParameters('deductions', 1, { premises: { type: 'array', items: { type: 'string' } } }),
       execute: (args, signal) =>
         derive(
           'deductive',
@@ -246,27 +248,7 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
     tools.push({
       name: 'create_inductions',
       description: 'Store inductive conclusions: patterns seen across at least two stored conclusions (source_ids), with the kind of pattern and a confidence.',
-      parameters: {
-        type: 'object',
-        properties: {
-          inductions: {
-            type: 'array',
-            minItems: 1,
-            maxItems: 20,
-            items: {
-              type: 'object',
-              properties: {
-                content: { type: 'string', minLength: 1, maxLength: 2000 },
-                source_ids: { type: 'array', minItems: 2, items: { type: 'string' } },
-                pattern_type: { type: 'string' },
-                confidence: { type: 'string', enum: ['low', 'medium', 'high'] },
-              },
-              required: ['content', 'source_ids'],
-            },
-          },
-        },
-        required: ['inductions'],
-      },
+      parameters: derivationParameters('inductions', 2, { pattern_type: { type: 'string' }, confidence: { type: 'string', enum: ['low', 'medium', 'high'] } }),
       execute: (args, signal) =>
         derive(
           'inductive',

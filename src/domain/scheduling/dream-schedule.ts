@@ -1,7 +1,7 @@
 import type { DreamState } from '../../storage/store.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { notConfigured } from '../errors.js';
-import { DREAM, DREAM_AUTO, newJob, type DreamPayload, type DreamType } from '../job-kinds.js';
+import { DREAM, DREAM_AUTO, newJob, type DreamPayload } from '../job-kinds.js';
 import { effectiveConfiguration } from './configuration.js';
 import type { ReasoningSettings } from '../reasoning-settings.js';
 
@@ -49,22 +49,13 @@ export function dreamsAvailable(ctx: DomainContext): boolean {
   return reasoning !== undefined && reasoning.settings.dream.enabled && reasoning.models.chat('dream_deduction') !== undefined;
 }
 
-export interface DreamRequest {
-  workspaceId: string;
-  observerId: string;
-  observedId: string;
-  dreamType: DreamType;
-  sessionId: string | null;
-  rebuild: boolean;
-}
-
 /**
  * `schedule_dream`: queues the dream to run at once, unless one of that type is already pending
  * or running for the collection (then nothing is added: 'skipped'; a waiting automatic one is
  * brought forward). Refused as the reference does when dreams are off (settings, no dream model,
  * or `dream.enabled` false in the workspace or session configuration).
  */
-export async function scheduleDream(ctx: DomainContext, request: DreamRequest): Promise<'queued' | 'skipped'> {
+export async function scheduleDream(ctx: DomainContext, request: DreamPayload): Promise<'queued' | 'skipped'> {
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || !dreamsAvailable(ctx)) throw notConfigured('Dreams are not enabled in the system configuration');
   return inTransaction(ctx, async (ctx) => {
@@ -85,15 +76,14 @@ export async function scheduleDream(ctx: DomainContext, request: DreamRequest): 
  * manual dream, or one that a scope's change of sessions asks for), unless one of that type is
  * already pending or running for the collection; a waiting automatic one is brought forward.
  */
-export async function queueDream(ctx: DomainContext, request: DreamRequest, now: Date): Promise<'queued' | 'skipped'> {
+export async function queueDream(ctx: DomainContext, request: DreamPayload, now: Date): Promise<'queued' | 'skipped'> {
   const { store } = ctx;
   const key = dreamQueueKey(request);
   // an automatic dream waiting for the collection to be idle runs now (it would hold this one back)
   await store.jobs.reschedulePending(key, DREAM_AUTO, now, DREAM);
   const open = await store.jobs.openJobs(key);
   if (open.some((job) => job.payload.dreamType === request.dreamType)) return 'skipped';
-  const payload: DreamPayload = { ...request };
-  await store.jobs.enqueue([newJob({ id: ctx.newId(), kind: DREAM, workspaceId: request.workspaceId, queueKey: key, payload, maxAttempts: ctx.limits.jobMaxAttempts })], now);
+  await store.jobs.enqueue([newJob({ id: ctx.newId(), kind: DREAM, workspaceId: request.workspaceId, queueKey: key, payload: { ...request }, maxAttempts: ctx.limits.jobMaxAttempts })], now);
   return 'queued';
 }
 

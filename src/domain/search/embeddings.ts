@@ -121,6 +121,16 @@ export async function queueMessageEmbeddings(ctx: DomainContext, messages: reado
 
 export type EmbedOutcome = { kind: 'done'; chunks: number } | { kind: 'skipped'; reason: string } | { kind: 'failed'; error: string; retryable: boolean };
 
+/** The vectors of an embedding job's texts; a failure of the model is the job's `failed` outcome. */
+async function embedForJob(ctx: DomainContext, embedder: Embedder, texts: string[], signal: AbortSignal | undefined): Promise<number[][] | EmbedOutcome> {
+  try {
+    return await embedInBatches(embedder, texts, signal, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
+  } catch (error) {
+    if (!(error instanceof ModelError)) throw error;
+    return { kind: 'failed', error: error.message, retryable: error.retryable };
+  }
+}
+
 /**
  * The embedding job: reads the messages (deleted ones are skipped), embeds their chunks with no
  * transaction open, then stores the vectors in one short transaction. Rerunning it replaces the
@@ -138,13 +148,8 @@ export async function embedStoredMessages(ctx: DomainContext, payload: EmbedMess
     chunkText(message.content, maxTokens).forEach((text, chunk) => pieces.push({ message, chunk, text }));
   }
   if (pieces.length === 0) return { kind: 'skipped', reason: 'no message with text to embed' };
-  let vectors: number[][];
-  try {
-    vectors = await embedInBatches(embedder, pieces.map((p) => p.text), signal, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
-  } catch (error) {
-    if (!(error instanceof ModelError)) throw error;
-    return { kind: 'failed', error: error.message, retryable: error.retryable };
-  }
+  const vectors = await embedForJob(ctx, embedder, pieces.map((p) => p.text), signal);
+  if (!Array.isArray(vectors)) return vectors;
   const rows: MessageChunkVector[] = pieces.map((piece, index) => ({
     messageId: piece.message.id,
     chunk: piece.chunk,
@@ -170,13 +175,8 @@ export async function embedStoredConclusions(ctx: DomainContext, payload: EmbedC
     if (conclusion !== undefined) found.push(conclusion);
   }
   if (found.length === 0) return { kind: 'skipped', reason: 'the conclusions were deleted' };
-  let vectors: number[][];
-  try {
-    vectors = await embedInBatches(embedder, found.map((c) => c.content), signal, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
-  } catch (error) {
-    if (!(error instanceof ModelError)) throw error;
-    return { kind: 'failed', error: error.message, retryable: error.retryable };
-  }
+  const vectors = await embedForJob(ctx, embedder, found.map((c) => c.content), signal);
+  if (!Array.isArray(vectors)) return vectors;
   await ctx.store.transaction((tx) =>
     tx.vectors.putConclusions(
       found.map((c, index) => ({

@@ -1,6 +1,7 @@
-import { badResponse, postJson, readJson, readSse, runCall, runStream, withProviderParams, type CallContext } from '../http-call.js';
-import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type StreamEvent, type StructuredOutputMode, type ToolCall, type Usage } from '../provider.js';
+import { badResponse, parseToolArguments, postJson, readJson, readSse, runCall, runStream, streamedJson, withProviderParams, type CallContext } from '../http-call.js';
+import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type StreamEvent, type ToolCall, type Usage } from '../provider.js';
 import type { ChatModelSettings } from '../settings.js';
+import { alternatingTurns, TransportChatModel } from '../transport-models.js';
 
 /**
  * The `anthropic` transport: the Messages API. JSON in `json_schema` mode is asked for as a
@@ -13,31 +14,17 @@ const VERSION = '2023-06-01';
 
 function wire(messages: ChatMessage[]): { system?: string; messages: unknown[] } {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
-  const out: Array<{ role: 'user' | 'assistant'; content: unknown[] }> = [];
-  const push = (role: 'user' | 'assistant', block: unknown) => {
-    const last = out[out.length - 1];
-    // the API wants turns to alternate: consecutive tool results go in one user turn
-    if (last?.role === role) last.content.push(block);
-    else out.push({ role, content: [block] });
-  };
+  const { turns, add: push } = alternatingTurns<'user' | 'assistant'>();
   for (const message of messages) {
     if (message.role === 'system') continue;
     if (message.role === 'user') push('user', { type: 'text', text: message.content });
     else if (message.role === 'tool') push('user', { type: 'tool_result', tool_use_id: message.toolCallId, content: message.content });
     else {
       if (message.content !== '') push('assistant', { type: 'text', text: message.content });
-      for (const call of message.toolCalls ?? []) push('assistant', { type: 'tool_use', id: call.id, name: call.name, input: parseArguments(call.arguments) });
+      for (const call of message.toolCalls ?? []) push('assistant', { type: 'tool_use', id: call.id, name: call.name, input: parseToolArguments(call.arguments) });
     }
   }
-  return { ...(system ? { system } : {}), messages: out };
-}
-
-function parseArguments(text: string): unknown {
-  try {
-    return JSON.parse(text || '{}');
-  } catch {
-    return {};
-  }
+  return { ...(system ? { system } : {}), messages: turns.map((turn) => ({ role: turn.role, content: turn.parts })) };
 }
 
 const usageOf = (usage: any, previous?: Usage): Usage => ({
@@ -45,17 +32,11 @@ const usageOf = (usage: any, previous?: Usage): Usage => ({
   outputTokens: Number(usage?.output_tokens ?? previous?.outputTokens ?? 0) || 0,
 });
 
-export class AnthropicChatModel implements ChatModel {
-  readonly name: string;
-  readonly structuredOutputMode: StructuredOutputMode;
+export class AnthropicChatModel extends TransportChatModel implements ChatModel {
   private readonly url: string;
 
-  constructor(
-    private readonly settings: ChatModelSettings,
-    private readonly context: Omit<CallContext, 'module'>,
-  ) {
-    this.name = `anthropic/${settings.model}`;
-    this.structuredOutputMode = settings.structuredOutputMode;
+  constructor(settings: ChatModelSettings, context: Omit<CallContext, 'module'>) {
+    super('anthropic', settings, context);
     this.url = `${(settings.baseUrl ?? ANTHROPIC_BASE_URL).replace(/\/+$/, '')}/v1/messages`;
   }
 
@@ -94,7 +75,7 @@ export class AnthropicChatModel implements ChatModel {
   async complete(request: CompletionRequest): Promise<Completion> {
     const body = this.body(request, false);
     const jsonTool = this.jsonTool(request);
-    return runCall({ ...this.context, module: request.module, workspaceId: request.workspaceId }, request.signal, async (signal) => {
+    return runCall(this.callContext(request), request.signal, async (signal) => {
       const answer = await readJson(await postJson(this.url, this.headers(), body, signal, 'anthropic'), 'anthropic');
       if (!Array.isArray(answer?.content)) throw badResponse('anthropic', 'content');
       let text = '';
@@ -116,7 +97,7 @@ export class AnthropicChatModel implements ChatModel {
     const body = this.body(request, true);
     const jsonTool = this.jsonTool(request);
     return runStream(
-      { ...this.context, module: request.module, workspaceId: request.workspaceId },
+      this.callContext(request),
       request.signal,
       (signal) => postJson(this.url, this.headers(), body, signal, 'anthropic'),
       (response, touch) => parseAnthropicStream(response, touch, jsonTool),
@@ -130,12 +111,7 @@ async function* parseAnthropicStream(response: Response, touch: () => void, json
   let usage: Usage = { inputTokens: 0, outputTokens: 0 };
   let finishReason = 'end_turn';
   for await (const event of readSse(response.body, touch)) {
-    let data: any;
-    try {
-      data = JSON.parse(event.data);
-    } catch {
-      throw new ModelError(`anthropic streamed something that is not JSON: ${event.data.slice(0, 200)}`, false, undefined, undefined, { reason: 'bad_response' });
-    }
+    const data = streamedJson('anthropic', event.data);
     switch (data.type) {
       case 'message_start':
         usage = usageOf(data.message?.usage);

@@ -1,7 +1,7 @@
-import { checkDimensions } from '../openai/openai-provider.js';
-import { badResponse, postJson, readJson, readSse, runCall, runStream, withProviderParams, type CallContext } from '../http-call.js';
-import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type Embedder, type StreamEvent, type StructuredOutputMode, type ToolCall, type Usage } from '../provider.js';
+import { badResponse, parseToolArguments, postJson, readJson, readSse, runCall, runStream, streamedJson, withProviderParams, type CallContext } from '../http-call.js';
+import { ModelError, type ChatMessage, type ChatModel, type Completion, type CompletionRequest, type Embedder, type StreamEvent, type ToolCall, type Usage } from '../provider.js';
 import type { ChatModelSettings, EmbeddingSettings } from '../settings.js';
+import { alternatingTurns, checkDimensions, TransportChatModel, TransportEmbedder } from '../transport-models.js';
 
 /**
  * The `gemini` transport: generateContent / streamGenerateContent and batchEmbedContents of the
@@ -14,23 +14,10 @@ export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
 const base = (baseUrl: string | undefined) => `${(baseUrl ?? GEMINI_BASE_URL).replace(/\/+$/, '')}/v1beta`;
 const headersOf = (apiKey: string | undefined): Record<string, string> => (apiKey ? { 'x-goog-api-key': apiKey } : {});
 
-function parseArguments(text: string): unknown {
-  try {
-    return JSON.parse(text || '{}');
-  } catch {
-    return {};
-  }
-}
-
 function wire(messages: ChatMessage[]): { systemInstruction?: unknown; contents: unknown[] } {
   const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n');
   const names = new Map<string, string>();
-  const contents: Array<{ role: 'user' | 'model'; parts: unknown[] }> = [];
-  const push = (role: 'user' | 'model', part: unknown) => {
-    const last = contents[contents.length - 1];
-    if (last?.role === role) last.parts.push(part);
-    else contents.push({ role, parts: [part] });
-  };
+  const { turns: contents, add: push } = alternatingTurns<'user' | 'model'>();
   for (const message of messages) {
     if (message.role === 'system') continue;
     if (message.role === 'user') push('user', { text: message.content });
@@ -40,7 +27,7 @@ function wire(messages: ChatMessage[]): { systemInstruction?: unknown; contents:
       if (message.content !== '') push('model', { text: message.content });
       for (const call of message.toolCalls ?? []) {
         names.set(call.id, call.name);
-        push('model', { functionCall: { name: call.name, args: parseArguments(call.arguments) } });
+        push('model', { functionCall: { name: call.name, args: parseToolArguments(call.arguments) } });
       }
     }
   }
@@ -52,17 +39,11 @@ const usageOf = (metadata: any): Usage => ({
   outputTokens: (Number(metadata?.candidatesTokenCount ?? 0) || 0) + (Number(metadata?.thoughtsTokenCount ?? 0) || 0),
 });
 
-export class GeminiChatModel implements ChatModel {
-  readonly name: string;
-  readonly structuredOutputMode: StructuredOutputMode;
+export class GeminiChatModel extends TransportChatModel implements ChatModel {
   private callCounter = 0;
 
-  constructor(
-    private readonly settings: ChatModelSettings,
-    private readonly context: Omit<CallContext, 'module'>,
-  ) {
-    this.name = `gemini/${settings.model}`;
-    this.structuredOutputMode = settings.structuredOutputMode;
+  constructor(settings: ChatModelSettings, context: Omit<CallContext, 'module'>) {
+    super('gemini', settings, context);
   }
 
   private url(stream: boolean): string {
@@ -103,7 +84,7 @@ export class GeminiChatModel implements ChatModel {
 
   async complete(request: CompletionRequest): Promise<Completion> {
     const body = this.body(request);
-    return runCall({ ...this.context, module: request.module, workspaceId: request.workspaceId }, request.signal, async (signal) => {
+    return runCall(this.callContext(request), request.signal, async (signal) => {
       const answer = await readJson(await postJson(this.url(false), headersOf(this.settings.apiKey), body, signal, 'gemini'), 'gemini');
       const candidate = answer?.candidates?.[0];
       if (!candidate) {
@@ -122,7 +103,7 @@ export class GeminiChatModel implements ChatModel {
     const body = this.body(request);
     const callsOf = (parts: any[]) => this.callsOf(parts);
     return runStream(
-      { ...this.context, module: request.module, workspaceId: request.workspaceId },
+      this.callContext(request),
       request.signal,
       (signal) => postJson(this.url(true), headersOf(this.settings.apiKey), body, signal, 'gemini'),
       async function* (response, touch) {
@@ -130,12 +111,7 @@ export class GeminiChatModel implements ChatModel {
         let usage: Usage = { inputTokens: 0, outputTokens: 0 };
         let finishReason = 'STOP';
         for await (const event of readSse(response.body, touch)) {
-          let chunk: any;
-          try {
-            chunk = JSON.parse(event.data);
-          } catch {
-            throw new ModelError(`gemini streamed something that is not JSON: ${event.data.slice(0, 200)}`, false, undefined, undefined, { reason: 'bad_response' });
-          }
+          const chunk = streamedJson('gemini', event.data);
           if (chunk.usageMetadata) usage = usageOf(chunk.usageMetadata);
           const candidate = chunk.candidates?.[0];
           if (!candidate) continue;
@@ -153,33 +129,12 @@ export class GeminiChatModel implements ChatModel {
 /** Most texts in one batchEmbedContents request (the API's limit is 100). */
 const BATCH_SIZE = 100;
 
-export class GeminiEmbedder implements Embedder {
-  readonly name: string;
-  private learnt: number | undefined;
-
-  constructor(
-    private readonly settings: EmbeddingSettings,
-    private readonly context: CallContext,
-  ) {
-    this.name = `gemini/${settings.model}`;
-    this.learnt = settings.dimensions;
+export class GeminiEmbedder extends TransportEmbedder implements Embedder {
+  constructor(settings: EmbeddingSettings, context: CallContext) {
+    super('gemini', settings, context, BATCH_SIZE);
   }
 
-  dimensions(): number | undefined {
-    return this.learnt;
-  }
-
-  learn(size: number): void {
-    this.learnt = size;
-  }
-
-  async embed(texts: string[], signal?: AbortSignal, workspaceId?: string): Promise<number[][]> {
-    const vectors: number[][] = [];
-    for (let start = 0; start < texts.length; start += BATCH_SIZE) vectors.push(...(await this.embedBatch(texts.slice(start, start + BATCH_SIZE), signal, workspaceId)));
-    return vectors;
-  }
-
-  private async embedBatch(texts: string[], signal: AbortSignal | undefined, workspaceId: string | undefined): Promise<number[][]> {
+  protected async embedBatch(texts: string[], signal: AbortSignal | undefined, workspaceId: string | undefined): Promise<number[][]> {
     const model = `models/${this.settings.model}`;
     const url = `${base(this.settings.baseUrl)}/models/${encodeURIComponent(this.settings.model)}:batchEmbedContents`;
     const body = {

@@ -1,7 +1,8 @@
-import { badResponse, postJson, readJson, readSse, runCall, runStream, withProviderParams, type CallContext } from '../http-call.js';
-import type { ChatMessage, ChatModel, Completion, CompletionRequest, Embedder, StreamEvent, StructuredOutputMode, ToolCall, Usage } from '../provider.js';
+import { badResponse, postJson, readJson, readSse, runCall, runStream, streamedJson, withProviderParams, type CallContext } from '../http-call.js';
+import type { ChatMessage, ChatModel, Completion, CompletionRequest, Embedder, StreamEvent, ToolCall, Usage } from '../provider.js';
 import { ModelError } from '../provider.js';
 import type { ChatModelSettings, EmbeddingSettings } from '../settings.js';
+import { checkDimensions, TransportChatModel, TransportEmbedder } from '../transport-models.js';
 
 /**
  * The `openai` transport: the Chat Completions and Embeddings APIs, which OpenAI and every
@@ -40,17 +41,11 @@ function usageOf(usage: any): Usage {
   return { inputTokens: Number(usage?.prompt_tokens ?? 0) || 0, outputTokens: Number(usage?.completion_tokens ?? 0) || 0 };
 }
 
-export class OpenAiChatModel implements ChatModel {
-  readonly name: string;
-  readonly structuredOutputMode: StructuredOutputMode;
+export class OpenAiChatModel extends TransportChatModel implements ChatModel {
   private readonly url: string;
 
-  constructor(
-    private readonly settings: ChatModelSettings,
-    private readonly context: Omit<CallContext, 'module'>,
-  ) {
-    this.name = `openai/${settings.model}`;
-    this.structuredOutputMode = settings.structuredOutputMode;
+  constructor(settings: ChatModelSettings, context: Omit<CallContext, 'module'>) {
+    super('openai', settings, context);
     this.url = `${baseUrlOf(settings.baseUrl)}/chat/completions`;
   }
 
@@ -88,13 +83,9 @@ export class OpenAiChatModel implements ChatModel {
     return withProviderParams(body, s.providerParams);
   }
 
-  private context_(request: CompletionRequest): CallContext {
-    return { ...this.context, module: request.module, workspaceId: request.workspaceId };
-  }
-
   async complete(request: CompletionRequest): Promise<Completion> {
     const body = this.body(request, false);
-    return runCall(this.context_(request), request.signal, async (signal) => {
+    return runCall(this.callContext(request), request.signal, async (signal) => {
       const answer = await readJson(await postJson(this.url, authHeaders(this.settings.apiKey), body, signal, 'openai'), 'openai');
       const choice = answer?.choices?.[0];
       if (!choice?.message) throw badResponse('openai', 'choices[0].message');
@@ -112,7 +103,7 @@ export class OpenAiChatModel implements ChatModel {
   stream(request: CompletionRequest): AsyncIterable<StreamEvent> {
     const body = this.body(request, true);
     return runStream(
-      this.context_(request),
+      this.callContext(request),
       request.signal,
       (signal) => postJson(this.url, authHeaders(this.settings.apiKey), body, signal, 'openai'),
       (response, touch) => parseOpenAiStream(response, touch),
@@ -127,12 +118,7 @@ async function* parseOpenAiStream(response: Response, touch: () => void): AsyncG
   let finishReason = 'stop';
   for await (const event of readSse(response.body, touch)) {
     if (event.data.trim() === '[DONE]') break;
-    let chunk: any;
-    try {
-      chunk = JSON.parse(event.data);
-    } catch {
-      throw new ModelError(`openai streamed something that is not JSON: ${event.data.slice(0, 200)}`, false, undefined, undefined, { reason: 'bad_response' });
-    }
+    const chunk = streamedJson('openai', event.data);
     if (chunk.error) throw new ModelError(`openai stream failed: ${chunk.error.message ?? JSON.stringify(chunk.error)}`, true, undefined, undefined, { reason: 'server_error' });
     if (chunk.usage) usage = usageOf(chunk.usage);
     const choice = chunk.choices?.[0];
@@ -171,33 +157,15 @@ function decodeFloat32(text: string): number[] | undefined {
 /** Most texts in one embeddings request. */
 const BATCH_SIZE = 256;
 
-export class OpenAiEmbedder implements Embedder {
-  readonly name: string;
-  private learnt: number | undefined;
+export class OpenAiEmbedder extends TransportEmbedder implements Embedder {
   private readonly url: string;
 
-  constructor(
-    private readonly settings: EmbeddingSettings,
-    private readonly context: CallContext,
-  ) {
-    this.name = `openai/${settings.model}`;
-    this.learnt = settings.dimensions;
+  constructor(settings: EmbeddingSettings, context: CallContext) {
+    super('openai', settings, context, BATCH_SIZE);
     this.url = `${baseUrlOf(settings.baseUrl)}/embeddings`;
   }
 
-  dimensions(): number | undefined {
-    return this.learnt;
-  }
-
-  async embed(texts: string[], signal?: AbortSignal, workspaceId?: string): Promise<number[][]> {
-    const vectors: number[][] = [];
-    for (let start = 0; start < texts.length; start += BATCH_SIZE) {
-      vectors.push(...(await this.embedBatch(texts.slice(start, start + BATCH_SIZE), signal, workspaceId)));
-    }
-    return vectors;
-  }
-
-  private async embedBatch(texts: string[], signal: AbortSignal | undefined, workspaceId: string | undefined): Promise<number[][]> {
+  protected async embedBatch(texts: string[], signal: AbortSignal | undefined, workspaceId: string | undefined): Promise<number[][]> {
     const body: Record<string, unknown> = { model: this.settings.model, input: texts };
     if (this.settings.dimensions !== undefined && takesDimensions(this.settings.model)) body.dimensions = this.settings.dimensions;
     if (this.settings.encodingFormat === 'base64') body.encoding_format = 'base64';
@@ -221,28 +189,5 @@ export class OpenAiEmbedder implements Embedder {
       }
       checkDimensions(vector.length, this);
     }
-  }
-
-  /** Called by `checkDimensions` the first time a size is seen. */
-  learn(size: number): void {
-    this.learnt = size;
-  }
-}
-
-/** Fixes the size on the first answer; a later answer of another size is an error naming the setting. */
-export function checkDimensions(size: number, embedder: { dimensions(): number | undefined; learn(size: number): void; name: string }): void {
-  const expected = embedder.dimensions();
-  if (expected === undefined) {
-    embedder.learn(size);
-    return;
-  }
-  if (size !== expected) {
-    throw new ModelError(
-      `${embedder.name} returned vectors of ${size} dimensions, expected ${expected} (EMBEDDING_VECTOR_DIMENSIONS or the size of its first answer)`,
-      false,
-      undefined,
-      undefined,
-      { reason: 'bad_response' },
-    );
   }
 }

@@ -2,10 +2,11 @@ import type { SqlExecutor } from '../sql/driver.js';
 import {
   DIMENSIONS_SETTING,
   VectorDimensions,
-  MAX_CHUNKS_PER_MESSAGE,
   MAX_NEIGHBOURS,
   memberSessions,
   vectorSize,
+  checkChunkNumbers,
+  putBatches,
   vectorText,
   type ConclusionVector,
   type ConclusionVectorQuery,
@@ -95,9 +96,7 @@ export class PostgresVectorIndex implements VectorIndex {
     // PUT_BATCH rows a statement (one row a statement was one round trip each: 121 vectors a
     // second under the soak's load); a conclusion named twice keeps its last vector, as one
     // statement a row did (ON CONFLICT DO UPDATE may not touch a row twice in one statement)
-    const last = [...new Map(rows.map((row) => [JSON.stringify([row.workspaceId, row.conclusionId]), row])).values()];
-    for (let start = 0; start < last.length; start += PUT_BATCH) {
-      const chunk = last.slice(start, start + PUT_BATCH);
+    for (const chunk of putBatches(rows, (row) => [row.workspaceId, row.conclusionId], PUT_BATCH)) {
       await this.db.run(
         `INSERT INTO conclusion_vectors (conclusion_pk, workspace_id, observer_id, observed_id, level, session_id, embedding)
          SELECT c.pk, c.workspace_id, c.observer_id, c.observed_id, c.level, c.session_id, r.embedding::vector
@@ -168,13 +167,9 @@ export class PostgresVectorIndex implements VectorIndex {
   async putMessageChunks(rows: MessageChunkVector[]): Promise<void> {
     if (rows.length === 0) return;
     await this.sizes.fix(vectorSize(rows));
-    for (const row of rows) {
-      if (!Number.isInteger(row.chunk) || row.chunk < 0 || row.chunk >= MAX_CHUNKS_PER_MESSAGE) throw new RangeError(`Chunk numbers run from 0 to ${MAX_CHUNKS_PER_MESSAGE - 1}`);
-    }
+    checkChunkNumbers(rows);
     // as putConclusions: PUT_BATCH rows a statement, a chunk named twice keeps its last vector
-    const last = [...new Map(rows.map((row) => [JSON.stringify([row.workspaceId, row.messageId, row.chunk]), row])).values()];
-    for (let start = 0; start < last.length; start += PUT_BATCH) {
-      const chunk = last.slice(start, start + PUT_BATCH);
+    for (const chunk of putBatches(rows, (row) => [row.workspaceId, row.messageId, row.chunk], PUT_BATCH)) {
       await this.db.run(
         `INSERT INTO message_vectors (message_pk, chunk, workspace_id, session_id, peer_id, embedding)
          SELECT m.pk, r.chunk, m.workspace_id, m.session_id, m.peer_id, r.embedding::vector

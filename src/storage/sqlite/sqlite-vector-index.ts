@@ -6,6 +6,8 @@ import {
   MAX_NEIGHBOURS,
   memberSessions,
   vectorSize,
+  checkChunkNumbers,
+  putBatches,
   type ConclusionVector,
   type ConclusionVectorQuery,
   type MessageChunkVector,
@@ -279,9 +281,7 @@ export class SqliteVectorIndex implements VectorIndex {
     // PUT_BATCH rows at a time: their conclusions in one statement, their vectors inserted by one
     // (a vec0 table deletes by rowid only one at a time, so a vector replaced goes on its own); a
     // conclusion named twice keeps its last vector
-    const last = [...new Map(rows.map((row) => [JSON.stringify([row.workspaceId, row.conclusionId]), row])).values()];
-    for (let start = 0; start < last.length; start += PUT_BATCH) {
-      const chunk = last.slice(start, start + PUT_BATCH);
+    for (const chunk of putBatches(rows, (row) => [row.workspaceId, row.conclusionId], PUT_BATCH)) {
       const found = await this.db.all<{ at: number; pk: number; collection: string; level: string; session_id: string }>(
         `SELECT r.key AS at, c.pk, json_array(c.workspace_id, c.observer_id, c.observed_id) AS collection, c.level, coalesce(c.session_id, '') AS session_id
          FROM json_each(?) r JOIN conclusions c ON c.workspace_id = r.value ->> 0 AND c.id = r.value ->> 1 AND c.deleted_at IS NULL ORDER BY r.key`,
@@ -351,13 +351,9 @@ export class SqliteVectorIndex implements VectorIndex {
   async putMessageChunks(rows: MessageChunkVector[]): Promise<void> {
     if (rows.length === 0) return;
     await this.sizes.fix(vectorSize(rows));
-    for (const row of rows) {
-      if (!Number.isInteger(row.chunk) || row.chunk < 0 || row.chunk >= MAX_CHUNKS_PER_MESSAGE) throw new RangeError(`Chunk numbers run from 0 to ${MAX_CHUNKS_PER_MESSAGE - 1}`);
-    }
+    checkChunkNumbers(rows);
     // as putConclusions: PUT_BATCH rows at a time, a chunk named twice keeps its last vector
-    const last = [...new Map(rows.map((row) => [JSON.stringify([row.workspaceId, row.messageId, row.chunk]), row])).values()];
-    for (let start = 0; start < last.length; start += PUT_BATCH) {
-      const chunk = last.slice(start, start + PUT_BATCH);
+    for (const chunk of putBatches(rows, (row) => [row.workspaceId, row.messageId, row.chunk], PUT_BATCH)) {
       const found = await this.db.all<ChunkPlace & { at: number; pk: number }>(
         `SELECT r.key AS at, m.pk, m.workspace_id, m.session_id, m.peer_id, s.pk AS session_pk
          FROM json_each(?) r JOIN messages m ON m.workspace_id = r.value ->> 0 AND m.id = r.value ->> 1

@@ -1,4 +1,4 @@
-import { INVALID, JsonObject, Schema, item } from './core.js';
+import { INVALID, JsonObject, Loc, Schema, ValidationItem, item } from './core.js';
 
 const TRUE_WORDS = new Set(['1', 'on', 't', 'true', 'y', 'yes']);
 const FALSE_WORDS = new Set(['0', 'off', 'f', 'false', 'n', 'no']);
@@ -25,6 +25,30 @@ export function bool(): Schema<boolean> {
     },
     jsonSchema: () => ({ type: 'boolean' }),
   };
+}
+
+/* Bounds are tested as "not within", so that nan fails them, as in pydantic. */
+
+/** Pydantic's `greater_than_equal` error when `value` is below `ge` (or nan); true then. */
+function belowMinimum(value: number, ge: number | undefined, loc: Loc, input: unknown, errors: ValidationItem[]): boolean {
+  if (ge === undefined || value >= ge) return false;
+  errors.push(item('greater_than_equal', loc, `Input should be greater than or equal to ${ge}`, input, { ge }));
+  return true;
+}
+
+/** Pydantic's `less_than_equal` error when `value` is above `le` (or nan); true then. */
+function aboveMaximum(value: number, le: number | undefined, loc: Loc, input: unknown, errors: ValidationItem[]): boolean {
+  if (le === undefined || value <= le) return false;
+  errors.push(item('less_than_equal', loc, `Input should be less than or equal to ${le}`, input, { le }));
+  return true;
+}
+
+/** The JSON schema of a number type with its bounds. */
+function boundsSchema(type: 'integer' | 'number', rules: { ge?: number; le?: number }): JsonObject {
+  const schema: JsonObject = { type };
+  if (rules.ge !== undefined) schema.minimum = rules.ge;
+  if (rules.le !== undefined) schema.maximum = rules.le;
+  return schema;
 }
 
 export interface IntRules {
@@ -62,22 +86,11 @@ export function int(rules: IntRules = {}): Schema<number> {
         errors.push(item('int_type', loc, 'Input should be a valid integer', input));
         return INVALID;
       }
-      if (rules.ge !== undefined && value < rules.ge) {
-        errors.push(
-          item('greater_than_equal', loc, `Input should be greater than or equal to ${rules.ge}`, input, { ge: rules.ge }),
-        );
-        return INVALID;
-      }
-      if (rules.le !== undefined && value > rules.le) {
-        errors.push(item('less_than_equal', loc, `Input should be less than or equal to ${rules.le}`, input, { le: rules.le }));
-        return INVALID;
-      }
+      if (belowMinimum(value, rules.ge, loc, input, errors) || aboveMaximum(value, rules.le, loc, input, errors)) return INVALID;
       return value;
     },
     jsonSchema() {
-      const schema: JsonObject = { type: 'integer' };
-      if (rules.ge !== undefined) schema.minimum = rules.ge;
-      if (rules.le !== undefined) schema.maximum = rules.le;
+      const schema = boundsSchema('integer', rules);
       if (rules.description !== undefined) schema.description = rules.description;
       return schema;
     },
@@ -116,23 +129,11 @@ export function float(rules: { ge?: number; le?: number } = {}): Schema<number> 
         errors.push(item('float_type', loc, 'Input should be a valid number', input));
         return INVALID;
       }
-      // the upper bound first, and each as "not within" so that nan fails it, as in pydantic
-      if (rules.le !== undefined && !(value <= rules.le)) {
-        errors.push(item('less_than_equal', loc, `Input should be less than or equal to ${rules.le}`, input, { le: rules.le }));
-        return INVALID;
-      }
-      if (rules.ge !== undefined && !(value >= rules.ge)) {
-        errors.push(item('greater_than_equal', loc, `Input should be greater than or equal to ${rules.ge}`, input, { ge: rules.ge }));
-        return INVALID;
-      }
+      // the upper bound first, as in pydantic (an integer's lower bound is checked first)
+      if (aboveMaximum(value, rules.le, loc, input, errors) || belowMinimum(value, rules.ge, loc, input, errors)) return INVALID;
       return value;
     },
-    jsonSchema() {
-      const schema: JsonObject = { type: 'number' };
-      if (rules.ge !== undefined) schema.minimum = rules.ge;
-      if (rules.le !== undefined) schema.maximum = rules.le;
-      return schema;
-    },
+    jsonSchema: () => boundsSchema('number', rules),
   };
 }
 
