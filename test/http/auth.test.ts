@@ -1,18 +1,13 @@
 import { createSigner } from 'fast-jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, TEST_SECRET, uniqueId, type TestApi, type TestResponse } from '../support/test-app.js';
+import { ADMIN_ONLY, INVALID, MISSING_WORKSPACE, NOT_PERMITTED, NO_TOKEN, UNAUTHORIZED } from '../support/auth-details.js';
 
 /*
  * Authentication and authorization with AUTH_USE_AUTH on (contract-v3 §2, §3.5, §7.7, §9.2).
  * Every expected status and body comes from the contract.
  */
 
-const NO_TOKEN = 'No access token provided';
-const INVALID = 'Invalid JWT';
-const MISSING_WORKSPACE = 'Invalid JWT scope: peer/session token missing workspace';
-const ADMIN_ONLY = 'Resource requires admin privileges';
-const NOT_PERMITTED = 'JWT not permissioned for this resource';
-const UNAUTHORIZED = 'Unauthorized access to resource';
 
 let api: TestApi;
 let admin: string;

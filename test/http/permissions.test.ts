@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteScope } from '../../src/http/shared/auth.js';
 import type { DeclaredRoute } from '../../src/http/shared/route-index.js';
 import { buildTestApp, TEST_SECRET, uniqueId, type TestApi } from '../support/test-app.js';
+import { ADMIN_ONLY, APP_ID_MISSING, INVALID, MISSING_WORKSPACE, NOT_PERMITTED, NO_TOKEN, UNAUTHORIZED, USER_ID_MISSING } from '../support/auth-details.js';
 
 /*
  * Permissions generated from the routes themselves. Every route of every generation declares its
@@ -26,14 +27,6 @@ import { buildTestApp, TEST_SECRET, uniqueId, type TestApi } from '../support/te
  * The hand-written suites (auth.test.ts, v1/auth.test.ts) keep the quirks a scope cannot say.
  */
 
-const NO_TOKEN = 'No access token provided';
-const INVALID = 'Invalid JWT';
-const MISSING_WORKSPACE = 'Invalid JWT scope: peer/session token missing workspace';
-const ADMIN_ONLY = 'Resource requires admin privileges';
-const NOT_PERMITTED = 'JWT not permissioned for this resource';
-const UNAUTHORIZED = 'Unauthorized access to resource';
-const APP_ID_MISSING = 'App ID not found in query parameter or JWT';
-const USER_ID_MISSING = 'User ID not found in query parameter or JWT';
 const SESSION_ID_MISSING = 'Session ID not found in query parameter or JWT';
 
 // ------------------------------------------------------------------ the contract's scope rules

@@ -2,6 +2,7 @@ import { createSigner } from 'fast-jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, TEST_SECRET, uniqueId, type TestApi, type TestResponse } from '../../support/test-app.js';
 import { makeMessages, makeMetamessage, makeOtherUser, makeScope, makeSession, type V1Scope } from './fixtures.js';
+import { ADMIN_ONLY, INVALID, NOT_PERMITTED, NO_TOKEN, UNAUTHORIZED } from '../../support/auth-details.js';
 
 /*
  * v1 authentication and scopes with AUTH_USE_AUTH on (contract-v1 §4, §2.7), and the optional
@@ -10,11 +11,6 @@ import { makeMessages, makeMetamessage, makeOtherUser, makeScope, makeSession, t
  * 401 `No access token provided` after JSON parsing.
  */
 
-const NO_TOKEN = 'No access token provided';
-const INVALID = 'Invalid JWT';
-const ADMIN_ONLY = 'Resource requires admin privileges';
-const NOT_PERMITTED = 'JWT not permissioned for this resource';
-const UNAUTHORIZED = 'Unauthorized access to resource';
 
 let api: TestApi;
 let admin: string;
