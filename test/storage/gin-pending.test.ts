@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/runtime/database.js';
-import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { DIALECT, ownPostgresDatabase, uniqueId } from '../support/test-app.js';
 
 /*
  * PostgreSQL's GIN indexes take new entries into a pending list that every search through the
@@ -8,11 +8,19 @@ import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
  * 0036), where the default lets it grow to 4 MB between merges.
  */
 describe.runIf(DIALECT === 'postgres')('GIN pending lists on PostgreSQL', () => {
+  // a database of its own: the pending list is the whole index's, and other files' writes to a
+  // shared database would be counted in it
   let database: Database;
+  let drop: () => Promise<void>;
   beforeAll(async () => {
-    database = await openDatabase(TEST_DATABASE_URL);
+    const own = await ownPostgresDatabase();
+    drop = own.drop;
+    database = await openDatabase(own.url);
   });
-  afterAll(() => database.driver.close());
+  afterAll(async () => {
+    await database.driver.close();
+    await drop();
+  });
 
   /** Merges the index's pending list, returning how many pages it held. */
   const cleanPending = async (index: string) =>
