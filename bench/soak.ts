@@ -2,7 +2,7 @@
  * `npm run soak`: a bounded long run of a mixed workload against a real `engram serve` process,
  * reporting over time what a slow leak or a stuck queue would show.
  *
- *   npm run soak -- [--minutes 10] [--clients 8] [--rate 100] [--sample-seconds 15]
+ *   npm run soak -- [--minutes 10] [--clients 8] [--rate 100] [--sample-seconds 15] [--processes 1]
  *
  * --rate is the requests per second all clients aim at together: a soak is a long run at a load
  * the server sustains (webhook deliveries included), not a measurement of its limit.
@@ -15,8 +15,13 @@
  * latency and errors; every minute a throughput line. At the end it compares the middle of the
  * run with its end (memory by the lowest sample of the second quarter and of the last) and exits
  * non-zero on any error, any lost webhook event, or memory that kept growing. On SQLite (default, a new file) or on DATABASE_URL when that is PostgreSQL.
+ *
+ * --processes 2 (PostgreSQL only) starts that many `engram serve` processes on the one database,
+ * each with its workers, the clients taking turns among them; the end reports whether any job ran
+ * more than once. Every sample also prints the CPU of the servers and of the database's processes
+ * (a share of one core), and the end the CPU seconds of each part of the run.
  */
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,14 +37,16 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '8' },
     'sample-seconds': { type: 'string', default: '15' },
     rate: { type: 'string', default: '100' },
+    processes: { type: 'string', default: '1' },
   },
 });
 const minutes = Number(values.minutes);
 const clients = Number(values.clients);
 const sampleMs = Number(values['sample-seconds']) * 1000;
 const rate = Number(values.rate);
-if (!(minutes > 0 && minutes <= 240 && clients > 0 && clients <= 256 && sampleMs >= 1000 && rate > 0)) {
-  console.error('soak: --minutes 0..240, --clients 1..256, --sample-seconds >= 1, --rate > 0');
+const processes = Number(values.processes);
+if (!(minutes > 0 && minutes <= 240 && clients > 0 && clients <= 256 && sampleMs >= 1000 && rate > 0 && Number.isInteger(processes) && processes >= 1 && processes <= 8)) {
+  console.error('soak: --minutes 0..240, --clients 1..256, --sample-seconds >= 1, --rate > 0, --processes 1..8');
   process.exit(2);
 }
 
@@ -53,6 +60,10 @@ const ENDPOINTS = 2;
 
 const dir = mkdtempSync(join(tmpdir(), 'engram-soak-'));
 const databaseUrl = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : join(dir, 'soak.db');
+if (processes > 1 && !databaseUrl.startsWith('postgres')) {
+  console.error('soak: --processes above 1 needs DATABASE_URL=postgres://... (processes share a database through PostgreSQL)');
+  process.exit(2);
+}
 const workspace = `soak-${Date.now().toString(36)}`;
 
 const receiver = forkServer('webhook receiver', join(ROOT, 'bench/webhook-receiver.ts'), { cwd: ROOT, execArgv: ['--import', 'tsx'] });
@@ -64,7 +75,7 @@ const { env: modelEnv } = await model.call<{ env: Record<string, string> }>('lis
   dimensions: 64,
   chatJson: { explicit: [{ content: 'the peer is taking part in a long conversation' }, { content: 'the peer talks about many topics' }] },
 });
-const server = await startServerProcess({
+const serverEnv = {
   DATABASE_URL: databaseUrl,
   LOG_LEVEL: 'warn',
   METRICS_ENABLED: 'true',
@@ -76,8 +87,51 @@ const server = await startServerProcess({
   DERIVER_REPRESENTATION_BATCH_MAX_AGE_SECONDS: '30',
   // `WEBHOOK_ORDERED=false npm run soak`: deliveries to an endpoint side by side
   ...(process.env.WEBHOOK_ORDERED === undefined ? {} : { WEBHOOK_ORDERED: process.env.WEBHOOK_ORDERED }),
-}, [], process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : []);
-const pid = server.child.pid!;
+};
+const nodeOptions = process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : [];
+// one after the other: the first applies the migrations
+const servers = [await startServerProcess(serverEnv, [], nodeOptions)];
+while (servers.length < processes) servers.push(await startServerProcess(serverEnv, [], nodeOptions));
+const server = servers[0];
+const pids = servers.map((s) => s.child.pid!);
+
+/** CPU seconds (user and system) of a process so far, from /proc/<pid>/stat; 0 once it is gone. */
+function cpuSeconds(processId: number): number {
+  try {
+    const fields = readFileSync(`/proc/${processId}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime, the 14th and 15th fields (12th and 13th after the name), in clock ticks
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The database server's processes: PostgreSQL's (postmaster and backends), none on SQLite. */
+function databasePids(): number[] {
+  if (!databaseUrl.startsWith('postgres')) return [];
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return readFileSync(`/proc/${name}/comm`, 'utf8').trim() === 'postgres';
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** CPU seconds so far of the parts of the run: the servers, the database, the clients (this process), the model and the webhook receiver. */
+function cpuParts(): Record<'servers' | 'database' | 'clients' | 'model' | 'receiver', number> {
+  const usage = process.cpuUsage();
+  return {
+    servers: pids.reduce((sum, p) => sum + cpuSeconds(p), 0),
+    database: databasePids().reduce((sum, p) => sum + cpuSeconds(p), 0),
+    clients: (usage.user + usage.system) / 1e6,
+    model: cpuSeconds(model.process.pid ?? 0),
+    receiver: cpuSeconds(receiver.process.pid ?? 0),
+  };
+}
 
 interface Window {
   requests: number;
@@ -91,13 +145,15 @@ let totalErrors = 0;
 const errorSamples: string[] = [];
 let messagesCreated = 0;
 let modelCalls = 0;
+let requestTurn = 0;
 
 async function call(method: string, path: string, body?: unknown, expected: number[] = [200, 201, 204]): Promise<any> {
   const started = performance.now();
   let status = 0;
   let text = '';
   try {
-    const response = await fetch(server.baseUrl + path, {
+    // the clients take turns among the servers
+    const response = await fetch(servers[requestTurn++ % servers.length].baseUrl + path, {
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -185,10 +241,17 @@ interface Sample {
   conflicts: number;
 }
 
+/** Resident memory, summed over the servers. */
 function procStatus(): { rssAnon: number; rssFile: number } {
-  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
-  return { rssAnon: kb('RssAnon'), rssFile: kb('RssFile') + kb('RssShmem') };
+  let rssAnon = 0;
+  let rssFile = 0;
+  for (const p of pids) {
+    const text = readFileSync(`/proc/${p}/status`, 'utf8');
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+    rssAnon += kb('RssAnon');
+    rssFile += kb('RssFile') + kb('RssShmem');
+  }
+  return { rssAnon, rssFile };
 }
 
 async function sample(started: number): Promise<Sample> {
@@ -216,14 +279,26 @@ const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : s
 await call('POST', '/v3/workspaces', { id: workspace }, [200, 201]);
 for (let i = 0; i < ENDPOINTS; i++) await call('POST', `/v3/workspaces/${workspace}/webhooks`, { url: `http://localhost:${receiverPort}/hook/${i}` }, [200, 201]);
 
-console.log(`soak: ${minutes} min, ${clients} clients aiming at ${rate} requests/s, ${databaseUrl.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}, server pid ${pid}`);
-console.log('   t(s)  req/s  err  p50ms  p99ms | anon MB  file MB  heap MB  fds  handles  lag p99 ms  queued  model chat/embed calls');
+console.log(
+  `soak: ${minutes} min, ${clients} clients aiming at ${rate} requests/s, ${databaseUrl.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}, ` +
+    `${processes === 1 ? `server pid ${pids[0]}` : `${processes} server processes (pids ${pids.join(', ')})`}`,
+);
+console.log('   t(s)  req/s  err  p50ms  p99ms | anon MB  file MB  heap MB  fds  handles  lag p99 ms  queued  model chat/embed calls | cpu srv/db');
 const started = Date.now();
 const until = started + minutes * 60_000;
 const samples: Sample[] = [];
+const cpuAtStart = cpuParts();
+let cpuBefore = cpuAtStart;
+let cpuBeforeAt = performance.now();
 const sampler = setInterval(() => {
   void sample(started)
     .then(async (s) => {
+      const cpuNow = cpuParts();
+      const seconds = (performance.now() - cpuBeforeAt) / 1000;
+      const share = (part: 'servers' | 'database') => (cpuNow[part] - cpuBefore[part]) / seconds;
+      const cpuColumn = `${share('servers').toFixed(2)}/${share('database').toFixed(2)}`;
+      cpuBefore = cpuNow;
+      cpuBeforeAt = performance.now();
       samples.push(s);
       // model calls since the last sample (this also clears the fake server's record)
       const { chat: chats, embeddings: embeds } = await model.call<{ chat: number; embeddings: number }>('calls');
@@ -232,7 +307,7 @@ const sampler = setInterval(() => {
       const rate = window.requests / (sampleMs / 1000);
       console.log(
         `${s.at.toFixed(0).padStart(7)} ${rate.toFixed(0).padStart(6)} ${String(window.errors).padStart(4)} ${percentile(sorted, 0.5).toFixed(1).padStart(6)} ${percentile(sorted, 0.99).toFixed(1).padStart(6)} | ` +
-          `${mb(s.rssAnon).padStart(7)} ${mb(s.rssFile).padStart(8)} ${mb(s.heapUsed).padStart(8)} ${String(s.fds).padStart(4)} ${String(s.handles).padStart(8)} ${s.lagP99Ms.toFixed(1).padStart(11)} ${String(s.queued).padStart(7)} ${String(chats).padStart(6)}/${embeds}`,
+          `${mb(s.rssAnon).padStart(7)} ${mb(s.rssFile).padStart(8)} ${mb(s.heapUsed).padStart(8)} ${String(s.fds).padStart(4)} ${String(s.handles).padStart(8)} ${s.lagP99Ms.toFixed(1).padStart(11)} ${String(s.queued).padStart(7)} ${String(chats).padStart(6)}/${String(embeds).padEnd(15)} | ${cpuColumn}`,
       );
       window = { requests: 0, errors: 0, latencies: [] };
     })
@@ -248,6 +323,7 @@ const perMinute = setInterval(() => {
 await Promise.all(Array.from({ length: clients }, (_, i) => client(i, until)));
 clearInterval(sampler);
 clearInterval(perMinute);
+const cpuUnderLoad = cpuParts();
 
 // Every message.created event must reach both endpoints once the queue drains.
 const expected = messagesCreated * ENDPOINTS;
@@ -296,10 +372,28 @@ console.log(
 const byKind = (s: Sample) => (s.pendingByKind.length === 0 ? 'none' : s.pendingByKind.map(([kind, n]) => `${kind} ${n}`).join(', '));
 console.log(`soak: pending jobs at the last sample under load: ${byKind(last)}; store conflicts (deadlocks, serialization failures) ${drained.conflicts}`);
 console.log(`soak: drained: anon ${mb(drained.rssAnon)} MB, heap ${mb(drained.heapUsed)} MB, fds ${drained.fds}, handles ${drained.handles}, queued jobs ${drained.queued}`);
+const loadSeconds = minutes * 60;
+const cpuLine = (Object.keys(cpuUnderLoad) as (keyof typeof cpuUnderLoad)[])
+  .map((part) => `${part} ${(cpuUnderLoad[part] - cpuAtStart[part]).toFixed(1)} s (${((cpuUnderLoad[part] - cpuAtStart[part]) / loadSeconds).toFixed(2)} of a core)`)
+  .join(', ');
+console.log(`soak: CPU under load: ${cpuLine}`);
+if (databaseUrl.startsWith('postgres')) {
+  // every job once: a job claimed by two processes (or run again after a lost lease) counts an attempt more
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const { rows } = await client.query<{ kind: string; jobs: string; again: string }>(
+    `SELECT kind, COUNT(*) AS jobs, COUNT(*) FILTER (WHERE attempts > 1) AS again FROM jobs WHERE status = 'done' GROUP BY kind ORDER BY kind`,
+  );
+  await client.end();
+  const again = rows.reduce((n, row) => n + Number(row.again), 0);
+  console.log(`soak: jobs done: ${rows.map((row) => `${row.kind} ${row.jobs}`).join(', ')}; run more than once: ${again}`);
+  if (again > 0) problems.push(`${again} jobs ran more than once`);
+}
 console.log(problems.length === 0 ? 'soak: flat and clean' : `soak: PROBLEMS\n- ${problems.join('\n- ')}`);
 
-server.child.kill('SIGTERM');
-await server.exited;
+for (const s of servers) s.child.kill('SIGTERM');
+await Promise.all(servers.map((s) => s.exited));
 await receiver.stop();
 await model.stop();
 rmSync(dir, { recursive: true, force: true });

@@ -348,8 +348,8 @@ export class Worker {
 
   /**
    * Records how a run ended. With `chain` (chainLane), a job that ended well is completed in
-   * one transaction with the claim of the next job of its queue, which is returned to be run:
-   * an endpoint's next delivery then costs no round of claims and one commit less.
+   * one step with the claim of the next job of its queue, which is returned to be run: an
+   * endpoint's next delivery then costs no round of claims and one commit less.
    */
   private async record(job: JobRecord, outcome: RunOutcome, chain?: Lane): Promise<{ job: JobRecord; leaseEnds: number } | undefined> {
     const now = this.now();
@@ -364,10 +364,7 @@ export class Worker {
         await this.store.jobs.complete(job.id, now);
       } else {
         const leaseEnds = now.getTime() + chain.leaseMs;
-        const claimed = await this.store.transaction(async (tx) => {
-          await tx.jobs.complete(job.id, now);
-          return tx.jobs.claimHead(job.queueKey, job.kind, now, new Date(leaseEnds));
-        });
+        const claimed = await this.store.jobs.completeAndClaimNext(job, now, new Date(leaseEnds));
         if (claimed !== undefined) next = { job: claimed, leaseEnds };
       }
       if (outcome.kind === 'skipped') this.options.logger.info({ ...log, reason: outcome.reason }, 'job skipped');

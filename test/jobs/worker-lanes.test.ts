@@ -342,16 +342,19 @@ describe('the worker', () => {
       const started: string[] = [];
       const [first, second] = [uniqueId('job'), uniqueId('job')];
       let stopping: Promise<void> | undefined;
-      // the transaction that completes the first job and claims the second ends as stop() begins
-      const store = new Proxy(database.store, {
+      // the step that completes the first job and claims the second ends as stop() begins
+      const jobs = new Proxy(database.store.jobs, {
         get(target, key, receiver) {
-          if (key !== 'transaction') return Reflect.get(target, key, receiver) as unknown;
-          return async (fn: Parameters<Store['transaction']>[0]) => {
-            const result: unknown = await target.transaction(fn);
+          if (key !== 'completeAndClaimNext') return Reflect.get(target, key, receiver) as unknown;
+          return async (...args: Parameters<Store['jobs']['completeAndClaimNext']>) => {
+            const result = await target.completeAndClaimNext(...args);
             stopping ??= worker.stop(2_000);
             return result;
           };
         },
+      });
+      const store = new Proxy(database.store, {
+        get: (target, key, receiver) => (key === 'jobs' ? jobs : (Reflect.get(target, key, receiver) as unknown)),
       });
       const worker = new Worker(store, { [kind]: noting(5, true, started) }, { concurrency: 4, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
       await enqueueInOneQueue(kind, [first, second]);

@@ -39,9 +39,8 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     const claimed = await jobs.claim(8, at(10), at(70), 'k');
     expect(claimed.map((j) => j.id).sort()).toEqual(['a', 'e']);
     await jobs.extendLease('a', at(80));
-    await jobs.complete('a', at(11));
     // the worker's next delivery of an ordered queue, claimed as the one before is completed
-    expect((await jobs.claimHead('q1', 'k', at(11), at(70)))?.id).toBe('b');
+    expect((await jobs.completeAndClaimNext({ id: 'a', queueKey: 'q1', kind: 'k' }, at(11), at(70)))?.id).toBe('b');
     await jobs.release('b');
     await jobs.retry('e', at(20), 'failed once');
     await jobs.release('e');

@@ -136,18 +136,14 @@ describe('claim', () => {
     expect(await lane('w', 102)).toEqual([]);
   });
 
-  it("claims the next head of one queue in the transaction that completes the job before it, only when it is that kind's and due", async () => {
+  it("claims the next head of one queue in the step that completes the job before it, only when it is that kind's and due", async () => {
     const store = database.store;
     const of = (kind: string, id: string, runAfter?: Date): NewJob => ({ id, kind, workspaceId: null, queueKey: 'chain', payload: {}, maxAttempts: 3, runAfter });
     await store.jobs.enqueue([of('d', 'h-0'), of('d', 'h-1'), of('d', 'h-2', at(50)), of('e', 'h-3'), of('d', 'h-4')], at(0));
-    const completeThenHead = (id: string, seconds: number) =>
-      store.transaction(async (tx) => {
-        await tx.jobs.complete(id, at(seconds));
-        return tx.jobs.claimHead('chain', 'd', at(seconds), at(seconds + 60));
-      });
-    // while c-0 runs, c-1 is not its queue's head
+    const completeThenHead = (id: string, seconds: number, kind = 'd') => store.jobs.completeAndClaimNext({ id, queueKey: 'chain', kind }, at(seconds), at(seconds + 60));
+    // while h-0 runs, h-1 is not its queue's head
     expect(ids(await store.jobs.claim(10, at(1), at(61), 'd'))).toEqual(['h-0']);
-    expect(await store.jobs.claimHead('chain', 'd', at(1), at(61))).toBeUndefined();
+    expect(await store.jobs.claim(10, at(1), at(61), 'd')).toEqual([]);
     const next = await completeThenHead('h-0', 2);
     expect(next?.id).toBe('h-1');
     expect(next?.attempts).toBe(1);
@@ -160,12 +156,9 @@ describe('claim', () => {
     // the next head is of another kind: left to that kind's lane
     expect(await completeThenHead('h-2', 51)).toBeUndefined();
     expect(ids(await store.jobs.claim(10, at(52), at(112), 'e'))).toEqual(['h-3']);
-    expect(await store.jobs.claimHead('chain', 'd', at(52), at(112))).toBeUndefined();
-    // the last one, then an empty queue
-    expect((await store.transaction(async (tx) => {
-      await tx.jobs.complete('h-3', at(53));
-      return tx.jobs.claimHead('chain', 'd', at(53), at(113));
-    }))?.id).toBe('h-4');
+    expect(await store.jobs.claim(10, at(52), at(112), 'd')).toEqual([]);
+    // the last one (a job of another kind completed; the next one's kind is the one asked), then an empty queue
+    expect((await completeThenHead('h-3', 53))?.id).toBe('h-4');
     expect(await completeThenHead('h-4', 54)).toBeUndefined();
     const statuses = await database.driver.all<{ id: string; status: string }>("SELECT id, status FROM jobs WHERE queue_key = 'chain' ORDER BY pk");
     expect(statuses.map((row) => row.status)).toEqual(['done', 'done', 'done', 'done', 'done']);

@@ -366,7 +366,7 @@ export class PostgresDriver implements SqlDriver {
       // pgvector: a filtered HNSW search (one collection) goes on scanning the index until it has
       // its k rows, in distance order, instead of stopping after ef_search candidates; k is at
       // most 100 through the API, hence ef_search 100. Options in the URL take precedence.
-      ...(/[?&]options=/.test(connectionString) ? {} : { options: '-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=100' }),
+      ...(/[?&]options=/.test(connectionString) ? {} : { options: '-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=100 -c jit=off' }),
     };
     this.pool = new pg.Pool(config);
     const setLimit = `SET statement_timeout = ${Math.round(this.filterTimeLimitMs)}`;

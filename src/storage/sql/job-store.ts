@@ -71,6 +71,8 @@ export class SqlJobStore implements JobStore {
     private readonly db: SqlExecutor,
     private readonly onQueued: () => void = () => undefined,
     private readonly walkFirst = new Set<string>(),
+    /** Runs its argument in a transaction (the store's own, or `fn(db)` inside one already). */
+    private readonly inTransaction: <T>(fn: (db: SqlExecutor) => Promise<T>) => Promise<T> = (fn) => fn(db),
   ) {
     this.dialect = DIALECTS[db.dialect];
   }
@@ -178,14 +180,34 @@ export class SqlJobStore implements JobStore {
     );
   }
 
-  async claimHead(queueKey: string, kind: string, now: Date, leaseUntil: Date): Promise<JobRecord | undefined> {
+  async completeAndClaimNext(job: Pick<JobRecord, 'id' | 'queueKey' | 'kind'>, now: Date, leaseUntil: Date): Promise<JobRecord | undefined> {
     const at = this.dialect.time(now);
-    const [job] = await this.take(
-      `SELECT head.pk FROM jobs head WHERE head.pk = (${queueHead('?')}) AND head.kind = ? AND ${CLAIMABLE}${this.dialect.claimLocking}`,
-      [queueKey, kind, at, at],
-      leaseUntil,
-    );
-    return job;
+    // The job was its queue's head (only heads run), so the next head is the first open job
+    // after it: the index walk starts there instead of stepping over the entries that the
+    // queue's finished jobs left at its front (under a backlog, thousands until a vacuum).
+    const nextHead = (donePk: string) =>
+      `SELECT head.pk FROM jobs head WHERE head.pk = (
+         SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = ? AND o.status IN ('pending', 'running') AND o.pk > (${donePk})
+       ) AND head.kind = ? AND ${CLAIMABLE}${this.dialect.claimLocking}`;
+    if (this.db.dialect === 'postgres') {
+      // one statement, one round trip: the completion and the claim (a transaction of the two
+      // took four). The claim's snapshot still sees the job running; `o.pk >` leaves it out.
+      const rows = await this.db.all<JobRow>(
+        `WITH done AS (UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ? RETURNING pk)
+         UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ?
+         WHERE pk IN (${nextHead('SELECT pk FROM done')})
+         RETURNING ${JOB_COLUMNS}`,
+        [at, job.id, this.dialect.time(leaseUntil), job.queueKey, job.kind, at, at],
+      );
+      return rows.length === 0 ? undefined : this.job(rows[0]);
+    }
+    // SQLite: the two statements in one transaction (one commit)
+    return this.inTransaction(async (db) => {
+      const jobs = new SqlJobStore(db, this.onQueued, this.walkFirst);
+      await jobs.complete(job.id, now);
+      const [next] = await jobs.take(nextHead('SELECT pk FROM jobs WHERE id = ?'), [job.queueKey, job.id, job.kind, at, at], leaseUntil);
+      return next;
+    });
   }
 
   /** Marks the jobs `pkQuery` selects running, leased until `leaseUntil`, and returns them. */

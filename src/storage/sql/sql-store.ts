@@ -108,7 +108,7 @@ export class SqlStore implements Store {
   private jobStore: SqlJobStore | undefined;
 
   get jobs(): SqlJobStore {
-    this.jobStore ??= new SqlJobStore(this.db, this.onQueued, this.walkFirst);
+    this.jobStore ??= new SqlJobStore(this.db, this.onQueued, this.walkFirst, (fn) => (this.driver === undefined ? fn(this.db) : this.driver.transaction(fn)));
     return this.jobStore;
   }
 

@@ -60,11 +60,11 @@ export interface JobStore {
    */
   claimableKinds(kinds: readonly string[], now: Date): Promise<Set<string>>;
   /**
-   * Leases the head of queue `queueKey` (its first open job) when it is of kind `kind` and
-   * claimable now; undefined otherwise. The worker asks it in the transaction that completes the
-   * job before it, so the next delivery to an endpoint starts without a round of claims.
+   * Completes `job` (its queue's head, running) and leases the next job of its queue when that
+   * one is of the same kind and claimable now, in one atomic step; returns the job leased. The
+   * worker's next delivery to an endpoint then starts without a round of claims.
    */
-  claimHead(queueKey: string, kind: string, now: Date, leaseUntil: Date): Promise<JobRecord | undefined>;
+  completeAndClaimNext(job: Pick<JobRecord, 'id' | 'queueKey' | 'kind'>, now: Date, leaseUntil: Date): Promise<JobRecord | undefined>;
   /**
    * Makes sure a pending job of `job.queueKey` runs by `runAfter`: brings the pending one
    * forward if it is due later, or queues `job` when none is pending (one running is not
