@@ -88,7 +88,11 @@ const serverEnv = {
   // `WEBHOOK_ORDERED=false npm run soak`: deliveries to an endpoint side by side
   ...(process.env.WEBHOOK_ORDERED === undefined ? {} : { WEBHOOK_ORDERED: process.env.WEBHOOK_ORDERED }),
 };
-const nodeOptions = process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : [];
+const nodeOptions = [
+  ...(process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : []),
+  // e.g. --perf-basic-prof-only-functions, for `perf record -p <server pid>`
+  ...(process.env.SOAK_NODE_OPTIONS ?? '').split(' ').filter((option) => option !== ''),
+];
 // one after the other: the first applies the migrations
 const servers = [await startServerProcess(serverEnv, [], nodeOptions)];
 while (servers.length < processes) servers.push(await startServerProcess(serverEnv, [], nodeOptions));

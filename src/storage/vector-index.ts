@@ -180,6 +180,11 @@ export function vectorText(vector: ArrayLike<number>): string {
   return `[${Array.from(vector, (x) => Math.fround(x)).join(',')}]`;
 }
 
+/** The vectors' size as a store last read it (VectorDimensions). */
+export interface VectorSizeMemo {
+  size: number | undefined;
+}
+
 /** The setting row that holds the fixed size. */
 export const DIMENSIONS_SETTING = 'vector_dimensions';
 
@@ -190,15 +195,32 @@ export const DIMENSIONS_SETTING = 'vector_dimensions';
  * VectorSizeError.
  */
 export class VectorDimensions {
+  /**
+   * `known`: the size once read, shared by a store and the stores of its transactions, so that
+   * a search or a vector write does not read the settings row again (one statement each, a
+   * sixteenth of all under the soak's load). Filled only by a read outside a transaction
+   * (`fills`): a transaction may read its own uncommitted first size and then roll back. A
+   * size changes only through `clear` (`engram reembed`, run while the servers are stopped).
+   */
   constructor(
     private readonly db: SqlExecutor,
     private readonly create: (size: number) => Promise<void>,
+    private readonly known: VectorSizeMemo = { size: undefined },
+    private readonly fills = false,
   ) {}
 
   /** The fixed size; undefined before the first vector. */
   async stored(): Promise<number | undefined> {
+    if (this.known.size !== undefined) return this.known.size;
     const row = await this.db.get<{ value: string }>('SELECT value FROM store_settings WHERE name = ?', [DIMENSIONS_SETTING]);
-    return row === undefined ? undefined : Number(row.value);
+    const size = row === undefined ? undefined : Number(row.value);
+    if (this.fills) this.known.size = size;
+    return size;
+  }
+
+  /** Forgets the size read (the vectors are being dropped). */
+  forget(): void {
+    this.known.size = undefined;
   }
 
   /** Refuses a configured size that differs from the stored vectors'. */

@@ -2,6 +2,7 @@ import type { SqlExecutor } from '../sql/driver.js';
 import {
   DIMENSIONS_SETTING,
   VectorDimensions,
+  type VectorSizeMemo,
   MAX_NEIGHBOURS,
   memberSessions,
   vectorSize,
@@ -43,14 +44,23 @@ export const MEMBER_SESSIONS_LISTED = 1000;
 export class PostgresVectorIndex implements VectorIndex {
   private readonly sizes: VectorDimensions;
 
-  constructor(private readonly db: SqlExecutor) {
+  constructor(
+    private readonly db: SqlExecutor,
+    known?: VectorSizeMemo,
+    fills?: boolean,
+  ) {
     // the size is fixed, the columns typed and indexed, by the first vector stored
-    this.sizes = new VectorDimensions(db, async (size) => {
-      const n = Math.trunc(size);
-      await this.db.run(`ALTER TABLE conclusion_vectors ALTER COLUMN embedding TYPE vector(${n})`);
-      await this.db.run(`ALTER TABLE message_vectors ALTER COLUMN embedding TYPE vector(${n})`);
-      for (const statement of INDEXES) await this.db.run(statement);
-    });
+    this.sizes = new VectorDimensions(
+      db,
+      async (size) => {
+        const n = Math.trunc(size);
+        await this.db.run(`ALTER TABLE conclusion_vectors ALTER COLUMN embedding TYPE vector(${n})`);
+        await this.db.run(`ALTER TABLE message_vectors ALTER COLUMN embedding TYPE vector(${n})`);
+        for (const statement of INDEXES) await this.db.run(statement);
+      },
+      known,
+      fills,
+    );
   }
 
   dimensions(): Promise<number | undefined> {
@@ -229,6 +239,7 @@ export class PostgresVectorIndex implements VectorIndex {
   }
 
   async clear(): Promise<void> {
+    this.sizes.forget();
     await this.db.run('DROP INDEX IF EXISTS conclusion_vectors_hnsw');
     await this.db.run('DROP INDEX IF EXISTS message_vectors_hnsw');
     await this.db.run('TRUNCATE conclusion_vectors, message_vectors');

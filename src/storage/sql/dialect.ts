@@ -1,5 +1,5 @@
 import type { FilterComparison, FilterInstant, FilterNumber, FilterValue, JsonObject } from '../store.js';
-import type { VectorIndex } from '../vector-index.js';
+import type { VectorIndex, VectorSizeMemo } from '../vector-index.js';
 import type { SqlExecutor } from './driver.js';
 import type { Sql } from './sql.js';
 
@@ -179,7 +179,8 @@ export interface Dialect {
    * word (by its stem; columns of `c`). The match may hold the collection (the caller still adds it).
    */
   conclusionTermMatch(word: string, collection: { workspaceId: string; observerId: string; observedId: string }): { from: string; where: Sql; newestFirst: string };
-  vectorIndex(db: SqlExecutor): VectorIndex;
+  /** `known`, `fills`: the size read, shared by a store and its transactions (VectorDimensions). */
+  vectorIndex(db: SqlExecutor, known?: VectorSizeMemo, fills?: boolean): VectorIndex;
 
   // ---- filters (compile-filter.ts)
   /** Longest LIKE pattern, in UTF-8 bytes, the database takes. */

@@ -1,6 +1,6 @@
 import type { FilterLimits, Store } from '../store.js';
 import { SeekPoints } from './seek-points.js';
-import type { VectorIndex } from '../vector-index.js';
+import type { VectorIndex, VectorSizeMemo } from '../vector-index.js';
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlDriver, SqlExecutor } from './driver.js';
@@ -14,7 +14,7 @@ import { SqlScopeStore } from './scope-store.js';
 import { SqlErasureStore } from './erasure-store.js';
 import { SqlSessionStore } from './session-store.js';
 import { SqlV1Store } from './v1-store.js';
-import { SqlWebhookStore } from './webhook-store.js';
+import { EndpointMemo, SqlWebhookStore } from './webhook-store.js';
 import { SqlWorkspaceStore } from './workspace-store.js';
 import { SearchStatistics } from '../postgres/search-statistics.js';
 
@@ -55,6 +55,9 @@ export class SqlStore implements Store {
     private readonly walkFirst = new Set<string>(),
     /** PostgreSQL's, shared with the stores of its transactions; null: none (every search walks, bench/search-plans.ts). */
     private readonly searchStatistics: SearchStatistics | null | undefined = db.dialect === 'postgres' ? new SearchStatistics() : undefined,
+    /** The vectors' size once read and the webhook endpoints found, shared with the stores of its transactions. */
+    private readonly vectorSizes: VectorSizeMemo = { size: undefined },
+    private readonly endpoints = new EndpointMemo(),
   ) {
     this.dialect = db.dialect;
     this.sqlDialect = DIALECTS[db.dialect];
@@ -101,7 +104,7 @@ export class SqlStore implements Store {
   private webhookStore: SqlWebhookStore | undefined;
 
   get webhooks(): SqlWebhookStore {
-    this.webhookStore ??= new SqlWebhookStore(this.db, this.sqlDialect);
+    this.webhookStore ??= new SqlWebhookStore(this.db, this.sqlDialect, this.endpoints, this.driver !== undefined);
     return this.webhookStore;
   }
 
@@ -157,7 +160,7 @@ export class SqlStore implements Store {
   private vectorIndex: VectorIndex | undefined;
 
   get vectors(): VectorIndex {
-    this.vectorIndex ??= this.sqlDialect.vectorIndex(this.db);
+    this.vectorIndex ??= this.sqlDialect.vectorIndex(this.db, this.vectorSizes, this.driver !== undefined);
     return this.vectorIndex;
   }
 
@@ -169,7 +172,7 @@ export class SqlStore implements Store {
     // Already inside one: join it.
     if (this.driver === undefined) return fn(this);
     let queuedJobs = false;
-    const result = await this.driver.transaction((tx) => fn(new SqlStore(tx, undefined, this.queued, () => (queuedJobs = true), this.walkFirst, this.searchStatistics)));
+    const result = await this.driver.transaction((tx) => fn(new SqlStore(tx, undefined, this.queued, () => (queuedJobs = true), this.walkFirst, this.searchStatistics, this.vectorSizes, this.endpoints)));
     if (queuedJobs) this.queued.tell();
     return result;
   }

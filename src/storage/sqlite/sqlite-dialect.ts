@@ -1,5 +1,6 @@
 import type { FilterComparison, FilterNumber, FilterValue, JsonObject } from '../store.js';
 import type { Dialect, FilterContext, MessageTextSearch } from '../sql/dialect.js';
+import type { VectorSizeMemo } from '../vector-index.js';
 import type { SqlExecutor } from '../sql/driver.js';
 import { jsonText } from '../sql/json-text.js';
 import { bind, join, raw, sql, type Sql } from '../sql/sql.js';
@@ -243,7 +244,7 @@ export const sqliteDialect: Dialect = {
       newestFirst: 'conclusions_fts.rowid DESC',
     };
   },
-  vectorIndex: (db: SqlExecutor) => new SqliteVectorIndex(db),
+  vectorIndex: (db: SqlExecutor, known?: VectorSizeMemo, fills?: boolean) => new SqliteVectorIndex(db, known, fills),
 
   likePatternBytes: MAX_LIKE_BYTES,
   // a function of the connection (SqliteDriver); its argument keeps SQLite from calling it once

@@ -2,6 +2,7 @@ import type { SqlExecutor } from '../sql/driver.js';
 import {
   DIMENSIONS_SETTING,
   VectorDimensions,
+  type VectorSizeMemo,
   MAX_CHUNKS_PER_MESSAGE,
   MAX_NEIGHBOURS,
   memberSessions,
@@ -215,11 +216,20 @@ async function insertChunk(db: SqlExecutor, rowid: bigint, place: ChunkPlace, fl
 export class SqliteVectorIndex implements VectorIndex {
   private readonly sizes: VectorDimensions;
 
-  constructor(private readonly db: SqlExecutor) {
+  constructor(
+    private readonly db: SqlExecutor,
+    known?: VectorSizeMemo,
+    fills?: boolean,
+  ) {
     // the size is fixed, and the tables made, by the first vector stored
-    this.sizes = new VectorDimensions(db, async (size) => {
-      for (const statement of tables(size)) await this.db.run(statement);
-    });
+    this.sizes = new VectorDimensions(
+      db,
+      async (size) => {
+        for (const statement of tables(size)) await this.db.run(statement);
+      },
+      known,
+      fills,
+    );
   }
 
   /**
@@ -438,6 +448,7 @@ export class SqliteVectorIndex implements VectorIndex {
   }
 
   async clear(): Promise<void> {
+    this.sizes.forget();
     for (const statement of DROP) await this.db.run(statement);
     await this.db.run('DELETE FROM store_settings WHERE name = ?', [DIMENSIONS_SETTING]);
   }
