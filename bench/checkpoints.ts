@@ -35,7 +35,7 @@ async function run(checkpoints: 'inline' | 'background'): Promise<void> {
     delay.enable();
     for (let i = 0; i < commits && head !== undefined; i++) {
       const started = performance.now();
-      const next = await db.store.jobs.completeAndClaimNext(head, now, later);
+      const [next] = await db.store.jobs.completeAndClaimNext(head, now, later);
       times.push(performance.now() - started);
       head = next!;
       // the event loop gets a turn between commits, as between requests

@@ -28,6 +28,16 @@ export interface WorkerOptions {
   onAttempt?: (event: { kind: string; outcome: AttemptOutcome; durationMs: number }) => void;
 }
 
+/**
+ * Jobs of an ordered queue that a run claims at once after the one it ran (chainLane): they run
+ * one after another with no claim between them, each one's completion written beside the next
+ * run.
+ */
+export const CHAIN_LENGTH = 16;
+
+/** Their lease, in leases of one job: each of them starts only while one run's time is left of it. */
+const CHAIN_LEASE_FACTOR = 2;
+
 /** The jobs of one kind, claimed on their own (Worker.lanes). */
 interface Lane {
   kind: string;
@@ -71,6 +81,10 @@ export class Worker {
   private readonly outage: StoreOutage;
   private readonly unrecorded: UnrecordedOutcome[] = [];
   private readonly leaseEnds = new Map<string, number>();
+  /** Jobs claimed to run after the one before them in their queue, not started yet (launch). */
+  private readonly followers = new Set<string>();
+  /** Completions written beside the next run (completeAside). */
+  private readonly asides = new Set<Promise<void>>();
 
   constructor(
     private readonly store: Store,
@@ -172,8 +186,13 @@ export class Worker {
     }
   }
 
-  /** Runs a claimed job (counted in `active` and its lane's `running` already, or here). */
-  private launch(job: JobRecord): void {
+  /**
+   * Runs a claimed job (counted in `active` and its lane's `running` already, or here); then, of
+   * an ordered kind, `followers`: the jobs after it in its queue, claimed with it (chainLane).
+   */
+  private launch(job: JobRecord, followers: JobRecord[] = []): void {
+    this.followers.delete(job.id);
+    for (const follower of followers) this.followers.add(follower.id);
     const finish = (chained: boolean) => {
       this.active.delete(job.id);
       for (const lane of this.lanes) {
@@ -187,7 +206,7 @@ export class Worker {
       this.poked = true;
       this.wake?.();
     };
-    this.active.set(job.id, this.run(job).then(finish, () => finish(false)));
+    this.active.set(job.id, this.run(job, followers).then(finish, () => finish(false)));
   }
 
   /**
@@ -259,8 +278,11 @@ export class Worker {
     })();
   }
 
-  /** Runs `job` and records its outcome; true when the next job of its queue was claimed and started in its place. */
-  private async run(job: JobRecord): Promise<boolean> {
+  /**
+   * Runs `job` and records its outcome; true when the next job of its queue was started in its
+   * place (one of `followers`, or one claimed as its outcome was recorded).
+   */
+  private async run(job: JobRecord, followers: JobRecord[]): Promise<boolean> {
     // own keys only: a stored kind such as `constructor` must not find an Object.prototype member
     const handler = Object.hasOwn(this.catalog, job.kind) ? this.catalog[job.kind] : undefined;
     let outcome: RunOutcome;
@@ -299,32 +321,80 @@ export class Worker {
       }
     }
     this.options.onAttempt?.({ kind: job.kind, outcome: attemptOutcome(job, outcome), durationMs: started === undefined ? 0 : performance.now() - started });
+    if (followers.length > 0) return this.goOn(job, outcome, followers, handler);
     const chain = this.chainLane(job, handler);
-    let next: { job: JobRecord; leaseEnds: number } | undefined;
+    let next: JobRecord[] = [];
     try {
       next = await this.record(job, outcome, chain);
     } catch (error) {
-      if (isStoreUnavailable(error)) {
-        // kept and written once the store answers again (before the lease runs out)
-        this.outage.failed(error);
-        this.unrecorded.push({ job, outcome, leaseEnds: this.leaseEnds.get(job.id) ?? 0 });
-      } else {
-        // the lease runs out and the job is taken again: at-least-once
-        this.options.logger.error({ err: error, job: job.id }, 'recording a job outcome failed');
-      }
+      this.recordFailed(job, outcome, error);
     } finally {
       this.leaseEnds.delete(job.id);
     }
-    if (next === undefined || chain === undefined) return false;
+    if (next.length === 0 || chain === undefined) return false;
     if (this.stopping) {
-      // stop() may have counted the running jobs already: give the next one back unrun
-      await this.store.jobs.release(next.job.id).catch(() => undefined);
+      // stop() may have counted the running jobs already: give the next ones back unrun
+      await this.giveBack(next);
       return false;
     }
-    this.leaseEnds.set(next.job.id, next.leaseEnds);
-    chain.running.add(next.job.id);
-    this.launch(next.job);
+    chain.running.add(next[0].id);
+    this.launch(next[0], next.slice(1));
     return true;
+  }
+
+  /** A job's outcome the store did not take. */
+  private recordFailed(job: JobRecord, outcome: RunOutcome, error: unknown, leaseEnds = this.leaseEnds.get(job.id) ?? 0): void {
+    if (isStoreUnavailable(error)) {
+      // kept and written once the store answers again (before the lease runs out)
+      this.outage.failed(error);
+      this.unrecorded.push({ job, outcome, leaseEnds });
+    } else {
+      // the lease runs out and the job is taken again: at-least-once
+      this.options.logger.error({ err: error, job: job.id }, 'recording a job outcome failed');
+    }
+  }
+
+  /**
+   * After a job that has `followers` (claimed with it, next in its queue): the first of them
+   * starts at once while the job's completion is written beside it, so an endpoint's deliveries
+   * follow one another without waiting on the store between them; the last of them completes
+   * with the claim of the next ones (run). A job that did not end well, a stop, or a follower
+   * whose lease no longer covers a whole run ends the chain: the followers are given back unrun
+   * and the job's outcome is recorded as usual, so none of them runs before the job ahead of it.
+   */
+  private async goOn(job: JobRecord, outcome: RunOutcome, followers: JobRecord[], handler: JobHandler | undefined): Promise<boolean> {
+    const [next, ...rest] = followers;
+    const lane = this.lanes.find((candidate) => candidate.kind === job.kind);
+    const leaseLeft = (this.leaseEnds.get(next.id) ?? 0) - this.now().getTime();
+    const wentWell = outcome.kind === 'done' || outcome.kind === 'skipped';
+    if (wentWell && !this.stopping && lane !== undefined && handler !== undefined && leaseLeft >= handler.timeoutMs) {
+      this.completeAside(job, outcome);
+      this.leaseEnds.delete(job.id);
+      lane.running.add(next.id);
+      this.launch(next, rest);
+      return true;
+    }
+    await this.giveBack(followers);
+    for (const follower of followers) this.followers.delete(follower.id);
+    try {
+      await this.record(job, outcome);
+    } catch (error) {
+      this.recordFailed(job, outcome, error);
+    } finally {
+      this.leaseEnds.delete(job.id);
+    }
+    return false;
+  }
+
+  /** Records a job that ended well without waiting for the store (stop() waits for these writes). */
+  private completeAside(job: JobRecord, outcome: RunOutcome): void {
+    const leaseEnds = this.leaseEnds.get(job.id) ?? 0;
+    const writing: Promise<void> = this.record(job, outcome).then(
+      () => undefined,
+      (error: unknown) => this.recordFailed(job, outcome, error, leaseEnds),
+    );
+    this.asides.add(writing);
+    void writing.finally(() => this.asides.delete(writing));
   }
 
   /**
@@ -351,21 +421,22 @@ export class Worker {
    * one step with the claim of the next job of its queue, which is returned to be run: an
    * endpoint's next delivery then costs no round of claims and one commit less.
    */
-  private async record(job: JobRecord, outcome: RunOutcome, chain?: Lane): Promise<{ job: JobRecord; leaseEnds: number } | undefined> {
+  private async record(job: JobRecord, outcome: RunOutcome, chain?: Lane): Promise<JobRecord[]> {
     const now = this.now();
     const log = { job: job.id, kind: job.kind, attempt: job.attempts };
     if (outcome.kind === 'interrupted') {
       await this.store.jobs.release(job.id);
-      return undefined;
+      return [];
     }
     if (outcome.kind !== 'failed') {
-      let next: { job: JobRecord; leaseEnds: number } | undefined;
+      let next: JobRecord[] = [];
       if (chain === undefined) {
         await this.store.jobs.complete(job.id, now);
       } else {
-        const leaseEnds = now.getTime() + chain.leaseMs;
-        const claimed = await this.store.jobs.completeAndClaimNext(job, now, new Date(leaseEnds));
-        if (claimed !== undefined) next = { job: claimed, leaseEnds };
+        // a longer lease than one job's: each of them starts only while one run's time is left (goOn)
+        const leaseEnds = now.getTime() + CHAIN_LEASE_FACTOR * chain.leaseMs;
+        next = await this.store.jobs.completeAndClaimNext(job, now, new Date(leaseEnds), CHAIN_LENGTH);
+        for (const claimed of next) this.leaseEnds.set(claimed.id, leaseEnds);
       }
       if (outcome.kind === 'skipped') this.options.logger.info({ ...log, reason: outcome.reason }, 'job skipped');
       return next;
@@ -373,12 +444,12 @@ export class Worker {
     if (attemptOutcome(job, outcome) === 'dead') {
       await this.store.jobs.deadLetter(job.id, now, outcome.error);
       this.options.logger.warn({ ...log, error: outcome.error }, 'job dead-lettered');
-      return undefined;
+      return [];
     }
     const delay = retryDelay(job.attempts, this.options.retryBaseMs, this.options.retryMaxMs, this.random);
     await this.store.jobs.retry(job.id, new Date(now.getTime() + delay), outcome.error);
     this.options.logger.info({ ...log, error: outcome.error, retryInMs: delay }, 'job will be retried');
-    return undefined;
+    return [];
   }
 
   /**
@@ -398,6 +469,8 @@ export class Worker {
       new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
     ]);
     clearTimeout(timer);
-    for (const id of running) if (this.active.has(id)) await this.store.jobs.release(id).catch(() => undefined);
+    // the runs still going, and what they claimed to run next and did not start, go back
+    for (const id of [...running, ...this.followers]) if (this.active.has(id) || this.followers.has(id)) await this.store.jobs.release(id).catch(() => undefined);
+    await Promise.allSettled([...this.asides]);
   }
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/runtime/database.js';
 import type { JobCatalog, JobHandler } from '../../src/jobs/catalog.js';
-import { Worker } from '../../src/jobs/worker.js';
+import { CHAIN_LENGTH, Worker } from '../../src/jobs/worker.js';
 import type { JobStore, Store } from '../../src/storage/store.js';
 import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
@@ -36,10 +36,10 @@ const sleeper = (ms: number, handler: Partial<JobHandler> = {}): JobHandler => (
 });
 
 /** Queues jobs of `kind` in one new queue, each behind the one before. */
-async function enqueueInOneQueue(kind: string, ids: string[]): Promise<void> {
+async function enqueueInOneQueue(kind: string, ids: string[], maxAttempts = 1): Promise<void> {
   const queueKey = uniqueId('q');
   await database.store.jobs.enqueue(
-    ids.map((id) => ({ id, kind, workspaceId: null, queueKey, payload: {}, maxAttempts: 1 })),
+    ids.map((id) => ({ id, kind, workspaceId: null, queueKey, payload: {}, maxAttempts })),
     new Date(),
   );
 }
@@ -315,6 +315,47 @@ describe('the worker', () => {
       expect(results.true.claims).toBeLessThanOrEqual(3);
       // the same queue without the option: a claim after every job's end
       expect(results.false.claims).toBeGreaterThanOrEqual(12);
+    });
+
+    it(`claims the next ${CHAIN_LENGTH} of the queue with each completion, and a job that fails holds back those after it until its retry succeeds`, async () => {
+      const kind = uniqueId('test.ordered');
+      const started: string[] = [];
+      const ids = Array.from({ length: 40 }, () => uniqueId('job'));
+      const failing = ids[21];
+      let failed = false;
+      const handler: JobHandler = {
+        readPayload: (payload) => payload,
+        async run(_payload, job) {
+          started.push(job.id);
+          await sleep(1);
+          if (job.id === failing && !failed) {
+            failed = true;
+            return { kind: 'failed', error: 'the endpoint answered 500', retryable: true };
+          }
+          return { kind: 'done' };
+        },
+        timeoutMs: 10_000,
+        ordered: true,
+      };
+      let chained = 0;
+      const jobs = new Proxy(database.store.jobs, {
+        get(target, key, receiver) {
+          if (key !== 'completeAndClaimNext') return Reflect.get(target, key, receiver) as unknown;
+          return (...args: Parameters<Store['jobs']['completeAndClaimNext']>) => (chained++, target.completeAndClaimNext(...args));
+        },
+      });
+      const store = new Proxy(database.store, { get: (target, key, receiver) => (key === 'jobs' ? jobs : (Reflect.get(target, key, receiver) as unknown)) });
+      const worker = new Worker(store, { [kind]: handler }, { concurrency: 4, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
+      await enqueueInOneQueue(kind, ids, 3);
+      await msUntilDone(worker, ids[ids.length - 1]);
+      // in order, the failed job run again before any job after it
+      expect(started).toEqual([...ids.slice(0, 22), failing, ...ids.slice(22)]);
+      expect((await Promise.all(ids.map(status))).every((s) => s === 'done')).toBe(true);
+      // a claim of the next ones with the completion of the last of each run of them, not one a job:
+      // 0 (claimed by a round) -> 1..16 -> 17..21 (21 failed: 22..32 given back) -> after the retry, 22..37 -> 38, 39
+      expect(chained).toBeLessThanOrEqual(6);
+      const attempts = await database.driver.all<{ attempts: number | string }>(`SELECT attempts FROM jobs WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+      expect(attempts.map((row) => Number(row.attempts)).sort()).toEqual([...Array(39).fill(1), 2]);
     });
 
     it('leaves the run to the oldest head of any queue when no other run is free', async () => {

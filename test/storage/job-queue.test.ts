@@ -140,7 +140,7 @@ describe('claim', () => {
     const store = database.store;
     const of = (kind: string, id: string, runAfter?: Date): NewJob => ({ id, kind, workspaceId: null, queueKey: 'chain', payload: {}, maxAttempts: 3, runAfter });
     await store.jobs.enqueue([of('d', 'h-0'), of('d', 'h-1'), of('d', 'h-2', at(50)), of('e', 'h-3'), of('d', 'h-4')], at(0));
-    const completeThenHead = (id: string, seconds: number, kind = 'd') => store.jobs.completeAndClaimNext({ id, queueKey: 'chain', kind }, at(seconds), at(seconds + 60));
+    const completeThenHead = async (id: string, seconds: number, kind = 'd') => (await store.jobs.completeAndClaimNext({ id, queueKey: 'chain', kind }, at(seconds), at(seconds + 60)))[0];
     // while h-0 runs, h-1 is not its queue's head
     expect(ids(await store.jobs.claim(10, at(1), at(61), 'd'))).toEqual(['h-0']);
     expect(await store.jobs.claim(10, at(1), at(61), 'd')).toEqual([]);
@@ -162,6 +162,28 @@ describe('claim', () => {
     expect(await completeThenHead('h-4', 54)).toBeUndefined();
     const statuses = await database.driver.all<{ id: string; status: string }>("SELECT id, status FROM jobs WHERE queue_key = 'chain' ORDER BY pk");
     expect(statuses.map((row) => row.status)).toEqual(['done', 'done', 'done', 'done', 'done']);
+  });
+
+  it('claims with the completion the unbroken run of the next jobs of the queue that are of its kind and due, in order, at most as many as asked', async () => {
+    const store = database.store;
+    const of = (id: string, kind = 'r', runAfter?: Date): NewJob => ({ id, kind, workspaceId: null, queueKey: 'run', payload: {}, maxAttempts: 3, runAfter });
+    await store.jobs.enqueue([of('r-0'), of('r-1'), of('r-2'), of('r-3'), of('r-4'), of('r-5', 'r', at(50)), of('r-6'), of('r-7', 'other'), of('r-8')], at(0));
+    const complete = async (id: string, seconds: number, limit: number) => ids(await store.jobs.completeAndClaimNext({ id, queueKey: 'run', kind: 'r' }, at(seconds), at(seconds + 60), limit));
+    expect(ids(await store.jobs.claim(10, at(1), at(61), 'r'))).toEqual(['r-0']);
+    // at most as many as asked
+    expect(await complete('r-0', 2, 2)).toEqual(['r-1', 'r-2']);
+    await store.jobs.complete('r-1', at(3));
+    // r-5 is due at 50: the run stops before it, and r-6 (due) waits behind it
+    expect(await complete('r-2', 3, 10)).toEqual(['r-3', 'r-4']);
+    await store.jobs.complete('r-3', at(4));
+    expect(await complete('r-4', 4, 10)).toEqual([]);
+    expect(ids(await store.jobs.claim(10, at(50), at(110), 'r'))).toEqual(['r-5']);
+    // r-7 is of another kind: the run stops before it
+    expect(await complete('r-5', 51, 10)).toEqual(['r-6']);
+    const attempts = await database.driver.all<{ id: string; status: string; attempts: number | string }>("SELECT id, status, attempts FROM jobs WHERE queue_key = 'run' ORDER BY pk");
+    expect(attempts.map((row) => `${row.id} ${row.status} ${Number(row.attempts)}`)).toEqual([
+      'r-0 done 1', 'r-1 done 1', 'r-2 done 1', 'r-3 done 1', 'r-4 done 1', 'r-5 done 1', 'r-6 running 1', 'r-7 pending 0', 'r-8 pending 0',
+    ]);
   });
 
   it('with many queues due, a lane takes heads from its earliest due jobs without walking every queue, and each queue once', async () => {

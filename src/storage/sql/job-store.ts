@@ -180,33 +180,47 @@ export class SqlJobStore implements JobStore {
     );
   }
 
-  async completeAndClaimNext(job: Pick<JobRecord, 'id' | 'queueKey' | 'kind'>, now: Date, leaseUntil: Date): Promise<JobRecord | undefined> {
+  async completeAndClaimNext(job: Pick<JobRecord, 'id' | 'queueKey' | 'kind'>, now: Date, leaseUntil: Date, limit = 1): Promise<JobRecord[]> {
+    const count = Math.max(1, Math.min(Math.trunc(limit), MAX_CLAIM));
     const at = this.dialect.time(now);
-    // The job was its queue's head (only heads run), so the next head is the first open job
-    // after it: the index walk starts there instead of stepping over the entries that the
-    // queue's finished jobs left at its front (under a backlog, thousands until a vacuum).
-    const nextHead = (donePk: string) =>
-      `SELECT head.pk FROM jobs head WHERE head.pk = (
-         SELECT MIN(o.pk) FROM jobs o WHERE o.queue_key = ? AND o.status IN ('pending', 'running') AND o.pk > (${donePk})
-       ) AND head.kind = ? AND ${CLAIMABLE}${this.dialect.claimLocking}`;
+    const lease = this.dialect.time(leaseUntil);
+    // The job was its queue's head (only heads run), so the jobs after it are the queue's next
+    // ones: the index walk starts there instead of stepping over the entries that the queue's
+    // finished jobs left at its front (under a backlog, thousands until a vacuum). Of the next
+    // `count`, the unbroken run from the first that are of the kind and claimable is taken: a
+    // job that is not (due later, of another kind) keeps the ones behind it waiting.
+    const following = (donePk: string) =>
+      `SELECT o.pk, (o.kind = ? AND ((o.status = 'pending' AND o.run_after <= ?) OR (o.status = 'running' AND o.locked_until < ?))) AS claimable
+       FROM jobs o WHERE o.queue_key = ? AND o.status IN ('pending', 'running') AND o.pk > (${donePk})
+       ORDER BY o.pk LIMIT ${count}`;
     if (this.db.dialect === 'postgres') {
       // one statement, one round trip: the completion and the claim (a transaction of the two
-      // took four). The claim's snapshot still sees the job running; `o.pk >` leaves it out.
-      const rows = await this.db.all<JobRow>(
-        `WITH done AS (UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ? RETURNING pk)
+      // took four). Its snapshot still sees the job running; `o.pk >` leaves it out. The update
+      // checks each row again once it holds its lock, so a job claimed meanwhile is not taken twice.
+      const rows = await this.db.all<JobRow & { pk: number | string }>(
+        `WITH done AS (UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ? RETURNING pk),
+         following AS (${following('SELECT pk FROM done')}),
+         run AS (SELECT pk FROM (SELECT pk, bool_and(claimable) OVER (ORDER BY pk) AS unbroken FROM following) f WHERE unbroken)
          UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ?
-         WHERE pk IN (${nextHead('SELECT pk FROM done')})
-         RETURNING ${JOB_COLUMNS}`,
-        [at, job.id, this.dialect.time(leaseUntil), job.queueKey, job.kind, at, at],
+         WHERE pk IN (SELECT pk FROM run) AND ((status = 'pending' AND run_after <= ?) OR (status = 'running' AND locked_until < ?))
+         RETURNING pk, ${JOB_COLUMNS}`,
+        [at, job.id, job.kind, at, at, job.queueKey, lease, at, at],
       );
-      return rows.length === 0 ? undefined : this.job(rows[0]);
+      return rows.sort((a, b) => Number(a.pk) - Number(b.pk)).map((row) => this.job(row));
     }
-    // SQLite: the two statements in one transaction (one commit)
+    // SQLite: the statements in one transaction (one commit; its writers take turns)
     return this.inTransaction(async (db) => {
       const jobs = new SqlJobStore(db, this.onQueued, this.walkFirst);
       await jobs.complete(job.id, now);
-      const [next] = await jobs.take(nextHead('SELECT pk FROM jobs WHERE id = ?'), [job.queueKey, job.id, job.kind, at, at], leaseUntil);
-      return next;
+      const next = await db.all<{ pk: number; claimable: unknown }>(following('SELECT pk FROM jobs WHERE id = ?'), [job.kind, at, at, job.queueKey, job.id]);
+      const run = next.findIndex((row) => !row.claimable);
+      const pks = (run === -1 ? next : next.slice(0, run)).map((row) => row.pk);
+      if (pks.length === 0) return [];
+      const claimed = await db.all<JobRow & { pk: number }>(
+        `UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ? WHERE pk IN (${pks.map(() => '?').join(', ')}) RETURNING pk, ${JOB_COLUMNS}`,
+        [lease, ...pks],
+      );
+      return claimed.sort((a, b) => a.pk - b.pk).map((row) => jobs.job(row));
     });
   }
 

@@ -60,11 +60,12 @@ export interface JobStore {
    */
   claimableKinds(kinds: readonly string[], now: Date): Promise<Set<string>>;
   /**
-   * Completes `job` (its queue's head, running) and leases the next job of its queue when that
-   * one is of the same kind and claimable now, in one atomic step; returns the job leased. The
-   * worker's next delivery to an endpoint then starts without a round of claims.
+   * Completes `job` (its queue's head, running) and leases the jobs after it in its queue, in
+   * one atomic step: up to `limit` of them (default 1), the unbroken run of the next ones that
+   * are of the same kind and claimable now, in queue order (none when the next one is not).
+   * The worker's next deliveries to an endpoint then start without a round of claims.
    */
-  completeAndClaimNext(job: Pick<JobRecord, 'id' | 'queueKey' | 'kind'>, now: Date, leaseUntil: Date): Promise<JobRecord | undefined>;
+  completeAndClaimNext(job: Pick<JobRecord, 'id' | 'queueKey' | 'kind'>, now: Date, leaseUntil: Date, limit?: number): Promise<JobRecord[]>;
   /**
    * Makes sure a pending job of `job.queueKey` runs by `runAfter`: brings the pending one
    * forward if it is due later, or queues `job` when none is pending (one running is not
