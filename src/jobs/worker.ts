@@ -181,6 +181,7 @@ export class Worker {
   private async giveBack(jobs: JobRecord[]): Promise<void> {
     for (const job of jobs) {
       this.leaseEnds.delete(job.id);
+      this.followers.delete(job.id);
       for (const lane of this.lanes) lane.running.delete(job.id);
       await this.store.jobs.release(job.id).catch(() => undefined);
     }
@@ -323,14 +324,7 @@ export class Worker {
     this.options.onAttempt?.({ kind: job.kind, outcome: attemptOutcome(job, outcome), durationMs: started === undefined ? 0 : performance.now() - started });
     if (followers.length > 0) return this.goOn(job, outcome, followers, handler);
     const chain = this.chainLane(job, handler);
-    let next: JobRecord[] = [];
-    try {
-      next = await this.record(job, outcome, chain);
-    } catch (error) {
-      this.recordFailed(job, outcome, error);
-    } finally {
-      this.leaseEnds.delete(job.id);
-    }
+    const next = await this.settle(job, outcome, chain);
     if (next.length === 0 || chain === undefined) return false;
     if (this.stopping) {
       // stop() may have counted the running jobs already: give the next ones back unrun
@@ -340,6 +334,18 @@ export class Worker {
     chain.running.add(next[0].id);
     this.launch(next[0], next.slice(1));
     return true;
+  }
+
+  /** Records how a run ended (record), the store's failure to take it handled; the jobs claimed after it, if any. */
+  private async settle(job: JobRecord, outcome: RunOutcome, chain?: Lane): Promise<JobRecord[]> {
+    try {
+      return await this.record(job, outcome, chain);
+    } catch (error) {
+      this.recordFailed(job, outcome, error);
+      return [];
+    } finally {
+      this.leaseEnds.delete(job.id);
+    }
   }
 
   /** A job's outcome the store did not take. */
@@ -375,14 +381,7 @@ export class Worker {
       return true;
     }
     await this.giveBack(followers);
-    for (const follower of followers) this.followers.delete(follower.id);
-    try {
-      await this.record(job, outcome);
-    } catch (error) {
-      this.recordFailed(job, outcome, error);
-    } finally {
-      this.leaseEnds.delete(job.id);
-    }
+    await this.settle(job, outcome);
     return false;
   }
 
