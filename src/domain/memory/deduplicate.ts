@@ -12,7 +12,10 @@ import type { ConclusionRecord, Store } from '../../storage/store.js';
  *    least as rich replaces it (the old one soft-deleted, the new one stored with its
  *    `times_derived` + 1 and the union of both's sources), else the old one is reinforced.
  * Conclusions are handled in order, so a near-duplicate later in the same batch merges with the
- * one stored just before it. Runs inside the caller's transaction; the vectors were made before it.
+ * one stored just before it. New conclusions and their vectors are written together (a statement
+ * for each hundred rows, not two for each conclusion): on PostgreSQL the transaction holds its
+ * collections' count rows from the start, so every round trip in it holds the other writers of
+ * those collections. Runs inside the caller's transaction; the vectors were made before it.
  */
 
 /** Largest cosine distance at which two conclusions are the same fact (the reference's 0.05). */
@@ -90,6 +93,18 @@ export async function saveConclusions(store: Store, all: readonly ConclusionDraf
     stored.set(key, await store.reasoning.liveConclusionsByContent({ workspaceId, observerId, observedId, level, sessionId }, contents));
   }
 
+  // new conclusions wait here and are written together (with their vectors, a statement each per
+  // hundred rows), before any other write that stores a conclusion and at the end: a semantic
+  // search that would find one of them first writes them, so it sees what it saw before
+  const pending: ConclusionDraft[] = [];
+  const writePending = async () => {
+    if (pending.length === 0) return;
+    const drafts = pending.splice(0);
+    await store.memory.insertConclusions(drafts.map((draft) => draft.record));
+    const vectors = drafts.filter((draft) => draft.vector !== undefined);
+    if (vectors.length > 0) await store.vectors.putConclusions(vectors.map((draft) => vectorRow(draft.record, draft.vector!)));
+  };
+
   const results: SavedConclusion[] = [];
   const seen = new Map<string, number>();
   for (const draft of drafts) {
@@ -112,18 +127,47 @@ export async function saveConclusions(store: Store, all: readonly ConclusionDraf
     }
 
     if (options.semantic && draft.vector !== undefined) {
-      const merged = await mergeNearDuplicate(store, draft, options.now);
+      if (pending.some((other) => nearDuplicates(other, draft))) await writePending();
+      const merged = await mergeNearDuplicate(store, draft, options.now, writePending);
       if (merged !== undefined) {
         results.push(merged);
         continue;
       }
     }
 
-    await store.memory.insertConclusions([record]);
-    if (draft.vector !== undefined) await putVector(store, record, draft.vector);
+    pending.push(draft);
     results.push({ record, outcome: 'created' });
   }
+  await writePending();
   return results;
+}
+
+/**
+ * Whether the semantic search for `draft` would find `other` (a new conclusion not yet written):
+ * the same collection and level (and session, for explicit ones) within the duplicate distance.
+ */
+function nearDuplicates(other: ConclusionDraft, draft: ConclusionDraft): boolean {
+  const a = other.record;
+  const b = draft.record;
+  if (a.workspaceId !== b.workspaceId || a.observerId !== b.observerId || a.observedId !== b.observedId || a.level !== b.level) return false;
+  if (b.level === 'explicit' && a.sessionId !== b.sessionId) return false;
+  if (other.vector === undefined || other.vector.length !== draft.vector!.length) return false;
+  const distance = cosineDistance(other.vector, draft.vector!);
+  return distance !== undefined && distance <= SEMANTIC_DUPLICATE_DISTANCE;
+}
+
+/** 1 - cos(a, b), as the vector indexes measure it; undefined for a zero vector. */
+export function cosineDistance(a: readonly number[], b: readonly number[]): number | undefined {
+  let dot = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i] * b[i];
+    aa += a[i] * a[i];
+    bb += b[i] * b[i];
+  }
+  if (aa === 0 || bb === 0) return undefined;
+  return 1 - dot / Math.sqrt(aa * bb);
 }
 
 async function reinforce(store: Store, workspaceId: string, id: string): Promise<ConclusionRecord | undefined> {
@@ -132,21 +176,12 @@ async function reinforce(store: Store, workspaceId: string, id: string): Promise
   return store.memory.findConclusion(workspaceId, id);
 }
 
-async function putVector(store: Store, record: ConclusionRecord, vector: number[]): Promise<void> {
-  await store.vectors.putConclusions([
-      {
-        conclusionId: record.id,
-        workspaceId: record.workspaceId,
-        observerId: record.observerId,
-        observedId: record.observedId,
-        level: record.level,
-        sessionId: record.sessionId,
-        vector,
-      },
-    ]);
+function vectorRow(record: ConclusionRecord, vector: number[]) {
+  const { id: conclusionId, workspaceId, observerId, observedId, level, sessionId } = record;
+  return { conclusionId, workspaceId, observerId, observedId, level, sessionId, vector };
 }
 
-async function mergeNearDuplicate(store: Store, draft: ConclusionDraft, now: Date): Promise<SavedConclusion | undefined> {
+async function mergeNearDuplicate(store: Store, draft: ConclusionDraft, now: Date, writePending: () => Promise<void>): Promise<SavedConclusion | undefined> {
   const { record } = draft;
   const [nearest] = await store.vectors.nearestConclusions({
     workspaceId: record.workspaceId,
@@ -162,9 +197,11 @@ async function mergeNearDuplicate(store: Store, draft: ConclusionDraft, now: Dat
   const old = await store.memory.findConclusion(record.workspaceId, nearest.conclusionId);
   if (old === undefined) return undefined;
   if (richness(record.content, old.content) >= richness(old.content, record.content)) {
+    // the replacement is stored after the new conclusions before it in the batch, as it comes after them
+    await writePending();
     const replaced = await store.memory.replaceConclusion(record.workspaceId, old.id, { ...record, sourceIds: unionIds(old.sourceIds, record.sourceIds) }, now);
     if (replaced === undefined) return undefined;
-    await putVector(store, replaced, draft.vector!);
+    await store.vectors.putConclusions([vectorRow(replaced, draft.vector!)]);
     return { record: replaced, outcome: 'replaced' };
   }
   const reinforced = await reinforce(store, record.workspaceId, old.id);
