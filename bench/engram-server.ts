@@ -597,45 +597,6 @@ answerCalls({
     }
     return ports;
   },
-  /**
-   * The request log's CPU a request without sockets: `requests` requests of one kind injected
-   * into the apps of startLogged (Fastify's inject: routing, hooks, the handler, serializing and
-   * the log line, no connection or HTTP parsing), `concurrency` at a time, the two apps taking
-   * turns over `rounds` rounds (which goes first alternating), the process's CPU (user + system,
-   * every thread: the log's writes too) per request of each. The sockets and parsing left out
-   * cost both apps the same, so the log's share of a request measured here is larger than over
-   * HTTP: an upper bound of its cost there.
-   */
-  async injectLogged({ method, path, body, rounds, requests, concurrency }: { method: 'GET' | 'POST'; path: string; body?: string; rounds: number; requests: number; concurrency: number }) {
-    const [info, warn] = logged.map((built) => built.app);
-    const headers = body === undefined ? {} : { 'content-type': 'application/json' };
-    const drive = async (target: FastifyInstance, count: number) => {
-      let left = count;
-      const lane = async () => {
-        while (left-- > 0) {
-          const response = await target.inject({ method, url: path, headers, payload: body });
-          if (response.statusCode >= 300) throw new Error(`${method} ${path}: ${response.statusCode} ${response.body.slice(0, 200)}`);
-        }
-      };
-      await Promise.all(Array.from({ length: concurrency }, lane));
-    };
-    const cpuPerRequest = async (target: FastifyInstance) => {
-      const before = process.cpuUsage();
-      await drive(target, requests);
-      const used = process.cpuUsage(before);
-      return (used.user + used.system) / requests;
-    };
-    // both warmed up (the JIT settled on each path) before the first measured round
-    await drive(info, Math.min(requests, 5_000));
-    await drive(warn, Math.min(requests, 5_000));
-    const each: { info: number; warn: number }[] = [];
-    for (let round = 0; round < rounds; round++) {
-      const measured = { info: 0, warn: 0 };
-      for (const level of round % 2 === 0 ? (['info', 'warn'] as const) : (['warn', 'info'] as const)) measured[level] = await cpuPerRequest(level === 'info' ? info : warn);
-      each.push(measured);
-    }
-    return each;
-  },
   async close() {
     for (const built of logged.splice(0)) {
       await built.app.close();

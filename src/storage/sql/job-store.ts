@@ -38,8 +38,12 @@ const LIST_CONDITION: Record<JobListStatus, string> = {
   dead: `${LISTED} AND status = 'dead'`,
 };
 
-/** A job `head` that may be claimed at `?` (twice): pending and due, or running with its lease run out. */
-const CLAIMABLE = "((head.status = 'pending' AND head.run_after <= ?) OR (head.status = 'running' AND head.locked_until < ?))";
+/** A job (the row `alias` names; '': the statement's own) that may be claimed at `?` (twice): pending and due, or running with its lease run out. */
+const claimableAs = (alias: string) => {
+  const at = alias === '' ? '' : `${alias}.`;
+  return `((${at}status = 'pending' AND ${at}run_after <= ?) OR (${at}status = 'running' AND ${at}locked_until < ?))`;
+};
+const CLAIMABLE = claimableAs('head');
 
 /**
  * The pk of the first open job of the queue `queueKey` names (an expression or `?`): its head, the
@@ -190,7 +194,7 @@ export class SqlJobStore implements JobStore {
     // `count`, the unbroken run from the first that are of the kind and claimable is taken: a
     // job that is not (due later, of another kind) keeps the ones behind it waiting.
     const following = (donePk: string) =>
-      `SELECT o.pk, (o.kind = ? AND ((o.status = 'pending' AND o.run_after <= ?) OR (o.status = 'running' AND o.locked_until < ?))) AS claimable
+      `SELECT o.pk, (o.kind = ? AND ${claimableAs('o')}) AS claimable
        FROM jobs o WHERE o.queue_key = ? AND o.status IN ('pending', 'running') AND o.pk > (${donePk})
        ORDER BY o.pk LIMIT ${count}`;
     if (this.db.dialect === 'postgres') {
@@ -202,7 +206,7 @@ export class SqlJobStore implements JobStore {
          following AS (${following('SELECT pk FROM done')}),
          run AS (SELECT pk FROM (SELECT pk, bool_and(claimable) OVER (ORDER BY pk) AS unbroken FROM following) f WHERE unbroken)
          UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_until = ?
-         WHERE pk IN (SELECT pk FROM run) AND ((status = 'pending' AND run_after <= ?) OR (status = 'running' AND locked_until < ?))
+         WHERE pk IN (SELECT pk FROM run) AND ${claimableAs('')}
          RETURNING pk, ${JOB_COLUMNS}`,
         [at, job.id, job.kind, at, at, job.queueKey, lease, at, at],
       );
