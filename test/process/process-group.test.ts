@@ -349,7 +349,10 @@ describe('engram serve --processes N', { timeout: 120_000 }, () => {
     }
   });
 
-  handOff('hands each new connection to the process with the fewest open ones', async () => {
+  // a process that has not taken a connection within 20 ms counts as busy and is passed over
+  // (connection-hand-off.ts, BUSY_MS): on a machine loaded by the other test files one stall of a
+  // process at start-up sends most of the 16 elsewhere (2 of 16 seen in CI), so a failure runs again
+  handOff('hands each new connection to the process with the fewest open ones', { retry: 2 }, async () => {
     const ws = uniqueId();
     const { server, pids } = await startGroup(2);
     const port = Number(new URL(server.baseUrl).port);
