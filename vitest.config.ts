@@ -7,12 +7,13 @@ import { defineConfig } from 'vitest/config';
  * test files' processes sharing the cores cannot delay them: what they measure is Engram's loop,
  * not the machine's load.
  *
- * The others run in one worker process per core and one more (Vitest's default leaves one core
- * out, which on a 2-core machine ran the files one at a time): most of their time is spent
- * waiting on server processes they start, on PostgreSQL, or on timers. With two workers on 2
- * cores the machine was idle a third of the SQLite suite (512 s of wall time, 704 s of CPU); with
- * three it took 421 s. On PostgreSQL each worker has a database of its own
- * (test/support/worker-database.ts).
+ * The others run in one worker process per core (Vitest's default leaves one core out, which on
+ * a 2-core machine ran the files one at a time): most of their time is spent waiting on server
+ * processes they start, on PostgreSQL, or on timers. Two workers on 2 cores leave the machine
+ * idle a third of the SQLite suite (512 s of wall time, 704 s of CPU); three took it to 421 s
+ * alone, but in CI, with lint and the type-check beside them, process groups then took over their
+ * 30 s to start (seven tests of process-group.test.ts failed so): one worker a core stays. On
+ * PostgreSQL each worker has a database of its own (test/support/worker-database.ts).
  *
  * The files of a worker share one module graph (`isolate: false`): each file would otherwise
  * import the whole app again, about 70 s of a suite's run on 2 cores. No test replaces a module
@@ -27,7 +28,7 @@ export default defineConfig({
   test: {
     // the server that tests start as a process of its own, built once per run
     globalSetup: ['test/support/build-server.ts'],
-    maxWorkers: Math.max(3, availableParallelism() + 1),
+    maxWorkers: Math.max(2, availableParallelism()),
     projects: [
       { test: { ...shared, name: 'suite', include: ['test/**/*.test.ts'], exclude: [...TIMED, ...ISOLATED], isolate: false } },
       { test: { ...shared, name: 'isolated', include: ISOLATED } },

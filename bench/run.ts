@@ -615,9 +615,8 @@ async function main(): Promise<void> {
   let loggedBases: { info: string; warn: string } | undefined;
   let loggedDir: string | undefined;
   if (cases.some((kase) => kase.logged)) {
-    const logDir = mkdtempSync(join(tmpdir(), 'engram-bench-log-'));
-    loggedDir = logDir;
-    const ports = await engram.call<{ info: number; warn: number }>('startLogged', { dir: logDir });
+    loggedDir = mkdtempSync(join(tmpdir(), 'engram-bench-log-'));
+    const ports = await engram.call<{ info: number; warn: number }>('startLogged', { dir: loggedDir });
     loggedBases = { info: `http://127.0.0.1:${ports.info}`, warn: `http://127.0.0.1:${ports.warn}` };
   }
   let searchChecked = false;
