@@ -33,7 +33,13 @@ export async function startServerProcess(env: Record<string, string>, args: stri
     PORT: port,
   });
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output()}`)), 30_000);
+    // a server that did not start in time is stopped, so that it does not outlive the test (a
+    // process group left serving after such a failure was found running once the suite ended)
+    const timer = setTimeout(() => {
+      clearInterval(poll);
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start:\n${output()}`));
+    }, 30_000);
     // the listening line when the log level shows it; otherwise /health answering
     const url = `http://127.0.0.1:${port}`;
     let checking = false;
