@@ -3,9 +3,10 @@
  * functions with the most self time and the most inclusive time, so the hot path shows
  * without opening DevTools.
  *
- *   npx tsx bench/profile-summary.ts <file.cpuprofile> [--top N] [--skip-ms N] [--match TEXT]
+ *   npx tsx bench/profile-summary.ts <file.cpuprofile> [--top N] [--skip-ms N] [--until-ms N] [--match TEXT]
  *
- * --skip-ms ignores the first N ms of the profile (start-up and bulk loading);
+ * --skip-ms ignores the first N ms of the profile (start-up and bulk loading), --until-ms what
+ * comes after N ms (so two parts of a long run can be set side by side);
  * --match keeps only samples whose stack contains a frame matching TEXT (e.g. a route's
  * handler) and reports percentages of those.
  */
@@ -31,11 +32,12 @@ const option = (name: string) => {
   return at >= 0 ? args[at + 1] : undefined;
 };
 if (file === undefined) {
-  console.error('usage: tsx bench/profile-summary.ts <file.cpuprofile> [--top N] [--skip-ms N] [--match TEXT]');
+  console.error('usage: tsx bench/profile-summary.ts <file.cpuprofile> [--top N] [--skip-ms N] [--until-ms N] [--match TEXT]');
   process.exit(2);
 }
 const top = Number(option('--top') ?? 30);
 const skipUs = Number(option('--skip-ms') ?? 0) * 1000;
+const untilUs = Number(option('--until-ms') ?? Infinity) * 1000;
 const match = option('--match');
 
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
@@ -59,7 +61,7 @@ for (let i = 0; i < profile.samples.length; i++) {
   clock += profile.timeDeltas[i];
   // a sample's cost is the time until the next sample
   const cost = profile.timeDeltas[i + 1] ?? 0;
-  if (clock < skipUs || cost <= 0) continue;
+  if (clock < skipUs || clock > untilUs || cost <= 0) continue;
   const stack: ProfileNode[] = [];
   for (let id: number | undefined = profile.samples[i]; id !== undefined; id = parent.get(id)) stack.push(byId.get(id)!);
   if (match !== undefined && !stack.some((n) => label(n).includes(match))) continue;

@@ -143,6 +143,13 @@ interface Window {
   latencies: number[];
 }
 let window: Window = { requests: 0, errors: 0, latencies: [] };
+/**
+ * Latencies by kind of request, for the run's first and last fifth: what grew with the data shows
+ * in the table printed at the end.
+ */
+const byRoute = new Map<string, { early: number[]; late: number[] }>();
+/** When the clients' load starts and ends (Date.now()); set once the set-up is done. */
+const runWindow = { start: Infinity, end: Infinity };
 let minuteRequests = 0;
 let totalRequests = 0;
 let totalErrors = 0;
@@ -170,7 +177,18 @@ async function call(method: string, path: string, body?: unknown, expected: numb
   window.requests++;
   minuteRequests++;
   totalRequests++;
-  window.latencies.push(performance.now() - started);
+  const latency = performance.now() - started;
+  window.latencies.push(latency);
+  const at = Date.now();
+  const fifth = (runWindow.end - runWindow.start) / 5;
+  const part = at < runWindow.start ? undefined : at < runWindow.start + fifth ? 'early' : at >= runWindow.end - fifth && at <= runWindow.end ? 'late' : undefined;
+  if (part !== undefined) {
+    // the route without its names: /sessions/c3-s7/messages -> /sessions/{id}/messages
+    const route = `${method} ${path.replace(/\?.*$/, '').replace(`/${workspace}`, '/{w}').replace(/\/c\d+-[a-z]\d*/g, '/{id}')}`;
+    const entry = byRoute.get(route) ?? { early: [], late: [] };
+    byRoute.set(route, entry);
+    entry[part].push(latency);
+  }
   if (!expected.includes(status)) {
     window.errors++;
     totalErrors++;
@@ -288,8 +306,18 @@ console.log(
     `${processes === 1 ? `server pid ${pids[0]}` : `${processes} server processes (pids ${pids.join(', ')})`}`,
 );
 console.log('   t(s)  req/s  err  p50ms  p99ms | anon MB  file MB  heap MB  fds  handles  lag p99 ms  queued  model chat/embed calls | cpu srv/db');
+if (databaseUrl.startsWith('postgres')) {
+  // counted from here when the server preloads pg_stat_statements (see the end); else nothing
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()').catch(() => undefined);
+  await client.end();
+}
 const started = Date.now();
 const until = started + minutes * 60_000;
+runWindow.start = started;
+runWindow.end = until;
 const samples: Sample[] = [];
 const cpuAtStart = cpuParts();
 let cpuBefore = cpuAtStart;
@@ -389,10 +417,28 @@ if (databaseUrl.startsWith('postgres')) {
   const { rows } = await client.query<{ kind: string; jobs: string; again: string }>(
     `SELECT kind, COUNT(*) AS jobs, COUNT(*) FILTER (WHERE attempts > 1) AS again FROM jobs WHERE status = 'done' GROUP BY kind ORDER BY kind`,
   );
+  // with the server started so (WITH_POSTGRES_OPTIONS='-c shared_preload_libraries=pg_stat_statements'
+  // node scripts/with-postgres.mjs npm run soak): the statements the run spent the database's time on
+  const statements = await client
+    .query<{ calls: string; total: number; mean: number; query: string }>(
+      `SELECT calls, total_exec_time AS total, mean_exec_time AS mean, query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15`,
+    )
+    .catch(() => undefined);
+  if (statements !== undefined) {
+    console.log('soak: statements by the database time they took (total s, calls, mean ms):');
+    for (const row of statements.rows) {
+      console.log(`  ${(row.total / 1000).toFixed(1).padStart(7)} ${row.calls.padStart(8)} ${row.mean.toFixed(2).padStart(7)}  ${row.query.replace(/\s+/g, ' ').slice(0, 150)}`);
+    }
+  }
   await client.end();
   const again = rows.reduce((n, row) => n + Number(row.again), 0);
   console.log(`soak: jobs done: ${rows.map((row) => `${row.kind} ${row.jobs}`).join(', ')}; run more than once: ${again}`);
   if (again > 0) problems.push(`${again} jobs ran more than once`);
+}
+const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 0.5);
+console.log(`soak: p50 ms by request, first and last fifth of the run (requests in each):`);
+for (const [route, { early, late }] of [...byRoute].sort((a, b) => median(b[1].late) - median(a[1].late))) {
+  console.log(`  ${route.padEnd(58)} ${median(early).toFixed(1).padStart(7)} (${early.length}) -> ${median(late).toFixed(1).padStart(7)} (${late.length})`);
 }
 console.log(problems.length === 0 ? 'soak: flat and clean' : `soak: PROBLEMS\n- ${problems.join('\n- ')}`);
 
@@ -400,5 +446,7 @@ for (const s of servers) s.child.kill('SIGTERM');
 await Promise.all(servers.map((s) => s.exited));
 await receiver.stop();
 await model.stop();
-rmSync(dir, { recursive: true, force: true });
+// SOAK_KEEP=1 keeps the SQLite file for a look afterwards
+if (process.env.SOAK_KEEP === undefined) rmSync(dir, { recursive: true, force: true });
+else console.log(`soak: kept ${dir}`);
 process.exitCode = problems.length === 0 ? 0 : 1;

@@ -2,6 +2,8 @@
 // Runs a command against a throwaway PostgreSQL: initdb in a temporary folder, start it on a
 // free loopback port, create a database, run the command with DATABASE_URL set, stop and
 // remove the server. With DATABASE_URL already pointing at PostgreSQL, just runs the command.
+// WITH_POSTGRES_OPTIONS adds server settings, e.g. '-c shared_preload_libraries=pg_stat_statements'
+// to see which statements a soak spends the database's time on.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -61,7 +63,7 @@ try {
   asServerUser(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   asServerUser(join(bin, 'pg_ctl'), [
     '-D', data, '-l', join(dir, 'server.log'), '-w', '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 ${process.env.WITH_POSTGRES_OPTIONS ?? ''}`,
     'start',
   ]);
   asServerUser(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', 'engram_test']);
