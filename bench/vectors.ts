@@ -15,7 +15,9 @@
  * on SQLite also the share of the exact ten nearest found (computed by a scan of every stored
  * vector, or of the listed sessions' vectors), and the time of that scan, which is what every
  * search cost before the signs; on SQLite the event loop's delay during workspace searches with
- * the scans in the read thread and on the server connection; and the
+ * the scans in the read thread and on the server connection; on SQLite workspace searches with a
+ * commit of another connection before each, on a connection with the file mapped and on one
+ * without; and the
  * purge of one session of 100 messages.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -233,6 +235,7 @@ async function messages(database: Awaited<ReturnType<typeof openDatabase>>, file
     console.log(`  exact ten nearest of the sessions found: ${share(foundInList.observed)} of ${observed.length} sessions, ${share(foundInList.few)} of ${few.length}`);
   }
   if (file !== undefined) await loopWhileSearching(database, file, workspaceId, () => nearTopic(topics[Math.floor(next() * topics.length)], next));
+  if (file !== undefined) await searchesBetweenWrites(database, file, workspaceId, () => nearTopic(topics[Math.floor(next() * topics.length)], next));
   const purged = sessionName(sessions - 1);
   const t0 = performance.now();
   await store.sessions.deactivate(workspaceId, purged);
@@ -271,6 +274,40 @@ async function loopWhileSearching(database: Awaited<ReturnType<typeof openDataba
     console.log(`  ${LOOP_SEARCHES} workspace searches one after another, ${line.join('; ')}`);
   } finally {
     await inline.driver.close();
+  }
+}
+
+/**
+ * SQLite: workspace searches while another connection writes, as the read thread searches while
+ * the server connection commits. A commit on the file between two searches, then a search on a
+ * connection with the whole file mapped (SQLITE_MMAP_MB's default) and on one without a map,
+ * taking turns over rounds: a connection that finds the file changed drops its page cache and
+ * its map, and maps and faults in again what it reads (the read thread reads without a map).
+ */
+async function searchesBetweenWrites(database: Awaited<ReturnType<typeof openDatabase>>, file: string, workspaceId: string, query: () => Float32Array): Promise<void> {
+  const mapped = await openDatabase(file, { sqlite: { vectorScans: 'inline', mmapMb: 2047 } });
+  const unmapped = await openDatabase(file, { sqlite: { vectorScans: 'inline', mmapMb: 0 } });
+  try {
+    await database.driver.run('CREATE TABLE IF NOT EXISTS bench_writes (n INTEGER)');
+    const times = { mapped: [] as number[], unmapped: [] as number[] };
+    for (let round = 0; round < 6; round++) {
+      for (const [name, store] of round % 2 === 0 ? ([['mapped', mapped.store], ['unmapped', unmapped.store]] as const) : ([['unmapped', unmapped.store], ['mapped', mapped.store]] as const)) {
+        for (let i = 0; i < LOOP_SEARCHES / 5; i++) {
+          await database.driver.run('INSERT INTO bench_writes (n) VALUES (?)', [i]);
+          const t0 = performance.now();
+          await store.vectors.nearestMessages({ workspaceId, vector: query(), k: 40 });
+          times[name].push(performance.now() - t0);
+        }
+      }
+    }
+    const p50 = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+    console.log(
+      `  workspace searches with a commit of another connection before each, ${times.mapped.length} each in turns: file mapped ${summary(times.mapped)}; ` +
+        `no map ${summary(times.unmapped)}; no map / mapped (p50) ${(p50(times.unmapped) / p50(times.mapped)).toFixed(2)}`,
+    );
+  } finally {
+    await mapped.driver.close();
+    await unmapped.driver.close();
   }
 }
 

@@ -128,7 +128,7 @@ export const SETTINGS = {
     default: 2047,
     min: 0,
     max: 1_048_576,
-    help: 'how much of the file is read through a memory map, shared by the processes (MiB; 0: off; 2047 is the whole file up to SQLite\'s limit)',
+    help: 'how much of the file is read through a memory map, shared by the processes (MiB; 0: off; 2047 is the whole file up to SQLite\'s limit); the server connection\'s: the read thread of vector scans reads without a map',
   },
   SQLITE_CHECKPOINTS: {
     group: 'sqlite',

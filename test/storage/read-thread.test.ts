@@ -179,6 +179,18 @@ describe.skipIf(DIALECT === 'postgres')('SQLite vector scans in a read thread', 
     }
   });
 
+  it('read without a memory map, where the server connection maps the file: each commit there would drop the thread\'s map', async () => {
+    const { driver } = await openWith({ SQLITE_MMAP_MB: '64' }, 'map.db');
+    try {
+      await driver.run('CREATE TABLE kept (n INTEGER)');
+      expect(await driver.all('PRAGMA mmap_size')).toEqual([{ mmap_size: 64 * 1024 * 1024 }]);
+      expect(await driver.allAside('PRAGMA mmap_size')).toEqual([{ mmap_size: 0 }]);
+      expect(driver.threadReads?.done).toBe(1);
+    } finally {
+      await driver.close();
+    }
+  });
+
   it('run on the server connection in memory and with SQLITE_VECTOR_SCANS=inline', async () => {
     const memory = new SqliteDriver(':memory:');
     const { driver } = await openWith({ SQLITE_VECTOR_SCANS: 'inline' }, 'inline.db');

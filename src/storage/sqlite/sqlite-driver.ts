@@ -114,7 +114,7 @@ export class SqliteDriver implements SqlDriver {
     this.db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
-    // the same page cache and memory map for the read thread's connection
+    // the same page cache for the read thread's connection (without the memory map: below)
     const pages = { cacheKb: Math.round((options.cacheMb ?? SQLITE_DEFAULTS.cacheMb) * 1024), mmapBytes: Math.round((options.mmapMb ?? SQLITE_DEFAULTS.mmapMb) * 1024 * 1024) };
     this.db.pragma(`cache_size = -${pages.cacheKb}`);
     this.db.pragma(`mmap_size = ${pages.mmapBytes}`);
@@ -157,7 +157,11 @@ export class SqliteDriver implements SqlDriver {
       this.db.pragma(`wal_autocheckpoint = ${BACKSTOP_FRAMES}`);
     }
     if (this.walIndex !== undefined && options.vectorScans !== 'inline') {
-      this.reader = new ReadThread(path, pages, (message) => {
+      // the thread's connection reads without a memory map: a connection that finds the file
+      // changed by another one (here, every commit of the server connection) drops its map with
+      // its page cache, and maps and faults the pages in again, which doubled a workspace's
+      // vector search under a steady write load (bench/README.md, "The read thread's map")
+      this.reader = new ReadThread(path, { cacheKb: pages.cacheKb, mmapBytes: 0 }, (message) => {
         process.emitWarning(`${message}; vector scans run on the server connection again`, { code: 'ENGRAM_SQLITE_READ_THREAD' });
       });
     }
