@@ -438,7 +438,8 @@ if (databaseUrl.startsWith('postgres')) {
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 0.5);
 console.log(`soak: p50 ms by request, first and last fifth of the run (requests in each):`);
 for (const [route, { early, late }] of [...byRoute].sort((a, b) => median(b[1].late) - median(a[1].late))) {
-  console.log(`  ${route.padEnd(58)} ${median(early).toFixed(1).padStart(7)} (${early.length}) -> ${median(late).toFixed(1).padStart(7)} (${late.length})`);
+  const shown = (values: number[]) => (values.length === 0 ? '-' : median(values).toFixed(1)).padStart(7);
+  console.log(`  ${route.padEnd(58)} ${shown(early)} (${early.length}) -> ${shown(late)} (${late.length})`);
 }
 console.log(problems.length === 0 ? 'soak: flat and clean' : `soak: PROBLEMS\n- ${problems.join('\n- ')}`);
 
