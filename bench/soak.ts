@@ -311,7 +311,11 @@ if (databaseUrl.startsWith('postgres')) {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()').catch(() => undefined);
+  const { rows } = await client.query<{ shared_preload_libraries: string }>('SHOW shared_preload_libraries');
+  if (rows[0].shared_preload_libraries.split(',').some((name) => name.trim() === 'pg_stat_statements')) {
+    await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await client.query('SELECT pg_stat_statements_reset()');
+  }
   await client.end();
 }
 const started = Date.now();
