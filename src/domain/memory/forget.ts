@@ -61,14 +61,21 @@ export async function forget(ctx: DomainContext, workspaceId: string, request: F
   const now = ctx.now();
   const issued = randomBytes(24).toString('base64url');
   const expiresAt = new Date(now.getTime() + FORGET_TOKEN_TTL_MS);
-  await ctx.store.erasure.saveForgetPreview({
-    tokenHash: tokenHash(issued),
-    workspaceId,
-    requestHash: requestHash(request),
-    conclusionIds: conclusions.map((c) => c.id),
-    messageIds: (messages ?? []).map((m) => m.id),
-    createdAt: now,
-    expiresAt,
+  // The token's row refers to the workspace, which a purge may have removed since the reads: the
+  // workspace is checked again in the transaction that stores it, so a removal committed in
+  // between ends the preview as a missing workspace (the store runs the transaction again when its
+  // insert finds the workspace gone), not as a failed insert.
+  await inTransaction(ctx, async ({ store }) => {
+    if ((await store.workspaces.find(workspaceId)) === undefined) throw notFound(`Workspace ${workspaceId} not found`);
+    await store.erasure.saveForgetPreview({
+      tokenHash: tokenHash(issued),
+      workspaceId,
+      requestHash: requestHash(request),
+      conclusionIds: conclusions.map((c) => c.id),
+      messageIds: (messages ?? []).map((m) => m.id),
+      createdAt: now,
+      expiresAt,
+    });
   });
   return { kind: 'preview', token: issued, expiresAt, conclusions, messages };
 }

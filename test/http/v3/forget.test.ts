@@ -157,6 +157,20 @@ describe('forget', () => {
     expect((await api.get(`/v3/workspaces/${ws}/forget/records?page=0`)).status).toBe(422);
     expect(await live(ws)).toEqual(['c1', 'c2', 'c3']);
   });
+
+  it('a preview racing the deletion of its workspace answers 200 or 404, never a 500', async () => {
+    // the preview's token is stored after its reads: a workspace whose purge removed it in between
+    // (found by the concurrent fuzz on PostgreSQL) must end it as a missing workspace
+    for (let round = 0; round < 12; round++) {
+      const { ws } = await memories();
+      const previews = Array.from({ length: 4 }, () => api.post(`/v3/workspaces/${ws}/forget`, { observed: 'alice', query: 'coffee', include_messages: true }));
+      // what the purge job of a deleted workspace does last
+      await new Promise((resolve) => setTimeout(resolve, round % 4));
+      await api.database.store.workspaces.delete(ws);
+      for (const answer of await Promise.all(previews)) expect([200, 404], answer.text).toContain(answer.status);
+      expect((await api.post(`/v3/workspaces/${ws}/forget`, { observed: 'alice', query: 'coffee' })).status).toBe(404);
+    }
+  });
 });
 
 describe('removing memory with auth on', () => {
