@@ -35,6 +35,7 @@ import { checkTokenCounts, Corpus, seededRandom } from './corpus.js';
 import { BENCH_PEER, SAME_MATCHES, chatSenders, chatSessionId, LIST_SESSION, loadDataset, loadMessages, type DatasetShape, type MessageShape } from './dataset.js';
 import { answerCalls } from './ipc.js';
 import { CURRENT_RULES } from '../src/domain/filters/filters.js';
+import { median } from './stats.js';
 
 export interface StartRequest {
   databaseUrl: string;
@@ -385,10 +386,6 @@ async function medianMs(fn: () => unknown, runs = 3, budgetMs = 400): Promise<nu
   return times[Math.floor(times.length / 2)];
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? NaN : sorted[Math.floor(sorted.length / 2)];
-};
 
 /**
  * For a few queries of each class: the search as the route runs it (searchMessages, workspace,

@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/runtime/database.js';
 import type { ConclusionRecord, MessageRecord, Store } from '../src/storage/store.js';
 import { ownPostgresDatabase, TEST_DATABASE_URL } from '../test/support/test-app.js';
+import { median } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SMALL = Number(process.env.BENCH_EXPORT_SMALL ?? 20_000);
@@ -108,7 +109,6 @@ function measured(args: string[], databaseUrl: string): { seconds: number; rssMb
   return { seconds: Number(match[1]), rssMb: Number(match[2]) / 1024 };
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 interface Row {
   dialect: string;

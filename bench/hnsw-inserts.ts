@@ -17,6 +17,7 @@
  * are replaced), e.g. `node scripts/with-postgres.mjs npx tsx bench/hnsw-inserts.ts`.
  */
 import pg from 'pg';
+import { median, seededUnitVectors } from './stats.js';
 
 const env = process.env;
 const URL = env.BENCH_DATABASE_URL ?? env.DATABASE_URL;
@@ -62,22 +63,8 @@ const VARIANTS: Variant[] = [
   },
 ];
 
-let seed = 0x2545f491;
-function unitVector(): number[] {
-  const v = Array.from({ length: DIMENSIONS }, () => {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-    return seed / 2 ** 31 - 1;
-  });
-  const norm = Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
-  return v.map((x) => x / norm);
-}
+const unitVector = seededUnitVectors(DIMENSIONS, 0x2545f491);
 const text = (v: number[]) => `[${v.join(',')}]`;
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const half = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
-};
 
 const client = new pg.Client({ connectionString: URL });
 await client.connect();

@@ -28,6 +28,7 @@ import { loadConfig } from '../src/config/config.js';
 import { chromiumPath, launchChromium, NO_CHROMIUM } from '../test/support/browser.js';
 import { Corpus } from './corpus.js';
 import { chatSessionId, loadMessages } from './dataset.js';
+import { median } from './stats.js';
 
 const MESSAGES = Number(process.env.BENCH_INSPECTOR_MESSAGES ?? 1_000_000);
 const CONCLUSIONS = Number(process.env.BENCH_INSPECTOR_CONCLUSIONS ?? 100_000);
@@ -107,7 +108,6 @@ async function visit(page: Page, path: string, selector: string): Promise<{ ms: 
   return { ms, bytes, requests };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 const views = [
   { name: 'peer view', path: (w: string) => `/inspector/workspaces/${w}/peers/${PEER}`, selector: 'li.conclusion' },

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServerProcess } from '../test/support/server-process.js';
 import { percentile } from './load.js';
+import { median } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_MCP_ROUNDS ?? 7);
 const CALLS = Number(process.env.BENCH_MCP_CALLS ?? 300);
@@ -34,7 +35,6 @@ function processCpuUs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 function toolCall(name: string, args: Record<string, unknown>): Side {
   return {

@@ -69,6 +69,7 @@ import { measureWebhooks, WEBHOOK_CASES, type WebhookResult } from './webhooks.j
 import { runWrk, wrkAvailable } from './wrk.js';
 import { percentile } from './load.js';
 import { SERVER_V8_FLAGS } from '../src/server/server-flags.js';
+import { median } from './stats.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -835,14 +836,9 @@ function pairedRatio(row: Row, top: keyof Round, bottom: keyof Round): { median:
     const b = round[bottom];
     return a === undefined || b === undefined ? [] : [a.rps / b.rps];
   });
-  return { median: medianOf(each), each };
+  return { median: median(each), each };
 }
 
-function medianOf(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const half = sorted.length >> 1;
-  return sorted.length === 0 ? NaN : sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
-}
 
 /**
  * The request log's cost: Engram with the process log at the default level (info: a JSON line
@@ -883,8 +879,8 @@ function printLogged(rows: Row[]): void {
       // over HTTP the rounds of this machine differ more than the line costs; its own CPU,
       // measured alone, set against a request's CPU at warn, is the steadier figure
       const each = row.lineCost.map((r) => r.info - r.warn);
-      const line = medianOf(each);
-      const request = medianOf(row.rounds.flatMap((round) => (round.engramWarn === undefined ? [] : [round.engramWarn.cpuUsPerRequest])));
+      const line = median(each);
+      const request = median(row.rounds.flatMap((round) => (round.engramWarn === undefined ? [] : [round.engramWarn.cpuUsPerRequest])));
       console.log(
         `the request line alone (bench/request-line.ts: a process with the server's flags, ${int(LOG_LINES)} lines a round written to a file, less the same calls at warn, median of ${each.length} rounds): ` +
           `${line.toFixed(2)} µs of CPU a line (rounds: ${each.map((x) => x.toFixed(2)).join(', ')}); a ${row.kase.name} request at warn: ${request.toFixed(1)} µs of CPU (median of the rounds above)`,
@@ -916,7 +912,7 @@ function pairedCpu(row: Row, top: keyof Round, bottom: keyof Round): { median: n
     const b = round[bottom];
     return a === undefined || b === undefined ? [] : [a.cpuUsPerRequest / b.cpuUsPerRequest];
   });
-  return { median: medianOf(each), each };
+  return { median: median(each), each };
 }
 
 /** ` (rounds: 0.55, 0.61, 0.63)` when there was more than one round. */
@@ -1028,10 +1024,10 @@ function printGroups(rows: (Row & { engramGroup: Measurement })[], searchCheck: 
   const search = rows.find((r) => r.kase.name === 'search workspace v3');
   if (search !== undefined) {
     const p99s = search.rounds.flatMap((round) => round.engramGroup?.p99 ?? []);
-    const p99 = medianOf(p99s);
+    const p99 = median(p99s);
     const verdict = p99 < SEARCH_TARGET_MS ? 'MET' : 'NOT MET';
     console.log(
-      `  search workspace v3 with ${search.engramGroup.connections} in flight on ${n} processes: p99 ${ms(p99)} ms -> ${verdict} (target < ${SEARCH_TARGET_MS} ms; 1 process: ${ms(medianOf(search.rounds.map((round) => round.engram.p99)))} ms)` +
+      `  search workspace v3 with ${search.engramGroup.connections} in flight on ${n} processes: p99 ${ms(p99)} ms -> ${verdict} (target < ${SEARCH_TARGET_MS} ms; 1 process: ${ms(median(search.rounds.map((round) => round.engram.p99)))} ms)` +
         (p99s.length > 1 ? ` (median of the rounds' p99s: ${p99s.map(ms).join(', ')} ms)` : ''),
     );
   }
@@ -1159,7 +1155,7 @@ function printSearchTarget(rows: Row[], onPostgres: boolean): void {
   console.log(`search target: p99 < ${SEARCH_TARGET_MS} ms on SQLite at ${int(SEARCH_TARGET_MESSAGES)} messages${where}:`);
   for (const { kase, engram: e, rounds } of rows) {
     const p99s = rounds.map((round) => round.engram.p99);
-    const p99 = medianOf(p99s);
+    const p99 = median(p99s);
     const verdict = p99 < SEARCH_TARGET_MS ? 'MET' : 'NOT MET';
     const note =
       e.connections === 1

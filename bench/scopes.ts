@@ -22,6 +22,7 @@ import { runScopeBackfill } from '../src/domain/scopes/scope-work.js';
 import type { ConclusionRecord, MessageRecord } from '../src/storage/store.js';
 import { startFakeModelServer } from '../test/support/fake-model-server.js';
 import { Corpus } from './corpus.js';
+import { median } from './stats.js';
 
 const SESSIONS = 2000;
 const IN_SCOPE = 1000;
@@ -105,7 +106,6 @@ async function timeRead(read: Read, n: number): Promise<number[]> {
   return times.sort((a, b) => a - b);
 }
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (value: number) => value.toFixed(2).padStart(7);
 
 console.log(`${ROUNDS} rounds of ${REQUESTS} requests a read (${path.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}); ms; ratio = confined p99 / unconfined p99 within a round, median`);

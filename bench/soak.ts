@@ -433,6 +433,15 @@ if (databaseUrl.startsWith('postgres')) {
     for (const row of statements.rows) {
       console.log(`  ${(row.total / 1000).toFixed(1).padStart(7)} ${row.calls.padStart(8)} ${row.mean.toFixed(2).padStart(7)}  ${row.query.replace(/\s+/g, ' ').slice(0, 150)}`);
     }
+    // how many round trips the run made: each costs both sides CPU and, on a busy machine, a wait
+    // for a core, whatever the statement does
+    const counted = await client.query<{ calls: string; query: string; total: string }>(
+      `SELECT calls, query, SUM(calls) OVER () AS total FROM pg_stat_statements ORDER BY calls DESC LIMIT 15`,
+    );
+    const total = Number(counted.rows[0]?.total ?? 0);
+    const seconds = (runWindow.end - runWindow.start) / 1000;
+    console.log(`soak: statements by calls (${total} in all with the drain: ${Math.round(total / seconds)} a second of load, ${(total / totalRequests).toFixed(1)} a request):`);
+    for (const row of counted.rows) console.log(`  ${row.calls.padStart(8)}  ${row.query.replace(/\s+/g, ' ').slice(0, 150)}`);
   }
   await client.end();
   const again = rows.reduce((n, row) => n + Number(row.again), 0);

@@ -19,6 +19,7 @@ import { openDatabase } from '../src/runtime/database.js';
 import { loadConfig } from '../src/config/config.js';
 import type { ConclusionRecord } from '../src/storage/store.js';
 import { Corpus } from './corpus.js';
+import { median } from './stats.js';
 
 const FACTS = 40_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -85,7 +86,6 @@ async function timeRead(read: Read, n: number): Promise<number[]> {
   return times.sort((a, b) => a - b);
 }
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (value: number) => value.toFixed(2).padStart(7);
 
 console.log(`${ROUNDS} rounds of ${REQUESTS} requests a read (${path.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}); ms; ratio = include_superseded p99 / default p99 within a round, median`);

@@ -18,27 +18,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/runtime/database.js';
 import type { ConclusionRecord, MessageRecord, Store } from '../src/storage/store.js';
+import { median, seededUnitVectors } from './stats.js';
 
 const env = process.env;
 const ROUNDS = Number(env.BENCH_VECTOR_WRITE_ROUNDS ?? 11);
 const ROWS = Number(env.BENCH_VECTOR_WRITE_ROWS ?? 100);
 const DIMENSIONS = Number(env.BENCH_VECTOR_DIMENSIONS ?? 1536);
 
-function unitVector(seed: number): number[] {
-  let state = seed >>> 0;
-  const v = Array.from({ length: DIMENSIONS }, () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 31 - 1;
-  });
-  const norm = Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
-  return v.map((x) => x / norm);
-}
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const half = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
-};
+const unitVector = (seed: number): number[] => seededUnitVectors(DIMENSIONS, seed)();
 
 async function main(): Promise<void> {
   const pgUrl = env.BENCH_DATABASE_URL?.startsWith('postgres') ? env.BENCH_DATABASE_URL : undefined;
