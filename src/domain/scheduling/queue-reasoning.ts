@@ -1,4 +1,4 @@
-import type { JsonObject, MessageRecord, NewRepresentationItem, SessionRecord } from '../../storage/store.js';
+import type { JsonObject, MembershipRecord, MessageRecord, NewRepresentationItem, SessionRecord } from '../../storage/store.js';
 import { inTransaction, type DomainContext, type ReasoningRuntime } from '../context.js';
 import { newJob, REPRESENT, SUMMARIZE, type RepresentPayload, type SummarizePayload } from '../job-kinds.js';
 import type { ReasoningSettings } from '../reasoning-settings.js';
@@ -44,6 +44,18 @@ export async function scheduleUnit(ctx: DomainContext, settings: ReasoningSettin
 }
 
 /**
+ * The peers' own configurations of `members`, by peer: read with the memberships where the store
+ * gives them (one statement for the session instead of one a member), else looked up.
+ */
+async function memberPeerConfigurations(ctx: DomainContext, workspaceId: string, members: readonly MembershipRecord[]): Promise<Map<string, JsonObject>> {
+  const configurations = new Map<string, JsonObject>();
+  for (const member of members) {
+    configurations.set(member.peerId, member.peerConfiguration ?? (await ctx.store.peers.find(workspaceId, member.peerId))?.configuration ?? {});
+  }
+  return configurations;
+}
+
+/**
  * Queues the reasoning work of messages just stored in `session` (inside the caller's
  * transaction): representation items for the observers the configuration chooses, and summary
  * jobs at the intervals, and their embedding (embeddings.ts). `countBefore` is the session's message count before these messages.
@@ -66,8 +78,7 @@ export async function queueReasoning(
   const { workspaceId, id: sessionId } = session;
   const workspace = await store.workspaces.find(workspaceId);
   const members = (await store.sessions.memberships(workspaceId, sessionId)).filter((m) => m.leftAt === null);
-  const peerConfigurations = new Map<string, JsonObject>();
-  for (const member of members) peerConfigurations.set(member.peerId, (await store.peers.find(workspaceId, member.peerId))?.configuration ?? {});
+  const peerConfigurations = await memberPeerConfigurations(ctx, workspaceId, members);
 
   const items: NewRepresentationItem[] = [];
   const summaries: SummarizePayload[] = [];
@@ -142,8 +153,7 @@ export async function deriveStoredMessages(ctx: DomainContext, scope: { workspac
         if (session === undefined || !session.isActive) return 0;
         const workspace = await store.workspaces.find(session.workspaceId);
         const members = (await store.sessions.memberships(session.workspaceId, session.id)).filter((m) => m.leftAt === null);
-        const peers = new Map<string, JsonObject>();
-        for (const member of members) peers.set(member.peerId, (await store.peers.find(session.workspaceId, member.peerId))?.configuration ?? {});
+        const peers = await memberPeerConfigurations(ctx, session.workspaceId, members);
         const items: NewRepresentationItem[] = [];
         for (const record of messages) {
           const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration });

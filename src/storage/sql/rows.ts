@@ -31,6 +31,7 @@ export interface MembershipRow {
   joined_at: unknown;
   left_at: unknown;
   kind?: string | null;
+  peer_configuration?: unknown;
 }
 
 export interface MessageRow {
@@ -57,7 +58,7 @@ export const PEER_COLUMNS = 'p.id, p.workspace_id, p.metadata, p.configuration, 
 export const PEER_RETURNING = 'id, workspace_id, metadata, configuration, created_at, kind';
 export const SESSION_COLUMNS = 's.id, s.workspace_id, s.is_active, s.metadata, s.configuration, s.created_at';
 /** A membership with its peer's kind: from `session_peers m JOIN peers p` (MEMBERSHIP_FROM). */
-export const MEMBERSHIP_COLUMNS = 'm.peer_id, m.configuration, m.joined_at, m.left_at, p.kind';
+export const MEMBERSHIP_COLUMNS = 'm.peer_id, m.configuration, m.joined_at, m.left_at, p.kind, p.configuration AS peer_configuration';
 export const MEMBERSHIP_FROM = 'session_peers m JOIN peers p ON p.workspace_id = m.workspace_id AND p.id = m.peer_id AND p.deleting_at IS NULL';
 export const MESSAGE_COLUMNS = 'm.id, m.workspace_id, m.session_id, m.peer_id, m.content, m.metadata, m.token_count, m.created_at';
 export const WEBHOOK_COLUMNS = 'id, workspace_id, url, created_at';
@@ -96,6 +97,7 @@ export function membershipFromRow(d: Dialect, row: MembershipRow): MembershipRec
     joinedAt: d.readTime(row.joined_at),
     leftAt: row.left_at === null ? null : d.readTime(row.left_at),
     ...(row.kind === 'scope' ? { isScope: true } : {}),
+    ...(row.peer_configuration === undefined ? {} : { peerConfiguration: d.readJson(row.peer_configuration) }),
   };
 }
 

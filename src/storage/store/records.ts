@@ -41,6 +41,8 @@ export interface MembershipRecord {
   leftAt: Date | null;
   /** The member is a scope (read from the peer; ignored when saving). */
   isScope?: boolean;
+  /** The peer's own configuration (read from the peer; ignored when saving). */
+  peerConfiguration?: JsonObject;
 }
 
 export interface WebhookEndpointRecord {
