@@ -38,47 +38,6 @@ export const CHAIN_LENGTH = 16;
 /** Their lease, in leases of one job: each of them starts only while one run's time is left of it. */
 const CHAIN_LEASE_FACTOR = 2;
 
-/**
- * Completions of jobs that ended well, written in groups: the first goes at once, and those that
- * end while its statement is on its way go together in the next one. Under load a statement then
- * completes many jobs (most of them webhook deliveries, one statement each before: 139,000 of the
- * PostgreSQL soak's 856,000 statements), and alone a job waits for nothing.
- */
-class Completions {
-  private waiting: { id: string; now: Date; done: () => void; failed: (error: unknown) => void }[] = [];
-  private writing = false;
-
-  constructor(private readonly store: Store) {}
-
-  /** Resolves once the job's completion is written; rejects as the statement that wrote it did. */
-  complete(id: string, now: Date): Promise<void> {
-    return new Promise((done, failed) => {
-      this.waiting.push({ id, now, done, failed });
-      if (!this.writing) void this.write();
-    });
-  }
-
-  private async write(): Promise<void> {
-    this.writing = true;
-    while (this.waiting.length > 0) {
-      const group = this.waiting;
-      this.waiting = [];
-      // the latest time of the group (a worker's clock may be a test's)
-      const now = new Date(Math.max(...group.map((entry) => entry.now.getTime())));
-      try {
-        await this.store.jobs.completeAll(
-          group.map((entry) => entry.id),
-          now,
-        );
-        for (const entry of group) entry.done();
-      } catch (error) {
-        for (const entry of group) entry.failed(error);
-      }
-    }
-    this.writing = false;
-  }
-}
-
 /** The jobs of one kind, claimed on their own (Worker.lanes). */
 interface Lane {
   kind: string;
@@ -126,7 +85,6 @@ export class Worker {
   private readonly followers = new Set<string>();
   /** Completions written beside the next run (completeAside). */
   private readonly asides = new Set<Promise<void>>();
-  private readonly completions: Completions;
 
   constructor(
     private readonly store: Store,
@@ -136,7 +94,6 @@ export class Worker {
     this.now = options.now ?? (() => new Date());
     this.random = options.random ?? Math.random;
     this.outage = new StoreOutage(options.logger, this.now);
-    this.completions = new Completions(store);
     // One lane per kind, so a webhook (seconds) never waits behind model work (minutes) and a
     // crashed worker's job is taken over after its own kind's lease. Only kinds this process has
     // a handler for are claimed: a process without a model (or of an older version) leaves the
@@ -473,7 +430,7 @@ export class Worker {
     if (outcome.kind !== 'failed') {
       let next: JobRecord[] = [];
       if (chain === undefined) {
-        await this.completions.complete(job.id, now);
+        await this.store.jobs.complete(job.id, now);
       } else {
         // a longer lease than one job's: each of them starts only while one run's time is left (goOn)
         const leaseEnds = now.getTime() + CHAIN_LEASE_FACTOR * chain.leaseMs;

@@ -430,39 +430,4 @@ describe('the worker', () => {
       expect(worker.status().state).toBe('stopped');
     });
   });
-
-  it('completes the jobs that end while a completion is being written together, in the next statement', async () => {
-    const kind = uniqueId('test.many');
-    const groups: string[][] = [];
-    let singles = 0;
-    // each completion statement takes a while, so that jobs end meanwhile
-    const jobs = new Proxy(database.store.jobs, {
-      get(target, key, receiver) {
-        if (key === 'complete') singles++;
-        if (key !== 'completeAll') return Reflect.get(target, key, receiver) as unknown;
-        return async (ids: readonly string[], now: Date) => {
-          groups.push([...ids]);
-          await sleep(40);
-          return target.completeAll(ids, now);
-        };
-      },
-    });
-    const store = new Proxy(database.store, { get: (target, key, receiver) => (key === 'jobs' ? jobs : (Reflect.get(target, key, receiver) as unknown)) });
-    const worker = new Worker(store, { [kind]: sleeper(2) }, { concurrency: 8, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
-    // each in a queue of its own: they run side by side
-    const ids = Array.from({ length: 24 }, () => uniqueId('job'));
-    for (const id of ids) await enqueueInOneQueue(kind, [id]);
-    worker.start();
-    try {
-      await waitFor(async () => (await Promise.all(ids.map(status))).every((s) => s === 'done'));
-    } finally {
-      await worker.stop(2_000);
-    }
-    expect(groups.flat().sort()).toEqual([...ids].sort());
-    expect(groups.length).toBeLessThan(ids.length / 2);
-    expect(Math.max(...groups.map((group) => group.length))).toBeGreaterThan(1);
-    expect(singles).toBe(0);
-    const finished = await database.driver.all<{ finished_at: unknown }>(`SELECT finished_at FROM jobs WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
-    expect(finished.every((row) => row.finished_at !== null)).toBe(true);
-  });
 });

@@ -314,18 +314,6 @@ export class SqlJobStore implements JobStore {
     await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ?`, [this.dialect.time(now), id]);
   }
 
-  async completeAll(ids: readonly string[], now: Date): Promise<void> {
-    if (ids.length === 1) return this.complete(ids[0], now);
-    // a statement's ids in bounded lists (SQLite takes at most 32,766 parameters)
-    for (let start = 0; start < ids.length; start += 500) {
-      const some = ids.slice(start, start + 500);
-      await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id IN (${some.map(() => '?').join(', ')})`, [
-        this.dialect.time(now),
-        ...some,
-      ]);
-    }
-  }
-
   async retry(id: string, runAfter: Date, error: string): Promise<void> {
     await this.db.run(`UPDATE jobs SET status = 'pending', locked_until = NULL, run_after = ?, last_error = ? WHERE id = ?`, [
       this.dialect.time(runAfter),

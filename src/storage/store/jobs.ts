@@ -75,8 +75,6 @@ export interface JobStore {
   /** Moves a running job's lease to `until` (a worker still at work on it). */
   extendLease(id: string, until: Date): Promise<void>;
   complete(id: string, now: Date): Promise<void>;
-  /** Completes the running jobs `ids` in one statement, each finished at `now`. */
-  completeAll(ids: readonly string[], now: Date): Promise<void>;
   retry(id: string, runAfter: Date, error: string): Promise<void>;
   deadLetter(id: string, now: Date, error: string): Promise<void>;
   /** Gives a claimed job back (graceful stop) without counting the attempt. */

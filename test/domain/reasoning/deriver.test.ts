@@ -119,6 +119,28 @@ describe('the deriver', () => {
     expect((await conclusions(api, ws, 'carol', 'carol')).map((c) => c.content)).toEqual(['carol plays the violin']);
   });
 
+  it("follows each member's own peer configuration, read with the session's memberships: a peer with observe_me false is observed by nobody", async () => {
+    const s = await setup();
+    const { api, ws } = s;
+    await api.post(`/v3/workspaces/${ws}/peers`, { id: 'dana', configuration: { observe_me: false } });
+    await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's3', peers: { dana: {}, erin: { observe_others: true } } });
+    const members = await api.database.store.sessions.memberships(ws, 's3');
+    expect(Object.fromEntries(members.map((m) => [m.peerId, m.peerConfiguration]))).toEqual({ dana: { observe_me: false }, erin: {} });
+    fake.script.defaultChat(facts('erin likes chess'));
+    await api.post(`/v3/workspaces/${ws}/sessions/s3/messages`, {
+      messages: [
+        { peer_id: 'dana', content: 'dana keeps this to herself' },
+        { peer_id: 'erin', content: 'I like chess' },
+      ],
+    });
+    await drain(s);
+    // one unit derived: erin's own message; dana's, observed by nobody, none
+    expect(fake.requests('chat')).toHaveLength(1);
+    expect((await conclusions(api, ws, 'erin', 'erin')).map((c) => c.content)).toEqual(['erin likes chess']);
+    expect(await conclusions(api, ws, 'erin', 'dana')).toEqual([]);
+    expect(await conclusions(api, ws, 'dana', 'dana')).toEqual([]);
+  });
+
   it('waits for the token gate unless flushing, then takes the unit as one batch', async () => {
     const s = await setup({ DERIVER_FLUSH_ENABLED: 'false', DERIVER_REPRESENTATION_BATCH_WORK_UNIT_TARGET_TOKENS: '15' });
     const { api, ws } = s;
