@@ -382,10 +382,8 @@ async function medianMs(fn: () => unknown, runs = 3, budgetMs = 400): Promise<nu
     await fn();
     times.push(performance.now() - mark);
   }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
+  return median(times);
 }
-
 
 /**
  * For a few queries of each class: the search as the route runs it (searchMessages, workspace,

@@ -839,7 +839,6 @@ function pairedRatio(row: Row, top: keyof Round, bottom: keyof Round): { median:
   return { median: median(each), each };
 }
 
-
 /**
  * The request log's cost: Engram with the process log at the default level (info: a JSON line
  * per request) and at warn (no line for a request that succeeds), beside the bare server and

@@ -43,16 +43,9 @@ export async function scheduleUnit(ctx: DomainContext, settings: ReasoningSettin
   return totals.items;
 }
 
-/**
- * The peers' own configurations of `members`, by peer: read with the memberships where the store
- * gives them (one statement for the session instead of one a member), else looked up.
- */
-async function memberPeerConfigurations(ctx: DomainContext, workspaceId: string, members: readonly MembershipRecord[]): Promise<Map<string, JsonObject>> {
-  const configurations = new Map<string, JsonObject>();
-  for (const member of members) {
-    configurations.set(member.peerId, member.peerConfiguration ?? (await ctx.store.peers.find(workspaceId, member.peerId))?.configuration ?? {});
-  }
-  return configurations;
+/** The peers' own configurations of `members` (read with the memberships: no look-up a member), by peer. */
+function memberPeerConfigurations(members: readonly MembershipRecord[]): Map<string, JsonObject> {
+  return new Map(members.map((member) => [member.peerId, member.peerConfiguration ?? {}]));
 }
 
 /**
@@ -78,7 +71,7 @@ export async function queueReasoning(
   const { workspaceId, id: sessionId } = session;
   const workspace = await store.workspaces.find(workspaceId);
   const members = (await store.sessions.memberships(workspaceId, sessionId)).filter((m) => m.leftAt === null);
-  const peerConfigurations = await memberPeerConfigurations(ctx, workspaceId, members);
+  const peerConfigurations = memberPeerConfigurations(members);
 
   const items: NewRepresentationItem[] = [];
   const summaries: SummarizePayload[] = [];
@@ -153,7 +146,7 @@ export async function deriveStoredMessages(ctx: DomainContext, scope: { workspac
         if (session === undefined || !session.isActive) return 0;
         const workspace = await store.workspaces.find(session.workspaceId);
         const members = (await store.sessions.memberships(session.workspaceId, session.id)).filter((m) => m.leftAt === null);
-        const peers = await memberPeerConfigurations(ctx, session.workspaceId, members);
+        const peers = memberPeerConfigurations(members);
         const items: NewRepresentationItem[] = [];
         for (const record of messages) {
           const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration });

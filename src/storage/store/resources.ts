@@ -129,6 +129,7 @@ export interface SessionStore {
   /** Removes an inactive session with everything in it; false when it is gone or active again. */
   purgeInactive(workspaceId: string, id: string): Promise<boolean>;
 
+  /** The session's members, past and present, each with its peer's kind and own configuration. */
   memberships(workspaceId: string, sessionId: string): Promise<MembershipRecord[]>;
   findMembership(workspaceId: string, sessionId: string, peerId: string): Promise<MembershipRecord | undefined>;
   /** Inserts or overwrites membership rows (configuration, joined_at, left_at as given). */
