@@ -8,8 +8,9 @@
  * 5-row statements once per case, the cases in a new order each round:
  *
  * - 1 writer; 2 and 4 writers side by side (the tail split between them);
+ * - 1 writer whose statements go to 4 connections in turn (one statement at a time);
  * - 4 writers taking turns: each statement in a transaction that first takes one advisory lock
- *   (pg_advisory_xact_lock), so that one insert runs at a time, as Engram's message vectors do.
+ *   (pg_advisory_xact_lock), so that one insert runs at a time.
  *
  * Prints per case the wall time and the database's CPU (its backends', from /proc: run it on the
  * database's machine) in microseconds a row, medians of the rounds, and their ratios to one
@@ -61,35 +62,41 @@ async function connect(): Promise<Writer> {
 
 const INSERT = `INSERT INTO ${TABLE} (embedding) SELECT e::vector FROM unnest($1::text[]) AS r(e)`;
 
-/** Inserts `vectors` split among `writers.length` writers at once; wall and backend CPU µs a row. */
-async function insert(writers: Writer[], vectors: number[][], turns: boolean, rotate: boolean): Promise<{ wall: number; cpu: number }> {
+/**
+ * How a case's statements go: split among the writers, each sending its own one after another
+ * (`side by side`), the same with a lock taken before each (`turns`), or one statement at a time,
+ * each on the next connection (`rotating`).
+ */
+type Mode = 'side by side' | 'turns' | 'rotating';
+
+/** Sends one statement of `rows` on `writer`, in `mode`. */
+async function send(writer: Writer, rows: number[][], mode: Mode): Promise<void> {
+  const chunk = rows.map(text);
+  if (mode !== 'turns') {
+    await writer.client.query(INSERT, [chunk]);
+    return;
+  }
+  await writer.client.query('BEGIN');
+  await writer.client.query('SELECT pg_advisory_xact_lock($1)', [TURN_LOCK]);
+  await writer.client.query(INSERT, [chunk]);
+  await writer.client.query('COMMIT');
+}
+
+/** Inserts `vectors` through `writers` in `mode`; wall and backend CPU µs a row. */
+async function insert(writers: Writer[], vectors: number[][], mode: Mode): Promise<{ wall: number; cpu: number }> {
   const cpuBefore = writers.reduce((sum, w) => sum + cpuSeconds(w.pid), 0);
   const started = process.hrtime.bigint();
-  if (rotate) {
-    // one statement at a time, each on the next connection
-    for (let at = 0, turn = 0; at < vectors.length; at += STATEMENT_ROWS, turn++) {
-      await writers[turn % writers.length].client.query(INSERT, [vectors.slice(at, at + STATEMENT_ROWS).map(text)]);
-    }
-    const wall = Number(process.hrtime.bigint() - started) / 1000 / vectors.length;
-    return { wall, cpu: ((writers.reduce((sum, w) => sum + cpuSeconds(w.pid), 0) - cpuBefore) * 1e6) / vectors.length };
+  if (mode === 'rotating') {
+    for (let at = 0, turn = 0; at < vectors.length; at += STATEMENT_ROWS, turn++) await send(writers[turn % writers.length], vectors.slice(at, at + STATEMENT_ROWS), mode);
+  } else {
+    const share = Math.ceil(vectors.length / writers.length);
+    await Promise.all(
+      writers.map(async (writer, i) => {
+        const mine = vectors.slice(i * share, (i + 1) * share);
+        for (let at = 0; at < mine.length; at += STATEMENT_ROWS) await send(writer, mine.slice(at, at + STATEMENT_ROWS), mode);
+      }),
+    );
   }
-  const share = Math.ceil(vectors.length / writers.length);
-  await Promise.all(
-    writers.map(async (writer, i) => {
-      const mine = vectors.slice(i * share, (i + 1) * share);
-      for (let at = 0; at < mine.length; at += STATEMENT_ROWS) {
-        const chunk = mine.slice(at, at + STATEMENT_ROWS).map(text);
-        if (!turns) {
-          await writer.client.query(INSERT, [chunk]);
-          continue;
-        }
-        await writer.client.query('BEGIN');
-        await writer.client.query('SELECT pg_advisory_xact_lock($1)', [TURN_LOCK]);
-        await writer.client.query(INSERT, [chunk]);
-        await writer.client.query('COMMIT');
-      }
-    }),
-  );
   const wall = Number(process.hrtime.bigint() - started) / 1000 / vectors.length;
   const cpu = ((writers.reduce((sum, w) => sum + cpuSeconds(w.pid), 0) - cpuBefore) * 1e6) / vectors.length;
   return { wall, cpu };
@@ -105,12 +112,12 @@ console.log(`pgvector HNSW, writers at once: ${ROWS} rows of ${DIMENSIONS} dimen
 const fill = Array.from({ length: ROWS }, unitVector);
 for (let i = 0; i < fill.length; i += 1000) await main.query(INSERT, [fill.slice(i, i + 1000).map(text)]);
 
-const CASES = [
-  { name: '1 writer', writers: 1, turns: false, rotate: false },
-  { name: '1 writer, its statements rotating over 4 connections', writers: 4, turns: false, rotate: true },
-  { name: '2 writers at once', writers: 2, turns: false, rotate: false },
-  { name: '4 writers at once', writers: 4, turns: false, rotate: false },
-  { name: '4 writers taking turns (advisory lock)', writers: 4, turns: true, rotate: false },
+const CASES: { name: string; writers: number; mode: Mode }[] = [
+  { name: '1 writer', writers: 1, mode: 'side by side' },
+  { name: '1 writer, its statements rotating over 4 connections', writers: 4, mode: 'rotating' },
+  { name: '2 writers at once', writers: 2, mode: 'side by side' },
+  { name: '4 writers at once', writers: 4, mode: 'side by side' },
+  { name: '4 writers taking turns (advisory lock)', writers: 4, mode: 'turns' },
 ];
 const walls: number[][] = CASES.map(() => []);
 const cpus: number[][] = CASES.map(() => []);
@@ -118,7 +125,7 @@ for (let round = 0; round < ROUNDS; round++) {
   // a new order each round: the table grows as the rounds go, alike for every case
   const order = CASES.map((_, i) => (i + round) % CASES.length);
   for (const i of order) {
-    const { wall, cpu } = await insert(writers.slice(0, CASES[i].writers), Array.from({ length: TAIL }, unitVector), CASES[i].turns, CASES[i].rotate);
+    const { wall, cpu } = await insert(writers.slice(0, CASES[i].writers), Array.from({ length: TAIL }, unitVector), CASES[i].mode);
     walls[i].push(wall);
     cpus[i].push(cpu);
   }
