@@ -54,10 +54,20 @@ export async function emitWebhookEvents(
   events: { type: WebhookEvent['type']; data: JsonObject }[],
   now: Date,
 ): Promise<number> {
-  const { store } = ctx;
   if (events.length === 0) return 0;
-  const endpointIds = await store.webhooks.ids(workspaceId);
-  if (endpointIds.length === 0) return 0;
+  const jobs = webhookEventJobs(ctx, workspaceId, events, await ctx.store.webhooks.ids(workspaceId), now);
+  await ctx.store.jobs.enqueue(jobs, now);
+  return jobs.length;
+}
+
+/** The deliveries of each event to every endpoint in `endpointIds` (the workspace's, `WebhookStore.ids`), in order: the jobs emitWebhookEvents queues. */
+export function webhookEventJobs(
+  ctx: DomainContext,
+  workspaceId: string,
+  events: readonly { type: WebhookEvent['type']; data: JsonObject }[],
+  endpointIds: readonly string[],
+  now: Date,
+): NewJob[] {
   const jobs: NewJob[] = [];
   const inOrder = ctx.limits.webhooksInOrder ?? true;
   for (const { type, data } of events) {
@@ -69,6 +79,5 @@ export async function emitWebhookEvents(
       jobs.push(newJob({ id: `${eventId}:${endpointId}`, kind: DELIVER_WEBHOOK, workspaceId, queueKey, payload, maxAttempts: ctx.limits.jobMaxAttempts }));
     }
   }
-  await store.jobs.enqueue(jobs, now);
-  return jobs.length;
+  return jobs;
 }

@@ -1,8 +1,8 @@
-import type { JsonObject, MessageRecord, Page } from '../../storage/store.js';
+import type { JsonObject, MessageRecord, NewJob, Page } from '../../storage/store.js';
 import { messageFilter, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
-import { emitWebhookEvents } from '../follow-ups.js';
+import { webhookEventJobs } from '../follow-ups.js';
 import { queueReasoning } from '../scheduling/queue-reasoning.js';
 import { countTokensOfEach } from '../text/token-count.js';
 
@@ -33,8 +33,10 @@ export async function createMessages(
     const { store } = ctx;
     const now = ctx.now();
     // locked first: a delete committed while this request waited is seen, and the session's row
-    // comes before the workspace's and the senders' rows, as in the session's delete
-    let session = await store.sessions.findForWrite(workspaceId, sessionId);
+    // comes before the workspace's and the senders' rows, as in the session's delete; with it
+    // what the write reads of the session and its workspace (undefined: a new session, read apart)
+    const target = await store.sessions.findForMessages(workspaceId, sessionId);
+    let session = target?.session;
     if (session === undefined) {
       await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
       session = (await store.sessions.createIfAbsent(workspaceId, { id: sessionId, metadata: {}, configuration: {} }, now)).record;
@@ -42,8 +44,15 @@ export async function createMessages(
     if (!session.isActive) throw notFound(`Session ${sessionId} not found in workspace ${workspaceId}`);
 
     const senders = [...new Set(inputs.map((m) => m.peerId))];
-    await store.peers.ensure(workspaceId, senders, now);
-    const members = new Map((await store.sessions.memberships(workspaceId, sessionId)).map((m) => [m.peerId, m]));
+    const memberships = await store.sessions.memberships(workspaceId, sessionId);
+    const members = new Map(memberships.map((m) => [m.peerId, m]));
+    // a member's peer is there and not being deleted (memberships reads only those): the other
+    // senders' peers are made sure of
+    await store.peers.ensure(
+      workspaceId,
+      senders.filter((peerId) => !members.has(peerId)),
+      now,
+    );
     const joining = senders.filter((peerId) => members.get(peerId)?.leftAt !== null);
     await store.sessions.saveMemberships(
       workspaceId,
@@ -61,24 +70,25 @@ export async function createMessages(
       tokenCount: tokenCounts[index],
       createdAt: input.createdAt ?? now,
     }));
-    const countBefore = ctx.reasoning === undefined ? 0 : await store.reasoning.sessionMessageCount(workspaceId, sessionId);
-    await store.messages.insert(records);
+    const countBefore = ctx.reasoning === undefined ? 0 : (target?.messageCount ?? (await store.reasoning.sessionMessageCount(workspaceId, sessionId)));
+    const pks = await store.messages.insert(records);
+    // the reasoning's new jobs and the deliveries go in one statement
+    const jobs: NewJob[] = [];
     await queueReasoning(
       ctx,
       session,
-      records.map((record, index) => ({ record, configuration: inputs[index].configuration ?? undefined })),
+      records.map((record, index) => ({ record, pk: pks[index], configuration: inputs[index].configuration ?? undefined })),
       countBefore,
       now,
+      // the members as read, unless a sender joined since
+      { workspaceConfiguration: target?.workspaceConfiguration, members: joining.length === 0 ? memberships : undefined, jobs },
     );
-    await emitWebhookEvents(
-      ctx,
-      workspaceId,
-      records.map((m) => ({
-        type: 'message.created' as const,
-        data: { workspace_id: workspaceId, session_id: sessionId, message_id: m.id, peer_id: m.peerId },
-      })),
-      now,
-    );
+    const events = records.map((m) => ({
+      type: 'message.created' as const,
+      data: { workspace_id: workspaceId, session_id: sessionId, message_id: m.id, peer_id: m.peerId },
+    }));
+    jobs.push(...webhookEventJobs(ctx, workspaceId, events, target?.webhookEndpointIds ?? (await store.webhooks.ids(workspaceId)), now));
+    await store.jobs.enqueue(jobs, now);
     return records;
   });
 }

@@ -1,8 +1,8 @@
-import type { JsonObject, MembershipRecord, MessageRecord, NewRepresentationItem, SessionRecord } from '../../storage/store.js';
+import type { JsonObject, MembershipRecord, MessageRecord, NewJob, NewRepresentationItem, SessionRecord } from '../../storage/store.js';
 import { inTransaction, type DomainContext, type ReasoningRuntime } from '../context.js';
 import { newJob, REPRESENT, SUMMARIZE, type RepresentPayload, type SummarizePayload } from '../job-kinds.js';
 import type { ReasoningSettings } from '../reasoning-settings.js';
-import { queueMessageEmbeddings } from '../search/embeddings.js';
+import { messageEmbeddingJobs } from '../search/embeddings.js';
 import { effectiveConfiguration } from './configuration.js';
 import { postponeAutomaticDreams } from './dream-schedule.js';
 import { observersOf } from './observers.js';
@@ -17,7 +17,22 @@ import { observersOf } from './observers.js';
 /** A message as the deriver needs it: the stored record and the configuration sent with it. */
 export interface DerivableMessage {
   record: MessageRecord;
+  /** Its pk, when the caller just stored it (MessageStore.insert). */
+  pk?: number;
   configuration?: JsonObject;
+}
+
+/** What the caller of queueReasoning read already in its transaction (each part left out is read), and where its new jobs go. */
+export interface QueueOptions {
+  workspaceConfiguration?: JsonObject;
+  /** The session's memberships (left ones included), as `SessionStore.memberships` gives them now. */
+  members?: readonly MembershipRecord[];
+  /**
+   * The embedding and summary jobs are added here for the caller to queue with its own, in its
+   * transaction (one statement for all); left out, they are queued at once. The units' jobs and
+   * the dreams' are scheduled apart either way (they move jobs already queued).
+   */
+  jobs?: NewJob[];
 }
 
 /** A session's summary unit: its jobs run one at a time, in order. */
@@ -60,54 +75,54 @@ export async function queueReasoning(
   messages: readonly DerivableMessage[],
   countBefore: number,
   now: Date,
+  options: QueueOptions = {},
 ): Promise<void> {
   const { store } = ctx;
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || messages.length === 0) return;
-  await queueMessageEmbeddings(ctx, messages.map((m) => m.record), now);
+  const jobs = messageEmbeddingJobs(ctx, messages.map((m) => m.record));
   const canDerive = reasoning.models.chat('deriver') !== undefined;
   const canSummarize = reasoning.models.chat('summary') !== undefined;
-  if (!canDerive && !canSummarize) return;
-  const { workspaceId, id: sessionId } = session;
-  const workspace = await store.workspaces.find(workspaceId);
-  const members = (await store.sessions.memberships(workspaceId, sessionId)).filter((m) => m.leftAt === null);
-  const peerConfigurations = memberPeerConfigurations(members);
+  if (canDerive || canSummarize) {
+    const { workspaceId, id: sessionId } = session;
+    const workspaceConfiguration = options.workspaceConfiguration ?? (await store.workspaces.find(workspaceId))?.configuration ?? {};
+    const members = (options.members ?? (await store.sessions.memberships(workspaceId, sessionId))).filter((m) => m.leftAt === null);
+    const peerConfigurations = memberPeerConfigurations(members);
 
-  const items: NewRepresentationItem[] = [];
-  const summaries: SummarizePayload[] = [];
-  messages.forEach(({ record, configuration }, index) => {
-    const config = effectiveConfiguration(reasoning.settings, { workspace: workspace?.configuration ?? {}, session: session.configuration, message: configuration });
-    if (canDerive && config.reasoningEnabled) {
-      const observers = observersOf(record.peerId, members, peerConfigurations);
-      if (observers.length > 0) {
-        items.push({
-          workspaceId,
-          sessionId,
-          observedId: record.peerId,
-          messageId: record.id,
-          tokens: record.tokenCount,
-          observers,
-          customInstructions: config.customInstructions ?? null,
-        });
+    const items: NewRepresentationItem[] = [];
+    messages.forEach(({ record, pk, configuration }, index) => {
+      const config = effectiveConfiguration(reasoning.settings, { workspace: workspaceConfiguration, session: session.configuration, message: configuration });
+      if (canDerive && config.reasoningEnabled) {
+        const observers = observersOf(record.peerId, members, peerConfigurations);
+        if (observers.length > 0) {
+          items.push({
+            workspaceId,
+            sessionId,
+            observedId: record.peerId,
+            messageId: record.id,
+            messagePk: pk,
+            tokens: record.tokenCount,
+            observers,
+            customInstructions: config.customInstructions ?? null,
+          });
+        }
       }
-    }
-    const seq = countBefore + index + 1;
-    if (canSummarize && config.summaryEnabled) {
-      const kinds: ('short' | 'long')[] = [];
-      if (seq % config.messagesPerShortSummary === 0) kinds.push('short');
-      if (seq % config.messagesPerLongSummary === 0) kinds.push('long');
-      if (kinds.length > 0) summaries.push({ workspaceId, sessionId, messageId: record.id, messageSeq: seq, kinds });
-    }
-  });
-  await queueItems(ctx, reasoning, items, now);
-  // new messages are activity in their collections: a waiting automatic dream waits longer
-  await postponeAutomaticDreams(ctx, items.flatMap((item) => item.observers.map((observerId) => ({ workspaceId, observerId, observedId: item.observedId }))), now);
-  if (summaries.length > 0) {
-    await store.jobs.enqueue(
-      summaries.map((payload) => newJob({ id: ctx.newId(), kind: SUMMARIZE, workspaceId, queueKey: summaryQueueKey({ workspaceId, sessionId }), payload, maxAttempts: ctx.limits.jobMaxAttempts })),
-      now,
-    );
+      const seq = countBefore + index + 1;
+      if (canSummarize && config.summaryEnabled) {
+        const kinds: ('short' | 'long')[] = [];
+        if (seq % config.messagesPerShortSummary === 0) kinds.push('short');
+        if (seq % config.messagesPerLongSummary === 0) kinds.push('long');
+        if (kinds.length === 0) return;
+        const payload: SummarizePayload = { workspaceId, sessionId, messageId: record.id, messageSeq: seq, kinds };
+        jobs.push(newJob({ id: ctx.newId(), kind: SUMMARIZE, workspaceId, queueKey: summaryQueueKey({ workspaceId, sessionId }), payload, maxAttempts: ctx.limits.jobMaxAttempts }));
+      }
+    });
+    await queueItems(ctx, reasoning, items, now);
+    // new messages are activity in their collections: a waiting automatic dream waits longer
+    await postponeAutomaticDreams(ctx, items.flatMap((item) => item.observers.map((observerId) => ({ workspaceId, observerId, observedId: item.observedId }))), now);
   }
+  if (options.jobs !== undefined) options.jobs.push(...jobs);
+  else await store.jobs.enqueue(jobs, now);
 }
 
 async function queueItems(ctx: DomainContext, reasoning: ReasoningRuntime, items: NewRepresentationItem[], now: Date): Promise<number> {

@@ -1,5 +1,5 @@
 import { ModelError, type Embedder } from '../../llm/provider.js';
-import type { ConclusionRecord, MessageChunkVector, MessageRecord } from '../../storage/store.js';
+import type { ConclusionRecord, MessageChunkVector, MessageRecord, NewJob } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
 import { unavailable } from '../errors.js';
 import { EMBED_CONCLUSIONS, EMBED_MESSAGES, MESSAGES_PER_EMBED_JOB, newJob, type EmbedConclusionsPayload, type EmbedMessagesPayload } from '../job-kinds.js';
@@ -107,16 +107,20 @@ export async function embedForRequest(ctx: DomainContext, workspaceId: string, t
  * EMBED_MESSAGES is on.
  */
 export async function queueMessageEmbeddings(ctx: DomainContext, messages: readonly MessageRecord[], now: Date): Promise<void> {
-  const { store } = ctx;
+  await ctx.store.jobs.enqueue(messageEmbeddingJobs(ctx, messages), now);
+}
+
+/** The jobs queueMessageEmbeddings queues (none while messages are not embedded). */
+export function messageEmbeddingJobs(ctx: DomainContext, messages: readonly MessageRecord[]): NewJob[] {
   const reasoning = ctx.reasoning;
-  if (reasoning === undefined || reasoning.models.embedder === undefined || !reasoning.settings.embedMessages || messages.length === 0) return;
+  if (reasoning === undefined || reasoning.models.embedder === undefined || !reasoning.settings.embedMessages || messages.length === 0) return [];
   const { workspaceId, sessionId } = messages[0];
-  const jobs = [];
+  const jobs: NewJob[] = [];
   for (let start = 0; start < messages.length; start += MESSAGES_PER_EMBED_JOB) {
     const payload: EmbedMessagesPayload = { workspaceId, sessionId, messageIds: messages.slice(start, start + MESSAGES_PER_EMBED_JOB).map((m) => m.id) };
     jobs.push(newJob({ id: ctx.newId(), kind: EMBED_MESSAGES, workspaceId, queueKey: `embed:${workspaceId}:${sessionId}`, payload, maxAttempts: ctx.limits.jobMaxAttempts }));
   }
-  await store.jobs.enqueue(jobs, now);
+  return jobs;
 }
 
 export type EmbedOutcome = { kind: 'done'; chunks: number } | { kind: 'skipped'; reason: string } | { kind: 'failed'; error: string; retryable: boolean };

@@ -67,6 +67,7 @@ export const postgresDialect: Dialect = {
   orderKey: (column) => `(${column})::text`,
   contentKey: (expression) => `md5(lower(trim(${expression})))`,
   inSubquery: anyOf,
+  orderedArrayOf: (expression, order) => `COALESCE(json_agg(${expression} ORDER BY ${order}), '[]')`,
   rowsByJsonIds: (table, alias) => ({ from: `${table} ${alias}`, where: anyOf(`${alias}.id`, 'SELECT jsonb_array_elements_text(?::jsonb)') }),
   orderedWithin,
   migrationTimeType: 'TIMESTAMPTZ',

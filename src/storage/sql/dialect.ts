@@ -95,6 +95,8 @@ export interface Dialect {
    * rows cost its driver less, was about 9 % slower with json_agg, so it reads rows).
    */
   arrayOf?(expression: string, filter?: string): string;
+  /** An aggregate of `expression` into a JSON array in `order` (`[]` for no rows): JSON text, or the array where the driver parses it. */
+  orderedArrayOf(expression: string, order: string): string;
   /**
    * The rows of `table` (as `alias`) whose `id` is in a JSON array bound at one `?` (the first
    * parameter of the statement's FROM and WHERE): a FROM clause and a condition for WHERE. Each

@@ -1,7 +1,7 @@
 import type { ConclusionLevel, ErasureStore, ForgetPreviewRecord, ForgetRecord, Page, PeerFootprint, RedeemedPreview } from '../store.js';
 import type { Dialect } from './dialect.js';
 import type { SqlExecutor } from './driver.js';
-import { jsonText } from './json-text.js';
+import { jsonText, readTextList } from './json-text.js';
 import { SqlMemoryStore } from './memory-store.js';
 import { pageOffset } from './page-offset.js';
 import { lockWorkspaceRow } from './workspace-store.js';
@@ -201,7 +201,7 @@ export class SqlErasureStore implements ErasureStore {
     if (row.request_hash !== requestHash) return { kind: 'mismatch' };
     const used = await this.db.run('UPDATE forget_previews SET used_at = ? WHERE token_hash = ? AND used_at IS NULL', [d.time(now), tokenHash]);
     if (used === 0) return { kind: 'used' };
-    return { kind: 'ok', conclusionIds: readList(row.conclusion_ids), messageIds: readList(row.message_ids) };
+    return { kind: 'ok', conclusionIds: readTextList(row.conclusion_ids), messageIds: readTextList(row.message_ids) };
   }
 
   async deleteConclusions(workspaceId: string, ids: readonly string[]): Promise<number> {
@@ -285,9 +285,4 @@ interface ConclusionKey {
   observer_id: string;
   observed_id: string;
   level: string;
-}
-
-function readList(value: unknown): string[] {
-  const list: unknown = typeof value === 'string' ? JSON.parse(value) : value;
-  return Array.isArray(list) ? list.map(String) : [];
 }

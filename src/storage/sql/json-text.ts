@@ -13,6 +13,12 @@
 const UNSAFE_ESCAPE = /\\u(?:d[89a-f][0-9a-f]{2}|0000)/i;
 const LONE_SURROGATE_OR_NUL = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
+/** A JSON array of strings as read back: JSON text (SQLite) or the array the driver parsed (PostgreSQL); anything else is empty. */
+export function readTextList(value: unknown): string[] {
+  const list: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+  return Array.isArray(list) ? list.map(String) : [];
+}
+
 export function jsonText(value: unknown): string {
   const text = JSON.stringify(value);
   // paired surrogates are written as themselves, so an escape here is a lone one or a NUL (or,

@@ -58,17 +58,21 @@ export class SqlMessageStore implements MessageStore {
     private readonly searchStatistics?: SearchStatistics,
   ) {}
 
-  async insert(rows: MessageRecord[]): Promise<void> {
+  async insert(rows: MessageRecord[]): Promise<number[]> {
     const d = this.d;
+    const pks = new Map<string, number>();
     // Multi-row inserts keep a 100-message batch to a few statements; pk order = request order.
     for (let start = 0; start < rows.length; start += 50) {
       const chunk = rows.slice(start, start + 50);
-      await this.db.run(
+      const inserted = await this.db.all<{ id: string; pk: number | string }>(
         `INSERT INTO messages (id, workspace_id, session_id, peer_id, content, metadata, token_count, created_at)
-         VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+         VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+         RETURNING id, pk`,
         chunk.flatMap((m) => [m.id, m.workspaceId, m.sessionId, m.peerId, m.content, d.json(m.metadata), m.tokenCount, d.time(m.createdAt)]),
       );
+      for (const row of inserted) pks.set(row.id, Number(row.pk));
     }
+    return rows.map((row) => pks.get(row.id)!);
   }
 
   list(workspaceId: string, sessionId: string, query: MessageListQuery): Promise<Page<MessageRecord>> {

@@ -70,18 +70,20 @@ export class SqlReasoningStore implements ReasoningStore {
     return { pk: Number(row.pk), ...messageFromRow(this.dialect, row) };
   }
 
+  /** The pks of the items' messages that exist: the ones the items carry, else looked up (all of them, in one statement). */
+  private async messagePks(items: readonly NewRepresentationItem[]): Promise<Map<string, number>> {
+    if (items.every((item) => item.messagePk !== undefined)) return new Map(items.map((item) => [item.messageId, item.messagePk!]));
+    const ids = [...new Set(items.map((item) => item.messageId))];
+    const rows = await this.db.all<{ id: string; pk: number | string }>(`SELECT id, pk FROM messages WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+    return new Map(rows.map((row) => [row.id, Number(row.pk)]));
+  }
+
   async addRepresentationItems(items: NewRepresentationItem[], now: Date): Promise<number> {
     const c = this.dialect;
     let added = 0;
     for (let start = 0; start < items.length; start += 50) {
       const chunk = items.slice(start, start + 50);
-      const ids = [...new Set(chunk.map((item) => item.messageId))];
-      const pks = new Map(
-        (await this.db.all<{ id: string; pk: number | string }>(`SELECT id, pk FROM messages WHERE id IN (${ids.map(() => '?').join(', ')})`, ids)).map((row) => [
-          row.id,
-          Number(row.pk),
-        ]),
-      );
+      const pks = await this.messagePks(chunk);
       const present = chunk.filter((item) => pks.has(item.messageId));
       if (present.length === 0) continue;
       // a repeat of an item (engram derive over messages already queued) is ignored

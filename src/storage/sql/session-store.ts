@@ -2,6 +2,7 @@ import type {
   Created,
   FieldChanges,
   MembershipRecord,
+  MessageWriteTarget,
   NewRow,
   Page,
   PeerRecord,
@@ -14,6 +15,7 @@ import type { FilterColumns } from './compile-filter.js';
 import type { Dialect } from './dialect.js';
 import { RowVanishedError, type SqlExecutor } from './driver.js';
 import { fieldChanges } from './field-changes.js';
+import { readTextList } from './json-text.js';
 import { listPage } from './list-page.js';
 import type { SeekPoints } from './seek-points.js';
 import { pageOffset } from './page-offset.js';
@@ -52,6 +54,25 @@ export class SqlSessionStore implements SessionStore {
 
   findForWrite(workspaceId: string, id: string): Promise<SessionRecord | undefined> {
     return this.findLocking(workspaceId, id, this.d.forWrite);
+  }
+
+  async findForMessages(workspaceId: string, id: string): Promise<MessageWriteTarget | undefined> {
+    const d = this.d;
+    // the workspace's parts as subqueries, not a join: the lock takes the session's row alone
+    const row = await this.db.get<SessionRow & { message_count: number | string; workspace_configuration: unknown; webhook_endpoint_ids: unknown }>(
+      `SELECT ${SESSION_COLUMNS}, s.message_count,
+         (SELECT w.configuration FROM workspaces w WHERE w.id = s.workspace_id) AS workspace_configuration,
+         (SELECT ${d.orderedArrayOf('e.id', 'e.pk')} FROM webhook_endpoints e WHERE e.workspace_id = s.workspace_id) AS webhook_endpoint_ids
+       FROM sessions s WHERE s.workspace_id = ? AND s.id = ?${d.forWrite}`,
+      [workspaceId, id],
+    );
+    if (row === undefined) return undefined;
+    return {
+      session: sessionFromRow(d, row),
+      messageCount: Number(row.message_count),
+      workspaceConfiguration: row.workspace_configuration === null || row.workspace_configuration === undefined ? {} : d.readJson(row.workspace_configuration),
+      webhookEndpointIds: readTextList(row.webhook_endpoint_ids),
+    };
   }
 
   findAndKeep(workspaceId: string, id: string): Promise<SessionRecord | undefined> {

@@ -188,6 +188,7 @@ export const sqliteDialect: Dialect = {
   jsonParam: '?',
   inJsonArray: (expression) => `${expression} IN (SELECT value FROM json_each(?))`,
   jsonArrayElements: (expression, alias) => `json_each(${expression}) ${alias}`,
+  orderedArrayOf: (expression, order) => `json_group_array(${expression} ORDER BY ${order})`,
   arrayOf: (expression, filter) => `json_group_array(${expression})${filter === undefined ? '' : ` FILTER (WHERE ${filter})`}`,
   // CROSS JOIN fixes the join order: the ids outside, the table inside by its index on id
   orderKey: (column) => column,

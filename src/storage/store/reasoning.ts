@@ -23,6 +23,8 @@ export interface NewRepresentationItem {
   /** The sender: whom the conclusions are about. */
   observedId: string;
   messageId: string;
+  /** The message's pk when the caller has it (it just stored the message): saves looking it up. */
+  messagePk?: number;
   tokens: number;
   /** Who forms the conclusions (each gets its own copy). */
   observers: string[];

@@ -33,6 +33,17 @@ export interface SessionRecord {
   createdAt: Date;
 }
 
+/** What a message write reads first (SessionStore.findForMessages), in one statement. */
+export interface MessageWriteTarget {
+  /** Locked as by `findForWrite`. */
+  session: SessionRecord;
+  /** The session's messages so far: no other writer adds any while its row is locked. */
+  messageCount: number;
+  workspaceConfiguration: JsonObject;
+  /** The workspace's webhook endpoints, oldest first (as `WebhookStore.ids`). */
+  webhookEndpointIds: string[];
+}
+
 export interface MembershipRecord {
   peerId: string;
   configuration: JsonObject;

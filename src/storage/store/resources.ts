@@ -1,4 +1,4 @@
-import type { Created, FieldChanges, JsonObject, ListQuery, MembershipRecord, MessageRecord, MessageSearch, NewRow, Page, PeerKindFilter, PeerRecord, SeqCandidate, SessionListQuery, SessionRecord, WebhookEndpointRecord, WorkspaceRecord } from './records.js';
+import type { Created, FieldChanges, JsonObject, ListQuery, MembershipRecord, MessageRecord, MessageSearch, MessageWriteTarget, NewRow, Page, PeerKindFilter, PeerRecord, SeqCandidate, SessionListQuery, SessionRecord, WebhookEndpointRecord, WorkspaceRecord } from './records.js';
 
 /* The stores of the resources: workspaces, peers, sessions, messages, webhook endpoints, scopes. */
 
@@ -100,6 +100,12 @@ export interface SessionStore {
    */
   findForWrite(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
   /**
+   * `findForWrite` for a message write, with what it reads next (the session's message count,
+   * its workspace's configuration and webhook endpoints) in the same statement: every
+   * statement of a write is a round trip while its session's row is held.
+   */
+  findForMessages(workspaceId: string, id: string): Promise<MessageWriteTarget | undefined>;
+  /**
    * `find` for a transaction that writes rows belonging to the session but not the session's own
    * row (the deriver's and the summarizer's results): the row cannot be deleted until the
    * transaction ends, and neither waits for nor holds back the session's writers (`FOR KEY
@@ -167,7 +173,8 @@ export interface MessageListQuery extends ListQuery {
 
 /** Messages of sessions, and their full-text index. */
 export interface MessageStore {
-  insert(rows: MessageRecord[]): Promise<void>;
+  /** Stores the messages in the order given; returns each one's pk (its place in the store's order), in that order. */
+  insert(rows: MessageRecord[]): Promise<number[]>;
   /** A session's messages in insertion order. */
   list(workspaceId: string, sessionId: string, query: MessageListQuery): Promise<Page<MessageRecord>>;
   /**

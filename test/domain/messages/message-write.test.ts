@@ -1,0 +1,108 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createDomainContext } from '../../../src/domain/context.js';
+import { EMBED_MESSAGES, REPRESENT, SUMMARIZE } from '../../../src/domain/job-kinds.js';
+import { createMessages } from '../../../src/domain/messages/messages.js';
+import { buildModels } from '../../../src/llm/models.js';
+import { reasoningRuntime } from '../../../src/runtime/runtime.js';
+import { SqlStore } from '../../../src/storage/sql/sql-store.js';
+import { startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
+import { reasoningApps } from '../../support/reasoning-harness.js';
+import { recordingExecutor } from '../../support/recording-executor.js';
+
+/*
+ * What a message write reads: the session's row (locked), its message count, its workspace's
+ * configuration and webhook endpoints come in the statement that locks the session, the members
+ * are read once (a member's peer is not looked up), the new messages' pks come back from their
+ * insert, and the new jobs go in one statement. Every statement of the
+ * write is a round trip while the session's row is held, so a statement more shows here. The
+ * work it queues is checked as well: the items name the right messages, a summary falls at the
+ * count, each endpoint gets its delivery in order, a workspace's configuration is followed.
+ */
+
+let fake: FakeModelServer;
+beforeAll(async () => {
+  fake = await startFakeModelServer();
+});
+afterAll(() => fake.close());
+const apps = reasoningApps(() => fake);
+afterEach(() => apps.stopAll());
+
+const LIMITS = { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 2 };
+
+async function recordedWrites() {
+  const s = await apps.start({ DERIVER_FLUSH_ENABLED: 'false' });
+  const { executor, issued } = recordingExecutor(s.api.database.driver);
+  // a store over the recording executor alone: each statement runs as sent (no transaction of
+  // its own), so every one the write sends is counted
+  const ctx = createDomainContext(new SqlStore(executor), LIMITS, undefined, reasoningRuntime(s.api.config, buildModels(s.api.config.models)));
+  return { ...s, ctx, issued };
+}
+
+const messages = (peerId: string, count: number, from = 1) => Array.from({ length: count }, (_, i) => ({ peerId, content: `turn ${from + i} of ${peerId}` }));
+
+describe('a message write', () => {
+  it('reads its session, count, workspace configuration and endpoints in one statement, and queues the same work', async () => {
+    const { api, ctx, issued, ws } = await recordedWrites();
+    const driver = api.database.driver;
+    expect((await api.post('/v3/workspaces', { id: ws })).status).toBeLessThan(300);
+    expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {}, bob: { observe_others: true } }, configuration: { summary: { messages_per_short_summary: 10 } } })).status).toBe(201);
+    for (const url of ['https://one.example.test/hook', 'https://two.example.test/hook']) expect((await api.post(`/v3/workspaces/${ws}/webhooks`, { url })).status).toBeLessThan(300);
+    await createMessages(ctx, ws, 's1', messages('alice', 8));
+
+    issued.length = 0;
+    const written = await createMessages(ctx, ws, 's1', messages('alice', 3, 9));
+    const sent = issued.map((s) => s.sql.replace(/\s+/g, ' '));
+    // none of these read apart any more
+    expect(sent.filter((sql) => /FROM workspaces w WHERE w\.id = \?$/.test(sql) || /^SELECT id FROM webhook_endpoints/.test(sql) || /^SELECT message_count/.test(sql))).toEqual([]);
+    expect(sent.filter((sql) => /^SELECT id, pk FROM messages/.test(sql))).toEqual([]);
+    expect(sent.filter((sql) => sql.includes('FROM session_peers m JOIN peers p'))).toHaveLength(1);
+    // alice is a member: her peer is not looked up again
+    expect(sent.filter((sql) => /FROM peers WHERE/.test(sql))).toEqual([]);
+    // the embedding job and the six deliveries in one statement (the unit's job is moved, not added)
+    expect(sent.filter((sql) => sql.startsWith('INSERT INTO jobs'))).toHaveLength(1);
+    expect(sent.filter((sql) => sql.includes('FROM sessions s') && sql.includes('webhook_endpoints'))).toHaveLength(1);
+
+    // the items name these messages by their pks
+    const items = await driver.all<{ message_id: string; message_pk: number | string; observed_id: string }>(
+      'SELECT i.message_id, i.message_pk, i.observed_id FROM representation_items i WHERE i.workspace_id = ? ORDER BY i.message_pk',
+      [ws],
+    );
+    const pks = await driver.all<{ id: string; pk: number | string }>('SELECT id, pk FROM messages WHERE workspace_id = ? ORDER BY pk', [ws]);
+    expect(items.map((i) => [i.message_id, Number(i.message_pk)])).toEqual(pks.map((m) => [m.id, Number(m.pk)]));
+    expect(items.slice(8).map((i) => i.message_id)).toEqual(written.map((m) => m.id));
+    // a short summary at the tenth message, counted from the messages before the write
+    const summaries = await driver.all<{ payload: unknown }>('SELECT payload FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, SUMMARIZE]);
+    expect(summaries.map((j) => (typeof j.payload === 'string' ? JSON.parse(j.payload) : j.payload))).toEqual([
+      expect.objectContaining({ messageId: written[1].id, messageSeq: 10, kinds: ['short'] }),
+    ]);
+    // each endpoint a delivery of each message, in the endpoints' order
+    const deliveries = await driver.all<{ id: string }>("SELECT id FROM jobs WHERE workspace_id = ? AND kind = 'webhook.deliver' ORDER BY pk", [ws]);
+    const endpoints = await driver.all<{ id: string }>('SELECT id FROM webhook_endpoints WHERE workspace_id = ? ORDER BY pk', [ws]);
+    expect(deliveries).toHaveLength(22);
+    expect(deliveries.slice(16).map((d) => d.id.split(':')[1])).toEqual([0, 1, 2].flatMap(() => endpoints.map((e) => e.id)));
+    expect(Number((await driver.get<{ n: number | string }>('SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, EMBED_MESSAGES]))?.n)).toBe(2);
+    expect(Number((await driver.get<{ n: number | string }>('SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, REPRESENT]))?.n)).toBe(1);
+  });
+
+  it("follows its workspace's configuration and a sender who joins with the write", async () => {
+    const { api, ctx, ws } = await recordedWrites();
+    const driver = api.database.driver;
+    expect((await api.post('/v3/workspaces', { id: ws, configuration: { reasoning: { enabled: false } } })).status).toBeLessThan(300);
+    expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {} } })).status).toBe(201);
+    await createMessages(ctx, ws, 's1', messages('alice', 2));
+    const openItems = async () => Number((await driver.get<{ n: number | string }>('SELECT count(*) AS n FROM representation_items WHERE workspace_id = ?', [ws]))?.n);
+    // reasoning off in the workspace: no items
+    expect(await openItems()).toBe(0);
+
+    expect((await api.put(`/v3/workspaces/${ws}`, { configuration: { reasoning: { enabled: true } } })).status).toBe(200);
+    // carol, new to the session, observes others from her peer's own configuration
+    expect((await api.post(`/v3/workspaces/${ws}/peers`, { id: 'carol', configuration: { observe_others: true } })).status).toBeLessThan(300);
+    await createMessages(ctx, ws, 's1', [...messages('carol', 1), ...messages('alice', 1, 3)]);
+    const items = await driver.all<{ observed_id: string; observers: unknown }>('SELECT observed_id, observers FROM representation_items WHERE workspace_id = ? ORDER BY pk', [ws]);
+    const observers = (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as string[];
+    expect(items.map((i) => [i.observed_id, [...observers(i.observers)].sort()])).toEqual([
+      ['carol', ['carol']],
+      ['alice', ['alice', 'carol']],
+    ]);
+  });
+});
