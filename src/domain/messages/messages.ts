@@ -3,6 +3,7 @@ import { messageFilter, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { webhookEventJobs } from '../follow-ups.js';
+import { DREAM_AUTO } from '../job-kinds.js';
 import { queueReasoning } from '../scheduling/queue-reasoning.js';
 import { countTokensOfEach } from '../text/token-count.js';
 
@@ -35,7 +36,7 @@ export async function createMessages(
     // locked first: a delete committed while this request waited is seen, and the session's row
     // comes before the workspace's and the senders' rows, as in the session's delete; with it
     // what the write reads of the session and its workspace (undefined: a new session, read apart)
-    const target = await store.sessions.findForMessages(workspaceId, sessionId);
+    const target = await store.sessions.findForMessages(workspaceId, sessionId, DREAM_AUTO);
     let session = target?.session;
     if (session === undefined) {
       await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
@@ -80,8 +81,13 @@ export async function createMessages(
       records.map((record, index) => ({ record, pk: pks[index], configuration: inputs[index].configuration ?? undefined })),
       countBefore,
       now,
-      // the members as read, unless a sender joined since
-      { workspaceConfiguration: target?.workspaceConfiguration, members: joining.length === 0 ? memberships : undefined, jobs },
+      {
+        workspaceConfiguration: target?.workspaceConfiguration,
+        // the members as read, unless a sender joined since
+        members: joining.length === 0 ? memberships : undefined,
+        waitingDreams: target === undefined ? undefined : new Set(target.waitingKeys),
+        jobs,
+      },
     );
     const events = records.map((m) => ({
       type: 'message.created' as const,

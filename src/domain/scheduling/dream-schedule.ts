@@ -89,18 +89,22 @@ export async function queueDream(ctx: DomainContext, request: DreamPayload, now:
 
 /**
  * New activity in these collections (inside the caller's transaction): a waiting automatic dream
- * is moved to DREAM_IDLE_TIMEOUT_MINUTES from now.
+ * is moved to DREAM_IDLE_TIMEOUT_MINUTES from now. `waiting`: the queue keys of the workspace's
+ * waiting automatic dreams, when the caller read them in its transaction (most collections have
+ * none: no statement for them). A dream a deriver queues after that read is not moved, and needs
+ * not be: it was queued to run DREAM_IDLE_TIMEOUT_MINUTES after that deriver's commit.
  */
 export async function postponeAutomaticDreams(
   ctx: DomainContext,
   collections: readonly { workspaceId: string; observerId: string; observedId: string }[],
   now: Date,
+  waiting?: ReadonlySet<string>,
 ): Promise<void> {
   const { store } = ctx;
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || !dreamsAvailable(ctx)) return;
   // in key order, as considerAutomaticDreams takes them (a deriver's batch beside a message write)
-  const keys = [...new Set(collections.map(dreamQueueKey))].sort();
+  const keys = [...new Set(collections.map(dreamQueueKey))].filter((key) => waiting === undefined || waiting.has(key)).sort();
   for (const key of keys) await store.jobs.reschedulePending(key, DREAM_AUTO, idleUntil(reasoning.settings, now), DREAM_AUTO);
 }
 

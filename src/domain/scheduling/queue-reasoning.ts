@@ -1,4 +1,4 @@
-import type { JsonObject, MembershipRecord, MessageRecord, NewJob, NewRepresentationItem, SessionRecord } from '../../storage/store.js';
+import type { JsonObject, MembershipRecord, MessageRecord, NewJob, NewRepresentationItem, SessionRecord, UnitTotals } from '../../storage/store.js';
 import { inTransaction, type DomainContext, type ReasoningRuntime } from '../context.js';
 import { newJob, REPRESENT, SUMMARIZE, type RepresentPayload, type SummarizePayload } from '../job-kinds.js';
 import type { ReasoningSettings } from '../reasoning-settings.js';
@@ -27,6 +27,8 @@ export interface QueueOptions {
   workspaceConfiguration?: JsonObject;
   /** The session's memberships (left ones included), as `SessionStore.memberships` gives them now. */
   members?: readonly MembershipRecord[];
+  /** The queue keys of the workspace's automatic dreams waiting to run, read in this transaction: only those are postponed (postponeAutomaticDreams). */
+  waitingDreams?: ReadonlySet<string>;
   /**
    * The embedding and summary jobs are added here for the caller to queue with its own, in its
    * transaction (one statement for all); left out, they are queued at once. The units' jobs and
@@ -48,10 +50,10 @@ export function unitDue(settings: ReasoningSettings, totals: { tokens: number; o
   return aged < now ? now : aged;
 }
 
-/** Schedules the unit's job for its open items; returns how many are open (0: the unit has drained). */
-export async function scheduleUnit(ctx: DomainContext, settings: ReasoningSettings, unit: RepresentPayload, now: Date): Promise<number> {
+/** Schedules the unit's job for its open items (`totals`, read when not given); returns how many are open (0: the unit has drained). */
+export async function scheduleUnit(ctx: DomainContext, settings: ReasoningSettings, unit: RepresentPayload, now: Date, known?: UnitTotals): Promise<number> {
   const { store } = ctx;
-  const totals = await store.reasoning.openUnitTotals(unit.workspaceId, unit.sessionId, unit.observedId);
+  const totals = known ?? (await store.reasoning.openUnitTotals(unit.workspaceId, unit.sessionId, unit.observedId));
   if (totals.items === 0) return 0;
   const job = newJob({ id: ctx.newId(), kind: REPRESENT, workspaceId: unit.workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts });
   await store.jobs.schedule(job, unitDue(settings, totals, now), now);
@@ -119,7 +121,12 @@ export async function queueReasoning(
     });
     await queueItems(ctx, reasoning, items, now);
     // new messages are activity in their collections: a waiting automatic dream waits longer
-    await postponeAutomaticDreams(ctx, items.flatMap((item) => item.observers.map((observerId) => ({ workspaceId, observerId, observedId: item.observedId }))), now);
+    await postponeAutomaticDreams(
+      ctx,
+      items.flatMap((item) => item.observers.map((observerId) => ({ workspaceId, observerId, observedId: item.observedId }))),
+      now,
+      options.waitingDreams,
+    );
   }
   if (options.jobs !== undefined) options.jobs.push(...jobs);
   else await store.jobs.enqueue(jobs, now);
@@ -129,9 +136,19 @@ async function queueItems(ctx: DomainContext, reasoning: ReasoningRuntime, items
   const { store } = ctx;
   if (items.length === 0) return 0;
   const added = await store.reasoning.addRepresentationItems(items, now);
-  const units = new Map<string, RepresentPayload>();
-  for (const item of items) units.set(unitKey(item), { workspaceId: item.workspaceId, sessionId: item.sessionId, observedId: item.observedId });
-  for (const unit of units.values()) await scheduleUnit(ctx, reasoning.settings, unit, now);
+  // the units of each session (a write's are all of one), their totals read together
+  const sessions = new Map<string, RepresentPayload[]>();
+  for (const item of items) {
+    const key = JSON.stringify([item.workspaceId, item.sessionId]);
+    const units = sessions.get(key) ?? [];
+    if (!units.some((unit) => unit.observedId === item.observedId)) units.push({ workspaceId: item.workspaceId, sessionId: item.sessionId, observedId: item.observedId });
+    sessions.set(key, units);
+  }
+  for (const units of sessions.values()) {
+    const { workspaceId, sessionId } = units[0];
+    const totals = await store.reasoning.openUnitsTotals(workspaceId, sessionId, units.map((unit) => unit.observedId));
+    for (const unit of units) await scheduleUnit(ctx, reasoning.settings, unit, now, totals.get(unit.observedId) ?? { items: 0, tokens: 0, oldest: undefined });
+  }
   return added;
 }
 

@@ -117,6 +117,19 @@ export class SqlReasoningStore implements ReasoningStore {
     return { items, tokens: Number(row?.tokens ?? 0), oldest: items === 0 || row?.oldest == null ? undefined : this.dialect.readTime(row.oldest) };
   }
 
+  async openUnitsTotals(workspaceId: string, sessionId: string, observedIds: readonly string[]): Promise<Map<string, UnitTotals>> {
+    if (observedIds.length === 0) return new Map();
+    const rows = await this.db.all<{ observed_id: string; items: number | string; tokens: number | string | null; oldest: unknown }>(
+      `SELECT observed_id, count(*) AS items, sum(tokens) AS tokens, min(created_at) AS oldest FROM representation_items
+       WHERE workspace_id = ? AND session_id = ? AND observed_id IN (${observedIds.map(() => '?').join(', ')}) AND processed_at IS NULL
+       GROUP BY observed_id`,
+      [workspaceId, sessionId, ...observedIds],
+    );
+    return new Map(
+      rows.map((row) => [row.observed_id, { items: Number(row.items), tokens: Number(row.tokens ?? 0), oldest: row.oldest == null ? undefined : this.dialect.readTime(row.oldest) }]),
+    );
+  }
+
   async openItems(workspaceId: string, sessionId: string, observedId: string, limit: number): Promise<OpenRepresentationItem[]> {
     const c = this.dialect;
     const rows = await this.db.all<ItemRow>(

@@ -56,15 +56,18 @@ export class SqlSessionStore implements SessionStore {
     return this.findLocking(workspaceId, id, this.d.forWrite);
   }
 
-  async findForMessages(workspaceId: string, id: string): Promise<MessageWriteTarget | undefined> {
+  async findForMessages(workspaceId: string, id: string, waitingKind: string): Promise<MessageWriteTarget | undefined> {
     const d = this.d;
-    // the workspace's parts as subqueries, not a join: the lock takes the session's row alone
-    const row = await this.db.get<SessionRow & { message_count: number | string; workspace_configuration: unknown; webhook_endpoint_ids: unknown }>(
+    // the workspace's parts as subqueries, not a join: the lock takes the session's row alone; the
+    // waiting jobs through jobs_open_kind (the open jobs' condition word for word, for SQLite)
+    const row = await this.db.get<SessionRow & { message_count: number | string; workspace_configuration: unknown; webhook_endpoint_ids: unknown; waiting_keys: unknown }>(
       `SELECT ${SESSION_COLUMNS}, s.message_count,
          (SELECT w.configuration FROM workspaces w WHERE w.id = s.workspace_id) AS workspace_configuration,
-         (SELECT ${d.orderedArrayOf('e.id', 'e.pk')} FROM webhook_endpoints e WHERE e.workspace_id = s.workspace_id) AS webhook_endpoint_ids
+         (SELECT ${d.orderedArrayOf('e.id', 'e.pk')} FROM webhook_endpoints e WHERE e.workspace_id = s.workspace_id) AS webhook_endpoint_ids,
+         (SELECT ${d.orderedArrayOf('j.queue_key', 'j.queue_key')} FROM jobs j
+          WHERE j.kind = ? AND j.status IN ('pending', 'running') AND j.status = 'pending' AND j.workspace_id = s.workspace_id) AS waiting_keys
        FROM sessions s WHERE s.workspace_id = ? AND s.id = ?${d.forWrite}`,
-      [workspaceId, id],
+      [waitingKind, workspaceId, id],
     );
     if (row === undefined) return undefined;
     return {
@@ -72,6 +75,7 @@ export class SqlSessionStore implements SessionStore {
       messageCount: Number(row.message_count),
       workspaceConfiguration: row.workspace_configuration === null || row.workspace_configuration === undefined ? {} : d.readJson(row.workspace_configuration),
       webhookEndpointIds: readTextList(row.webhook_endpoint_ids),
+      waitingKeys: readTextList(row.waiting_keys),
     };
   }
 

@@ -68,6 +68,8 @@ export interface ReasoningStore {
   /** Queues items; an item already queued (same message and observed peer) is left as it is. Returns how many were added. */
   addRepresentationItems(items: NewRepresentationItem[], now: Date): Promise<number>;
   openUnitTotals(workspaceId: string, sessionId: string, observedId: string): Promise<UnitTotals>;
+  /** `openUnitTotals` of several units of one session in one statement, by observed peer (a unit without open items is left out). */
+  openUnitsTotals(workspaceId: string, sessionId: string, observedIds: readonly string[]): Promise<Map<string, UnitTotals>>;
   /** A unit's open items in message order, with their messages. */
   openItems(workspaceId: string, sessionId: string, observedId: string, limit: number): Promise<OpenRepresentationItem[]>;
   /** Open items of a workspace (or one session of it). */

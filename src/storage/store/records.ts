@@ -42,6 +42,8 @@ export interface MessageWriteTarget {
   workspaceConfiguration: JsonObject;
   /** The workspace's webhook endpoints, oldest first (as `WebhookStore.ids`). */
   webhookEndpointIds: string[];
+  /** The queue keys of the workspace's pending jobs of the kind asked for (the automatic dreams a write postpones). */
+  waitingKeys: string[];
 }
 
 export interface MembershipRecord {

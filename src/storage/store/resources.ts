@@ -101,10 +101,10 @@ export interface SessionStore {
   findForWrite(workspaceId: string, id: string): Promise<SessionRecord | undefined>;
   /**
    * `findForWrite` for a message write, with what it reads next (the session's message count,
-   * its workspace's configuration and webhook endpoints) in the same statement: every
-   * statement of a write is a round trip while its session's row is held.
+   * its workspace's configuration, webhook endpoints and pending jobs of `waitingKind`) in the
+   * same statement: every statement of a write is a round trip while its session's row is held.
    */
-  findForMessages(workspaceId: string, id: string): Promise<MessageWriteTarget | undefined>;
+  findForMessages(workspaceId: string, id: string, waitingKind: string): Promise<MessageWriteTarget | undefined>;
   /**
    * `find` for a transaction that writes rows belonging to the session but not the session's own
    * row (the deriver's and the summarizer's results): the row cannot be deleted until the

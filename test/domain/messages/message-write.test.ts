@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDomainContext } from '../../../src/domain/context.js';
-import { EMBED_MESSAGES, REPRESENT, SUMMARIZE } from '../../../src/domain/job-kinds.js';
+import { DREAM_AUTO, EMBED_MESSAGES, newJob, REPRESENT, SUMMARIZE } from '../../../src/domain/job-kinds.js';
+import { dreamQueueKey } from '../../../src/domain/scheduling/dream-schedule.js';
 import { createMessages } from '../../../src/domain/messages/messages.js';
 import { buildModels } from '../../../src/llm/models.js';
 import { reasoningRuntime } from '../../../src/runtime/runtime.js';
+import { DIALECTS } from '../../../src/storage/sql/dialects.js';
 import { SqlStore } from '../../../src/storage/sql/sql-store.js';
 import { startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
 import { reasoningApps } from '../../support/reasoning-harness.js';
@@ -82,6 +84,49 @@ describe('a message write', () => {
     expect(deliveries.slice(16).map((d) => d.id.split(':')[1])).toEqual([0, 1, 2].flatMap(() => endpoints.map((e) => e.id)));
     expect(Number((await driver.get<{ n: number | string }>('SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, EMBED_MESSAGES]))?.n)).toBe(2);
     expect(Number((await driver.get<{ n: number | string }>('SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, REPRESENT]))?.n)).toBe(1);
+  });
+
+  it('counts from what the writes before it committed, when writes to one session come at once', async () => {
+    const { api, ws } = await recordedWrites();
+    const driver = api.database.driver;
+    expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {} }, configuration: { summary: { messages_per_short_summary: 10, messages_per_long_summary: 20 } } })).status).toBe(201);
+    // 30 writes of one message at once: each waits for the session's row, and its message's number
+    // (which places the summaries) counts every message committed before it
+    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: `turn ${i}` }] })));
+    expect(responses.map((r) => r.status)).toEqual(responses.map(() => 201));
+    const rows = await driver.all<{ payload: unknown }>('SELECT payload FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, SUMMARIZE]);
+    const payloads = rows.map((j) => (typeof j.payload === 'string' ? JSON.parse(j.payload) : j.payload) as { messageSeq: number; kinds: string[]; messageId: string });
+    expect(payloads.map((p) => [p.messageSeq, p.kinds]).sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual([
+      [10, ['short']],
+      [20, ['short', 'long']],
+      [30, ['short']],
+    ]);
+    // each at the message stored in that place
+    const order = (await driver.all<{ id: string }>('SELECT id FROM messages WHERE workspace_id = ? ORDER BY pk', [ws])).map((m) => m.id);
+    for (const p of payloads) expect(order.indexOf(p.messageId) + 1).toBe(p.messageSeq);
+  });
+
+  it('postpones only the automatic dreams that wait, and each of them', async () => {
+    const { api, ctx, issued, ws } = await recordedWrites();
+    const driver = api.database.driver;
+    expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {}, bob: { observe_others: true } } })).status).toBe(201);
+    await createMessages(ctx, ws, 's1', messages('alice', 1));
+    const postponing = () => issued.filter((s) => /^UPDATE jobs SET run_after = \?, kind = \?/.test(s.sql.replace(/\s+/g, ' ')));
+    // no dream waits: nothing to move, no statement for it
+    issued.length = 0;
+    await createMessages(ctx, ws, 's1', messages('alice', 1, 2));
+    expect(postponing()).toEqual([]);
+    // one waits, bob's about alice: moved by the next write, and only it
+    const past = new Date(Date.now() - 60_000);
+    await ctx.store.jobs.enqueue(
+      [newJob({ id: `dream-${ws}`, kind: DREAM_AUTO, workspaceId: ws, queueKey: dreamQueueKey({ workspaceId: ws, observerId: 'bob', observedId: 'alice' }), payload: { workspaceId: ws, observerId: 'bob', observedId: 'alice', dreamType: 'omni', sessionId: null, rebuild: false }, maxAttempts: 2, runAfter: past })],
+      past,
+    );
+    issued.length = 0;
+    await createMessages(ctx, ws, 's1', messages('alice', 1, 3));
+    expect(postponing()).toHaveLength(1);
+    const dream = await driver.get<{ run_after: unknown }>('SELECT run_after FROM jobs WHERE id = ?', [`dream-${ws}`]);
+    expect(DIALECTS[driver.dialect].readTime(dream!.run_after).getTime()).toBeGreaterThan(Date.now() + 60_000);
   });
 
   it("follows its workspace's configuration and a sender who joins with the write", async () => {
