@@ -1,6 +1,7 @@
 import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/runtime/runtime.js';
-import type { FakeModelServer, ScriptedAnswer } from './fake-model-server.js';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startFakeModelServer, type FakeModelServer, type ScriptedAnswer } from './fake-model-server.js';
 import { buildTestApp, uniqueId, type TestApi } from './test-app.js';
 
 /** What the reasoning tests share: an app on the fake model server, its worker, and a drain. */
@@ -40,6 +41,25 @@ export function reasoningApps(fake: () => FakeModelServer) {
       }
     },
   };
+}
+
+/**
+ * A test file's fake model server (started before its tests, closed after them) and its
+ * reasoningApps (each test's stopped after it).
+ */
+export function reasoningSuite(): { fake: () => FakeModelServer; apps: ReturnType<typeof reasoningApps> } {
+  let server: FakeModelServer | undefined;
+  const fake = () => {
+    if (server === undefined) throw new Error('the fake model server starts in beforeAll');
+    return server;
+  };
+  beforeAll(async () => {
+    server = await startFakeModelServer();
+  });
+  afterAll(() => server?.close());
+  const apps = reasoningApps(fake);
+  afterEach(() => apps.stopAll());
+  return { fake, apps };
 }
 
 /**

@@ -80,8 +80,13 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
     const now = ctx.now();
+    // the peers named, in one statement, kept to the commit (before the count rows saveConclusions
+    // takes: the lock order): a peer being deleted is not among them, and cannot be marked until then
+    const livePeers = await store.peers.keepLivePeers(
+      workspaceId,
+      inputs.flatMap((input) => [input.observerId, input.observedId]),
+    );
     const knownSessions = new Set<string>();
-    const knownPeers = new Set<string>();
     for (const input of inputs) {
       const sessionId = input.sessionId ?? null;
       if (sessionId !== null && !knownSessions.has(sessionId)) {
@@ -90,9 +95,7 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
         knownSessions.add(sessionId);
       }
       for (const peerId of [input.observerId, input.observedId]) {
-        if (knownPeers.has(peerId)) continue;
-        if ((await store.peers.find(workspaceId, peerId)) === undefined) throw notFound(`Peer ${peerId} not found in workspace ${workspaceId}`);
-        knownPeers.add(peerId);
+        if (!livePeers.has(peerId)) throw notFound(`Peer ${peerId} not found in workspace ${workspaceId}`);
       }
     }
     await checkSupersedes(ctx, workspaceId, inputs);
@@ -112,7 +115,7 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
       },
       vector: vectors?.[index],
     }));
-    const saved = await saveConclusions(store, drafts, { semantic: ctx.reasoning?.settings.deriver.deduplicate ?? false, now });
+    const saved = await saveConclusions(store, drafts, { semantic: ctx.reasoning?.settings.deriver.deduplicate ?? false, now, keptPeers: { workspaceId, ids: livePeers } });
     // a peer marked for deletion since it was read above: nothing of the request is written
     const discarded = saved.find((s) => s.outcome === 'discarded');
     if (discarded !== undefined) {

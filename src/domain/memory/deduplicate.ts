@@ -58,15 +58,23 @@ function unionIds(a: string[] | null, b: string[] | null): string[] | null {
   return [...new Set([...(a ?? []), ...(b ?? [])])];
 }
 
+export interface SaveOptions {
+  semantic: boolean;
+  now: Date;
+  /** Live peers of a workspace the caller keeps already (PeerStore.keepLivePeers in this transaction): not read again. */
+  keptPeers?: { workspaceId: string; ids: ReadonlySet<string> };
+}
+
 /** Stores `drafts` deduplicated as described above; one result per draft, in order. */
-export async function saveConclusions(store: Store, all: readonly ConclusionDraft[], options: { semantic: boolean; now: Date }): Promise<SavedConclusion[]> {
+export async function saveConclusions(store: Store, all: readonly ConclusionDraft[], options: SaveOptions): Promise<SavedConclusion[]> {
   // The peers first, kept to the commit (after the session's row, before the count rows: the
   // lock order): a peer whose deletion was marked meanwhile gets nothing written for it, and a
   // mark coming now waits for this commit, so its purge finds what this writes.
-  const live = new Map<string, Set<string>>();
+  const live = new Map<string, ReadonlySet<string>>();
   for (const workspaceId of new Set(all.map((draft) => draft.record.workspaceId))) {
     const ids = all.filter((draft) => draft.record.workspaceId === workspaceId).flatMap((draft) => [draft.record.observerId, draft.record.observedId]);
-    live.set(workspaceId, await store.peers.keepLivePeers(workspaceId, ids));
+    const kept = options.keptPeers?.workspaceId === workspaceId ? options.keptPeers.ids : undefined;
+    live.set(workspaceId, kept !== undefined && ids.every((id) => kept.has(id)) ? kept : await store.peers.keepLivePeers(workspaceId, ids));
   }
   const isLive = ({ record }: ConclusionDraft) => {
     const peers = live.get(record.workspaceId);

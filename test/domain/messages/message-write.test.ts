@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDomainContext } from '../../../src/domain/context.js';
 import { DREAM_AUTO, EMBED_MESSAGES, newJob, REPRESENT, SUMMARIZE } from '../../../src/domain/job-kinds.js';
 import { dreamQueueKey } from '../../../src/domain/scheduling/dream-schedule.js';
@@ -7,8 +7,7 @@ import { buildModels } from '../../../src/llm/models.js';
 import { reasoningRuntime } from '../../../src/runtime/runtime.js';
 import { DIALECTS } from '../../../src/storage/sql/dialects.js';
 import { SqlStore } from '../../../src/storage/sql/sql-store.js';
-import { startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
-import { reasoningApps } from '../../support/reasoning-harness.js';
+import { reasoningSuite } from '../../support/reasoning-harness.js';
 import { recordingExecutor } from '../../support/recording-executor.js';
 
 /*
@@ -21,13 +20,7 @@ import { recordingExecutor } from '../../support/recording-executor.js';
  * count, each endpoint gets its delivery in order, a workspace's configuration is followed.
  */
 
-let fake: FakeModelServer;
-beforeAll(async () => {
-  fake = await startFakeModelServer();
-});
-afterAll(() => fake.close());
-const apps = reasoningApps(() => fake);
-afterEach(() => apps.stopAll());
+const { apps } = reasoningSuite();
 
 const LIMITS = { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 2 };
 

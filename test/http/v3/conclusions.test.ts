@@ -74,6 +74,9 @@ describe('POST /v3/workspaces/{w}/conclusions', () => {
       [{ ...good, session_id: 'nope' }, `Session nope not found in workspace ${ws}`],
       [{ ...good, observer_id: 'dave' }, `Peer dave not found in workspace ${ws}`],
       [{ ...good, observed_id: 'erin' }, `Peer erin not found in workspace ${ws}`],
+      // in request order: the session, then the observer, then the observed peer
+      [{ ...good, session_id: 'nope', observer_id: 'dave' }, `Session nope not found in workspace ${ws}`],
+      [{ ...good, observer_id: 'dave', observed_id: 'erin' }, `Peer dave not found in workspace ${ws}`],
     ];
     for (const [bad, detail] of cases) {
       const response = await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [good, bad] });
