@@ -116,7 +116,8 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
       vector: vectors?.[index],
     }));
     const saved = await saveConclusions(store, drafts, { semantic: ctx.reasoning?.settings.deriver.deduplicate ?? false, now, keptPeers: { workspaceId, ids: livePeers } });
-    // a peer marked for deletion since it was read above: nothing of the request is written
+    // a peer marked for deletion: nothing of the request is written (its peers are kept from the
+    // start, so none should be; an item dropped unnoticed would be worse than this check)
     const discarded = saved.find((s) => s.outcome === 'discarded');
     if (discarded !== undefined) {
       const alive = await store.peers.keepLivePeers(workspaceId, [discarded.record.observerId, discarded.record.observedId]);

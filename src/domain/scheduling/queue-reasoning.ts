@@ -68,7 +68,8 @@ function memberPeerConfigurations(members: readonly MembershipRecord[]): Map<str
 /**
  * Queues the reasoning work of messages just stored in `session` (inside the caller's
  * transaction): representation items for the observers the configuration chooses, and summary
- * jobs at the intervals, and their embedding (embeddings.ts). `countBefore` is the session's message count before these messages.
+ * jobs at the intervals, and their embedding (embeddings.ts). `countBefore` is the session's message count before these messages;
+ * `options`, what the caller read already and where the new jobs go (QueueOptions).
  * Does nothing while reasoning is off (`engram derive` queues such messages later).
  */
 export async function queueReasoning(
