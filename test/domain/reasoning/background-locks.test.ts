@@ -1,11 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reasoningRuntime } from '../../../src/runtime/runtime.js';
 import { createDomainContext } from '../../../src/domain/context.js';
 import { processRepresentationUnit, type RepresentOutcome } from '../../../src/domain/reasoning/deriver.js';
 import { buildModels } from '../../../src/llm/models.js';
 import type { Store } from '../../../src/storage/store.js';
-import { startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
-import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { drainWorkspace, facts, type ReasoningSetup, reasoningSuite } from '../../support/reasoning-harness.js';
 import { DIALECT } from '../../support/test-app.js';
 
 /*
@@ -16,14 +15,8 @@ import { DIALECT } from '../../support/test-app.js';
  * deadlock (the driver counts every one it ran again) and no failed request, on either store.
  */
 
-let fake: FakeModelServer;
-beforeAll(async () => {
-  fake = await startFakeModelServer();
-});
-afterAll(() => fake.close());
-
-const apps = reasoningApps(() => fake);
-afterEach(() => apps.stopAll());
+const suite = reasoningSuite();
+const apps = suite.apps;
 
 const LIMITS = { sessionObservers: 10, webhookEndpoints: 10, jobMaxAttempts: 2 };
 
@@ -93,7 +86,7 @@ describe.runIf(DIALECT === 'postgres')('a deriver batch held open mid-transactio
     prepare: (ws: string) => Promise<void> = async () => undefined,
   ) {
     const { api, ws } = s;
-    fake.script.defaultChat(facts('alice drinks tea', 'alice has a cat'));
+    suite.fake().script.defaultChat(facts('alice drinks tea', 'alice has a cat'));
     expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {}, bob: { observe_others: true } } })).status).toBe(201);
     const first = await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I drink tea' }, { peer_id: 'alice', content: 'my cat sleeps' }] });
     expect(first.status, first.text).toBe(201);
@@ -253,7 +246,7 @@ describe('a randomized mix of requests beside the background work', () => {
       DERIVER_DEDUPLICATE: 'true',
     });
     const { api, ws, worker } = s;
-    fake.script.defaultChat(facts('the peer plans a trip', 'the peer keeps a garden'));
+    suite.fake().script.defaultChat(facts('the peer plans a trip', 'the peer keeps a garden'));
     const peers = ['ana', 'ben', 'cy', 'dee'];
     const sessions = ['s0', 's1', 's2', 's3'];
     for (const id of sessions) {

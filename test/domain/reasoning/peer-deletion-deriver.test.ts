@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
-import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { heldAnswer } from '../../support/fake-model-server.js';
+import { drainWorkspace, facts, type ReasoningSetup, reasoningSuite } from '../../support/reasoning-harness.js';
 import { DIALECT, uniqueId, type TestApi } from '../../support/test-app.js';
 
 /*
@@ -11,14 +11,8 @@ import { DIALECT, uniqueId, type TestApi } from '../../support/test-app.js';
  * from makes the batch run again without them. Vectors go with their rows. Both stores.
  */
 
-let fake: FakeModelServer;
-beforeAll(async () => {
-  fake = await startFakeModelServer();
-});
-afterAll(() => fake.close());
-
-const apps = reasoningApps(() => fake);
-afterEach(() => apps.stopAll());
+const suite = reasoningSuite();
+const apps = suite.apps;
 const holds: (() => void)[] = [];
 afterEach(() => holds.splice(0).forEach((release) => release()));
 
@@ -59,7 +53,7 @@ describe('deleting a peer while the deriver runs', () => {
     const { api, ws } = s;
     // bob observes alice too: a batch about bob has alice as an observer and bob's own view
     expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: { observe_others: true }, bob: { observe_others: true } })).status).toBe(200);
-    fake.script.defaultChat(facts('bob likes maps'));
+    suite.fake().script.defaultChat(facts('bob likes maps'));
     expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'bob', content: 'I love maps' }] })).status).toBe(201);
     await drainWorkspace(s, { allJobs: true });
     expect(await count(api, "SELECT count(*) AS n FROM conclusions WHERE workspace_id = ? AND observer_id = 'alice'", [ws])).toBe(1);
@@ -69,7 +63,7 @@ describe('deleting a peer while the deriver runs', () => {
 
     // the next answers are held back until alice is deleted and purged
     const hold = heldBack();
-    fake.script.defaultChat((request) =>
+    suite.fake().script.defaultChat((request) =>
       String(request.body.messages[0].content).includes('Participant: alice')
         ? { ...facts('alice has a sister'), until: hold.until }
         : { ...facts('bob visits Lisbon'), until: hold.until },
@@ -84,7 +78,7 @@ describe('deleting a peer while the deriver runs', () => {
         })
       ).status,
     ).toBe(201);
-    await vi.waitFor(() => expect(fake.requests('chat').length).toBeGreaterThanOrEqual(3), { timeout: 10_000 });
+    await vi.waitFor(() => expect(suite.fake().requests('chat').length).toBeGreaterThanOrEqual(3), { timeout: 10_000 });
 
     const deleted = await api.delete(`/v3/workspaces/${ws}/peers/alice`);
     expect(deleted.status, deleted.text).toBe(202);
@@ -158,14 +152,14 @@ describe('forgetting while the deriver runs', () => {
     const s = await apps.start();
     const { api, ws } = s;
     expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: {} })).status).toBe(200);
-    fake.script.defaultChat(facts('alice drinks coffee'));
+    suite.fake().script.defaultChat(facts('alice drinks coffee'));
     const first = await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'coffee every morning' }] });
     await drainWorkspace(s, { allJobs: true });
     expect(await count(api, 'SELECT count(*) AS n FROM conclusions WHERE workspace_id = ?', [ws])).toBe(1);
 
     // a second message about coffee is with the model when alice's coffee is forgotten, messages included
     const hold = heldBack();
-    fake.script.defaultChat((request) =>
+    suite.fake().script.defaultChat((request) =>
       String(request.body.messages[0].content).includes('more coffee') ? { ...facts('alice drinks a lot of coffee'), until: hold.until } : facts('alice reads'),
     );
     const second = await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, {
@@ -175,7 +169,7 @@ describe('forgetting while the deriver runs', () => {
       ],
     });
     expect(second.status).toBe(201);
-    await vi.waitFor(() => expect(fake.requests('chat').length).toBe(2), { timeout: 10_000 });
+    await vi.waitFor(() => expect(suite.fake().requests('chat').length).toBe(2), { timeout: 10_000 });
     // the preview finds the stored fact and its source; the held batch's second message is removed too
     const body = { observed: 'alice', query: 'coffee', include_messages: true };
     const preview = await api.post(`/v3/workspaces/${ws}/forget`, body);

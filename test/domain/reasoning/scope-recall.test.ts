@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { drainWorkspace, facts, reasoningApps } from '../../support/reasoning-harness.js';
-import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../../support/fake-model-server.js';
+import { describe, expect, it } from 'vitest';
+import { drainWorkspace, facts, reasoningSuite } from '../../support/reasoning-harness.js';
+import { type RecordedRequest } from '../../support/fake-model-server.js';
 
 /*
  * The reference's end-to-end case of scopes (shared/reference/scopes.md S11, scope_confines_recall):
@@ -10,13 +10,8 @@ import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from
  * without the scope the chat sees them.
  */
 
-let fake: FakeModelServer;
-beforeAll(async () => {
-  fake = await startFakeModelServer();
-});
-afterAll(() => fake.close());
-const apps = reasoningApps(() => fake);
-afterEach(() => apps.stopAll());
+const suite = reasoningSuite();
+const apps = suite.apps;
 
 const everything = (r: RecordedRequest) => JSON.stringify(r.body.messages);
 
@@ -25,7 +20,7 @@ describe('a scope confines recall', () => {
     const s = await apps.start({ DREAM_ENABLED: 'false' });
     const { api, ws } = s;
     const w = `/v3/workspaces/${ws}`;
-    fake.script.defaultChat((request) =>
+    suite.fake().script.defaultChat((request) =>
       JSON.stringify(request.body.messages).includes('marathon')
         ? facts('alice runs marathons', 'alice plays bass in a band')
         : facts('alice is a data engineer', 'alice works on the billing pipeline'),
@@ -47,16 +42,16 @@ describe('a scope confines recall', () => {
     expect(representation.body.representation).toContain('data engineer');
     expect(representation.body.representation).not.toMatch(/marathon|bass/);
 
-    fake.reset();
+    suite.fake().reset();
     // the agent searches for the hobbies itself: its tools find nothing outside the scope
-    fake.script.chat({ toolCalls: [{ name: 'grep_messages', arguments: { text: 'marathon' } }] });
-    fake.script.chat({ toolCalls: [{ name: 'search_memory', arguments: { query: 'marathon bass hobbies' } }] });
-    fake.script.chat({ toolCalls: [{ name: 'search_messages', arguments: { query: 'marathon' } }] });
-    fake.script.defaultChat({ text: 'I only know about her work.' });
+    suite.fake().script.chat({ toolCalls: [{ name: 'grep_messages', arguments: { text: 'marathon' } }] });
+    suite.fake().script.chat({ toolCalls: [{ name: 'search_memory', arguments: { query: 'marathon bass hobbies' } }] });
+    suite.fake().script.chat({ toolCalls: [{ name: 'search_messages', arguments: { query: 'marathon' } }] });
+    suite.fake().script.defaultChat({ text: 'I only know about her work.' });
     const scopedChat = await api.post(`${w}/peers/assistant/chat`, { scope: 'work', target: 'alice', query: 'What are her hobbies outside work?' });
     expect(scopedChat.status).toBe(200);
     expect(scopedChat.body).toEqual({ content: 'I only know about her work.' });
-    const asked = fake.requests('chat');
+    const asked = suite.fake().requests('chat');
     expect(asked.length).toBeGreaterThan(0);
     expect(asked).toHaveLength(4);
     const toolResults = asked[3].body.messages.filter((m: { role: string }) => m.role === 'tool').map((m: { content: string }) => m.content);
@@ -66,20 +61,20 @@ describe('a scope confines recall', () => {
     expect(JSON.stringify(asked[0].body.messages)).not.toMatch(/marathons|bass/);
 
     // the control: the same chat without the scope sees the hobbies
-    fake.reset();
-    fake.script.chat({ toolCalls: [{ name: 'grep_messages', arguments: { text: 'marathon' } }] });
-    fake.script.defaultChat({ text: 'She runs marathons.' });
+    suite.fake().reset();
+    suite.fake().script.chat({ toolCalls: [{ name: 'grep_messages', arguments: { text: 'marathon' } }] });
+    suite.fake().script.defaultChat({ text: 'She runs marathons.' });
     const open = await api.post(`${w}/peers/assistant/chat`, { target: 'alice', query: 'What are her hobbies outside work?' });
     expect(open.status).toBe(200);
-    expect(everything(fake.requests('chat')[0])).toContain('runs marathons');
-    expect(everything(fake.requests('chat')[1])).toContain('marathon every year');
+    expect(everything(suite.fake().requests('chat')[0])).toContain('runs marathons');
+    expect(everything(suite.fake().requests('chat')[1])).toContain('marathon every year');
   });
 
   it('a list of scopes confines the path peer’s own memory to their sessions', async () => {
     const s = await apps.start({ DREAM_ENABLED: 'false' });
     const { api, ws } = s;
     const w = `/v3/workspaces/${ws}`;
-    fake.script.defaultChat((request) =>
+    suite.fake().script.defaultChat((request) =>
       JSON.stringify(request.body.messages).includes('marathon') ? facts('alice runs marathons') : facts('alice is a data engineer'),
     );
     await api.post(`${w}/sessions`, { id: 'work_session', peers: { alice: {} }, scopes: ['work'] });
@@ -87,10 +82,10 @@ describe('a scope confines recall', () => {
     await api.post(`${w}/sessions/work_session/messages`, { messages: [{ peer_id: 'alice', content: 'I am a data engineer' }] });
     await api.post(`${w}/sessions/personal_session/messages`, { messages: [{ peer_id: 'alice', content: 'I run a marathon' }] });
     await drainWorkspace(s);
-    fake.reset();
-    fake.script.defaultChat({ text: 'ok' });
+    suite.fake().reset();
+    suite.fake().script.defaultChat({ text: 'ok' });
     expect((await api.post(`${w}/peers/alice/chat`, { scope: ['work'], query: 'What does she do?' })).status).toBe(200);
-    const prompt = everything(fake.requests('chat')[0]);
+    const prompt = everything(suite.fake().requests('chat')[0]);
     expect(prompt).toContain('data engineer');
     expect(prompt).not.toContain('marathon');
   });

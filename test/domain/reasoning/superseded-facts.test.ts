@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { drainWorkspace, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
-import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../../support/fake-model-server.js';
+import { describe, expect, it, vi } from 'vitest';
+import { drainWorkspace, type ReasoningSetup, reasoningSuite } from '../../support/reasoning-harness.js';
+import { heldAnswer, type RecordedRequest } from '../../support/fake-model-server.js';
 
 /*
  * Facts over time with a model (docs/reasoning.md, "Facts over time"): the deriver is shown the
@@ -9,14 +9,8 @@ import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRe
  * answers through the real openai transport, on SQLite or PostgreSQL.
  */
 
-let fake: FakeModelServer;
-beforeAll(async () => {
-  fake = await startFakeModelServer();
-});
-afterAll(() => fake.close());
-
-const apps = reasoningApps(() => fake);
-afterEach(() => apps.stopAll());
+const suite = reasoningSuite();
+const apps = suite.apps;
 
 interface Conclusion {
   id: string;
@@ -63,7 +57,7 @@ describe('the deriver and facts that change', () => {
     const [old] = await seed(s, [{ observer: 'alice', content: 'alice lived in Faro' }]);
     expect((await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice left Faro', observer_id: 'alice', observed_id: 'alice', supersedes: [old.id] }] })).status).toBe(201);
 
-    fake.script.defaultChat((request) => {
+    suite.fake().script.defaultChat((request) => {
       if (!isDeriver(request)) return { text: 'ok' };
       const text = prompt(request);
       // the numbers the model is shown: the facts' texts and their place
@@ -84,7 +78,7 @@ describe('the deriver and facts that change', () => {
     expect(sent.status).toBe(201);
     await drainWorkspace(s);
 
-    const deriverPrompts = fake.requests('chat').filter(isDeriver).map(prompt);
+    const deriverPrompts = suite.fake().requests('chat').filter(isDeriver).map(prompt);
     expect(deriverPrompts).toHaveLength(1);
     expect(deriverPrompts[0]).toContain('Facts already known about alice');
     expect(deriverPrompts[0]).toContain('alice lives in Lisbon');
@@ -92,7 +86,7 @@ describe('the deriver and facts that change', () => {
     // superseded facts are not shown, nor another observer's
     expect(deriverPrompts[0]).not.toContain('alice lived in Faro');
     // the answer asked for may name replacements
-    expect(fake.requests('chat').filter(isDeriver)[0].body.response_format.json_schema.schema.properties.explicit.items.properties.replaces).toEqual({ type: 'array', items: { type: 'integer' } });
+    expect(suite.fake().requests('chat').filter(isDeriver)[0].body.response_format.json_schema.schema.properties.explicit.items.properties.replaces).toEqual({ type: 'array', items: { type: 'integer' } });
 
     // the job succeeded once, whatever the bad references
     expect((await jobs(s)).map((j) => [j.status, Number(j.attempts)])).toEqual([['done', 1]]);
@@ -129,7 +123,7 @@ describe('the deriver and facts that change', () => {
       { observer: 'alice', content: 'alice likes green tea' },
     ]);
     const hold = heldAnswer();
-    fake.script.defaultChat((request) => {
+    suite.fake().script.defaultChat((request) => {
       if (!isDeriver(request)) return { text: 'ok' };
       const shown = [...prompt(request).matchAll(/^\[(\d+)\] \d{4}-\d\d-\d\d: (.*)$/gm)];
       const at = (content: string) => Number(shown.find((m) => m[2] === content)![1]);
@@ -137,7 +131,7 @@ describe('the deriver and facts that change', () => {
     });
     expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'Moved to Porto; coffee person now' }] })).status).toBe(201);
     worker.start();
-    await vi.waitFor(() => expect(fake.requests('chat').filter(isDeriver)).toHaveLength(1), { timeout: 10_000 });
+    await vi.waitFor(() => expect(suite.fake().requests('chat').filter(isDeriver)).toHaveLength(1), { timeout: 10_000 });
     // meanwhile a user supersedes one known fact and deletes the other
     const braga = await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice lives in Braga', observer_id: 'alice', observed_id: 'alice', supersedes: [lisbon.id] }] });
     expect(braga.status).toBe(201);
@@ -162,12 +156,12 @@ describe('chat and peer cards over facts that changed', () => {
     const [lisbon] = await seed(s, [{ observer: 'alice', content: 'alice lives in Lisbon' }]);
     expect((await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice lives in Porto', observer_id: 'alice', observed_id: 'alice', supersedes: [lisbon.id] }] })).status).toBe(201);
 
-    fake.script.chat({ toolCalls: [{ name: 'search_memory', arguments: { query: 'where does alice live Lisbon Porto' } }] });
-    fake.script.chat({ toolCalls: [{ name: 'get_observation_context', arguments: { observation_id: lisbon.id } }] });
-    fake.script.chat({ text: 'Alice lives in Porto.' });
+    suite.fake().script.chat({ toolCalls: [{ name: 'search_memory', arguments: { query: 'where does alice live Lisbon Porto' } }] });
+    suite.fake().script.chat({ toolCalls: [{ name: 'get_observation_context', arguments: { observation_id: lisbon.id } }] });
+    suite.fake().script.chat({ text: 'Alice lives in Porto.' });
     const answer = await api.post(`/v3/workspaces/${ws}/peers/alice/chat`, { query: 'Where does alice live? Lisbon or Porto?' });
     expect(answer.status, answer.text).toBe(200);
-    const requests = fake.requests('chat');
+    const requests = suite.fake().requests('chat');
     const first = requests[0].body.messages.map((m: { content: string }) => m.content).join('\n');
     expect(first).toContain('alice lives in Porto');
     expect(first).not.toContain('alice lives in Lisbon');
@@ -185,11 +179,11 @@ describe('chat and peer cards over facts that changed', () => {
     expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/peers`, { alice: {} })).status).toBe(200);
     const [lisbon] = await seed(s, [{ observer: 'alice', content: 'alice lives in Lisbon' }]);
     expect((await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice lives in Porto', observer_id: 'alice', observed_id: 'alice', supersedes: [lisbon.id] }] })).status).toBe(201);
-    fake.script.chat({ toolCalls: [{ name: 'get_recent_observations', arguments: {} }, { name: 'search_memory', arguments: { query: 'Lisbon Porto' } }] });
-    fake.script.defaultChat({ text: 'done' });
+    suite.fake().script.chat({ toolCalls: [{ name: 'get_recent_observations', arguments: {} }, { name: 'search_memory', arguments: { query: 'Lisbon Porto' } }] });
+    suite.fake().script.defaultChat({ text: 'done' });
     expect((await api.post(`/v3/workspaces/${ws}/schedule_dream`, { observer: 'alice', dream_type: 'card_refresh' })).status).toBe(204);
     await drainWorkspace(s, { allJobs: true });
-    const second = fake.requests('chat')[1];
+    const second = suite.fake().requests('chat')[1];
     expect(second).toBeDefined();
     const results = second.body.messages.filter((m: { role: string }) => m.role === 'tool').map((m: { content: string }) => m.content) as string[];
     expect(results).toHaveLength(2);

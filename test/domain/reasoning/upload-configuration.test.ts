@@ -1,10 +1,9 @@
 import { Honcho } from '@honcho-ai/sdk';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../../src/jobs/worker.js';
 import { createWorker } from '../../../src/runtime/runtime.js';
-import { startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
 import { multipartBody, type FormPart } from '../../support/multipart.js';
-import { drainWorkspace, facts, reasoningApps, REASONING_TEST_ENV, silentLogger, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { drainWorkspace, facts, REASONING_TEST_ENV, silentLogger, type ReasoningSetup, reasoningSuite } from '../../support/reasoning-harness.js';
 import { startSdkServer, type SdkServer } from '../../support/sdk-server.js';
 import { uniqueId, type TestApi } from '../../support/test-app.js';
 
@@ -16,14 +15,8 @@ import { uniqueId, type TestApi } from '../../support/test-app.js';
  * answering and the real worker running the queue.
  */
 
-let fake: FakeModelServer;
-beforeAll(async () => {
-  fake = await startFakeModelServer();
-});
-afterAll(() => fake.close());
-
-const apps = reasoningApps(() => fake);
-afterEach(() => apps.stopAll());
+const suite = reasoningSuite();
+const apps = suite.apps;
 
 const file = (text: string): FormPart => ({ name: 'file', value: text, filename: 'notes.txt', contentType: 'text/plain' });
 const field = (name: string, value: string): FormPart => ({ name, value });
@@ -54,25 +47,25 @@ async function uploadAndDrain(s: ReasoningSetup, url: string, configuration: str
 describe('upload configuration over HTTP', () => {
   it('v3: reasoning disabled in the form queues nothing and forms no conclusions; without it the file is derived', async () => {
     const s = await apps.start();
-    fake.script.defaultChat(facts('alice keeps bees'));
+    suite.fake().script.defaultChat(facts('alice keeps bees'));
 
     const off = await uploadAndDrain(s, `/v3/workspaces/${s.ws}/sessions/quiet/messages/upload`, '{"reasoning": {"enabled": false}}', 'I keep bees on my roof');
     expect(off.sent.status).toBe(201);
     expect(off.queued).toBe(0);
-    expect(fake.requests('chat')).toHaveLength(0);
+    expect(suite.fake().requests('chat')).toHaveLength(0);
     expect(await conclusionsAbout(s.api, s.ws, 'alice')).toEqual([]);
 
     const on = await uploadAndDrain(s, `/v3/workspaces/${s.ws}/sessions/loud/messages/upload`, undefined, 'I keep bees on my roof');
     expect(on.sent.status).toBe(201);
     expect(on.queued).toBe(1);
-    expect(fake.requests('chat')).toHaveLength(1);
-    expect(fake.requests('chat')[0].body.messages[0].content).toContain('alice: I keep bees on my roof');
+    expect(suite.fake().requests('chat')).toHaveLength(1);
+    expect(suite.fake().requests('chat')[0].body.messages[0].content).toContain('alice: I keep bees on my roof');
     expect(await conclusionsAbout(s.api, s.ws, 'alice')).toEqual(['alice keeps bees']);
   });
 
   it('v3: the form configuration overrides the session configuration, as a JSON message configuration does', async () => {
     const s = await apps.start();
-    fake.script.defaultChat(facts('alice paints'));
+    suite.fake().script.defaultChat(facts('alice paints'));
     expect((await s.api.post(`/v3/workspaces/${s.ws}/sessions`, { id: 'off', configuration: { reasoning: { enabled: false } } })).status).toBe(201);
     const on = await uploadAndDrain(s, `/v3/workspaces/${s.ws}/sessions/off/messages/upload`, '{"reasoning": {"enabled": true}}', 'I paint on weekends');
     expect(on.queued).toBe(1);
@@ -81,7 +74,7 @@ describe('upload configuration over HTTP', () => {
 
   it('v2: the form configuration is honoured as v2 message create honours it', async () => {
     const s = await apps.start();
-    fake.script.defaultChat(facts('alice sails'));
+    suite.fake().script.defaultChat(facts('alice sails'));
     const off = await uploadAndDrain(s, `/v2/workspaces/${s.ws}/sessions/quiet/messages/upload`, '{"reasoning": {"enabled": false}}', 'I sail in summer');
     expect(off.sent.status).toBe(200);
     expect(off.queued).toBe(0);
@@ -92,7 +85,7 @@ describe('upload configuration over HTTP', () => {
     expect(json.status).toBe(200);
     expect(await s.api.database.store.reasoning.openItemCount(s.ws)).toBe(0);
     await drainWorkspace(s);
-    expect(fake.requests('chat')).toHaveLength(0);
+    expect(suite.fake().requests('chat')).toHaveLength(0);
     expect(await conclusionsAbout(s.api, s.ws, 'alice')).toEqual([]);
 
     const on = await uploadAndDrain(s, `/v2/workspaces/${s.ws}/sessions/loud/messages/upload`, undefined, 'I sail in summer');
@@ -105,7 +98,7 @@ describe('upload configuration through @honcho-ai/sdk', () => {
   let server: SdkServer;
   let worker: Worker;
   beforeAll(async () => {
-    const env = { ...fake.env(), ...REASONING_TEST_ENV, EMBED_MESSAGES: 'false' };
+    const env = { ...suite.fake().env(), ...REASONING_TEST_ENV, EMBED_MESSAGES: 'false' };
     server = await startSdkServer(env, { ownDatabase: true });
     worker = createWorker(server.config, server.database, silentLogger);
   });
@@ -115,8 +108,8 @@ describe('upload configuration through @honcho-ai/sdk', () => {
   });
 
   it("uploadFile's configuration turns reasoning off for the file's messages only", async () => {
-    fake.reset();
-    fake.script.defaultChat(facts('alice grows tomatoes'));
+    suite.fake().reset();
+    suite.fake().script.defaultChat(facts('alice grows tomatoes'));
     const ws = uniqueId('sdkup');
     const honcho = new Honcho({ baseURL: server.baseURL, workspaceId: ws, maxRetries: 0 });
     const session = await honcho.session('garden');
@@ -130,14 +123,14 @@ describe('upload configuration through @honcho-ai/sdk', () => {
     expect(sent?.status).toBe(201);
     expect(await openItems()).toBe(0);
     await drainWorkspace(setup);
-    expect(fake.requests('chat')).toHaveLength(0);
+    expect(suite.fake().requests('chat')).toHaveLength(0);
     const peer = await honcho.peer('alice');
     expect(await peer.conclusions.list()).toMatchObject({ items: [] });
 
     await session.uploadFile(new Blob(['I grow tomatoes'], { type: 'text/plain' }), 'alice');
     expect(await openItems()).toBe(1);
     await drainWorkspace(setup);
-    expect(fake.requests('chat')).toHaveLength(1);
+    expect(suite.fake().requests('chat')).toHaveLength(1);
     const formed = await peer.conclusions.list();
     expect(formed.items.map((c) => c.content)).toEqual(['alice grows tomatoes']);
   });
