@@ -108,13 +108,7 @@ export class SqlReasoningStore implements ReasoningStore {
   }
 
   async openUnitTotals(workspaceId: string, sessionId: string, observedId: string): Promise<UnitTotals> {
-    const row = await this.db.get<{ items: number | string; tokens: number | string | null; oldest: unknown }>(
-      `SELECT count(*) AS items, sum(tokens) AS tokens, min(created_at) AS oldest FROM representation_items
-       WHERE workspace_id = ? AND session_id = ? AND observed_id = ? AND processed_at IS NULL`,
-      [workspaceId, sessionId, observedId],
-    );
-    const items = Number(row?.items ?? 0);
-    return { items, tokens: Number(row?.tokens ?? 0), oldest: items === 0 || row?.oldest == null ? undefined : this.dialect.readTime(row.oldest) };
+    return (await this.openUnitsTotals(workspaceId, sessionId, [observedId])).get(observedId) ?? { items: 0, tokens: 0, oldest: undefined };
   }
 
   async openUnitsTotals(workspaceId: string, sessionId: string, observedIds: readonly string[]): Promise<Map<string, UnitTotals>> {
