@@ -35,7 +35,8 @@ describe('GET /metrics', () => {
     expect(text).toContain('engram_http_requests_total{method="POST",route="/v3/workspaces/:workspace_id/peers/list",status="200"} 2');
     expect(text).toContain('engram_http_requests_total{method="POST",route="/v3/workspaces/:workspace_id/peers/list",status="422"} 1');
     expect(text).toMatch(/engram_http_request_duration_seconds_count\{method="POST",route="\/v3\/workspaces\/:workspace_id\/peers\/list"\} 3/);
-    expect(text).toContain('engram_queue_jobs{status="pending"}');
+    // the open and dead-lettered jobs; not the finished ones kept (a day's worth)
+    expect(text.match(/^engram_queue_jobs\{status="(\w+)"\} \d+$/gm)?.map((line) => /"(\w+)"/.exec(line)![1])).toEqual(['pending', 'running', 'dead']);
     expect(text).not.toContain(ws);
   });
 

@@ -79,13 +79,8 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     await store.countByStatus();
     expect(issued).toHaveLength(1);
     const plan = (await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${issued[0].sql}`)).map((row) => row.detail).filter((detail) => /\bjobs\b/.test(detail));
-    // open jobs, finished ones (a day's worth, read from the index alone), dead-lettered ones
-    expect(plan).toEqual([
-      'SCAN jobs USING COVERING INDEX jobs_claimable',
-      'SCAN jobs USING COVERING INDEX jobs_claimable',
-      'SCAN jobs USING COVERING INDEX jobs_finished',
-      'SCAN jobs USING COVERING INDEX jobs_dead',
-    ]);
+    // open jobs and dead-lettered ones; not the finished ones (a day's worth)
+    expect(plan).toEqual(['SCAN jobs USING COVERING INDEX jobs_claimable', 'SCAN jobs USING COVERING INDEX jobs_claimable', 'SCAN jobs USING COVERING INDEX jobs_dead']);
     // the open jobs by kind: the open jobs' index alone
     await store.countOpenByKind();
     const byKind = (await driver.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${issued[1].sql}`)).map((row) => row.detail).filter((detail) => /\bjobs\b/.test(detail));

@@ -127,7 +127,7 @@ export function mountMetrics(
   const shared = new Registry();
   new Gauge({
     name: 'engram_queue_jobs',
-    help: 'Background jobs in the queue, by status',
+    help: 'Background jobs in the queue (pending, running) and dead-lettered, by status',
     labelNames: ['status'],
     registers: [shared],
     async collect() {

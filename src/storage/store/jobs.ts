@@ -102,7 +102,7 @@ export interface JobStore {
   reschedulePending(queueKey: string, kind: string, runAfter: Date, newKind?: string): Promise<number>;
   /** Pending and running jobs of a queue key (a running job counts itself). */
   openInQueue(queueKey: string): Promise<number>;
-  /** Jobs of every workspace by status (pending, running, done, dead). */
+  /** Jobs of every workspace by status: pending, running and dead (not the finished ones kept, a day's worth). */
   countByStatus(): Promise<Record<string, number>>;
   /** Open jobs of every workspace by kind and status (pending or running). */
   countOpenByKind(): Promise<{ kind: string; status: 'pending' | 'running'; count: number }[]>;
