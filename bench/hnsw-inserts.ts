@@ -12,6 +12,9 @@
  * Variants: the index Engram creates (vector, m 16, ef_construction 64); ef_construction 32;
  * m 8 with ef_construction 32; half-precision (an index on `embedding::halfvec`); binary
  * quantization (an index on `binary_quantize(embedding)`, searched for 4k and re-ranked exactly).
+ * Beside them, what the same rows cost indexed in bulk: loaded into a table without the index,
+ * then the index Engram creates built over them by one CREATE INDEX (maintenance_work_mem 256 MB,
+ * no parallel workers), against the default variant's fill one row at a time.
  *
  * Needs a PostgreSQL with pgvector: BENCH_DATABASE_URL or DATABASE_URL (its tables `hnsw_bench_*`
  * are replaced), e.g. `node scripts/with-postgres.mjs npx tsx bench/hnsw-inserts.ts`.
@@ -92,6 +95,17 @@ for (const [i, variant] of VARIANTS.entries()) {
   process.stderr.write(`  filled ${variant.name}: ${fill[i].toFixed(0)} µs a row\n`);
 }
 
+// the same rows indexed in bulk: loaded first, then one CREATE INDEX over them
+await client.query('DROP TABLE IF EXISTS hnsw_bench_bulk');
+await client.query(`CREATE TABLE hnsw_bench_bulk (id bigserial PRIMARY KEY, embedding vector(${DIMENSIONS}) NOT NULL)`);
+const loaded = await insert('hnsw_bench_bulk', base, 1000);
+await client.query("SET maintenance_work_mem = '256MB'");
+await client.query('SET max_parallel_maintenance_workers = 0');
+const buildStarted = process.hrtime.bigint();
+await client.query(VARIANTS[0].index('hnsw_bench_bulk'));
+const built = Number(process.hrtime.bigint() - buildStarted) / 1000 / ROWS;
+await client.query('DROP TABLE hnsw_bench_bulk');
+
 const tail: number[][] = VARIANTS.map(() => []);
 const ratios: number[][] = VARIANTS.map(() => []);
 for (let round = 0; round < ROUNDS; round++) {
@@ -122,5 +136,9 @@ console.log('|---|---:|---:|---:|---:|---:|');
 for (const [i, variant] of VARIANTS.entries()) {
   console.log(`| ${variant.name} | ${fill[i].toFixed(0)} | ${median(tail[i]).toFixed(0)} | ${median(ratios[i]).toFixed(2)} | ${recall[i].toFixed(3)} | ${sizes[i]} |`);
 }
+console.log(
+  `\nthe ${ROWS} rows indexed in bulk (loaded, then one CREATE INDEX, m 16, ef_construction 64): load ${loaded.toFixed(0)} + build ${built.toFixed(0)} µs a row, ` +
+    `against ${fill[0].toFixed(0)} µs a row inserted into the index: ${((loaded + built) / fill[0]).toFixed(2)} of it`,
+);
 for (const table of tables) await client.query(`DROP TABLE ${table}`);
 await client.end();
