@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
+import { DIALECTS } from '../../src/storage/sql/dialects.js';
+import { SqlMessageStore } from '../../src/storage/sql/message-store.js';
+import { recordingExecutor } from '../support/recording-executor.js';
 
 /*
  * countInScope, which search weights its terms by: workspace and session counts come from the
- * sessions' trigger-kept message counts, and must equal a count of the messages themselves.
+ * trigger-kept message counts (the sessions' and the workspace's), and must equal a count of the
+ * messages themselves.
  */
 
 let api: TestApi;
@@ -36,13 +40,17 @@ describe('countInScope', () => {
     expect(await count({ workspaceId: uniqueId() }, 10_000)).toBe(0);
   });
 
-  it('counts a workspace of more sessions than it sums, with empty sessions among them, and while a session is deleted', async () => {
+  it('counts a workspace of many sessions, with empty sessions among them, and while a session is deleted', async () => {
     const ws = uniqueId();
     for (let i = 0; i < 70; i++) await post(ws, `s${i}`, 'p', 1 + (i % 3));
     for (let i = 0; i < 5; i++) expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: `empty${i}` })).status).toBe(201);
     const expected = Array.from({ length: 70 }, (_, i) => 1 + (i % 3)).reduce((a, b) => a + b, 0);
     expect(await count({ workspaceId: ws }, 10_000)).toBe(expected);
     expect(await count({ workspaceId: ws }, 50)).toBe(50);
+    // one statement, on the workspace's kept counts: not its sessions' nor its messages
+    const { executor, issued } = recordingExecutor(api.database.driver);
+    expect(await new SqlMessageStore(executor, DIALECTS[api.database.driver.dialect]).countInScope({ workspaceId: ws }, 10_000)).toBe(expected);
+    expect(issued.map((statement) => statement.sql)).toEqual([expect.stringContaining('FROM message_counts')]);
     expect((await api.delete(`/v3/workspaces/${ws}/sessions/s0`)).status).toBe(202);
     // whatever the purge has done so far, the count is the messages' own count
     const [stored] = await api.database.driver.all<{ n: number | string }>('SELECT COUNT(*) AS n FROM messages WHERE workspace_id = ?', [ws]);

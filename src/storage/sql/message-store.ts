@@ -4,7 +4,7 @@ import { filterCondition } from './compile-filter.js';
 import type { Dialect, MatchKeys } from './dialect.js';
 import { firstColumn, type SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
-import { countSessionMessages } from './kept-counts.js';
+import { countSessionMessages, countWorkspaceMessages } from './kept-counts.js';
 import { listPage } from './list-page.js';
 import type { SeekPoints } from './seek-points.js';
 import { raw, sql } from './sql.js';
@@ -24,9 +24,6 @@ const SEEN_BY_PEER = `EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_
   AND (sp.left_at IS NULL OR m.created_at <= sp.left_at))`;
 
 /** The `messages` table and its full-text index. */
-/** Sessions whose message counts are summed for a workspace's count before counting messages. */
-const SESSIONS_SUMMED = 64;
-
 /**
  * A workspace holding at most this part of the database's messages (and at most the dialect's
  * `searchSessionTokens` sessions) is searched through its sessions' tokens: FTS5 walks a term's
@@ -309,16 +306,13 @@ export class SqlMessageStore implements MessageStore {
 
   async countInScope(scope: MessageScope, cap: number): Promise<number> {
     if (scope.peerId === undefined) {
-      // sessions keep their messages' count (a trigger, in the insert's transaction): a session's
-      // count is one row, a workspace's the sum over its first sessions when that reaches the cap
-      // or they are all of them
-      if (scope.sessionId !== undefined) return Math.min(cap, await countSessionMessages(this.db, scope.workspaceId, scope.sessionId));
-      const rows = await this.db.all<{ n: number | string }>('SELECT message_count AS n FROM sessions WHERE workspace_id = ? LIMIT ?', [
-        scope.workspaceId,
-        SESSIONS_SUMMED,
-      ]);
-      const sum = rows.reduce((total, row) => total + Number(row.n), 0);
-      if (sum >= cap || rows.length < SESSIONS_SUMMED) return Math.min(cap, sum);
+      // sessions and workspaces keep their messages' counts (triggers, in the insert's
+      // transaction): a session's is one row, a workspace's its stripes (decision 0042), where a
+      // count of its messages up to the cap read 10,000 index entries once it had that many
+      return Math.min(
+        cap,
+        scope.sessionId !== undefined ? await countSessionMessages(this.db, scope.workspaceId, scope.sessionId) : await countWorkspaceMessages(this.db, scope.workspaceId),
+      );
     }
     const where = ['workspace_id = ?'];
     const params: unknown[] = [scope.workspaceId];
