@@ -2,7 +2,7 @@
  * `npm run soak`: a bounded long run of a mixed workload against a real `engram serve` process,
  * reporting over time what a slow leak or a stuck queue would show.
  *
- *   npm run soak -- [--minutes 10] [--clients 8] [--rate 100] [--sample-seconds 15] [--processes 1]
+ *   npm run soak -- [--minutes 10] [--clients 8] [--rate 100] [--sample-seconds 15] [--processes 1] [--workers-apart]
  *
  * --rate is the requests per second all clients aim at together: a soak is a long run at a load
  * the server sustains (webhook deliveries included), not a measurement of its limit.
@@ -18,7 +18,9 @@
  *
  * --processes 2 (PostgreSQL only) starts that many `engram serve` processes on the one database,
  * each with its workers, the clients taking turns among them; the end reports whether any job ran
- * more than once. Every sample also prints the CPU of the servers and of the database's processes
+ * more than once. --workers-apart starts the servers without workers (RUN_WORKERS=false) and one
+ * `engram worker` process beside them, so requests do not share an event loop with the
+ * background work; its CPU and memory count with the servers'. Every sample also prints the CPU of the servers and of the database's processes
  * (a share of one core), and the end the CPU seconds of each part of the run.
  */
 import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -26,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startServerProcess } from '../test/support/server-process.js';
+import { startServerProcess, startWorkerProcess } from '../test/support/server-process.js';
 import { forkServer } from './ipc.js';
 import type { ReceiverTally } from './webhook-receiver.js';
 
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     'sample-seconds': { type: 'string', default: '15' },
     rate: { type: 'string', default: '100' },
     processes: { type: 'string', default: '1' },
+    'workers-apart': { type: 'boolean', default: false },
   },
 });
 const minutes = Number(values.minutes);
@@ -45,6 +48,7 @@ const clients = Number(values.clients);
 const sampleMs = Number(values['sample-seconds']) * 1000;
 const rate = Number(values.rate);
 const processes = Number(values.processes);
+const workersApart = values['workers-apart'] === true;
 if (!(minutes > 0 && minutes <= 240 && clients > 0 && clients <= 256 && sampleMs >= 1000 && rate > 0 && Number.isInteger(processes) && processes >= 1 && processes <= 8)) {
   console.error('soak: --minutes 0..240, --clients 1..256, --sample-seconds >= 1, --rate > 0, --processes 1..8');
   process.exit(2);
@@ -94,10 +98,12 @@ const nodeOptions = [
   ...(process.env.SOAK_NODE_OPTIONS ?? '').split(' ').filter((option) => option !== ''),
 ];
 // one after the other: the first applies the migrations
-const servers = [await startServerProcess(serverEnv, [], nodeOptions)];
-while (servers.length < processes) servers.push(await startServerProcess(serverEnv, [], nodeOptions));
+const servers = [await startServerProcess({ ...serverEnv, ...(workersApart ? { RUN_WORKERS: 'false' } : {}) }, [], nodeOptions)];
+while (servers.length < processes) servers.push(await startServerProcess({ ...serverEnv, ...(workersApart ? { RUN_WORKERS: 'false' } : {}) }, [], nodeOptions));
 const server = servers[0];
-const pids = servers.map((s) => s.child.pid!);
+// the worker logs at info only the line that says it started
+const worker = workersApart ? await startWorkerProcess({ ...serverEnv, LOG_LEVEL: 'info' }) : undefined;
+const pids = [...servers.map((s) => s.child.pid!), ...(worker === undefined ? [] : [worker.child.pid!])];
 
 /** CPU seconds (user and system) of a process so far, from /proc/<pid>/stat; 0 once it is gone. */
 function cpuSeconds(processId: number): number {
@@ -303,7 +309,8 @@ for (let i = 0; i < ENDPOINTS; i++) await call('POST', `/v3/workspaces/${workspa
 
 console.log(
   `soak: ${minutes} min, ${clients} clients aiming at ${rate} requests/s, ${databaseUrl.startsWith('postgres') ? 'PostgreSQL' : 'SQLite'}, ` +
-    `${processes === 1 ? `server pid ${pids[0]}` : `${processes} server processes (pids ${pids.join(', ')})`}`,
+    `${processes === 1 ? `server pid ${pids[0]}` : `${processes} server processes (pids ${pids.slice(0, processes).join(', ')})`}` +
+    (worker === undefined ? '' : `, workers apart (pid ${worker.child.pid})`),
 );
 console.log('   t(s)  req/s  err  p50ms  p99ms | anon MB  file MB  heap MB  fds  handles  lag p99 ms  queued  model chat/embed calls | cpu srv/db');
 if (databaseUrl.startsWith('postgres')) {
@@ -456,8 +463,8 @@ for (const [route, { early, late }] of [...byRoute].sort((a, b) => median(b[1].l
 }
 console.log(problems.length === 0 ? 'soak: flat and clean' : `soak: PROBLEMS\n- ${problems.join('\n- ')}`);
 
-for (const s of servers) s.child.kill('SIGTERM');
-await Promise.all(servers.map((s) => s.exited));
+for (const s of [...servers, ...(worker === undefined ? [] : [worker])]) s.child.kill('SIGTERM');
+await Promise.all([...servers, ...(worker === undefined ? [] : [worker])].map((s) => s.exited));
 await receiver.stop();
 await model.stop();
 // SOAK_KEEP=1 keeps the SQLite file for a look afterwards
