@@ -3,7 +3,8 @@
  * (or DATABASE_URL) gets one workspace with BENCH_QUEUE_SESSIONS (20,000) sessions, each of which
  * had one message reasoned about; in all but BENCH_QUEUE_RECENT (100) of them that work finished
  * two days ago, in the others a minute ago, and the recent sessions hold one open item each. It
- * prints the time of `getQueueStatus` (the route's domain call) for the workspace, for one
+ * prints the time of `getQueueStatus` (the route's domain call, and the answer made JSON) and this
+ * process's CPU for it (the server's share; the database's is the rest) for the workspace, for one
  * session, and for a peer's work (as observer, as sender; session i's messages are sent by
  * user-(i mod 200) and observed by that user and an assistant, both members; and the assistant's, all of the
  * work), median and slowest of 10, how many sessions the answer lists and its size as JSON.
@@ -69,6 +70,9 @@ try {
     let listed = 0;
     let bytes = 0;
     let total = 0;
+    // a call first, so the timed ones do not include the code's first runs
+    await getQueueStatus(ctx, workspaceId, filter);
+    const cpuBefore = process.cpuUsage();
     for (let i = 0; i < 10; i++) {
       const started = performance.now();
       const status = await getQueueStatus(ctx, workspaceId, filter);
@@ -78,9 +82,10 @@ try {
       bytes = body.length;
       total = status.total;
     }
+    const cpu = process.cpuUsage(cpuBefore);
     times.sort((a, b) => a - b);
     console.log(
-      `${label.padEnd(10)} median ${percentile(times, 50).toFixed(2)} ms, slowest ${percentile(times, 100).toFixed(2)} ms; ` +
+      `${label.padEnd(10)} median ${percentile(times, 50).toFixed(2)} ms, slowest ${percentile(times, 100).toFixed(2)} ms, CPU ${((cpu.user + cpu.system) / 10_000).toFixed(2)} ms a call; ` +
         `total_work_units ${total}, ${listed.toLocaleString('en-US')} sessions listed, ${(bytes / 1024).toFixed(1)} KB as JSON`,
     );
   };

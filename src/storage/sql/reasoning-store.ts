@@ -284,36 +284,37 @@ export class SqlReasoningStore implements ReasoningStore {
     const c = this.dialect;
     // processed items from the units' counters of the hours since `finishedSince`; open ones
     // through the index of open items, counted per unit, each unit then in progress while a job
-    // of its queue runs under a live lease (a dead worker's job is pending again). The lease check is one probe of jobs_open per
-    // unit: as a join, PostgreSQL without statistics yet (a new database, before autovacuum's
-    // first ANALYZE) ran the running-jobs subquery once per open item, 0.2 ms each.
+    // of its queue runs under a live lease (a dead worker's job is pending again); all added up
+    // per session, the one thing queue status reads of them (a row per unit with its observers:
+    // 17.6 against 14.4 ms of the server's CPU for a workspace's status of 4,000 sessions on
+    // PostgreSQL, bench/queue-status.ts). The lease check is one probe of jobs_open per unit: as
+    // a join, PostgreSQL without statistics yet (a new database, before autovacuum's first
+    // ANALYZE) ran the running-jobs subquery once per open item, 0.2 ms each.
     const memberships = scope.observerId === undefined ? 0 : await this.sessionCount(workspaceId, scope.observerId);
     const counted = this.unitRows('representation_counters', 't.completed, t.failed', { text: 't.hour >= ?', params: [finishedHour(finishedSince)] }, workspaceId, scope, memberships);
     const open = this.unitRows('representation_items', 't.pk', { text: 't.processed_at IS NULL', params: [] }, workspaceId, scope, memberships);
     const rows = await this.db.all<Record<string, unknown>>(
-      `SELECT session_id, observed_id, observers, SUM(completed) AS completed, SUM(failed) AS failed,
+      `SELECT session_id, SUM(completed) AS completed, SUM(failed) AS failed,
          SUM(in_progress) AS in_progress, SUM(pending) AS pending
        FROM (
-         SELECT session_id, observed_id, observers, completed, failed, 0 AS in_progress, 0 AS pending
+         SELECT session_id, completed, failed, 0 AS in_progress, 0 AS pending
          FROM ${counted.from} AS counted
          UNION ALL
-         SELECT session_id, observed_id, observers, 0, 0, CASE WHEN running THEN n ELSE 0 END, CASE WHEN running THEN 0 ELSE n END
+         SELECT session_id, 0, 0, CASE WHEN running THEN n ELSE 0 END, CASE WHEN running THEN 0 ELSE n END
          FROM (
-           SELECT o.session_id, o.observed_id, o.observers, o.n,
+           SELECT o.session_id, o.n,
              EXISTS (SELECT 1 FROM jobs j
                      WHERE j.queue_key = 'representation:' || ? || ':' || o.session_id || ':' || o.observed_id
                        AND j.status IN ('pending', 'running') AND j.status = 'running' AND j.locked_until >= ?) AS running
-           FROM (SELECT session_id, observed_id, observers, COUNT(*) AS n FROM ${open.from} AS open_items
-                 GROUP BY session_id, observed_id, observers) o
+           FROM (SELECT session_id, observed_id, COUNT(*) AS n FROM ${open.from} AS open_items
+                 GROUP BY session_id, observed_id) o
          ) AS open_units
        ) AS units
-       GROUP BY session_id, observed_id, observers`,
+       GROUP BY session_id`,
       [...counted.params, workspaceId, c.time(now), ...open.params],
     );
     return rows.map((row) => ({
       sessionId: String(row.session_id),
-      observedId: String(row.observed_id),
-      observers: this.readList(row.observers),
       completed: Number(row.completed ?? 0),
       failed: Number(row.failed ?? 0),
       inProgress: Number(row.in_progress ?? 0),

@@ -10,10 +10,9 @@ export interface RepresentationScope {
 }
 
 /** A unit's representation items counted by state, for one set of observers. */
+/** A session's representation work (its units added up). */
 export interface RepresentationCounts extends WorkCounts {
   sessionId: string;
-  observedId: string;
-  observers: string[];
 }
 
 /** A message waiting for the deriver to form conclusions about its sender (reasoning.md R2). */
@@ -97,11 +96,11 @@ export interface ReasoningStore {
     contents: readonly string[],
   ): Promise<Map<string, string>>;
   /**
-   * The workspace's representation items by session, observed peer and observers: processed
-   * without error (completed) or with one (failed) in the hour of `finishedSince` or later, open
-   * in a unit whose job is running under a live lease (in progress), other open ones (pending).
-   * `scope` narrows them to one session, and to the units `observerId` is an observer of or
-   * (when both are given) `senderId` is the observed peer of.
+   * The workspace's representation items counted per session: processed without error
+   * (completed) or with one (failed) in the hour of `finishedSince` or later, open in a unit
+   * whose job is running under a live lease (in progress), other open ones (pending). `scope`
+   * narrows them to one session, and to the units (session, observed peer, observers)
+   * `observerId` is an observer of or (when both are given) `senderId` is the observed peer of.
    */
   representationCounts(workspaceId: string, scope: RepresentationScope, now: Date, finishedSince: Date): Promise<RepresentationCounts[]>;
   /** Deletes up to `limit` of the processed items' counters of hours before `before`'s: how many. */
