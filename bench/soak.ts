@@ -20,8 +20,9 @@
  * each with its workers, the clients taking turns among them; the end reports whether any job ran
  * more than once. --workers-apart starts the servers without workers (RUN_WORKERS=false) and one
  * `engram worker` process beside them, so requests do not share an event loop with the
- * background work; its CPU and memory count with the servers'. Every sample also prints the CPU of the servers and of the database's processes
- * (a share of one core), and the end the CPU seconds of each part of the run.
+ * background work; its CPU and memory count with the servers'. Every sample also prints the CPU
+ * of the servers and of the database's processes (a share of one core), and the end the CPU
+ * seconds of each part of the run.
  */
 import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -98,8 +99,9 @@ const nodeOptions = [
   ...(process.env.SOAK_NODE_OPTIONS ?? '').split(' ').filter((option) => option !== ''),
 ];
 // one after the other: the first applies the migrations
-const servers = [await startServerProcess({ ...serverEnv, ...(workersApart ? { RUN_WORKERS: 'false' } : {}) }, [], nodeOptions)];
-while (servers.length < processes) servers.push(await startServerProcess({ ...serverEnv, ...(workersApart ? { RUN_WORKERS: 'false' } : {}) }, [], nodeOptions));
+const serveEnv = workersApart ? { ...serverEnv, RUN_WORKERS: 'false' } : serverEnv;
+const servers = [await startServerProcess(serveEnv, [], nodeOptions)];
+while (servers.length < processes) servers.push(await startServerProcess(serveEnv, [], nodeOptions));
 const server = servers[0];
 // the worker logs at info only the line that says it started
 const worker = workersApart ? await startWorkerProcess({ ...serverEnv, LOG_LEVEL: 'info' }) : undefined;
@@ -463,8 +465,9 @@ for (const [route, { early, late }] of [...byRoute].sort((a, b) => median(b[1].l
 }
 console.log(problems.length === 0 ? 'soak: flat and clean' : `soak: PROBLEMS\n- ${problems.join('\n- ')}`);
 
-for (const s of [...servers, ...(worker === undefined ? [] : [worker])]) s.child.kill('SIGTERM');
-await Promise.all([...servers, ...(worker === undefined ? [] : [worker])].map((s) => s.exited));
+const children = [...servers, ...(worker === undefined ? [] : [worker])];
+for (const s of children) s.child.kill('SIGTERM');
+await Promise.all(children.map((s) => s.exited));
 await receiver.stop();
 await model.stop();
 // SOAK_KEEP=1 keeps the SQLite file for a look afterwards

@@ -9,8 +9,7 @@ export interface RepresentationScope {
   senderId?: string;
 }
 
-/** A unit's representation items counted by state, for one set of observers. */
-/** A session's representation work (its units added up). */
+/** A session's representation items counted by state (its units added up). */
 export interface RepresentationCounts extends WorkCounts {
   sessionId: string;
 }
