@@ -23,7 +23,6 @@ const SEEN_BY_PEER = `EXISTS (SELECT 1 FROM session_peers sp WHERE sp.workspace_
   AND sp.session_id = m.session_id AND sp.peer_id = ? AND m.created_at >= sp.joined_at
   AND (sp.left_at IS NULL OR m.created_at <= sp.left_at))`;
 
-/** The `messages` table and its full-text index. */
 /**
  * A workspace holding at most this part of the database's messages (and at most the dialect's
  * `searchSessionTokens` sessions) is searched through its sessions' tokens: FTS5 walks a term's
@@ -45,6 +44,7 @@ type NarrowedSearch = MessageSearch & { amongOthers?: boolean };
 /** The largest key (a 64-bit integer), as SQL text. */
 const MAX_KEY = '9223372036854775807';
 
+/** The `messages` table and its full-text index. */
 export class SqlMessageStore implements MessageStore {
   /** `seekPoints`: where earlier pages of its lists ended (seek-points.ts); none inside a transaction. */
   constructor(
