@@ -35,6 +35,9 @@ export interface WorkerOptions {
  */
 export const CHAIN_LENGTH = 16;
 
+/** Between the vector index's upkeep checks while no step is due (Worker.upkeepNow). */
+export const UPKEEP_EVERY_MS = 5_000;
+
 /** Their lease, in leases of one job: each of them starts only while one run's time is left of it. */
 const CHAIN_LEASE_FACTOR = 2;
 
@@ -64,6 +67,9 @@ export class Worker {
   private lastPurge = 0;
   /** The purge of old jobs under way, if any (stop waits for its current batch). */
   private purging: Promise<void> | undefined;
+  /** The vector index's upkeep step under way, if any (stop cancels it), and when the next may start. */
+  private upkeeping: { done: Promise<void>; abort: AbortController } | undefined;
+  private nextUpkeep = 0;
   private readonly now: () => Date;
   private readonly random: () => number;
   /**
@@ -157,6 +163,7 @@ export class Worker {
             }
           }
           this.purgeNow(now);
+          this.upkeepNow(now);
           this.outage.ended();
         } catch (error) {
           if (isStoreUnavailable(error)) {
@@ -277,6 +284,36 @@ export class Worker {
         this.purging = undefined;
       }
     })();
+  }
+
+  /**
+   * The vector index's upkeep (VectorIndex.upkeep: on PostgreSQL, the newest message vectors
+   * indexed at once, parts merged), beside the claims: one step at a time, the next at the next
+   * round while steps are due, else after UPKEEP_EVERY_MS. Every worker tries; the store lets
+   * one at a time work.
+   */
+  private upkeepNow(now: Date): void {
+    const vectors = this.store.vectors;
+    if (vectors.upkeep === undefined || this.upkeeping !== undefined || now.getTime() < this.nextUpkeep) return;
+    const abort = new AbortController();
+    const done = (async () => {
+      let again = false;
+      try {
+        const step = await vectors.upkeep!(abort.signal);
+        if (step?.kind === 'busy') this.options.logger.info({ waitedMs: Math.round(step.waitedMs) }, 'vector index upkeep put off: its lock was busy');
+        else if (step !== undefined) {
+          again = true;
+          this.options.logger.info({ part: step.part.name, rows: step.part.rows, level: step.part.level, from: step.from, ms: Math.round(step.ms), lockedMs: Math.round(step.lockedMs) }, `message vectors ${step.kind}`);
+        }
+      } catch (error) {
+        // a stop cancels the step; an outage is the claims' to report
+        if (!abort.signal.aborted && !isStoreUnavailable(error)) this.options.logger.error({ err: error }, 'vector index upkeep failed');
+      } finally {
+        this.nextUpkeep = now.getTime() + (again ? 0 : UPKEEP_EVERY_MS);
+        this.upkeeping = undefined;
+      }
+    })();
+    this.upkeeping = { done, abort };
   }
 
   /**
@@ -461,6 +498,8 @@ export class Worker {
     this.wake?.();
     await this.loopDone;
     await this.purging;
+    this.upkeeping?.abort.abort(new Error('the worker is stopping'));
+    await this.upkeeping?.done;
     const running = [...this.active.keys()];
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([

@@ -36,12 +36,25 @@ export interface VectorIndex {
   /** Removes every vector and the fixed size (`engram reembed` then embeds everything again). */
   clear(): Promise<void>;
   /**
+   * One step of the index's background upkeep, if one is due (PostgreSQL: the newest message
+   * vectors sealed into a part indexed at once, or parts merged; storage/postgres/
+   * message-vector-parts.ts); undefined when none is or another process is at it. Absent where
+   * there is none, and on a store bound to a transaction. The worker calls it beside its claims;
+   * `signal` stops a step under way (rolled back).
+   */
+  upkeep?(signal?: AbortSignal): Promise<VectorUpkeepStep | undefined>;
+  /**
    * A page of the stored vectors of live conclusions or of message chunks of the workspaces
    * `workspaceIds` (undefined: all), in the owners' storage order then by chunk, after `after`
    * (the previous page's `next`): `engram export --with-vectors`.
    */
   exportPage(what: 'conclusions' | 'messages', workspaceIds: readonly string[] | undefined, after: readonly (string | number)[] | undefined, limit: number): Promise<VectorExportPage>;
 }
+
+/** What one upkeep step did. `busy`: the lock it needs was not free within its wait; nothing changed. */
+export type VectorUpkeepStep =
+  | { kind: 'sealed' | 'merged'; part: { name: string; level: number; rows: number }; from: number; ms: number; lockedMs: number }
+  | { kind: 'busy'; waitedMs: number };
 
 export interface VectorExportPage {
   /** The owner's id and workspace, the chunk (0 for a conclusion) and the floats. */

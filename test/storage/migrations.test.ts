@@ -70,8 +70,9 @@ describe('migrations', () => {
     );
     await pg.close();
     const actual: Record<string, string[]> = {};
-    // pgvector's tables; SQLite creates its vec0 tables with the first vector (sqlite-vector-index.ts)
-    const vectorTables = new Set(['conclusion_vectors', 'message_vectors']);
+    // pgvector's tables, the message vectors' open part and their parts' catalog; SQLite creates
+    // its vec0 tables with the first vector (sqlite-vector-index.ts)
+    const vectorTables = new Set(['conclusion_vectors', 'message_vectors', 'message_vectors_open', 'message_vector_parts']);
     for (const row of rows) if (!vectorTables.has(row.table_name)) (actual[row.table_name] ??= []).push(row.column_name);
     for (const name of Object.keys(actual)) actual[name].sort();
     expect(actual).toEqual(expected);

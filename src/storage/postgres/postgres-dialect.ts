@@ -2,7 +2,7 @@ import { TIME_LIMITED } from '../filter-time-limit.js';
 import type { FilterComparison, FilterInstant, FilterNumber, FilterValue, JsonObject } from '../store.js';
 import type { Dialect, FilterContext } from '../sql/dialect.js';
 import type { VectorSizeMemo } from '../vector-index.js';
-import type { SqlExecutor } from '../sql/driver.js';
+import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
 import { jsonText } from '../sql/json-text.js';
 import { orderBy } from '../sql/session-messages.js';
 import { bind, raw, sql, type Sql } from '../sql/sql.js';
@@ -125,7 +125,7 @@ export const postgresDialect: Dialect = {
     where: sql`to_tsvector('engram_porter', c.content) @@ plainto_tsquery('engram_porter', ${bind(word)})`,
     newestFirst: 'c.pk DESC',
   }),
-  vectorIndex: (db: SqlExecutor, known?: VectorSizeMemo, fills?: boolean) => new PostgresVectorIndex(db, known, fills),
+  vectorIndex: (db: SqlExecutor, known?: VectorSizeMemo, driver?: SqlDriver) => new PostgresVectorIndex(db, known, driver),
 
   likePatternBytes: Infinity,
   // no test in the statement: the driver runs it under statement_timeout (storage/filter-time-limit.ts)

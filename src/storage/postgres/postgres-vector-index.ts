@@ -1,4 +1,5 @@
-import type { SqlExecutor } from '../sql/driver.js';
+import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
+import { messageVectorParts, PART_DEFAULTS, upkeepMessageVectors, type PartOptions, type PartStep } from './message-vector-parts.js';
 import {
   DIMENSIONS_SETTING,
   VectorDimensions,
@@ -21,19 +22,20 @@ import {
 
 /*
  * pgvector (migration 0009). The `embedding` columns are created without a size; when the first
- * vector is stored they take it (`vector(n)`) and get their HNSW indexes (cosine, m 16,
- * ef_construction 64), which need a fixed size. A query names its collection (workspace,
- * observer, observed; or workspace and session): the planner reads a small collection through
- * its B-tree index and sorts it exactly, and a large one through HNSW, with iterative index scans
- * (set per connection by postgres-driver.ts) so that filtered searches still return k rows. A
+ * vector is stored they take it (`vector(n)`) and the conclusions' get their HNSW index (cosine,
+ * m 16, ef_construction 64), which needs a fixed size. Message vectors are kept in parts
+ * (migration 0048, message-vector-parts.ts): the newest in an open part searched exactly, the
+ * rest in sealed parts whose HNSW indexes are built at once by the worker's upkeep. A query names
+ * its collection (workspace, observer, observed; or workspace and session): the planner reads a
+ * small collection through its B-tree index and sorts it exactly, and a large one through HNSW,
+ * with iterative index scans (set per connection by postgres-driver.ts) so that filtered searches
+ * still return k rows, in distance order, which lets the planner merge the parts' scans. A
  * conclusion search orders by distance and pk, which keeps it on the exact plan for collections
  * of tens of thousands (docs/decisions/0003-vectors-sqlite-vec-pgvector.md).
  */
 
-const INDEXES = [
-  'CREATE INDEX IF NOT EXISTS conclusion_vectors_hnsw ON conclusion_vectors USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)',
-  'CREATE INDEX IF NOT EXISTS message_vectors_hnsw ON message_vectors USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)',
-];
+const CONCLUSION_INDEX =
+  'CREATE INDEX IF NOT EXISTS conclusion_vectors_hnsw ON conclusion_vectors USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)';
 
 /** Vectors stored by one statement (a statement's parameters hold them as text: about 20 KB each at 1,536 dimensions). */
 const PUT_BATCH = 100;
@@ -44,11 +46,20 @@ export const MEMBER_SESSIONS_LISTED = 1000;
 export class PostgresVectorIndex implements VectorIndex {
   private readonly sizes: VectorDimensions;
 
+  private readonly parts: PartOptions;
+
+  /**
+   * `driver`: the connections of a store outside a transaction (the upkeep opens its own);
+   * `parts`: the parts' thresholds (tests make them small).
+   */
   constructor(
     private readonly db: SqlExecutor,
     known?: VectorSizeMemo,
-    fills?: boolean,
+    private readonly driver?: SqlDriver,
+    parts?: Partial<PartOptions>,
   ) {
+    const fills = driver !== undefined;
+    this.parts = { ...PART_DEFAULTS, ...parts };
     // the size is fixed, the columns typed and indexed, by the first vector stored
     this.sizes = new VectorDimensions(
       db,
@@ -56,7 +67,7 @@ export class PostgresVectorIndex implements VectorIndex {
         const n = Math.trunc(size);
         await this.db.run(`ALTER TABLE conclusion_vectors ALTER COLUMN embedding TYPE vector(${n})`);
         await this.db.run(`ALTER TABLE message_vectors ALTER COLUMN embedding TYPE vector(${n})`);
-        for (const statement of INDEXES) await this.db.run(statement);
+        await this.db.run(CONCLUSION_INDEX);
       },
       known,
       fills,
@@ -178,7 +189,9 @@ export class PostgresVectorIndex implements VectorIndex {
     if (rows.length === 0) return;
     await this.sizes.fix(vectorSize(rows));
     checkChunkNumbers(rows);
-    // as putConclusions: PUT_BATCH rows a statement, a chunk named twice keeps its last vector
+    // as putConclusions: PUT_BATCH rows a statement, a chunk named twice keeps its last vector;
+    // the messages locked against deletion until the commit (their deletion's trigger deletes
+    // their vectors, and would not see these yet)
     for (const chunk of putBatches(rows, (row) => [row.workspaceId, row.messageId, row.chunk], PUT_BATCH)) {
       await this.db.run(
         `INSERT INTO message_vectors (message_pk, chunk, workspace_id, session_id, peer_id, embedding)
@@ -186,6 +199,7 @@ export class PostgresVectorIndex implements VectorIndex {
          FROM unnest(?::text[], ?::text[], ?::int[], ?::text[]) WITH ORDINALITY AS r(workspace_id, id, chunk, embedding, at)
          JOIN messages m ON m.workspace_id = r.workspace_id AND m.id = r.id
          ORDER BY r.at
+         FOR KEY SHARE OF m
          ON CONFLICT (message_pk, chunk) DO UPDATE SET embedding = excluded.embedding`,
         [chunk.map((row) => row.workspaceId), chunk.map((row) => row.messageId), chunk.map((row) => row.chunk), chunk.map((row) => vectorText(row.vector))],
       );
@@ -238,10 +252,20 @@ export class PostgresVectorIndex implements VectorIndex {
     return rows.map((row) => ({ messageId: row.id, distance: Number(row.distance) }));
   }
 
+  upkeep(signal?: AbortSignal): Promise<PartStep | undefined> {
+    if (this.driver === undefined) return Promise.resolve(undefined);
+    return upkeepMessageVectors(this.driver, this.parts, signal);
+  }
+
   async clear(): Promise<void> {
     this.sizes.forget();
     await this.db.run('DROP INDEX IF EXISTS conclusion_vectors_hnsw');
-    await this.db.run('DROP INDEX IF EXISTS message_vectors_hnsw');
+    // the sealed parts go with their indexes; the open part is emptied
+    for (const part of await messageVectorParts(this.db)) {
+      await this.db.run(`ALTER TABLE message_vectors DETACH PARTITION ${part.name}`);
+      await this.db.run(`DROP TABLE ${part.name}`);
+    }
+    await this.db.run('DELETE FROM message_vector_parts');
     await this.db.run('TRUNCATE conclusion_vectors, message_vectors');
     await this.db.run('ALTER TABLE conclusion_vectors ALTER COLUMN embedding TYPE vector');
     await this.db.run('ALTER TABLE message_vectors ALTER COLUMN embedding TYPE vector');

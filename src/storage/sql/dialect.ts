@@ -1,6 +1,6 @@
 import type { FilterComparison, FilterInstant, FilterNumber, FilterValue, JsonObject } from '../store.js';
 import type { VectorIndex, VectorSizeMemo } from '../vector-index.js';
-import type { SqlExecutor } from './driver.js';
+import type { SqlDriver, SqlExecutor } from './driver.js';
 import type { Sql } from './sql.js';
 
 /** The SQL dialects Engram stores data in. */
@@ -181,8 +181,11 @@ export interface Dialect {
    * word (by its stem; columns of `c`). The match may hold the collection (the caller still adds it).
    */
   conclusionTermMatch(word: string, collection: { workspaceId: string; observerId: string; observedId: string }): { from: string; where: Sql; newestFirst: string };
-  /** `known`, `fills`: the size read, shared by a store and its transactions (VectorDimensions). */
-  vectorIndex(db: SqlExecutor, known?: VectorSizeMemo, fills?: boolean): VectorIndex;
+  /**
+   * `known`: the size read, shared by a store and its transactions (VectorDimensions); `driver`:
+   * the store's connections when it is not bound to a transaction (it fills `known`; upkeep).
+   */
+  vectorIndex(db: SqlExecutor, known?: VectorSizeMemo, driver?: SqlDriver): VectorIndex;
 
   // ---- filters (compile-filter.ts)
   /** Longest LIKE pattern, in UTF-8 bytes, the database takes. */

@@ -160,7 +160,7 @@ export class SqlStore implements Store {
   private vectorIndex: VectorIndex | undefined;
 
   get vectors(): VectorIndex {
-    this.vectorIndex ??= this.sqlDialect.vectorIndex(this.db, this.vectorSizes, this.driver !== undefined);
+    this.vectorIndex ??= this.sqlDialect.vectorIndex(this.db, this.vectorSizes, this.driver);
     return this.vectorIndex;
   }
 

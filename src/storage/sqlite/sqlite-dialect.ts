@@ -1,7 +1,7 @@
 import type { FilterComparison, FilterNumber, FilterValue, JsonObject } from '../store.js';
 import type { Dialect, FilterContext, MessageTextSearch } from '../sql/dialect.js';
 import type { VectorSizeMemo } from '../vector-index.js';
-import type { SqlExecutor } from '../sql/driver.js';
+import type { SqlDriver, SqlExecutor } from '../sql/driver.js';
 import { jsonText } from '../sql/json-text.js';
 import { bind, join, raw, sql, type Sql } from '../sql/sql.js';
 import { dateOfEpochMicros, epochMicros } from '../precise-date.js';
@@ -245,7 +245,7 @@ export const sqliteDialect: Dialect = {
       newestFirst: 'conclusions_fts.rowid DESC',
     };
   },
-  vectorIndex: (db: SqlExecutor, known?: VectorSizeMemo, fills?: boolean) => new SqliteVectorIndex(db, known, fills),
+  vectorIndex: (db: SqlExecutor, known?: VectorSizeMemo, driver?: SqlDriver) => new SqliteVectorIndex(db, known, driver !== undefined),
 
   likePatternBytes: MAX_LIKE_BYTES,
   // a function of the connection (SqliteDriver); its argument keeps SQLite from calling it once
