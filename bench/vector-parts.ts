@@ -6,7 +6,7 @@
  * floats (default 64, the soak's width). Three layouts of the same rows, each searched by the
  * store's own statement (PostgresVectorIndex.nearestMessages, k 10) with BENCH_PARTS_QUERIES
  * queries (default 200) in BENCH_PARTS_ROUNDS rounds (default 5), the layouts in turn within each
- * round; ms a search, medians of the rounds, the ratio to one index within each round:
+ * round; ms a search, medians of the rounds, the ratio to one index at 100 within each round:
  *
  * - one index: every vector in one table with one HNSW index (what 0048 replaced), searched at
  *   the connections' `hnsw.ef_search` (100);
@@ -115,12 +115,16 @@ for (const [i, q] of queries.entries()) {
   exact.set(i, new Set(rows.map((r) => r.id)));
 }
 
-// one index and the parts at the connections' ef_search (100) by the store's statement; the parts
-// as the store searches them (PostgresVectorIndex.nearestMessages: ef_search 40)
+// the store's statement over each layout, at the ef_search the store's connections set (40) and
+// on connections of their own at 100 (what they set before the parts)
+const options = encodeURIComponent('-c hnsw.iterative_scan=strict_order -c hnsw.ef_search=100 -c jit=off');
+const at100 = new PostgresDriver(`${URL}${URL.includes('?') ? '&' : '?'}options=${options}`, { maxConnections: 2 });
+const over = (db: PostgresDriver, table: string) => (q: number[]) => db.all<{ id: string }>(searchSql(table), [vectorText(q), WS, vectorText(q), K * 4, K]);
 const layouts: Record<string, (q: number[]) => Promise<{ id: string }[]>> = {
-  'one index, ef_search 100': (q) => driver.all<{ id: string }>(searchSql('bench_one_index'), [vectorText(q), WS, vectorText(q), K * 4, K]),
-  'parts, ef_search 100': (q) => driver.all<{ id: string }>(searchSql('message_vectors'), [vectorText(q), WS, vectorText(q), K * 4, K]),
-  'parts as searched': async (q) => (await index.nearestMessages({ workspaceId: WS, vector: q, k: K })).map((n) => ({ id: n.messageId })),
+  'one index, ef_search 100': over(at100, 'bench_one_index'),
+  'one index, ef_search 40': over(driver, 'bench_one_index'),
+  'parts, ef_search 100': over(at100, 'message_vectors'),
+  'parts, ef_search 40': async (q) => (await index.nearestMessages({ workspaceId: WS, vector: q, k: K })).map((n) => ({ id: n.messageId })),
 };
 const names = Object.keys(layouts);
 const times: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
@@ -149,4 +153,5 @@ for (const layout of names) {
   );
 }
 await driver.run('DROP TABLE bench_one_index');
+await at100.close();
 await driver.close();

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/jobs/worker.js';
 import { migrate } from '../../src/storage/migrate.js';
-import { messageVectorParts, SEAL_AT, type PartOptions } from '../../src/storage/postgres/message-vector-parts.js';
+import { levelOf, MERGE_WIDTH, messageVectorParts, SEAL_AT, type PartOptions } from '../../src/storage/postgres/message-vector-parts.js';
 import { PostgresVectorIndex } from '../../src/storage/postgres/postgres-vector-index.js';
 import type { SqlDriver } from '../../src/storage/sql/driver.js';
 import { SqlStore } from '../../src/storage/sql/sql-store.js';
@@ -142,6 +142,27 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     expect(plan).toMatch(/message_vectors_open/);
     expect(plan).toMatch(new RegExp(parts[0].name));
     expect(await strayParts(f.driver)).toEqual([]);
+  });
+
+  it('gives a part sealed large at once the level of its size, so small parts merge among themselves', async () => {
+    const f = await fixture(300);
+    // vectors that came in while no worker ran: one seal of 90 (four and a half seals' worth)
+    await f.putVectors(range(0, 90));
+    expect(await f.index.upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 90, level: 2 } });
+    await f.putVectors(range(90, 115));
+    expect(await f.index.upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 25, level: 0 } });
+    await f.putVectors(range(115, 140));
+    expect(await f.index.upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 25, level: 0 } });
+    // the two small ones merge; the large one is left as it is
+    expect(await f.index.upkeep()).toMatchObject({ kind: 'merged', part: { rows: 50, level: 1 }, from: 2 });
+    expect(await f.index.upkeep()).toBeUndefined();
+    expect((await messageVectorParts(f.driver)).map((part) => [part.rows, part.level])).toEqual([
+      [90, 2],
+      [50, 1],
+    ]);
+    await checkSearch(f, vectorOf(120));
+    // the levels as the migration computes them for the store's own thresholds
+    expect([4999, 5000, 19_999, 20_000, 80_000, 1_000_000].map((rows) => levelOf(rows, { sealAt: SEAL_AT, mergeWidth: MERGE_WIDTH }))).toEqual([0, 0, 0, 1, 2, 3]);
   });
 
   it('keeps a vector replaced in a sealed part in its place, and a message deleted takes its vectors from every part', async () => {
@@ -303,7 +324,8 @@ describe.runIf(DIALECT === 'postgres')('migration 0048 (PostgreSQL)', () => {
       const found = await index.nearestMessages({ workspaceId: 'w', vector: vectorOf(33), k: 10 });
       expect(found.map((n) => n.messageId)).toEqual(expectedNearest(put, vectorOf(33), 10).map((n) => n.messageId));
       // the new vectors sealed after the first part; a message deleted takes its vector with it
-      expect(await index.upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 10, level: 0 } });
+      // (10 vectors are two seals' worth at these thresholds: level 1)
+      expect(await index.upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 10, level: 1 } });
       await driver.run("DELETE FROM messages WHERE id IN ('m1', 'm35')");
       expect(Number((await driver.get<{ n: string }>('SELECT count(*) AS n FROM message_vectors'))?.n)).toBe(38);
     } finally {

@@ -52,6 +52,18 @@ export interface MessageVectorPart {
 
 export type PartStep = VectorUpkeepStep & ({ kind: 'busy' } | { part: MessageVectorPart });
 
+/**
+ * A part's level, from its size: 0 up to `mergeWidth` seals' worth of vectors, 1 up to
+ * `mergeWidth` times that, and so on (migration 0048 gives the first part its level the same
+ * way). So a part sealed large at once (vectors imported while no worker ran) is not merged
+ * again with each few small ones, and a merge that deletions left small stays at its level.
+ */
+export function levelOf(rows: number, options: Pick<PartOptions, 'sealAt' | 'mergeWidth'>): number {
+  let level = 0;
+  for (let size = options.sealAt * options.mergeWidth; rows >= size; size *= options.mergeWidth) level++;
+  return level;
+}
+
 /** The sealed parts, in key order. */
 export async function messageVectorParts(db: SqlExecutor): Promise<MessageVectorPart[]> {
   const rows = await db.all<{ name: string; lo: string | null; hi: string; level: number; row_count: string }>(
@@ -74,11 +86,11 @@ export async function upkeepMessageVectors(driver: SqlDriver, options: PartOptio
     if (Number(open?.n) >= options.sealAt) {
       const top = await tx.get<{ hi: string }>(`SELECT max(message_pk) + 1 AS hi FROM ${OPEN}`);
       const last = parts[parts.length - 1];
-      plan = { kind: 'sealed', lo: last?.hi, hi: Number(top?.hi), level: 0, sources: [] };
+      plan = { kind: 'sealed', lo: last?.hi, hi: Number(top?.hi), sources: [] };
     } else {
       const newest = parts.slice(-options.mergeWidth);
       if (newest.length === options.mergeWidth && newest.every((part) => part.level === newest[0].level)) {
-        plan = { kind: 'merged', lo: newest[0].lo, hi: newest[newest.length - 1].hi, level: newest[0].level + 1, sources: newest };
+        plan = { kind: 'merged', lo: newest[0].lo, hi: newest[newest.length - 1].hi, sources: newest };
       }
     }
     if (plan === undefined) return undefined;
@@ -91,14 +103,14 @@ interface Plan {
   kind: 'sealed' | 'merged';
   lo: number | undefined;
   hi: number;
-  level: number;
   /** The parts a merge replaces. */
   sources: MessageVectorPart[];
 }
 
 async function runStep(tx: SqlExecutor, plan: Plan, options: PartOptions, signal: AbortSignal | undefined): Promise<PartStep> {
   const started = performance.now();
-  const name = `message_vectors_${plan.lo ?? 'min'}_${plan.hi}_l${plan.level}`;
+  // ranges are disjoint and a merge spans several: a name never comes back while its part exists
+  const name = `message_vectors_${plan.lo ?? 'min'}_${plan.hi}`;
   const range = plan.lo === undefined ? `message_pk < ${plan.hi}` : `message_pk >= ${plan.lo} AND message_pk < ${plan.hi}`;
   // a seal reads the open part; a merge the parts it replaces (the only ones in its range)
   const source = plan.kind === 'sealed' ? OPEN : 'message_vectors';
@@ -146,16 +158,17 @@ async function runStep(tx: SqlExecutor, plan: Plan, options: PartOptions, signal
   }
   await tx.run(`ALTER TABLE message_vectors ATTACH PARTITION ${name} FOR VALUES FROM (${plan.lo ?? 'MINVALUE'}) TO (${plan.hi})`);
   const rows = Number((await tx.get<{ n: string }>(`SELECT count(*) AS n FROM ${name}`))?.n);
+  const level = levelOf(rows, options);
   await tx.run('INSERT INTO message_vector_parts (name, lo, hi, level, row_count, built_at) VALUES (?, ?, ?, ?, ?, now())', [
     name,
     plan.lo ?? null,
     plan.hi,
-    plan.level,
+    level,
     rows,
   ]);
   return {
     kind: plan.kind,
-    part: { name, lo: plan.lo, hi: plan.hi, level: plan.level, rows },
+    part: { name, lo: plan.lo, hi: plan.hi, level, rows },
     from: plan.kind === 'sealed' ? 1 : plan.sources.length,
     ms: performance.now() - started,
     lockedMs: performance.now() - locked,

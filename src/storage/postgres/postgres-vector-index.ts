@@ -40,9 +40,6 @@ const CONCLUSION_INDEX =
 /** Vectors stored by one statement (a statement's parameters hold them as text: about 20 KB each at 1,536 dimensions). */
 const PUT_BATCH = 100;
 
-/** `hnsw.ef_search` of a message search, whose parts are each searched with their own candidates. */
-export const PART_EF_SEARCH = 40;
-
 /** A peer's sessions up to this many are passed to a message search as a list, more by a subquery. */
 export const MEMBER_SESSIONS_LISTED = 1000;
 
@@ -243,28 +240,15 @@ export class PostgresVectorIndex implements VectorIndex {
       params.push(query.peerId);
     }
     // a message may have several chunks: take more, keep each message's nearest
-    const search = (db: SqlExecutor) =>
-      db.all<{ id: string; distance: number }>(
-        `SELECT m.id, n.distance FROM (
-           SELECT c.message_pk, min(c.distance) AS distance FROM (
-             SELECT v.message_pk, v.embedding <=> ?::vector AS distance
-             FROM message_vectors v WHERE ${where.join(' AND ')} ORDER BY v.embedding <=> ?::vector LIMIT ?
-           ) c GROUP BY c.message_pk
-         ) n JOIN messages m ON m.pk = n.message_pk ORDER BY n.distance, m.pk LIMIT ?`,
-        [...params, vector, Math.min(MAX_NEIGHBOURS, k * 4), k],
-      );
-    // Each sealed part's HNSW scan starts from `hnsw.ef_search` candidates of its own: at the
-    // connections' 100 a search over a handful of parts cost 2.7 times one index's, at 40
-    // (pgvector's default) 1.2 times, finding more of the true nearest than one index did at 100
-    // (bench/vector-parts.ts). Inside a caller's transaction the setting would outlive the search:
-    // there it keeps the connection's.
-    const rows =
-      this.driver === undefined
-        ? await search(this.db)
-        : await this.driver.transaction(async (tx) => {
-            await tx.run(`SET LOCAL hnsw.ef_search = ${PART_EF_SEARCH}`);
-            return search(tx);
-          });
+    const rows = await this.db.all<{ id: string; distance: number }>(
+      `SELECT m.id, n.distance FROM (
+         SELECT c.message_pk, min(c.distance) AS distance FROM (
+           SELECT v.message_pk, v.embedding <=> ?::vector AS distance
+           FROM message_vectors v WHERE ${where.join(' AND ')} ORDER BY v.embedding <=> ?::vector LIMIT ?
+         ) c GROUP BY c.message_pk
+       ) n JOIN messages m ON m.pk = n.message_pk ORDER BY n.distance, m.pk LIMIT ?`,
+      [...params, vector, Math.min(MAX_NEIGHBOURS, k * 4), k],
+    );
     return rows.map((row) => ({ messageId: row.id, distance: Number(row.distance) }));
   }
 
