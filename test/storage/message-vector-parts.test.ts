@@ -14,6 +14,7 @@ import type { SqlDriver } from '../../src/storage/sql/driver.js';
 import { SqlStore } from '../../src/storage/sql/sql-store.js';
 import type { MessageChunkVector, Store } from '../../src/storage/store.js';
 import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-database.js';
+import { cosineDistance } from '../support/cosine.js';
 import { DIALECT } from '../support/test-app.js';
 
 const NOW = new Date('2025-01-02T03:04:05.000Z');
@@ -27,18 +28,6 @@ afterEach(async () => {
 /** A deterministic vector of message `i`, chunk `chunk` (spread over the sphere, never zero). */
 function vectorOf(i: number, chunk = 0): number[] {
   return Array.from({ length: DIMENSIONS }, (_, d) => Math.sin((i + 1) * (d + 1) * 0.7 + chunk * 1.3) + (d === 0 ? 1.5 : 0));
-}
-
-function cosineDistance(a: number[], b: number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return 1 - dot / Math.sqrt(na * nb);
 }
 
 interface Fixture {

@@ -14,6 +14,7 @@ import type { SqlExecutor } from '../../src/storage/sql/driver.js';
 import { DELETE_CHUNK_SIGNS, DELETE_MESSAGE_CHUNKS, PARTITION_SEARCHES, signBits, signCandidates } from '../../src/storage/sqlite/sqlite-vector-index.js';
 import { MEMBER_SESSIONS_LISTED, PostgresVectorIndex } from '../../src/storage/postgres/postgres-vector-index.js';
 import { openFreshDatabase } from '../support/fresh-database.js';
+import { cosineDistance } from '../support/cosine.js';
 import { recordingExecutor } from '../support/recording-executor.js';
 import { DIALECT, uniqueId } from '../support/test-app.js';
 
@@ -29,18 +30,6 @@ async function freshStore(): Promise<Store> {
 }
 
 const NOW = new Date('2025-01-02T03:04:05.000Z');
-
-function cosineDistance(a: number[], b: number[]): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return 1 - dot / Math.sqrt(na * nb);
-}
 
 /** A unit vector at `degrees` in the plane of the first two axes (size `n`). */
 function angle(degrees: number, n = 4): number[] {
