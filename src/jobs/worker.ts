@@ -37,6 +37,8 @@ export const CHAIN_LENGTH = 16;
 
 /** Between the vector index's upkeep checks while no step is due (Worker.upkeepNow). */
 export const UPKEEP_EVERY_MS = 5_000;
+/** The upkeep's steps in the job attempts' metrics (`engram_job_attempts_total{kind}`). */
+export const UPKEEP_KIND = 'vectors.upkeep';
 
 /** Their lease, in leases of one job: each of them starts only while one run's time is left of it. */
 const CHAIN_LEASE_FACTOR = 2;
@@ -298,16 +300,26 @@ export class Worker {
     const abort = new AbortController();
     const done = (async () => {
       let again = false;
+      const started = performance.now();
+      // counted with the job attempts (kind UPKEEP_KIND): a step done, put off (skipped), failed
+      // (retried at a later round) or cancelled by a stop or an outage (interrupted); a round
+      // with nothing due is not an attempt
+      const counted = (outcome: AttemptOutcome) => this.options.onAttempt?.({ kind: UPKEEP_KIND, outcome, durationMs: performance.now() - started });
       try {
         const step = await vectors.upkeep!(abort.signal);
-        if (step?.kind === 'busy') this.options.logger.info({ waitedMs: Math.round(step.waitedMs) }, 'vector index upkeep put off: its lock was busy');
-        else if (step !== undefined) {
+        if (step?.kind === 'busy') {
+          counted('skipped');
+          this.options.logger.info({ waitedMs: Math.round(step.waitedMs) }, 'vector index upkeep put off: its lock was busy');
+        } else if (step !== undefined) {
           again = true;
+          counted('done');
           this.options.logger.info({ part: step.part.name, rows: step.part.rows, level: step.part.level, from: step.from, ms: Math.round(step.ms), lockedMs: Math.round(step.lockedMs) }, `message vectors ${step.kind}`);
         }
       } catch (error) {
         // a stop cancels the step; an outage is the claims' to report
-        if (!abort.signal.aborted && !isStoreUnavailable(error)) this.options.logger.error({ err: error }, 'vector index upkeep failed');
+        const interrupted = abort.signal.aborted || isStoreUnavailable(error);
+        counted(interrupted ? 'interrupted' : 'retried');
+        if (!interrupted) this.options.logger.error({ err: error }, 'vector index upkeep failed');
       } finally {
         this.nextUpkeep = now.getTime() + (again ? 0 : UPKEEP_EVERY_MS);
         this.upkeeping = undefined;

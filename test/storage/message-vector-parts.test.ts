@@ -6,7 +6,7 @@
  * the test is of the defaults. Searches are checked against distances computed here.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Worker } from '../../src/jobs/worker.js';
+import { UPKEEP_KIND, Worker } from '../../src/jobs/worker.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { levelOf, MERGE_WIDTH, messageVectorParts, SEAL_AT, type PartOptions } from '../../src/storage/postgres/message-vector-parts.js';
 import { PostgresVectorIndex } from '../../src/storage/postgres/postgres-vector-index.js';
@@ -267,7 +267,9 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     );
     const logged: string[] = [];
     const logger = { info: (_: object, message: string) => void logged.push(message), warn: () => undefined, error: (_: object, message: string) => void logged.push(message) };
-    const worker = new Worker(f.store, {}, { concurrency: 1, pollMs: 20, retryBaseMs: 10, retryMaxMs: 100, logger });
+    const attempts: { kind: string; outcome: string }[] = [];
+    const onAttempt = ({ kind, outcome }: { kind: string; outcome: string }) => void attempts.push({ kind, outcome });
+    const worker = new Worker(f.store, {}, { concurrency: 1, pollMs: 20, retryBaseMs: 10, retryMaxMs: 100, logger, onAttempt });
     worker.start();
     try {
       await expect.poll(() => messageVectorParts(f.driver), { timeout: 30_000, interval: 100 }).toHaveLength(1);
@@ -276,6 +278,8 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     }
     expect((await messageVectorParts(f.driver))[0].rows).toBe(SEAL_AT + 10);
     expect(logged).toContain('message vectors sealed');
+    // counted with the job attempts; the rounds with nothing due are not
+    expect(attempts).toEqual([{ kind: UPKEEP_KIND, outcome: 'done' }]);
   });
 });
 
