@@ -38,8 +38,8 @@ export interface VectorIndex {
   /**
    * One step of the index's background upkeep, if one is due (PostgreSQL: the newest message
    * vectors sealed into a part indexed at once, or parts merged; storage/postgres/
-   * message-vector-parts.ts); undefined when none is or another process is at it. Absent where
-   * there is none, and on a store bound to a transaction. The worker calls it beside its claims;
+   * message-vector-parts.ts); undefined when none is, another process is at it, or the store is
+   * bound to a transaction. Absent where there is none (SQLite). The worker calls it beside its claims;
    * `signal` stops a step under way (rolled back).
    */
   upkeep?(signal?: AbortSignal): Promise<VectorUpkeepStep | undefined>;

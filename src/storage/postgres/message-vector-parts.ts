@@ -50,6 +50,7 @@ export interface MessageVectorPart {
   rows: number;
 }
 
+/** A step as VectorIndex.upkeep reports it, the part with its range of keys. */
 export type PartStep = VectorUpkeepStep & ({ kind: 'busy' } | { part: MessageVectorPart });
 
 /**

@@ -4,7 +4,7 @@
 -- table is now partitioned by range of the message's key: the newest vectors land in an open
 -- part with no HNSW index (searched exactly, while it is small), and the worker's upkeep seals
 -- them into a part of their own whose graph is built in one CREATE INDEX, then merges parts as
--- they add up (postgres-vector-index.ts, `upkeep`). A search reads the parent table: the
+-- they add up (message-vector-parts.ts). A search reads the parent table: the
 -- planner merges the parts' index scans in distance order.
 --
 -- The vectors present become the first sealed part, with the HNSW index they have, if any.
@@ -26,7 +26,7 @@ CREATE INDEX message_vectors_peer ON message_vectors (workspace_id, peer_id);
 CREATE TABLE message_vectors_open PARTITION OF message_vectors DEFAULT;
 
 -- The sealed parts, in key order: each holds the vectors of messages with keys in [lo, hi)
--- (lo null: from the first) and has its own HNSW index. `level` counts the merges behind it.
+-- (lo null: from the first) and has its own HNSW index. `level` follows its size (levelOf).
 CREATE TABLE message_vector_parts (
   name TEXT PRIMARY KEY,
   lo BIGINT,
