@@ -118,7 +118,7 @@ async function runStep(tx: SqlExecutor, plan: Plan, options: PartOptions, signal
   // one core for the build: the serving processes keep the others
   await tx.run('SET LOCAL max_parallel_maintenance_workers = 0');
   await tx.run(`CREATE TABLE ${name} (LIKE message_vectors INCLUDING DEFAULTS)`);
-  await tx.run(`INSERT INTO ${name} SELECT * FROM ${source} WHERE ${range}`);
+  const copied = await tx.run(`INSERT INTO ${name} SELECT * FROM ${source} WHERE ${range}`);
   await tx.run(`ALTER TABLE ${name} ADD PRIMARY KEY (message_pk, chunk)`);
   await tx.run(`CREATE INDEX ${name}_session ON ${name} (workspace_id, session_id)`);
   await tx.run(`CREATE INDEX ${name}_peer ON ${name} (workspace_id, peer_id)`);
@@ -141,12 +141,14 @@ async function runStep(tx: SqlExecutor, plan: Plan, options: PartOptions, signal
   }
   const locked = performance.now();
   // what was written to the range while the part was built: vectors deleted, added or replaced
-  await tx.run(
+  // (the part's rows follow from the statements' counts: no count of the part under the lock)
+  const deleted = await tx.run(
     `DELETE FROM ${name} p WHERE NOT EXISTS (SELECT 1 FROM ${source} s WHERE s.message_pk = p.message_pk AND s.chunk = p.chunk)`,
   );
+  const added = await tx.run(`INSERT INTO ${name} SELECT * FROM ${source} WHERE ${range} ON CONFLICT (message_pk, chunk) DO NOTHING`);
   await tx.run(
-    `INSERT INTO ${name} SELECT * FROM ${source} WHERE ${range}
-     ON CONFLICT (message_pk, chunk) DO UPDATE SET embedding = excluded.embedding WHERE ${name}.embedding IS DISTINCT FROM excluded.embedding`,
+    `UPDATE ${name} p SET embedding = s.embedding FROM ${source} s
+     WHERE ${range.replaceAll('message_pk', 's.message_pk')} AND s.message_pk = p.message_pk AND s.chunk = p.chunk AND p.embedding IS DISTINCT FROM s.embedding`,
   );
   if (plan.kind === 'sealed') {
     await tx.run(`DELETE FROM ${OPEN} WHERE ${range}`);
@@ -158,7 +160,7 @@ async function runStep(tx: SqlExecutor, plan: Plan, options: PartOptions, signal
     await tx.run('DELETE FROM message_vector_parts WHERE name = ANY (?::text[])', [plan.sources.map((part) => part.name)]);
   }
   await tx.run(`ALTER TABLE message_vectors ATTACH PARTITION ${name} FOR VALUES FROM (${plan.lo ?? 'MINVALUE'}) TO (${plan.hi})`);
-  const rows = Number((await tx.get<{ n: string }>(`SELECT count(*) AS n FROM ${name}`))?.n);
+  const rows = copied - deleted + added;
   const level = levelOf(rows, options);
   await tx.run('INSERT INTO message_vector_parts (name, lo, hi, level, row_count, built_at) VALUES (?, ?, ?, ?, ?, now())', [
     name,
