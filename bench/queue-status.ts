@@ -3,7 +3,7 @@
  * (or DATABASE_URL) gets one workspace with BENCH_QUEUE_SESSIONS (20,000) sessions, each of which
  * had one message reasoned about; in all but BENCH_QUEUE_RECENT (100) of them that work finished
  * two days ago, in the others a minute ago, and the recent sessions hold one open item each. It
- * prints the time of `getQueueStatus` (the route's domain call, and the answer made JSON) and this
+ * prints the time of `getQueueStatus` (the route's domain call, and the answer made JSON as the route makes it) and this
  * process's CPU for it (the server's share; the database's is the rest) for the workspace, for one
  * session, and for a peer's work (as observer, as sender; session i's messages are sent by
  * user-(i mod 200) and observed by that user and an assistant, both members; and the assistant's, all of the
@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../src/runtime/database.js';
 import { createDomainContext } from '../src/domain/context.js';
 import { getQueueStatus } from '../src/domain/queue/queue-status.js';
+import { queueStatusJson } from '../src/http/workspace-api/routes/queue.js';
 import type { MessageRecord, NewRepresentationItem } from '../src/storage/store.js';
 import { percentile } from './load.js';
 
@@ -76,7 +77,7 @@ try {
     for (let i = 0; i < 10; i++) {
       const started = performance.now();
       const status = await getQueueStatus(ctx, workspaceId, filter);
-      const body = JSON.stringify({ total: status.total, sessions: status.sessions === undefined ? null : Object.fromEntries(status.sessions) });
+      const body = queueStatusJson(status);
       times.push(performance.now() - started);
       listed = status.sessions?.size ?? 0;
       bytes = body.length;

@@ -287,9 +287,12 @@ export class SqlReasoningStore implements ReasoningStore {
     // of its queue runs under a live lease (a dead worker's job is pending again); all added up
     // per session, the one thing queue status reads of them (a row per unit with its observers:
     // 17.6 against 14.4 ms of the server's CPU for a workspace's status of 4,000 sessions on
-    // PostgreSQL, bench/queue-status.ts). The lease check is one probe of jobs_open per unit: as
-    // a join, PostgreSQL without statistics yet (a new database, before autovacuum's first
-    // ANALYZE) ran the running-jobs subquery once per open item, 0.2 ms each.
+    // PostgreSQL, bench/queue-status.ts). The lease check reads the workspace's running jobs once
+    // (a handful: the workers' concurrency) and looks each unit's queue up among them. A probe of
+    // the jobs per unit, as before, cost 16 of the statement's 27 ms for 4,000 units (PostgreSQL
+    // put the probe in both of its uses); as a join, PostgreSQL without statistics yet (a new
+    // database, before autovacuum's first ANALYZE) ran the running-jobs subquery once per open
+    // item, 0.2 ms each.
     const memberships = scope.observerId === undefined ? 0 : await this.sessionCount(workspaceId, scope.observerId);
     const counted = this.unitRows('representation_counters', 't.completed, t.failed', { text: 't.hour >= ?', params: [finishedHour(finishedSince)] }, workspaceId, scope, memberships);
     const open = this.unitRows('representation_items', 't.pk', { text: 't.processed_at IS NULL', params: [] }, workspaceId, scope, memberships);
@@ -300,18 +303,19 @@ export class SqlReasoningStore implements ReasoningStore {
          SELECT session_id, completed, failed, 0 AS in_progress, 0 AS pending
          FROM ${counted.from} AS counted
          UNION ALL
-         SELECT session_id, 0, 0, CASE WHEN running THEN n ELSE 0 END, CASE WHEN running THEN 0 ELSE n END
+         SELECT session_id, 0, 0, n * running, n * (1 - running)
          FROM (
            SELECT o.session_id, o.n,
-             EXISTS (SELECT 1 FROM jobs j
-                     WHERE j.queue_key = 'representation:' || ? || ':' || o.session_id || ':' || o.observed_id
-                       AND j.status IN ('pending', 'running') AND j.status = 'running' AND j.locked_until >= ?) AS running
+             CASE WHEN 'representation:' || ? || ':' || o.session_id || ':' || o.observed_id IN (
+               SELECT j.queue_key FROM jobs j
+               WHERE j.workspace_id = ? AND j.status IN ('pending', 'running') AND j.status = 'running' AND j.locked_until >= ?
+             ) THEN 1 ELSE 0 END AS running
            FROM (SELECT session_id, observed_id, COUNT(*) AS n FROM ${open.from} AS open_items
                  GROUP BY session_id, observed_id) o
          ) AS open_units
        ) AS units
        GROUP BY session_id`,
-      [...counted.params, workspaceId, c.time(now), ...open.params],
+      [...counted.params, workspaceId, workspaceId, c.time(now), ...open.params],
     );
     return rows.map((row) => ({
       sessionId: String(row.session_id),
