@@ -22,7 +22,8 @@
  * `engram worker` process beside them, so requests do not share an event loop with the
  * background work; its CPU and memory count with the servers'. Every sample also prints the CPU
  * of the servers and of the database's processes (a share of one core), and the end the CPU
- * seconds of each part of the run.
+ * seconds of each part of the run; on PostgreSQL also its statements running at an average
+ * moment by what they waited on (bench/database-waits.ts).
  */
 import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startServerProcess, startWorkerProcess } from '../test/support/server-process.js';
 import { forkServer } from './ipc.js';
+import { formatWaits, sampleDatabaseWaits, type WaitSampler } from './database-waits.js';
 import type { ReceiverTally } from './webhook-receiver.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -314,8 +316,14 @@ console.log(
     `${processes === 1 ? `server pid ${pids[0]}` : `${processes} server processes (pids ${pids.slice(0, processes).join(', ')})`}` +
     (worker === undefined ? '' : `, workers apart (pid ${worker.child.pid})`),
 );
-console.log('   t(s)  req/s  err  p50ms  p99ms | anon MB  file MB  heap MB  fds  handles  lag p99 ms  queued  model chat/embed calls | cpu srv/db');
+console.log(
+  '   t(s)  req/s  err  p50ms  p99ms | anon MB  file MB  heap MB  fds  handles  lag p99 ms  queued  model chat/embed calls | cpu srv/db' +
+    (databaseUrl.startsWith('postgres') ? ' | db statements running, by wait' : ''),
+);
+// on PostgreSQL, what its statements wait on (bench/database-waits.ts): a stall shows which lock
+let waits: WaitSampler | undefined;
 if (databaseUrl.startsWith('postgres')) {
+  waits = await sampleDatabaseWaits(databaseUrl);
   // counted from here when the server preloads pg_stat_statements (see the end); else nothing
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -352,7 +360,8 @@ const sampler = setInterval(() => {
       const rate = window.requests / (sampleMs / 1000);
       console.log(
         `${s.at.toFixed(0).padStart(7)} ${rate.toFixed(0).padStart(6)} ${String(window.errors).padStart(4)} ${percentile(sorted, 0.5).toFixed(1).padStart(6)} ${percentile(sorted, 0.99).toFixed(1).padStart(6)} | ` +
-          `${mb(s.rssAnon).padStart(7)} ${mb(s.rssFile).padStart(8)} ${mb(s.heapUsed).padStart(8)} ${String(s.fds).padStart(4)} ${String(s.handles).padStart(8)} ${s.lagP99Ms.toFixed(1).padStart(11)} ${String(s.queued).padStart(7)} ${String(chats).padStart(6)}/${String(embeds).padEnd(15)} | ${cpuColumn}`,
+          `${mb(s.rssAnon).padStart(7)} ${mb(s.rssFile).padStart(8)} ${mb(s.heapUsed).padStart(8)} ${String(s.fds).padStart(4)} ${String(s.handles).padStart(8)} ${s.lagP99Ms.toFixed(1).padStart(11)} ${String(s.queued).padStart(7)} ${String(chats).padStart(6)}/${String(embeds).padEnd(15)} | ${cpuColumn}` +
+          (waits === undefined ? '' : ` | ${formatWaits(waits.takeWindow(), 3)}`),
       );
       window = { requests: 0, errors: 0, latencies: [] };
     })
@@ -369,6 +378,7 @@ await Promise.all(Array.from({ length: clients }, (_, i) => client(i, until)));
 clearInterval(sampler);
 clearInterval(perMinute);
 const cpuUnderLoad = cpuParts();
+await waits?.stop();
 
 // Every message.created event must reach both endpoints once the queue drains.
 const expected = messagesCreated * ENDPOINTS;
@@ -422,6 +432,7 @@ const cpuLine = (Object.keys(cpuUnderLoad) as (keyof typeof cpuUnderLoad)[])
   .map((part) => `${part} ${(cpuUnderLoad[part] - cpuAtStart[part]).toFixed(1)} s (${((cpuUnderLoad[part] - cpuAtStart[part]) / loadSeconds).toFixed(2)} of a core)`)
   .join(', ');
 console.log(`soak: CPU under load: ${cpuLine}`);
+if (waits !== undefined) console.log(`soak: the database's running statements at an average moment under load, by what they waited on: ${formatWaits(waits.total(), 8)}`);
 if (databaseUrl.startsWith('postgres')) {
   // every job once: a job claimed by two processes (or run again after a lost lease) counts an attempt more
   const { default: pg } = await import('pg');

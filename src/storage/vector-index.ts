@@ -44,6 +44,12 @@ export interface VectorIndex {
    */
   upkeep?(signal?: AbortSignal): Promise<VectorUpkeepStep | undefined>;
   /**
+   * Where the message vectors are, where they are kept in parts (PostgreSQL): the sealed parts by
+   * level and the vectors waiting in the open part (searched exactly until sealed). Absent where
+   * there are no parts (SQLite). `/metrics` shows it.
+   */
+  layout?(): Promise<VectorLayout>;
+  /**
    * A page of the stored vectors of live conclusions or of message chunks of the workspaces
    * `workspaceIds` (undefined: all), in the owners' storage order then by chunk, after `after`
    * (the previous page's `next`): `engram export --with-vectors`.
@@ -55,6 +61,13 @@ export interface VectorIndex {
 export type VectorUpkeepStep =
   | { kind: 'sealed' | 'merged'; part: { name: string; level: number; rows: number }; from: number; ms: number; lockedMs: number }
   | { kind: 'busy'; waitedMs: number };
+
+export interface VectorLayout {
+  /** Sealed parts by level, lowest first: how many, and their vectors as counted when each was sealed or merged. */
+  levels: { level: number; parts: number; rows: number }[];
+  /** Vectors in the open part. */
+  openRows: number;
+}
 
 export interface VectorExportPage {
   /** The owner's id and workspace, the chunk (0 for a conclusion) and the floats. */

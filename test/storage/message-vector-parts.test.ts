@@ -5,7 +5,9 @@
  * version before moved into parts by the migration. Small thresholds (parts of 20 vectors) unless
  * the test is of the defaults. Searches are checked against distances computed here.
  */
+import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
+import { mountMetrics } from '../../src/http/shared/metrics.js';
 import { UPKEEP_KIND, Worker } from '../../src/jobs/worker.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { levelOf, MERGE_WIDTH, messageVectorParts, SEAL_AT, type PartOptions } from '../../src/storage/postgres/message-vector-parts.js';
@@ -242,6 +244,44 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     // and then done
     expect(await f.index.upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 25 } });
     await checkSearch(f, vectorOf(30));
+  });
+
+  it('tells its layout, and /metrics shows it: parts by level, vectors sealed and open', async () => {
+    const f = await fixture(200);
+    const layout = () => f.index.layout();
+    expect(await layout()).toEqual({ levels: [], openRows: 0 });
+    await f.putVectors(range(0, 30));
+    await f.index.upkeep();
+    await f.putVectors(range(30, 55));
+    await f.index.upkeep();
+    // two parts of level 0 (30 and 25 vectors), not merged yet, and 3 vectors open
+    await f.putVectors(range(55, 58));
+    expect(await layout()).toEqual({ levels: [{ level: 0, parts: 2, rows: 55 }], openRows: 3 });
+    expect(await f.index.upkeep()).toMatchObject({ kind: 'merged' });
+    await f.putVectors(range(58, 80));
+    expect(await f.index.upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 25 } });
+    await f.putVectors(range(80, 84));
+    expect(await layout()).toEqual({
+      levels: [
+        { level: 0, parts: 1, rows: 25 },
+        { level: 1, parts: 1, rows: 55 },
+      ],
+      openRows: 4,
+    });
+    const parts = await messageVectorParts(f.driver);
+    const tables = await attached(f.driver);
+    expect(parts.map((p) => tables.get(p.name)?.rows)).toEqual(parts.map((p) => p.rows));
+
+    // the store's own index reads the same catalog: its layout is what /metrics shows
+    const app = Fastify();
+    mountMetrics(app, f.store, f.driver, true);
+    const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    await app.close();
+    const sample = (name: string, labels: string) => Number(new RegExp(`^${name}\\{${labels}\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(sample('engram_message_vector_parts', 'level="0"')).toBe(1);
+    expect(sample('engram_message_vector_parts', 'level="1"')).toBe(1);
+    expect(sample('engram_message_vectors', 'part="sealed"')).toBe(80);
+    expect(sample('engram_message_vectors', 'part="open"')).toBe(4);
   });
 
   it('empties with clear: parts dropped, the size forgotten', async () => {

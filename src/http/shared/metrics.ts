@@ -145,6 +145,30 @@ export function mountMetrics(
       for (const { kind, status, count } of await store.jobs.countOpenByKind()) this.set({ kind, status }, count);
     },
   });
+  // the message vectors' parts (PostgreSQL, decision 0043); no samples where there are none
+  new Gauge({
+    name: 'engram_message_vector_parts',
+    help: 'Sealed parts of the message vectors, each with an index of its own, by level (PostgreSQL; a search visits every part)',
+    labelNames: ['level'],
+    registers: [shared],
+    async collect() {
+      this.reset();
+      for (const { level, parts } of (await store.vectors.layout?.())?.levels ?? []) this.set({ level: String(level) }, parts);
+    },
+  });
+  new Gauge({
+    name: 'engram_message_vectors',
+    help: 'Message vectors by part: sealed (indexed; as counted when sealed or merged) or open (searched exactly until the next seal; it grows while the upkeep falls behind) (PostgreSQL)',
+    labelNames: ['part'],
+    registers: [shared],
+    async collect() {
+      this.reset();
+      const layout = await store.vectors.layout?.();
+      if (layout === undefined) return;
+      this.set({ part: 'sealed' }, layout.levels.reduce((sum, level) => sum + level.rows, 0));
+      this.set({ part: 'open' }, layout.openRows);
+    },
+  });
 
   // the driver's counts by outcome: absent where the driver keeps none (undefined)
   const outcomeCounter = (name: string, help: string, counts: () => Readonly<Record<string, number>> | undefined) =>

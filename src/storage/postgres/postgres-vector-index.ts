@@ -17,6 +17,7 @@ import {
   type Neighbour,
   type VectorIndex,
   type VectorExportPage,
+  type VectorLayout,
   exportedFloats,
 } from '../vector-index.js';
 
@@ -255,6 +256,18 @@ export class PostgresVectorIndex implements VectorIndex {
   upkeep(signal?: AbortSignal): Promise<PartStep | undefined> {
     if (this.driver === undefined) return Promise.resolve(undefined);
     return upkeepMessageVectors(this.driver, this.parts, signal);
+  }
+
+  async layout(): Promise<VectorLayout> {
+    const levels = new Map<number, { level: number; parts: number; rows: number }>();
+    for (const part of await messageVectorParts(this.db)) {
+      const at = levels.get(part.level) ?? levels.set(part.level, { level: part.level, parts: 0, rows: 0 }).get(part.level)!;
+      at.parts++;
+      at.rows += part.rows;
+    }
+    // the open part holds at most a seal's worth while the upkeep keeps up: counted, not estimated
+    const [open] = await this.db.all<{ n: string }>('SELECT count(*) AS n FROM message_vectors_open');
+    return { levels: [...levels.values()].sort((a, b) => a.level - b.level), openRows: Number(open.n) };
   }
 
   async clear(): Promise<void> {
