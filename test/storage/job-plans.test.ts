@@ -53,8 +53,9 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     await jobs.purgeCounters(at(30), 100);
     await reasoning.purgeCounters(at(30), 100);
     // queue status, the workspace's and a session's
-    await jobs.countsByQueue('w', 'k', at(12), { finishedSince: at(0) });
-    await jobs.countsByQueue('w', 'other', at(12), { finishedSince: at(0), dueOnly: true });
+    await jobs.countsByQueue('w', ['k'], at(12), { finishedSince: at(0) });
+    await jobs.countsByQueue('w', ['k', 'other', 'third'], at(12), { finishedSince: at(0), dueOnly: ['other'] });
+    await jobs.countsByQueue('w', ['other'], at(12), { finishedSince: at(0), dueOnly: ['other'] });
     await reasoning.representationCounts('w', {}, at(12), at(0));
     await reasoning.representationCounts('w', { sessionId: 's' }, at(12), at(0));
     // and a peer's: as observer (the units it is the sender of, and those of its sessions), as
@@ -164,11 +165,11 @@ describe('queue status of one session', () => {
       const { executor, issued } = recordingExecutor(driver);
       const jobs = new SqlJobStore(executor);
       const session = { id: 's2', queueKey: 'summary:w:s2' };
-      const counts = await jobs.countsByQueue('w', 'reasoning.summarize', at(12), { finishedSince: at(0), session });
-      expect(counts).toEqual([{ queueKey: 'summary:w:s2', completed: 3, failed: 2, inProgress: 0, pending: 1 }]);
+      const counts = await jobs.countsByQueue('w', ['reasoning.summarize'], at(12), { finishedSince: at(0), session });
+      expect(counts).toEqual([{ kind: 'reasoning.summarize', queueKey: 'summary:w:s2', completed: 3, failed: 2, inProgress: 0, pending: 1 }]);
       // the hours before finishedSince's are left out
-      expect(await jobs.countsByQueue('w', 'reasoning.summarize', at(12), { finishedSince: at(11), session })).toEqual([
-        { queueKey: 'summary:w:s2', completed: 2, failed: 1, inProgress: 0, pending: 1 },
+      expect(await jobs.countsByQueue('w', ['reasoning.summarize'], at(12), { finishedSince: at(11), session })).toEqual([
+        { kind: 'reasoning.summarize', queueKey: 'summary:w:s2', completed: 2, failed: 1, inProgress: 0, pending: 1 },
       ]);
       const { sql, params } = issued[0];
       if (DIALECT === 'postgres') {
@@ -188,6 +189,86 @@ describe('queue status of one session', () => {
         expect(plan).toContain('SEARCH job_counters USING INDEX job_counters_session (workspace_id=? AND session_id=? AND kind=? AND hour>?)');
         expect(plan.filter((detail) => /^SEARCH jobs /.test(detail))).toEqual([expect.stringMatching(/^SEARCH jobs USING INDEX jobs_open\w* \(.*queue_key=\?\)$/)]);
       }
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describe("queue status's job-kept work in one statement", () => {
+  it('counts several kinds at once as each kind alone, pending of the due-only kinds from their due time', async () => {
+    const database = await openFreshDatabase();
+    try {
+      const { driver } = database;
+      const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 12, minute));
+      const time = (date: Date) => (DIALECT === 'postgres' ? date : date.getTime() * 1000);
+      await driver.run("INSERT INTO workspaces (id, metadata, configuration, created_at) VALUES ('w', '{}', '{}', ?)", [time(at(0))]);
+      for (const session of ['s1', 's2']) {
+        await driver.run("INSERT INTO sessions (workspace_id, id, v1_id, metadata, configuration, created_at) VALUES ('w', ?, ?, '{}', '{}', ?)", [session, `v1-${session}`, time(at(0))]);
+      }
+      const hour = Math.floor(at(0).getTime() / 3_600_000);
+      const counters: [string, string, number, number][] = [
+        ['reasoning.summarize', 'summary:w:s1', 3, 1],
+        ['reasoning.summarize', 'summary:w:s2', 1, 0],
+        ['reasoning.dream.auto', 'dream:w:alice:alice', 2, 0],
+      ];
+      for (const [kind, queueKey, completed, failed] of counters) {
+        await driver.run('INSERT INTO job_counters (workspace_id, kind, hour, queue_key, session_id, completed, failed) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+          'w',
+          kind,
+          hour,
+          queueKey,
+          queueKey.startsWith('summary:') ? queueKey.slice('summary:w:'.length) : null,
+          completed,
+          failed,
+        ]);
+      }
+      // [id, kind, queue, status, due (minute), lease until (minute)]
+      const open: [string, string, string, string, number, number | null][] = [
+        ['j1', 'reasoning.summarize', 'summary:w:s1', 'pending', 0, null],
+        ['j2', 'reasoning.dream.auto', 'dream:w:alice:alice', 'pending', 30, null],
+        ['j3', 'reasoning.dream.auto', 'dream:w:bob:bob', 'pending', 5, null],
+        ['j4', 'scope.backfill', 'scope:w:x:s1', 'running', 0, 40],
+        ['j5', 'scope.backfill', 'scope:w:x:s2', 'running', 0, 8],
+        ['j6', 'webhook.deliver', 'webhook:w:e1', 'pending', 0, null],
+      ];
+      for (const [id, kind, queueKey, status, due, lease] of open) {
+        await driver.run('INSERT INTO jobs (id, kind, workspace_id, queue_key, status, max_attempts, run_after, locked_until, created_at) VALUES (?, ?, ?, ?, ?, 3, ?, ?, ?)', [
+          id,
+          kind,
+          'w',
+          queueKey,
+          status,
+          time(at(due)),
+          lease === null ? null : time(at(lease)),
+          time(at(0)),
+        ]);
+      }
+      const { executor, issued } = recordingExecutor(driver);
+      const jobs = new SqlJobStore(executor);
+      const now = at(10);
+      const options = { finishedSince: at(0), dueOnly: ['reasoning.dream.auto'] };
+      const kinds = ['reasoning.summarize', 'reasoning.dream.auto', 'scope.backfill'];
+      const sorted = <T extends { kind: string; queueKey: string }>(rows: T[]) => [...rows].sort((a, b) => `${a.kind} ${a.queueKey}`.localeCompare(`${b.kind} ${b.queueKey}`));
+      const together = await jobs.countsByQueue('w', kinds, now, options);
+      expect(issued).toHaveLength(1);
+      const alone = [];
+      for (const kind of kinds) alone.push(...(await jobs.countsByQueue('w', [kind], now, options)));
+      expect(sorted(together)).toEqual(sorted(alone));
+      const counts = (kind: string, queueKey: string) => together.find((row) => row.kind === kind && row.queueKey === queueKey);
+      expect(counts('reasoning.summarize', 'summary:w:s1')).toMatchObject({ completed: 3, failed: 1, inProgress: 0, pending: 1 });
+      expect(counts('reasoning.summarize', 'summary:w:s2')).toMatchObject({ completed: 1, failed: 0, inProgress: 0, pending: 0 });
+      // alice's automatic dream is due at minute 30: not pending yet; bob's, due at 5, is
+      expect(counts('reasoning.dream.auto', 'dream:w:alice:alice')).toMatchObject({ completed: 2, pending: 0 });
+      expect(counts('reasoning.dream.auto', 'dream:w:bob:bob')).toMatchObject({ pending: 1 });
+      // a live lease is in progress, a lapsed one pending again
+      expect(counts('scope.backfill', 'scope:w:x:s1')).toMatchObject({ inProgress: 1, pending: 0 });
+      expect(counts('scope.backfill', 'scope:w:x:s2')).toMatchObject({ inProgress: 0, pending: 1 });
+      // a kind not asked for is not read
+      expect(together.some((row) => row.kind === 'webhook.deliver')).toBe(false);
+      // without the due-only kinds, the pending dream counts at once
+      expect((await jobs.countsByQueue('w', ['reasoning.dream.auto'], now, { finishedSince: at(0) })).find((row) => row.queueKey === 'dream:w:alice:alice')).toMatchObject({ pending: 1 });
+      expect(await jobs.countsByQueue('w', [], now, options)).toEqual([]);
     } finally {
       await database.close();
     }

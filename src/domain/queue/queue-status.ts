@@ -69,36 +69,36 @@ export async function getQueueStatus(ctx: DomainContext, workspaceId: string, fi
   // the store reads the units of the session and of the peer (as observer or as sender) alone
   const units = { sessionId: filter.sessionId, observerId: filter.observerId, senderId: filter.senderId };
   for (const row of await ctx.store.reasoning.representationCounts(workspaceId, units, now, finishedSince)) count(row.sessionId, row);
-  // a summary is about a session, not about a peer: a peer filter leaves summaries out
-  if (!byPeer) {
-    const prefix = `summary:${workspaceId}:`;
+  // The job-kept work, read in one statement for every kind that applies (the session's own
+  // summary queue in a second when filtered by session): a summary is about a session, not
+  // about a peer, so a peer filter leaves summaries out; a dream is about a collection, not a
+  // session, counted in the totals and left out when filtering by session (an automatic dream
+  // still waiting for its collection to be idle is not counted until it is due); a scope's
+  // backfill or removal is work of the scope (its observer) in one session.
+  const summaries = !byPeer;
+  const dreams = filter.sessionId === undefined;
+  const scopeWork = filter.senderId === undefined || filter.observerId !== undefined;
+  const prefix = `summary:${workspaceId}:`;
+  const kinds = [...(summaries && filter.sessionId === undefined ? [SUMMARIZE] : []), ...(dreams ? DREAM_KINDS : []), ...(scopeWork ? [SCOPE_BACKFILL, SCOPE_REMOVAL] : [])];
+  const rows = await ctx.store.jobs.countsByQueue(workspaceId, kinds, now, { finishedSince, dueOnly: DREAM_KINDS });
+  if (summaries && filter.sessionId !== undefined) {
     // filtered by session, that session's queue alone is read
-    const session = filter.sessionId === undefined ? undefined : { id: filter.sessionId, queueKey: summaryQueueKey({ workspaceId, sessionId: filter.sessionId }) };
-    for (const row of await ctx.store.jobs.countsByQueue(workspaceId, SUMMARIZE, now, { finishedSince, session })) {
+    const session = { id: filter.sessionId, queueKey: summaryQueueKey({ workspaceId, sessionId: filter.sessionId }) };
+    rows.push(...(await ctx.store.jobs.countsByQueue(workspaceId, [SUMMARIZE], now, { finishedSince, session })));
+  }
+  for (const row of rows) {
+    if (row.kind === SUMMARIZE) {
       if (row.queueKey.startsWith(prefix)) count(row.queueKey.slice(prefix.length), row);
-    }
-  }
-  // a dream is about a collection, not a session: counted in the totals, left out when filtering by session
-  if (filter.sessionId === undefined) {
-    for (const kind of DREAM_KINDS) {
-      // an automatic dream still waiting for its collection to be idle is not counted until it is due
-      for (const row of await ctx.store.jobs.countsByQueue(workspaceId, kind, now, { finishedSince, dueOnly: true })) {
-        const collection = collectionOfDreamKey(row.queueKey);
-        if (collection === undefined) continue;
-        if (byPeer && collection.observerId !== filter.observerId && collection.observedId !== filter.senderId) continue;
-        add(status, row);
-      }
-    }
-  }
-  // a scope's backfill or removal is work of the scope (its observer) in one session
-  if (filter.senderId === undefined || filter.observerId !== undefined) {
-    for (const kind of [SCOPE_BACKFILL, SCOPE_REMOVAL]) {
-      for (const row of await ctx.store.jobs.countsByQueue(workspaceId, kind, now, { finishedSince })) {
-        const work = scopeWorkOfKey(row.queueKey);
-        if (work === undefined || (filter.sessionId !== undefined && work.sessionId !== filter.sessionId)) continue;
-        if (byPeer && work.scopePeerId !== filter.observerId) continue;
-        count(work.sessionId, row);
-      }
+    } else if ((DREAM_KINDS as readonly string[]).includes(row.kind)) {
+      const collection = collectionOfDreamKey(row.queueKey);
+      if (collection === undefined) continue;
+      if (byPeer && collection.observerId !== filter.observerId && collection.observedId !== filter.senderId) continue;
+      add(status, row);
+    } else {
+      const work = scopeWorkOfKey(row.queueKey);
+      if (work === undefined || (filter.sessionId !== undefined && work.sessionId !== filter.sessionId)) continue;
+      if (byPeer && work.scopePeerId !== filter.observerId) continue;
+      count(work.sessionId, row);
     }
   }
   if (status.sessions !== undefined) for (const [id, counts] of status.sessions) if (counts.total === 0) status.sessions.delete(id);

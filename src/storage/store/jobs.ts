@@ -84,18 +84,19 @@ export interface JobStore {
   /** Deletes up to `limit` of the finished jobs' counters of hours before `before`'s: how many. */
   purgeCounters(before: Date, limit: number): Promise<number>;
   /**
-   * Jobs of one kind in the workspace by queue key: done and dead (failed) in the hour of
-   * `finishedSince` or later, from the queues' counters, which only the summary and dream kinds
-   * keep (zero for other kinds), running under a live lease, pending (`dueOnly`: only those due
-   * by `now`). `session`: only that session's queue of the kind (its summaries), read through
-   * the session's counters and the queue's open jobs, not the workspace's.
+   * Jobs of some kinds in the workspace by kind and queue key, in one statement: done and dead
+   * (failed) in the hour of `finishedSince` or later, from the queues' counters, which only the
+   * summary and dream kinds keep (zero for other kinds), running under a live lease, pending
+   * (of the kinds in `dueOnly`: only those due by `now`). `session`: only that session's queue
+   * (its summaries, `kinds` being the summary kind), read through the session's counters and the
+   * queue's open jobs, not the workspace's.
    */
   countsByQueue(
     workspaceId: string,
-    kind: string,
+    kinds: readonly string[],
     now: Date,
-    options: { finishedSince: Date; dueOnly?: boolean; session?: { id: string; queueKey: string } },
-  ): Promise<(WorkCounts & { queueKey: string })[]>;
+    options: { finishedSince: Date; dueOnly?: readonly string[]; session?: { id: string; queueKey: string } },
+  ): Promise<(WorkCounts & { kind: string; queueKey: string })[]>;
   /** The pending and running jobs of a queue key, in order. */
   openJobs(queueKey: string): Promise<{ id: string; kind: string; status: 'pending' | 'running'; runAfter: Date; payload: JsonObject }[]>;
   /** Sets the due time (and, when given, the kind) of the queue key's pending jobs of `kind`; returns how many. */
