@@ -33,8 +33,8 @@ const countsJson = (c: QueueStatusCounts) =>
  * The queue status as the contract's JSON (§7.9): the counts, and `sessions` keyed by public
  * session id (the reference keys them by its private row ids), null when filtered by session or
  * empty. Written out as text: a workspace's answer lists every session with work in the last day,
- * and for 4,000 of them objects built and then stringified took 4.1 ms of the event loop a call
- * against 1.0 (bench/queue-status.ts prints the time with the answer made JSON).
+ * and for 4,000 of them objects built and then stringified took 4.3 ms of the event loop a call
+ * against 0.49 (bench/README.md, "Queue status with a long history").
  */
 export function queueStatusJson(status: QueueStatus): string {
   let sessions = '';
