@@ -145,7 +145,14 @@ export function mountMetrics(
       for (const { kind, status, count } of await store.jobs.countOpenByKind()) this.set({ kind, status }, count);
     },
   });
-  // the message vectors' parts (PostgreSQL, decision 0043); no samples where there are none
+  // the message vectors' parts (PostgreSQL, decision 0043); no samples where there are none.
+  // Both gauges come from one reading: a scrape collects them side by side and shares it
+  let layoutRead: ReturnType<typeof readLayout> | undefined;
+  const readLayout = async () => store.vectors.layout?.();
+  const layoutOfScrape = () =>
+    (layoutRead ??= readLayout().finally(() => {
+      layoutRead = undefined;
+    }));
   new Gauge({
     name: 'engram_message_vector_parts',
     help: 'Sealed parts of the message vectors, each with an index of its own, by level (PostgreSQL; a search visits every part)',
@@ -153,7 +160,7 @@ export function mountMetrics(
     registers: [shared],
     async collect() {
       this.reset();
-      for (const { level, parts } of (await store.vectors.layout?.())?.levels ?? []) this.set({ level: String(level) }, parts);
+      for (const { level, parts } of (await layoutOfScrape())?.levels ?? []) this.set({ level: String(level) }, parts);
     },
   });
   new Gauge({
@@ -163,7 +170,7 @@ export function mountMetrics(
     registers: [shared],
     async collect() {
       this.reset();
-      const layout = await store.vectors.layout?.();
+      const layout = await layoutOfScrape();
       if (layout === undefined) return;
       this.set({ part: 'sealed' }, layout.levels.reduce((sum, level) => sum + level.rows, 0));
       this.set({ part: 'open' }, layout.openRows);
