@@ -120,7 +120,7 @@ export async function queueReasoning(
         jobs.push(newJob({ id: ctx.newId(), kind: SUMMARIZE, workspaceId, queueKey: summaryQueueKey({ workspaceId, sessionId }), payload, maxAttempts: ctx.limits.jobMaxAttempts }));
       }
     });
-    await queueItems(ctx, reasoning, items, now);
+    await queueItems(ctx, reasoning, items, now, jobs);
     // new messages are activity in their collections: a waiting automatic dream waits longer
     await postponeAutomaticDreams(
       ctx,
@@ -133,22 +133,32 @@ export async function queueReasoning(
   else await store.jobs.enqueue(jobs, now);
 }
 
-async function queueItems(ctx: DomainContext, reasoning: ReasoningRuntime, items: NewRepresentationItem[], now: Date): Promise<number> {
+/**
+ * Adds the items and schedules their units' jobs: a unit's pending job is brought forward, and
+ * the job of a unit with none pending is added to `jobs` for the caller to queue with its own.
+ */
+async function queueItems(ctx: DomainContext, reasoning: ReasoningRuntime, items: NewRepresentationItem[], now: Date, jobs: NewJob[]): Promise<number> {
   const { store } = ctx;
   if (items.length === 0) return 0;
-  const added = await store.reasoning.addRepresentationItems(items, now);
-  // the units of each session (a write's are all of one), their totals read together
-  const sessions = new Map<string, RepresentPayload[]>();
+  // the items of each session (a write's are all of one), added with their units' totals
+  const sessions = new Map<string, NewRepresentationItem[]>();
   for (const item of items) {
     const key = JSON.stringify([item.workspaceId, item.sessionId]);
-    const units = sessions.get(key) ?? [];
-    if (!units.some((unit) => unit.observedId === item.observedId)) units.push({ workspaceId: item.workspaceId, sessionId: item.sessionId, observedId: item.observedId });
-    sessions.set(key, units);
+    sessions.set(key, [...(sessions.get(key) ?? []), item]);
   }
-  for (const units of sessions.values()) {
-    const { workspaceId, sessionId } = units[0];
-    const totals = await store.reasoning.openUnitsTotals(workspaceId, sessionId, units.map((unit) => unit.observedId));
-    for (const unit of units) await scheduleUnit(ctx, reasoning.settings, unit, now, totals.get(unit.observedId) ?? { items: 0, tokens: 0, oldest: undefined });
+  let added = 0;
+  for (const sessionItems of sessions.values()) {
+    const { workspaceId, sessionId } = sessionItems[0];
+    const queued = await store.reasoning.addItemsWithTotals(sessionItems, now);
+    added += queued.added;
+    const entries = [...new Set(sessionItems.map((item) => item.observedId))].flatMap((observedId) => {
+      const totals = queued.totals.get(observedId);
+      if (totals === undefined || totals.items === 0) return [];
+      const unit: RepresentPayload = { workspaceId, sessionId, observedId };
+      const job = newJob({ id: ctx.newId(), kind: REPRESENT, workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts });
+      return [{ job, runAfter: unitDue(reasoning.settings, totals, now) }];
+    });
+    jobs.push(...(await store.jobs.scheduleMany(entries, now)));
   }
   return added;
 }
@@ -196,7 +206,10 @@ export async function deriveStoredMessages(ctx: DomainContext, scope: { workspac
             customInstructions: config.customInstructions ?? null,
           });
         }
-        return queueItems(ctx, reasoning, items, ctx.now());
+        const jobs: NewJob[] = [];
+        const added = await queueItems(ctx, reasoning, items, ctx.now(), jobs);
+        await store.jobs.enqueue(jobs, ctx.now());
+        return added;
       });
     }
   }

@@ -126,6 +126,37 @@ export class SqlJobStore implements JobStore {
     this.onQueued();
   }
 
+  async scheduleMany(entries: readonly { job: NewJob; runAfter: Date }[], now: Date): Promise<NewJob[]> {
+    if (entries.length === 0) return [];
+    const c = this.dialect;
+    let moved: Set<string>;
+    if (this.db.dialect === 'postgres') {
+      // one statement for every key, one probe of jobs_open each
+      const rows = await this.db.all<{ queue_key: string }>(
+        `UPDATE jobs j SET run_after = CASE WHEN j.run_after > v.due THEN v.due ELSE j.run_after END
+         FROM unnest(?::text[], ?::timestamptz[]) AS v (queue_key, due)
+         WHERE j.queue_key = v.queue_key AND j.status IN ('pending', 'running') AND j.status = 'pending'
+         RETURNING j.queue_key`,
+        [entries.map((entry) => entry.job.queueKey), entries.map((entry) => c.time(entry.runAfter))],
+      );
+      moved = new Set(rows.map((row) => row.queue_key));
+    } else {
+      // SQLite's statements cost no round trip: schedule's update a key at a time
+      moved = new Set();
+      for (const { job, runAfter } of entries) {
+        const due = c.time(runAfter);
+        const changed = await this.db.run(
+          `UPDATE jobs SET run_after = CASE WHEN run_after > ? THEN ? ELSE run_after END
+           WHERE queue_key = ? AND status IN ('pending', 'running') AND status = 'pending'`,
+          [due, due, job.queueKey],
+        );
+        if (changed > 0) moved.add(job.queueKey);
+      }
+    }
+    if (entries.some((entry) => moved.has(entry.job.queueKey) && entry.runAfter <= now)) this.onQueued();
+    return entries.filter((entry) => !moved.has(entry.job.queueKey)).map((entry) => ({ ...entry.job, runAfter: entry.runAfter }));
+  }
+
   async claim(limit: number, now: Date, leaseUntil: Date, kind?: string): Promise<JobRecord[]> {
     const count = Math.min(Math.trunc(limit), MAX_CLAIM);
     if (!(count >= 1)) return [];

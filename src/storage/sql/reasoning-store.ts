@@ -107,6 +107,62 @@ export class SqlReasoningStore implements ReasoningStore {
     return added;
   }
 
+  async addItemsWithTotals(items: NewRepresentationItem[], now: Date): Promise<{ added: number; totals: Map<string, UnitTotals> }> {
+    const { workspaceId, sessionId } = items[0] ?? { workspaceId: '', sessionId: '' };
+    if (items.some((item) => item.workspaceId !== workspaceId || item.sessionId !== sessionId)) throw new Error('addItemsWithTotals: items of one session only');
+    const observedIds = [...new Set(items.map((item) => item.observedId))];
+    if (this.db.dialect !== 'postgres' || items.length > 50 || items.some((item) => item.messagePk === undefined)) {
+      // SQLite's statements cost no round trip: the two steps as they are
+      const added = await this.addRepresentationItems(items, now);
+      return { added, totals: await this.openUnitsTotals(workspaceId, sessionId, observedIds) };
+    }
+    // One statement, one round trip: the insert in a CTE, and the units' open items as they
+    // were before it (the statement's snapshot does not see its own insert) beside the rows it
+    // added (its RETURNING), summed here.
+    const c = this.dialect;
+    const rows = await this.db.all<{ observed_id: string; items: number | string; tokens: number | string | null; oldest: unknown; added: number | string }>(
+      `WITH added AS (
+         INSERT INTO representation_items (workspace_id, session_id, observed_id, message_id, message_pk, tokens, observers, custom_instructions, created_at)
+         VALUES ${items.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+         ON CONFLICT (workspace_id, session_id, observed_id, message_id) DO NOTHING
+         RETURNING observed_id, tokens, created_at)
+       SELECT observed_id, count(*) AS items, sum(tokens) AS tokens, min(created_at) AS oldest, 0 AS added FROM representation_items
+       WHERE workspace_id = ? AND session_id = ? AND observed_id IN (${observedIds.map(() => '?').join(', ')}) AND processed_at IS NULL
+       GROUP BY observed_id
+       UNION ALL
+       SELECT observed_id, count(*), sum(tokens), min(created_at), 1 FROM added GROUP BY observed_id`,
+      [
+        ...items.flatMap((item) => [
+          item.workspaceId,
+          item.sessionId,
+          item.observedId,
+          item.messageId,
+          item.messagePk,
+          item.tokens,
+          jsonText(item.observers),
+          item.customInstructions,
+          c.time(now),
+        ]),
+        workspaceId,
+        sessionId,
+        ...observedIds,
+      ],
+    );
+    let added = 0;
+    const totals = new Map<string, UnitTotals>();
+    for (const row of rows) {
+      if (Number(row.added) === 1) added += Number(row.items);
+      const oldest = row.oldest == null ? undefined : c.readTime(row.oldest);
+      const before = totals.get(row.observed_id);
+      totals.set(row.observed_id, {
+        items: (before?.items ?? 0) + Number(row.items),
+        tokens: (before?.tokens ?? 0) + Number(row.tokens ?? 0),
+        oldest: before?.oldest === undefined || (oldest !== undefined && oldest < before.oldest) ? oldest : before.oldest,
+      });
+    }
+    return { added, totals };
+  }
+
   async openUnitTotals(workspaceId: string, sessionId: string, observedId: string): Promise<UnitTotals> {
     return (await this.openUnitsTotals(workspaceId, sessionId, [observedId])).get(observedId) ?? { items: 0, tokens: 0, oldest: undefined };
   }

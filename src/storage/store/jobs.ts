@@ -72,6 +72,13 @@ export interface JobStore {
    * enough: it may have read its work already).
    */
   schedule(job: NewJob, runAfter: Date, now: Date): Promise<void>;
+  /**
+   * `schedule` for several queue keys at once (one statement on PostgreSQL), each key at most
+   * once: brings each key's pending job forward; the jobs of the keys with none pending are not
+   * inserted but returned, `runAfter` set, for the caller to enqueue (with its own jobs, in its
+   * transaction).
+   */
+  scheduleMany(entries: readonly { job: NewJob; runAfter: Date }[], now: Date): Promise<NewJob[]>;
   /** Moves a running job's lease to `until` (a worker still at work on it). */
   extendLease(id: string, until: Date): Promise<void>;
   complete(id: string, now: Date): Promise<void>;

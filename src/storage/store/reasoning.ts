@@ -65,6 +65,11 @@ export interface SessionSummaryRecord {
 export interface ReasoningStore {
   /** Queues items; an item already queued (same message and observed peer) is left as it is. Returns how many were added. */
   addRepresentationItems(items: NewRepresentationItem[], now: Date): Promise<number>;
+  /**
+   * addRepresentationItems of one session's items, with its units' open totals after them
+   * (openUnitsTotals of the items' observed peers): one statement on PostgreSQL.
+   */
+  addItemsWithTotals(items: NewRepresentationItem[], now: Date): Promise<{ added: number; totals: Map<string, UnitTotals> }>;
   openUnitTotals(workspaceId: string, sessionId: string, observedId: string): Promise<UnitTotals>;
   /** `openUnitTotals` of several units of one session in one statement, by observed peer (a unit without open items is left out). */
   openUnitsTotals(workspaceId: string, sessionId: string, observedIds: readonly string[]): Promise<Map<string, UnitTotals>>;

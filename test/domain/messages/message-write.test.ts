@@ -79,6 +79,27 @@ describe('a message write', () => {
     expect(Number((await driver.get<{ n: number | string }>('SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, REPRESENT]))?.n)).toBe(1);
   });
 
+  it("adds its items with their units' totals, and moves every unit's job, in a statement each on PostgreSQL", async () => {
+    const { api, ctx, issued, ws } = await recordedWrites();
+    const driver = api.database.driver;
+    expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {}, bob: { observe_others: true } } })).status).toBe(201);
+    // two units (about alice, about bob), each with its job pending
+    await createMessages(ctx, ws, 's1', [...messages('alice', 2), ...messages('bob', 2)]);
+    issued.length = 0;
+    await createMessages(ctx, ws, 's1', [...messages('alice', 1, 3), ...messages('bob', 1, 3)]);
+    const sent = issued.map((s) => s.sql.replace(/\s+/g, ' '));
+    const itemStatements = sent.filter((sql) => sql.includes('representation_items'));
+    const moves = sent.filter((sql) => /^UPDATE jobs (j )?SET run_after = CASE/.test(sql));
+    // SQLite's statements are calls, not round trips: there they stay apart
+    expect([itemStatements.length, moves.length]).toEqual(driver.dialect === 'postgres' ? [1, 1] : [2, 2]);
+    if (driver.dialect === 'postgres') expect(sent).toHaveLength(6);
+    // the same work: a job a unit, every message an item
+    const units = await driver.all<{ queue_key: string }>('SELECT queue_key FROM jobs WHERE workspace_id = ? AND kind = ? ORDER BY queue_key', [ws, REPRESENT]);
+    expect(units.map((u) => u.queue_key.split(':').at(-1))).toEqual(['alice', 'bob']);
+    const open = await ctx.store.reasoning.openUnitsTotals(ws, 's1', ['alice', 'bob']);
+    expect([open.get('alice')?.items, open.get('bob')?.items]).toEqual([3, 3]);
+  });
+
   it('counts from what the writes before it committed, when writes to one session come at once', async () => {
     const { api, ws } = await recordedWrites();
     const driver = api.database.driver;
