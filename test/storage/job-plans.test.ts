@@ -33,6 +33,8 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     // the deriver's schedule: a pending job brought forward, then a new one queued
     await jobs.schedule(job('d', 'k', 'q1'), at(5), at(1));
     await jobs.schedule(job('e', 'k', 'q3'), at(5), at(1));
+    // a message write's units, several keys at once
+    expect((await jobs.scheduleMany([{ job: job('f', 'k', 'q1'), runAfter: at(4) }, { job: job('g', 'k', 'q4'), runAfter: at(4) }], at(1))).map((j) => j.id)).toEqual(['g']);
     // an automatic dream moved on by new activity
     await jobs.reschedulePending('q2', 'other', at(60));
     expect([...(await jobs.claimableKinds(['k', 'other', 'none'], at(10)))]).toEqual(['k']);
@@ -42,6 +44,8 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     // the worker's next delivery of an ordered queue, claimed as the one before is completed
     expect((await jobs.completeAndClaimNext({ id: 'a', queueKey: 'q1', kind: 'k' }, at(11), at(70), 16)).map((j) => j.id)).toEqual(['b']);
     await jobs.release('b');
+    // the worker's completions written together
+    await jobs.completeMany(['a', 'x'], at(11));
     await jobs.retry('e', at(20), 'failed once');
     await jobs.release('e');
     await jobs.deadLetter('b', at(12), 'gave up');
