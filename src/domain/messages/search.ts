@@ -52,10 +52,12 @@ export async function searchMessages(
   steps?: SearchSteps,
 ): Promise<MessageRecord[]> {
   const canFuse = ctx.reasoning?.models.embedder !== undefined;
-  // the full-text ranking first: it also checks the query
-  const text = await rankMessagesByText(ctx, scope, { ...options, limit: canFuse ? options.limit * 2 : options.limit }, steps);
-  if (!canFuse) return text;
-  const vector = await rankMessagesByVector(ctx, scope, options);
+  // the query and the filters checked first: a search refused makes no model call
+  const ranking = await textRanking(ctx, scope, { ...options, limit: canFuse ? options.limit * 2 : options.limit }, steps);
+  if (!canFuse) return ranking();
+  // the full-text ranking beside the vector ranking (the query's embedding, a model call, then
+  // the nearest vectors): a search waits for the longer of the two, not for both in turn
+  const [text, vector] = await Promise.all([ranking(), rankMessagesByVector(ctx, scope, options)]);
   if (vector === undefined) return text.slice(0, options.limit);
   // hybrid (reasoning.md R7): both rankings merged by reciprocal rank fusion, k = 60
   const fused = reciprocalRankFusion([text.map((m) => m.id), vector]).slice(0, options.limit);
@@ -73,10 +75,15 @@ export async function rankMessagesByText(
   options: MessageSearchOptions,
   steps?: SearchSteps,
 ): Promise<MessageRecord[]> {
+  return (await textRanking(ctx, scope, options, steps))();
+}
+
+/** rankMessagesByText in two: the query checked and the filters read (either may refuse the search), then the ranking returned to run. */
+async function textRanking(ctx: DomainContext, scope: SearchScope, options: MessageSearchOptions, steps?: SearchSteps): Promise<() => Promise<MessageRecord[]>> {
   if (await exceedsTokensOf(options.query, MAX_QUERY_TOKENS)) throw invalidInput(`Query exceeds maximum token limit of ${MAX_QUERY_TOKENS}.`);
   const { filters, peerPerspective } = narrowSearchFilters(scope, options.filters);
   const terms = queryTerms(options.query);
-  if (terms.length === 0) return [];
+  if (terms.length === 0) return () => Promise.resolve([]);
   const withinSessions = scope.sessionId === undefined ? sessionsOf(filters) : undefined;
   const narrowing: Narrowing = {
     filter: messageFilter(ctx.store, filters, options.rules),
@@ -85,7 +92,7 @@ export async function rankMessagesByText(
     filterIsWithinSessions: withinSessions !== undefined && filters !== null && Object.keys(filters).length === 1,
   };
   // the reads and the ranking in the search's turn (on SQLite they hold the event loop, turns.ts)
-  return ctx.turns.run((turn) => rankInTurn(ctx, scope, terms, narrowing, options.limit, turn, steps));
+  return () => ctx.turns.run((turn) => rankInTurn(ctx, scope, terms, narrowing, options.limit, turn, steps));
 }
 
 async function rankInTurn(
@@ -147,8 +154,11 @@ async function manyTermCandidates(
   terms: readonly QueryTerm[],
   narrowing: Narrowing,
 ): Promise<Candidates> {
-  const matchesOf = await Promise.all(terms.map((term) => ctx.store.messages.searchMatches(termSearch(scope, term, narrowing, TERM_MATCHES))));
-  const total = await ctx.store.messages.countInScope(scope, SCOPE_COUNT_CAP);
+  // the scope's size read beside the terms' matches
+  const [total, ...matchesOf] = await Promise.all([
+    ctx.store.messages.countInScope(scope, SCOPE_COUNT_CAP),
+    ...terms.map((term) => ctx.store.messages.searchMatches(termSearch(scope, term, narrowing, TERM_MATCHES))),
+  ]);
   const ranked: RankTerm[] = terms.map((term, index) => ({ stem: term.stem, weight: inverseDocumentFrequency(matchesOf[index].length, total) }));
   const { chosen, found } = bestFound(matchesOf, ranked.map((term) => term.weight), SEARCH_CANDIDATES);
   const texts = new Map((await ctx.store.messages.searchContents(scope.workspaceId, chosen)).map((c) => [c.seq, c]));

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { openDatabase } from '../../../src/runtime/database.js';
 import { reembed } from '../../../src/cli/commands/reembed.js';
 import { tokenCount } from '../../../src/domain/text/token-count.js';
+import { MAX_QUERY_TOKENS } from '../../../src/domain/search/scoring.js';
 import { checkVectorDimensions } from '../../../src/runtime/runtime.js';
 import { VectorSizeError, type ConclusionRecord } from '../../../src/storage/store.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
@@ -414,6 +415,29 @@ describe('semantic search', () => {
     // an embedding model that fails leaves full-text search working
     fake.script.embeddings({ status: 400, errorBody: { error: { message: 'bad' } } });
     expect(contents(await api.post(`/v3/workspaces/${ws}/search`, { query: 'pasta' }))).toEqual(['We had pasta for lunch']);
+  });
+
+  it('a message search refused (a query over the token limit, a filter it cannot read) makes no embedding call', async () => {
+    const s = await setup({ DERIVER_ENABLED: 'false' });
+    const { api, ws } = s;
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'We had pasta for lunch' }] })).status).toBe(201);
+    await drain(s);
+    const embeddings = () => fake.requests('embeddings').length;
+    const before = embeddings();
+    const refused = [
+      { query: 'pasta '.repeat(MAX_QUERY_TOKENS + 1) },
+      { query: 'pasta', filters: { created_at: { gte: 'not a time' } } },
+      { query: 'pasta', filters: { no_such_field: 'x' } },
+    ];
+    for (const body of refused) {
+      const response = await api.post(`/v3/workspaces/${ws}/search`, body);
+      expect(response.status, response.text).toBe(422);
+    }
+    expect(embeddings()).toBe(before);
+    // one accepted: its query embedded once, beside the full-text ranking
+    const found = await api.post(`/v3/workspaces/${ws}/search`, { query: 'pasta' });
+    expect(found.body.map((m: { content: string }) => m.content)).toEqual(['We had pasta for lunch']);
+    expect(embeddings()).toBe(before + 1);
   });
 
   it('conclusion search is hybrid: found by meaning alone, by words alone, and a number or a name of the question first', async () => {
