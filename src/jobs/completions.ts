@@ -52,10 +52,7 @@ export class CompletionWriter {
       while (this.waiting.length > 0) {
         const batch = this.waiting.splice(0, MOST);
         try {
-          await this.jobs.completeMany(
-            batch.map((waiting) => waiting.id),
-            this.now(),
-          );
+          await this.jobs.completeMany(batch.map((waiting) => waiting.id), this.now());
           for (const waiting of batch) waiting.resolve();
         } catch (error) {
           for (const waiting of batch) waiting.reject(error);

@@ -212,8 +212,8 @@ export async function rankConclusions(
   const steps = {} as ConclusionSearchSteps;
   const fuse = byVector !== undefined;
   if (!fuse) return rankConclusionsByText(ctx.store, { ...scope, query: options.query, filter, limit: options.limit, newestFirst: options.newestFirst }, steps);
-  // the two rankings side by side (the vector one starts with the query's embedding, a model call)
-  const [text, vector] = await Promise.all([rankConclusionsByText(ctx.store, { ...scope, query: options.query, filter, limit: options.limit * 2 }, steps), byVector(options.limit * 2)]);
+  const text = await rankConclusionsByText(ctx.store, { ...scope, query: options.query, filter, limit: options.limit * 2 }, steps);
+  const vector = await byVector(options.limit * 2);
   if (vector === undefined) return text.slice(0, options.limit);
   const records = new Map([...vector, ...text].map((c) => [c.id, c]));
   const fused = reciprocalRankFusion([text.map((c) => c.id), vector.map((c) => c.id)]);

@@ -9,7 +9,7 @@ import { queryTerms, type QueryTerm } from '../search/query-terms.js';
 import { rankCandidatesInSlices, type RankTerm } from '../search/rank.js';
 import { exceedsTokensOf } from '../text/token-count.js';
 import { bestFound, inverseDocumentFrequency, MAX_QUERY_TOKENS, SEARCH_CANDIDATES, TERM_MATCHES } from '../search/scoring.js';
-import { rankMessagesByVector } from './vector-search.js';
+import { queryEmbedding, rankMessagesByVector } from './vector-search.js';
 
 /**
  * The scope's size is counted up to this many messages: counting costs about 1.4 µs a message
@@ -55,9 +55,15 @@ export async function searchMessages(
   // the query and the filters checked first: a search refused makes no model call
   const ranking = await textRanking(ctx, scope, { ...options, limit: canFuse ? options.limit * 2 : options.limit }, steps);
   if (!canFuse) return ranking();
-  // the full-text ranking beside the vector ranking (the query's embedding, a model call, then
-  // the nearest vectors): a search waits for the longer of the two, not for both in turn
-  const [text, vector] = await Promise.all([ranking(), rankMessagesByVector(ctx, scope, options)]);
+  // the query's embedding (a model call) is under way while the full-text ranking reads the
+  // database, so a search waits for the longer of the two, not for both in turn; the two
+  // rankings' reads still go one after the other (side by side they cost the soak's server and
+  // database more CPU: more connections at work at once). A failed ranking leaves the
+  // embedding's end unheeded.
+  const embedding = queryEmbedding(ctx, scope, options.query);
+  embedding.catch(() => undefined);
+  const text = await ranking();
+  const vector = await rankMessagesByVector(ctx, scope, options, embedding);
   if (vector === undefined) return text.slice(0, options.limit);
   // hybrid (reasoning.md R7): both rankings merged by reciprocal rank fusion, k = 60
   const fused = reciprocalRankFusion([text.map((m) => m.id), vector]).slice(0, options.limit);
@@ -154,11 +160,8 @@ async function manyTermCandidates(
   terms: readonly QueryTerm[],
   narrowing: Narrowing,
 ): Promise<Candidates> {
-  // the scope's size read beside the terms' matches
-  const [total, ...matchesOf] = await Promise.all([
-    ctx.store.messages.countInScope(scope, SCOPE_COUNT_CAP),
-    ...terms.map((term) => ctx.store.messages.searchMatches(termSearch(scope, term, narrowing, TERM_MATCHES))),
-  ]);
+  const matchesOf = await Promise.all(terms.map((term) => ctx.store.messages.searchMatches(termSearch(scope, term, narrowing, TERM_MATCHES))));
+  const total = await ctx.store.messages.countInScope(scope, SCOPE_COUNT_CAP);
   const ranked: RankTerm[] = terms.map((term, index) => ({ stem: term.stem, weight: inverseDocumentFrequency(matchesOf[index].length, total) }));
   const { chosen, found } = bestFound(matchesOf, ranked.map((term) => term.weight), SEARCH_CANDIDATES);
   const texts = new Map((await ctx.store.messages.searchContents(scope.workspaceId, chosen)).map((c) => [c.seq, c]));

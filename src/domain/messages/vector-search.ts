@@ -7,6 +7,23 @@ import { forWorkspace } from '../model-usage.js';
 import { narrowSearchFilters, sessionsOf, type MessageSearchOptions, type SearchScope } from './search-filters.js';
 
 /**
+ * The query's embedding for rankMessagesByVector, undefined when there is nothing to fuse (no
+ * embedding model, no vector stored yet, an empty query, the model failing). Asked for before
+ * the full-text ranking runs, it is under way while that reads the database.
+ */
+export async function queryEmbedding(ctx: DomainContext, scope: SearchScope, query: string): Promise<number[] | undefined> {
+  const embedder = embedderOf(forWorkspace(ctx, scope.workspaceId));
+  if (embedder === undefined || query.trim() === '' || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
+  try {
+    const [vector] = await embedder.embed([query]);
+    return vector;
+  } catch (error) {
+    if (error instanceof ModelError) return undefined;
+    throw error;
+  }
+}
+
+/**
  * The vector half of a hybrid message search (reasoning.md R7): the scope's messages nearest in
  * meaning to the query, nearest first, as ids; a message with several chunks counts once, at
  * its nearest chunk. `limit` x 2 neighbours are read (x 4 with `peer_perspective`, x 4 again
@@ -19,16 +36,10 @@ export async function rankMessagesByVector(
   ctx: DomainContext,
   scope: SearchScope,
   options: MessageSearchOptions,
+  embedding: Promise<number[] | undefined> = queryEmbedding(ctx, scope, options.query),
 ): Promise<string[] | undefined> {
-  const embedder = embedderOf(forWorkspace(ctx, scope.workspaceId));
-  if (embedder === undefined || options.query.trim() === '' || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
-  let vector: number[];
-  try {
-    [vector] = await embedder.embed([options.query]);
-  } catch (error) {
-    if (error instanceof ModelError) return undefined;
-    throw error;
-  }
+  const vector = await embedding;
+  if (vector === undefined) return undefined;
   // the same narrowing as the full-text ranking (search.ts)
   const narrowed = narrowSearchFilters(scope, options.filters);
   const peerPerspective = narrowed.peerPerspective;
