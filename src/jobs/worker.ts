@@ -2,7 +2,6 @@ import { isStoreUnavailable, type JobRecord, type Store } from '../storage/store
 import type { JobCatalog, JobHandler, JobOutcome } from './catalog.js';
 import { attemptOutcome, readPayload, retryDelay, type AttemptOutcome, type RunOutcome, type UnrecordedOutcome } from './attempts.js';
 import { removeOldWork } from './cleanup.js';
-import { CompletionWriter } from './completions.js';
 import { StoreOutage } from './store-outage.js';
 
 export interface WorkerLogger {
@@ -94,8 +93,6 @@ export class Worker {
   private readonly followers = new Set<string>();
   /** Completions written beside the next run (completeAside). */
   private readonly asides = new Set<Promise<void>>();
-  /** Completions of jobs that ended well, written together. */
-  private readonly completions: CompletionWriter;
 
   constructor(
     private readonly store: Store,
@@ -105,7 +102,6 @@ export class Worker {
     this.now = options.now ?? (() => new Date());
     this.random = options.random ?? Math.random;
     this.outage = new StoreOutage(options.logger, this.now);
-    this.completions = new CompletionWriter(store.jobs, this.now);
     // One lane per kind, so a webhook (seconds) never waits behind model work (minutes) and a
     // crashed worker's job is taken over after its own kind's lease. Only kinds this process has
     // a handler for are claimed: a process without a model (or of an older version) leaves the
@@ -441,7 +437,7 @@ export class Worker {
   /** Records a job that ended well without waiting for the store (stop() waits for these writes). */
   private completeAside(job: JobRecord, outcome: RunOutcome): void {
     const leaseEnds = this.leaseEnds.get(job.id) ?? 0;
-    const writing: Promise<void> = this.record(job, outcome, undefined, true).then(
+    const writing: Promise<void> = this.record(job, outcome).then(
       () => undefined,
       (error: unknown) => this.recordFailed(job, outcome, error, leaseEnds),
     );
@@ -471,10 +467,9 @@ export class Worker {
   /**
    * Records how a run ended. With `chain` (chainLane), a job that ended well is completed in
    * one step with the claim of the next job of its queue, which is returned to be run: an
-   * endpoint's next delivery then costs no round of claims and one commit less. Otherwise its
-   * completion is written with others (CompletionWriter; `aside`: no run waits for it).
+   * endpoint's next delivery then costs no round of claims and one commit less.
    */
-  private async record(job: JobRecord, outcome: RunOutcome, chain?: Lane, aside = false): Promise<JobRecord[]> {
+  private async record(job: JobRecord, outcome: RunOutcome, chain?: Lane): Promise<JobRecord[]> {
     const now = this.now();
     const log = { job: job.id, kind: job.kind, attempt: job.attempts };
     if (outcome.kind === 'interrupted') {
@@ -484,7 +479,7 @@ export class Worker {
     if (outcome.kind !== 'failed') {
       let next: JobRecord[] = [];
       if (chain === undefined) {
-        await this.completions.complete(job.id, aside);
+        await this.store.jobs.complete(job.id, now);
       } else {
         // a longer lease than one job's: each of them starts only while one run's time is left (goOn)
         const leaseEnds = now.getTime() + CHAIN_LEASE_FACTOR * chain.leaseMs;

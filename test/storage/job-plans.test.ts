@@ -44,8 +44,6 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     // the worker's next delivery of an ordered queue, claimed as the one before is completed
     expect((await jobs.completeAndClaimNext({ id: 'a', queueKey: 'q1', kind: 'k' }, at(11), at(70), 16)).map((j) => j.id)).toEqual(['b']);
     await jobs.release('b');
-    // the worker's completions written together
-    await jobs.completeMany(['a', 'x'], at(11));
     await jobs.retry('e', at(20), 'failed once');
     await jobs.release('e');
     await jobs.deadLetter('b', at(12), 'gave up');

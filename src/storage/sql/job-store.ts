@@ -345,15 +345,6 @@ export class SqlJobStore implements JobStore {
     await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ?`, [this.dialect.time(now), id]);
   }
 
-  async completeMany(ids: readonly string[], now: Date): Promise<void> {
-    if (ids.length <= 1) return ids.length === 0 ? undefined : this.complete(ids[0], now);
-    // one statement text for any number of ids (the list bound as JSON)
-    await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE ${this.dialect.inJsonArray('id')}`, [
-      this.dialect.time(now),
-      JSON.stringify(ids),
-    ]);
-  }
-
   async retry(id: string, runAfter: Date, error: string): Promise<void> {
     await this.db.run(`UPDATE jobs SET status = 'pending', locked_until = NULL, run_after = ?, last_error = ? WHERE id = ?`, [
       this.dialect.time(runAfter),

@@ -82,8 +82,6 @@ export interface JobStore {
   /** Moves a running job's lease to `until` (a worker still at work on it). */
   extendLease(id: string, until: Date): Promise<void>;
   complete(id: string, now: Date): Promise<void>;
-  /** `complete` of several jobs in one statement. */
-  completeMany(ids: readonly string[], now: Date): Promise<void>;
   retry(id: string, runAfter: Date, error: string): Promise<void>;
   deadLetter(id: string, now: Date, error: string): Promise<void>;
   /** Gives a claimed job back (graceful stop) without counting the attempt. */
