@@ -105,16 +105,22 @@ export class SqlJobStore implements JobStore {
     this.onQueued();
   }
 
-  async schedule(job: NewJob, runAfter: Date, now: Date): Promise<void> {
-    const c = this.dialect;
-    const due = c.time(runAfter);
-    const moved = await this.db.run(
+  /** Brings the queue key's pending job forward to `runAfter` (never later); how many it moved. */
+  private movePending(queueKey: string, runAfter: Date): Promise<number> {
+    const due = this.dialect.time(runAfter);
+    return this.db.run(
       // the open jobs' condition word for word, so that SQLite reads the queue through jobs_open
       // instead of scanning the table (finished jobs included)
       `UPDATE jobs SET run_after = CASE WHEN run_after > ? THEN ? ELSE run_after END
        WHERE queue_key = ? AND status IN ('pending', 'running') AND status = 'pending'`,
-      [due, due, job.queueKey],
+      [due, due, queueKey],
     );
+  }
+
+  async schedule(job: NewJob, runAfter: Date, now: Date): Promise<void> {
+    const c = this.dialect;
+    const due = c.time(runAfter);
+    const moved = await this.movePending(job.queueKey, runAfter);
     if (moved > 0) {
       if (runAfter <= now) this.onQueued();
       return;
@@ -143,15 +149,7 @@ export class SqlJobStore implements JobStore {
     } else {
       // SQLite's statements cost no round trip: schedule's update a key at a time
       moved = new Set();
-      for (const { job, runAfter } of entries) {
-        const due = c.time(runAfter);
-        const changed = await this.db.run(
-          `UPDATE jobs SET run_after = CASE WHEN run_after > ? THEN ? ELSE run_after END
-           WHERE queue_key = ? AND status IN ('pending', 'running') AND status = 'pending'`,
-          [due, due, job.queueKey],
-        );
-        if (changed > 0) moved.add(job.queueKey);
-      }
+      for (const { job, runAfter } of entries) if ((await this.movePending(job.queueKey, runAfter)) > 0) moved.add(job.queueKey);
     }
     if (entries.some((entry) => moved.has(entry.job.queueKey) && entry.runAfter <= now)) this.onQueued();
     return entries.filter((entry) => !moved.has(entry.job.queueKey)).map((entry) => ({ ...entry.job, runAfter: entry.runAfter }));

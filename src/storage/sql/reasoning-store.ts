@@ -78,8 +78,12 @@ export class SqlReasoningStore implements ReasoningStore {
     return new Map(rows.map((row) => [row.id, Number(row.pk)]));
   }
 
+  /** An item's row: its columns as the inserts of representation_items list them, `pk` its message's. */
+  private itemRow(item: NewRepresentationItem, pk: number | undefined, now: Date): unknown[] {
+    return [item.workspaceId, item.sessionId, item.observedId, item.messageId, pk, item.tokens, jsonText(item.observers), item.customInstructions, this.dialect.time(now)];
+  }
+
   async addRepresentationItems(items: NewRepresentationItem[], now: Date): Promise<number> {
-    const c = this.dialect;
     let added = 0;
     for (let start = 0; start < items.length; start += 50) {
       const chunk = items.slice(start, start + 50);
@@ -91,24 +95,15 @@ export class SqlReasoningStore implements ReasoningStore {
         `INSERT INTO representation_items (workspace_id, session_id, observed_id, message_id, message_pk, tokens, observers, custom_instructions, created_at)
          VALUES ${present.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
          ON CONFLICT (workspace_id, session_id, observed_id, message_id) DO NOTHING`,
-        present.flatMap((item) => [
-          item.workspaceId,
-          item.sessionId,
-          item.observedId,
-          item.messageId,
-          pks.get(item.messageId),
-          item.tokens,
-          jsonText(item.observers),
-          item.customInstructions,
-          c.time(now),
-        ]),
+        present.flatMap((item) => this.itemRow(item, pks.get(item.messageId), now)),
       );
     }
     return added;
   }
 
   async addItemsWithTotals(items: NewRepresentationItem[], now: Date): Promise<{ added: number; totals: Map<string, UnitTotals> }> {
-    const { workspaceId, sessionId } = items[0] ?? { workspaceId: '', sessionId: '' };
+    if (items.length === 0) return { added: 0, totals: new Map() };
+    const { workspaceId, sessionId } = items[0];
     if (items.some((item) => item.workspaceId !== workspaceId || item.sessionId !== sessionId)) throw new Error('addItemsWithTotals: items of one session only');
     const observedIds = [...new Set(items.map((item) => item.observedId))];
     if (this.db.dialect !== 'postgres' || items.length > 50 || items.some((item) => item.messagePk === undefined)) {
@@ -131,22 +126,7 @@ export class SqlReasoningStore implements ReasoningStore {
        GROUP BY observed_id
        UNION ALL
        SELECT observed_id, count(*), sum(tokens), min(created_at), 1 FROM added GROUP BY observed_id`,
-      [
-        ...items.flatMap((item) => [
-          item.workspaceId,
-          item.sessionId,
-          item.observedId,
-          item.messageId,
-          item.messagePk,
-          item.tokens,
-          jsonText(item.observers),
-          item.customInstructions,
-          c.time(now),
-        ]),
-        workspaceId,
-        sessionId,
-        ...observedIds,
-      ],
+      [...items.flatMap((item) => this.itemRow(item, item.messagePk, now)), workspaceId, sessionId, ...observedIds],
     );
     let added = 0;
     const totals = new Map<string, UnitTotals>();
