@@ -55,9 +55,13 @@ export async function scheduleUnit(ctx: DomainContext, settings: ReasoningSettin
   const { store } = ctx;
   const totals = known ?? (await store.reasoning.openUnitTotals(unit.workspaceId, unit.sessionId, unit.observedId));
   if (totals.items === 0) return 0;
-  const job = newJob({ id: ctx.newId(), kind: REPRESENT, workspaceId: unit.workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts });
-  await store.jobs.schedule(job, unitDue(settings, totals, now), now);
+  await store.jobs.schedule(unitJob(ctx, unit), unitDue(settings, totals, now), now);
   return totals.items;
+}
+
+/** A new job of the unit (queued only when none is pending: schedule, scheduleMany). */
+function unitJob(ctx: DomainContext, unit: RepresentPayload): NewJob {
+  return newJob({ id: ctx.newId(), kind: REPRESENT, workspaceId: unit.workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts });
 }
 
 /** The peers' own configurations of `members` (read with the memberships: no look-up a member), by peer. */
@@ -144,7 +148,9 @@ async function queueItems(ctx: DomainContext, reasoning: ReasoningRuntime, items
   const sessions = new Map<string, NewRepresentationItem[]>();
   for (const item of items) {
     const key = JSON.stringify([item.workspaceId, item.sessionId]);
-    sessions.set(key, [...(sessions.get(key) ?? []), item]);
+    const ofSession = sessions.get(key);
+    if (ofSession === undefined) sessions.set(key, [item]);
+    else ofSession.push(item);
   }
   let added = 0;
   for (const sessionItems of sessions.values()) {
@@ -154,9 +160,7 @@ async function queueItems(ctx: DomainContext, reasoning: ReasoningRuntime, items
     const entries = [...new Set(sessionItems.map((item) => item.observedId))].flatMap((observedId) => {
       const totals = queued.totals.get(observedId);
       if (totals === undefined || totals.items === 0) return [];
-      const unit: RepresentPayload = { workspaceId, sessionId, observedId };
-      const job = newJob({ id: ctx.newId(), kind: REPRESENT, workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts });
-      return [{ job, runAfter: unitDue(reasoning.settings, totals, now) }];
+      return [{ job: unitJob(ctx, { workspaceId, sessionId, observedId }), runAfter: unitDue(reasoning.settings, totals, now) }];
     });
     jobs.push(...(await store.jobs.scheduleMany(entries, now)));
   }

@@ -78,6 +78,13 @@ export class SqlReasoningStore implements ReasoningStore {
     return new Map(rows.map((row) => [row.id, Number(row.pk)]));
   }
 
+  /** The insert of `count` items (itemRow's parameters each); a repeat of an item (engram derive over messages already queued) is ignored. */
+  private itemsInsert(count: number): string {
+    return `INSERT INTO representation_items (workspace_id, session_id, observed_id, message_id, message_pk, tokens, observers, custom_instructions, created_at)
+       VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+       ON CONFLICT (workspace_id, session_id, observed_id, message_id) DO NOTHING`;
+  }
+
   /** An item's row: its columns as the inserts of representation_items list them, `pk` its message's. */
   private itemRow(item: NewRepresentationItem, pk: number | undefined, now: Date): unknown[] {
     return [item.workspaceId, item.sessionId, item.observedId, item.messageId, pk, item.tokens, jsonText(item.observers), item.customInstructions, this.dialect.time(now)];
@@ -90,11 +97,8 @@ export class SqlReasoningStore implements ReasoningStore {
       const pks = await this.messagePks(chunk);
       const present = chunk.filter((item) => pks.has(item.messageId));
       if (present.length === 0) continue;
-      // a repeat of an item (engram derive over messages already queued) is ignored
       added += await this.db.run(
-        `INSERT INTO representation_items (workspace_id, session_id, observed_id, message_id, message_pk, tokens, observers, custom_instructions, created_at)
-         VALUES ${present.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
-         ON CONFLICT (workspace_id, session_id, observed_id, message_id) DO NOTHING`,
+        this.itemsInsert(present.length),
         present.flatMap((item) => this.itemRow(item, pks.get(item.messageId), now)),
       );
     }
@@ -116,11 +120,7 @@ export class SqlReasoningStore implements ReasoningStore {
     // added (its RETURNING), summed here.
     const c = this.dialect;
     const rows = await this.db.all<{ observed_id: string; items: number | string; tokens: number | string | null; oldest: unknown; added: number | string }>(
-      `WITH added AS (
-         INSERT INTO representation_items (workspace_id, session_id, observed_id, message_id, message_pk, tokens, observers, custom_instructions, created_at)
-         VALUES ${items.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
-         ON CONFLICT (workspace_id, session_id, observed_id, message_id) DO NOTHING
-         RETURNING observed_id, tokens, created_at)
+      `WITH added AS (${this.itemsInsert(items.length)} RETURNING observed_id, tokens, created_at)
        SELECT observed_id, count(*) AS items, sum(tokens) AS tokens, min(created_at) AS oldest, 0 AS added FROM representation_items
        WHERE workspace_id = ? AND session_id = ? AND observed_id IN (${observedIds.map(() => '?').join(', ')}) AND processed_at IS NULL
        GROUP BY observed_id
