@@ -1,4 +1,4 @@
-import { openSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 
 /*
@@ -37,7 +37,7 @@ class BufferedLines {
   private readonly out: ReturnType<typeof pino.destination>;
   private closing: Promise<void> | undefined;
 
-  constructor(fd: number) {
+  constructor(private readonly fd: number) {
     // pino's destination does the writing: asynchronous, in order, waiting out a full pipe
     this.out = pino.destination({ dest: fd, sync: false });
   }
@@ -63,8 +63,16 @@ class BufferedLines {
 
   flushSync(): void {
     if (this.closing !== undefined) return;
-    this.handOver();
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    // what the destination holds first, then the pending lines, both written here and now: handed
+    // to the destination while it writes, they would wait for its write in flight
     this.out.flushSync();
+    if (this.pending.length === 0) return;
+    const text = this.pending.join('');
+    this.pending = [];
+    this.bytes = 0;
+    writeAllSync(this.fd, text);
   }
 
   close(): Promise<void> {
@@ -76,6 +84,21 @@ class BufferedLines {
       this.out.end();
     });
     return this.closing;
+  }
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/** Writes all of `text` to `fd` before returning, waiting out a full pipe (EAGAIN). */
+function writeAllSync(fd: number, text: string): void {
+  let rest = Buffer.from(text);
+  while (rest.length > 0) {
+    try {
+      rest = rest.subarray(writeSync(fd, rest));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      Atomics.wait(pause, 0, 0, 10);
+    }
   }
 }
 

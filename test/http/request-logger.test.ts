@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { pbkdf2 } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -147,9 +148,12 @@ describe('the process log', () => {
     expect(read(file)).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, FLUSH_MS * 4));
     expect(read(file).map((line) => line.i)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    // the thread pool kept busy: a line handed to an asynchronous write would not be in the file yet
+    const busy = Array.from({ length: 8 }, () => new Promise((resolve) => pbkdf2('p', 's', 200_000, 32, 'sha256', resolve)));
     log.logger.warn('last words');
     log.flush();
     expect(read(file).at(-1)).toMatchObject({ msg: 'last words', level: 40 });
+    await Promise.all(busy);
   });
 
   it('writes out what is pending when the process exits', async () => {
