@@ -262,6 +262,9 @@ interface Sample {
   rssAnon: number;
   rssFile: number;
   heapUsed: number;
+  /** V8 heap the process holds (used or not) and memory outside it (Buffers, ArrayBuffers, native objects V8 knows of): what anon holds besides the heap in use. */
+  heapTotal: number;
+  external: number;
   fds: number;
   handles: number;
   lagP99Ms: number;
@@ -293,6 +296,8 @@ async function sample(started: number): Promise<Sample> {
     at: (Date.now() - started) / 1000,
     ...procStatus(),
     heapUsed: metric('engram_nodejs_heap_size_used_bytes'),
+    heapTotal: metric('engram_nodejs_heap_size_total_bytes'),
+    external: metric('engram_nodejs_external_memory_bytes'),
     fds: metric('engram_process_open_fds'),
     handles: metric('engram_nodejs_active_handles_total'),
     lagP99Ms: metric('engram_nodejs_eventloop_lag_p99_seconds') * 1000,
@@ -394,7 +399,7 @@ const middle = samples.find((s) => s.at >= (minutes * 60) / 2) ?? samples[0];
 // Memory saws up and down with garbage collection (the heap between about 50 and 180 MB under
 // the default load), so two single samples differ by chance; a leak raises the floor. Memory is
 // judged by the lowest sample of the second quarter of the run against the lowest of the last.
-const floor = (key: 'rssAnon' | 'heapUsed', from: number, to: number) => {
+const floor = (key: 'rssAnon' | 'heapUsed' | 'heapTotal' | 'external', from: number, to: number) => {
   const run = minutes * 60;
   const within = samples.filter((s) => s.at > run * from && s.at <= run * to).map((s) => s[key]);
   return within.length === 0 ? (key === 'rssAnon' ? middle : last)[key] : Math.min(...within);
@@ -422,7 +427,8 @@ console.log(
     `at ${last.at.toFixed(0)} s anon ${mb(last.rssAnon)} MB, heap ${mb(last.heapUsed)} MB, fds ${last.fds}, handles ${last.handles}; file-backed ${mb(last.rssFile)} MB (the database's pages)`,
 );
 console.log(
-  `soak: lowest samples, second and last quarter: anon ${mb(anonFloors[0])} and ${mb(anonFloors[1])} MB, heap ${mb(heapFloors[0])} and ${mb(heapFloors[1])} MB`,
+  `soak: lowest samples, second and last quarter: anon ${mb(anonFloors[0])} and ${mb(anonFloors[1])} MB, heap ${mb(heapFloors[0])} and ${mb(heapFloors[1])} MB` +
+    ` (not judged: the heap held ${mb(floor('heapTotal', 0.25, 0.5))} and ${mb(floor('heapTotal', 0.75, 1))} MB, external memory ${mb(floor('external', 0.25, 0.5))} and ${mb(floor('external', 0.75, 1))} MB)`,
 );
 const byKind = (s: Sample) => (s.pendingByKind.length === 0 ? 'none' : s.pendingByKind.map(([kind, n]) => `${kind} ${n}`).join(', '));
 console.log(`soak: pending jobs at the last sample under load: ${byKind(last)}; store conflicts (deadlocks, serialization failures) ${drained.conflicts}`);
