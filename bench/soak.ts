@@ -25,13 +25,14 @@
  * seconds of each part of the run; on PostgreSQL also its statements running at an average
  * moment by what they waited on (bench/database-waits.ts).
  */
-import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startServerProcess, startWorkerProcess } from '../test/support/server-process.js';
 import { forkServer } from './ipc.js';
+import { DatabaseCpu } from './database-cpu.js';
 import { formatWaits, sampleDatabaseWaits, type WaitSampler } from './database-waits.js';
 import type { ReceiverTally } from './webhook-receiver.js';
 
@@ -120,27 +121,15 @@ function cpuSeconds(processId: number): number {
   }
 }
 
-/** The database server's processes: PostgreSQL's (postmaster and backends), none on SQLite. */
-function databasePids(): number[] {
-  if (!databaseUrl.startsWith('postgres')) return [];
-  return readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((name) => {
-      try {
-        return readFileSync(`/proc/${name}/comm`, 'utf8').trim() === 'postgres';
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
+/** The database server's processes' CPU: PostgreSQL's (the ended ones too), none on SQLite. */
+const databaseCpu = databaseUrl.startsWith('postgres') ? new DatabaseCpu() : undefined;
 
 /** CPU seconds so far of the parts of the run: the servers, the database, the clients (this process), the model and the webhook receiver. */
 function cpuParts(): Record<'servers' | 'database' | 'clients' | 'model' | 'receiver', number> {
   const usage = process.cpuUsage();
   return {
     servers: pids.reduce((sum, p) => sum + cpuSeconds(p), 0),
-    database: databasePids().reduce((sum, p) => sum + cpuSeconds(p), 0),
+    database: databaseCpu?.total() ?? 0,
     clients: (usage.user + usage.system) / 1e6,
     model: cpuSeconds(model.process.pid ?? 0),
     receiver: cpuSeconds(receiver.process.pid ?? 0),
@@ -346,6 +335,7 @@ runWindow.start = started;
 runWindow.end = until;
 const samples: Sample[] = [];
 const cpuAtStart = cpuParts();
+const databaseKindsAtStart = databaseCpu?.byKind();
 let cpuBefore = cpuAtStart;
 let cpuBeforeAt = performance.now();
 const sampler = setInterval(() => {
@@ -383,6 +373,8 @@ await Promise.all(Array.from({ length: clients }, (_, i) => client(i, until)));
 clearInterval(sampler);
 clearInterval(perMinute);
 const cpuUnderLoad = cpuParts();
+const databaseKindsUnderLoad = databaseCpu?.byKind();
+databaseCpu?.stop();
 await waits?.stop();
 
 // Every message.created event must reach both endpoints once the queue drains.
@@ -438,6 +430,13 @@ const cpuLine = (Object.keys(cpuUnderLoad) as (keyof typeof cpuUnderLoad)[])
   .map((part) => `${part} ${(cpuUnderLoad[part] - cpuAtStart[part]).toFixed(1)} s (${((cpuUnderLoad[part] - cpuAtStart[part]) / loadSeconds).toFixed(2)} of a core)`)
   .join(', ');
 console.log(`soak: CPU under load: ${cpuLine}`);
+if (databaseKindsAtStart !== undefined && databaseKindsUnderLoad !== undefined) {
+  const kinds = Object.entries(databaseKindsUnderLoad)
+    .map(([kind, seconds]): [string, number] => [kind, seconds - (databaseKindsAtStart[kind] ?? 0)])
+    .filter(([, seconds]) => seconds >= 0.05)
+    .sort((a, b) => b[1] - a[1]);
+  console.log(`soak: the database's CPU under load by process: ${kinds.map(([kind, seconds]) => `${kind} ${seconds.toFixed(1)} s`).join(', ')}`);
+}
 if (waits !== undefined) console.log(`soak: the database's running statements at an average moment under load, by what they waited on: ${formatWaits(waits.total(), 8)}`);
 if (databaseUrl.startsWith('postgres')) {
   // every job once: a job claimed by two processes (or run again after a lost lease) counts an attempt more
@@ -468,6 +467,17 @@ if (databaseUrl.startsWith('postgres')) {
     const seconds = (runWindow.end - runWindow.start) / 1000;
     console.log(`soak: statements by calls (${total} in all with the drain: ${Math.round(total / seconds)} a second of load, ${(total / totalRequests).toFixed(1)} a request):`);
     for (const row of counted.rows) console.log(`  ${row.calls.padStart(8)}  ${row.query.replace(/\s+/g, ' ').slice(0, 150)}`);
+    // with pg_stat_statements.track_planning on as well: the statements planned again at their runs
+    // (a prepared statement on a custom plan is planned at every execution)
+    const planned = await client.query<{ plans: string; calls: string; total: number; query: string }>(
+      `SELECT plans, calls, total_plan_time AS total, query FROM pg_stat_statements WHERE plans > 0 ORDER BY total_plan_time DESC LIMIT 15`,
+    );
+    if (planned.rows.length > 0) {
+      console.log('soak: statements by the time their planning took (total s, plans, calls):');
+      for (const row of planned.rows) {
+        console.log(`  ${(row.total / 1000).toFixed(1).padStart(7)} ${row.plans.padStart(8)} ${row.calls.padStart(8)}  ${row.query.replace(/\s+/g, ' ').slice(0, 150)}`);
+      }
+    }
   }
   await client.end();
   const again = rows.reduce((n, row) => n + Number(row.again), 0);

@@ -1,0 +1,104 @@
+/**
+ * PostgreSQL's CPU on this machine, by kind of process, from /proc. Summing the live `postgres`
+ * processes misses those that ended (a connection the pool closed, an autovacuum worker done
+ * with its table): the postmaster's reaped children's times (`cutime`, `cstime`) hold theirs. The
+ * live processes are polled every `everyMs`, each named by its title (`postgres: autovacuum
+ * worker`, `postgres: walwriter`, a client backend `postgres: <user> <database> <address> ...`),
+ * so an ended one's CPU is put to its kind as last seen; what ended between two polls is
+ * "ended unseen".
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+interface Stat {
+  parent: number;
+  /** utime + stime, seconds. */
+  own: number;
+  /** cutime + cstime: the ended children the process waited for, seconds. */
+  children: number;
+}
+
+function stat(pid: number): Stat | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // after the name: state, ppid (fields[1]), ... utime, stime, cutime, cstime (fields[11] to [14]), in clock ticks
+    return { parent: Number(fields[1]), own: (Number(fields[11]) + Number(fields[12])) / 100, children: (Number(fields[13]) + Number(fields[14])) / 100 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A PostgreSQL process's kind from its title. */
+function kindOf(pid: number): string {
+  try {
+    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    if (!title.startsWith('postgres: ')) return 'postmaster';
+    const rest = title.slice('postgres: '.length);
+    const known = ['autovacuum worker', 'autovacuum launcher', 'walwriter', 'checkpointer', 'background writer', 'parallel worker', 'logical replication launcher', 'archiver'];
+    return known.find((kind) => rest.startsWith(kind)) ?? 'backends';
+  } catch {
+    return 'unknown';
+  }
+}
+
+export class DatabaseCpu {
+  private readonly live = new Map<number, { kind: string; seconds: number }>();
+  private readonly ended = new Map<string, number>();
+  private postmaster: { pid: number; children: number } | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(everyMs = 500) {
+    this.poll();
+    this.timer = setInterval(() => this.poll(), everyMs).unref();
+  }
+
+  /** Reads every `postgres` process's CPU so far; the ones gone since the last poll are put to their kind. */
+  poll(): void {
+    const now = new Map<number, Stat>();
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      let comm: string;
+      try {
+        comm = readFileSync(`/proc/${name}/comm`, 'utf8').trim();
+      } catch {
+        continue;
+      }
+      if (comm !== 'postgres') continue;
+      const found = stat(Number(name));
+      if (found !== undefined) now.set(Number(name), found);
+    }
+    for (const [pid, seen] of this.live) {
+      if (now.has(pid)) continue;
+      this.ended.set(seen.kind, (this.ended.get(seen.kind) ?? 0) + seen.seconds);
+      this.live.delete(pid);
+    }
+    for (const [pid, found] of now) {
+      const known = this.live.get(pid);
+      this.live.set(pid, { kind: known?.kind ?? kindOf(pid), seconds: found.own });
+      // the postmaster: the one process whose parent is not a postgres process
+      if (!now.has(found.parent)) this.postmaster = { pid, children: found.children };
+    }
+  }
+
+  /** CPU seconds so far of every process of the database, the ended ones included. */
+  total(): number {
+    this.poll();
+    let sum = this.postmaster?.children ?? 0;
+    for (const { seconds } of this.live.values()) sum += seconds;
+    return sum;
+  }
+
+  /** CPU seconds so far by kind of process; "ended unseen": the ended processes' CPU no poll saw. */
+  byKind(): Record<string, number> {
+    const total = this.total();
+    const kinds: Record<string, number> = {};
+    for (const [kind, seconds] of this.ended) kinds[kind] = seconds;
+    for (const { kind, seconds } of this.live.values()) kinds[kind] = (kinds[kind] ?? 0) + seconds;
+    const attributed = Object.values(kinds).reduce((sum, seconds) => sum + seconds, 0);
+    kinds['ended unseen'] = Math.max(0, total - attributed);
+    return kinds;
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
