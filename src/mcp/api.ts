@@ -15,6 +15,8 @@ import { getPeerCard, setPeerCard } from '../domain/memory/peer-cards.js';
 import { DEFAULT_MAX_CONCLUSIONS, getPeerContext, getPeerRepresentation } from '../domain/memory/representation.js';
 import { getOrCreatePeer, listPeersOfWorkspace, listSessionsOfPeer, updatePeer } from '../domain/peers/peers.js';
 import { getQueueStatus } from '../domain/queue/queue-status.js';
+import { forget } from '../domain/memory/forget.js';
+import { getWorkspaceStatistics } from '../domain/workspaces/workspace-statistics.js';
 import { prepareChat } from '../domain/reasoning/chat.js';
 import { scheduleDream } from '../domain/scheduling/dream-schedule.js';
 import {
@@ -29,6 +31,7 @@ import {
 } from '../domain/sessions/sessions.js';
 import { getOrCreateWorkspace, listWorkspaces, updateWorkspace } from '../domain/workspaces/workspaces.js';
 import {
+  actorOf,
   authorizeV3,
   checkChatSessions,
   checkCreatePeer,
@@ -38,9 +41,9 @@ import {
   type RouteScope,
   type ScopeIds,
 } from '../http/shared/auth.js';
-import { filtersBody, paged, pagedReversible } from '../http/shared/fields.js';
-import { conclusionBatchV3, conclusionQuery, peerCardSet, peerContextQueryV3, representationGetV3 } from '../http/shared/memory-schemas.js';
-import { messageSearch, peerIdList } from '../http/shared/resource-schemas.js';
+import { filtersBody, paged, pagedReversible, resourceId } from '../http/shared/fields.js';
+import { conclusionBatchV3, conclusionQuery, ForgetBody, peerCardSet, peerContextQueryV3, representationGetV3 } from '../http/shared/memory-schemas.js';
+import { messageSearch, peerIdList, statisticsQuery } from '../http/shared/resource-schemas.js';
 import { listQuery } from '../http/shared/route.js';
 import { INVALID, bool, int, model, optional, type Field, type Loc, type Schema, type ValidationItem } from '../http/shared/validate.js';
 import { V3 } from '../http/workspace-api/generations.js';
@@ -78,6 +81,14 @@ export function defined<T extends Record<string, unknown>>(value: T): T {
   return out as T;
 }
 
+/**
+ * A workspace id checked as a create body's id is, for the tools that read a workspace without
+ * getting or creating it first (which checks it): a malformed id is refused with the same message.
+ */
+function checkWorkspaceId(id: string): void {
+  valid(resourceId('v3'), id, ['path', 'workspace_id']);
+}
+
 /** The rule of each route a tool calls, as the route declares it (workspace-api/routes/). */
 export const ROUTE_SCOPES = {
   workspaceList: { kind: 'admin' },
@@ -105,6 +116,8 @@ export const ROUTE_SCOPES = {
   peerContext: { kind: 'peer' },
   representation: { kind: 'peer' },
   conclusions: { kind: 'workspace' },
+  forget: { kind: 'workspace' },
+  statistics: { kind: 'workspace' },
   dream: { kind: 'workspace' },
   queue: { kind: 'workspace' },
   scopes: { kind: 'workspace' },
@@ -372,15 +385,44 @@ export class Api {
     return createConclusions(
       this.ctx,
       workspaceId,
-      body.conclusions.map((c) => ({ content: c.content, observerId: c.observer_id, observedId: c.observed_id, sessionId: c.session_id })),
+      body.conclusions.map((c) => ({ content: c.content, observerId: c.observer_id, observedId: c.observed_id, sessionId: c.session_id, supersedes: c.supersedes })),
     );
   }
 
-  /** `POST /v3/workspaces/{w}/conclusions/list`, one page. */
-  async listConclusions(workspaceId: string, filters: JsonObject, page = 1, size = 50) {
+  /** `POST /v3/workspaces/{w}/conclusions/list`, one page (`include_superseded`: the replaced ones too). */
+  async listConclusions(workspaceId: string, filters: JsonObject, page = 1, size = 50, includeSuperseded = false) {
     await this.authorize(ROUTE_SCOPES.conclusions, { workspaceId });
     const query = validQuery(pagedReversible, { page, size });
-    return listConclusions(this.ctx, workspaceId, listQuery(query, valid(filtersBody, { filters }), CURRENT_RULES));
+    return listConclusions(this.ctx, workspaceId, { ...listQuery(query, valid(filtersBody, { filters }), CURRENT_RULES), includeSuperseded });
+  }
+
+  /** `POST /v3/workspaces/{w}/forget`: a preview and its token, or with the token the removal. */
+  async forget(workspaceId: string, request: JsonObject) {
+    await this.authorize(ROUTE_SCOPES.forget, { workspaceId });
+    checkWorkspaceId(workspaceId);
+    const body = valid(ForgetBody, defined(request));
+    return forget(
+      this.ctx,
+      workspaceId,
+      {
+        observedId: body.observed,
+        observerId: body.observer ?? undefined,
+        query: body.query ?? undefined,
+        filters: body.filters ?? undefined,
+        includeMessages: body.include_messages,
+        limit: body.limit,
+      },
+      body.token ?? undefined,
+      actorOf(this.claims),
+    );
+  }
+
+  /** `GET /v3/workspaces/{w}/statistics`. */
+  async statistics(workspaceId: string, hours?: number) {
+    await this.authorize(ROUTE_SCOPES.statistics, { workspaceId });
+    checkWorkspaceId(workspaceId);
+    const query = validQuery(statisticsQuery, { hours });
+    return { statistics: await getWorkspaceStatistics(this.ctx, workspaceId, query.hours), hours: query.hours };
   }
 
   /** `POST /v3/workspaces/{w}/conclusions/query`. */

@@ -77,6 +77,7 @@ describe('MCP over Streamable HTTP', () => {
       called.add(name);
       return ok(c, name, args);
     };
+    const refusedHere = (name: string, args: Record<string, unknown>) => refused(c, name, args);
     expect(await run('create_workspace', { workspace_id: w, metadata: { project: 'tests' } })).toMatchObject({ id: w, metadata: { project: 'tests' } });
     expect(await run('create_peer', { peer_id: 'alice' })).toEqual({ peer_id: 'alice', configuration: {} });
     expect((await run('create_peer', { peer_id: 'bot', configuration: { observeMe: false } })).configuration).toEqual({ observe_me: false });
@@ -145,6 +146,35 @@ describe('MCP over Streamable HTTP', () => {
     expect((await run('get_representation', { peer_id: 'bot', target_peer_id: 'alice', search_query: 'tea' })).representation).toContain('Alice drinks green tea');
     await run('delete_conclusion', { peer_id: 'bot', target_peer_id: 'alice', conclusion_id: created.conclusions[0].id });
     expect((await run('list_conclusions', { peer_id: 'bot', target_peer_id: 'alice' })).conclusions.map((x: { content: string }) => x.content)).toEqual(['Alice drinks green tea']);
+
+    // a fact that changed: the new one current, the old one kept as superseded, as the route shows it
+    const contents = (page: { conclusions: { content: string }[] }) => page.conclusions.map((x) => x.content);
+    const [tea] = (await run('list_conclusions', { peer_id: 'bot', target_peer_id: 'alice' })).conclusions;
+    const replaced = await run('replace_conclusion', { peer_id: 'bot', target_peer_id: 'alice', conclusion_ids: [tea.id], content: 'Alice drinks black coffee now' });
+    expect(replaced).toMatchObject({ conclusion: { content: 'Alice drinks black coffee now', observer_id: 'bot', observed_id: 'alice', level: 'explicit' }, superseded: [tea.id] });
+    expect(contents(await run('list_conclusions', { peer_id: 'bot', target_peer_id: 'alice' }))).toEqual(['Alice drinks black coffee now']);
+    const withOld = await run('list_conclusions', { peer_id: 'bot', target_peer_id: 'alice', include_superseded: true });
+    expect(contents(withOld)).toEqual(['Alice drinks black coffee now', 'Alice drinks green tea']);
+    const onRoute = await (await fetch(`${open.baseUrl}/v3/workspaces/${w}/conclusions/${tea.id}`)).json();
+    expect(onRoute.superseded_by).toBe(replaced.conclusion.id);
+    expect(withOld.conclusions[1]).toEqual({ ...tea, superseded_at: onRoute.superseded_at, superseded_by: replaced.conclusion.id });
+    expect(withOld.conclusions[0].superseded_at).toBeUndefined();
+
+    // forgetting at a person's request: a preview and its token, then exactly what it showed
+    await run('create_conclusions', { peer_id: 'bot', target_peer_id: 'alice', conclusions: ['Alice has a dentist appointment on Monday'] });
+    const preview = await run('forget', { target_peer_id: 'alice', peer_id: 'bot', query: 'dentist appointment' });
+    expect(preview).toMatchObject({ status: 'preview', token: expect.any(String), expires_at: expect.any(String) });
+    expect(contents(preview)).toContain('Alice has a dentist appointment on Monday');
+    expect(await refusedHere('forget', { target_peer_id: 'alice', peer_id: 'bot', query: 'something else', token: preview.token })).toMatch(/^Failed to forget: /);
+    const forgotten = await run('forget', { target_peer_id: 'alice', peer_id: 'bot', query: 'dentist appointment', token: preview.token });
+    expect(forgotten).toMatchObject({ status: 'forgotten', record: { observed: 'alice', observer: 'bot', conclusions_removed: preview.conclusions.length, messages_removed: 0 } });
+    const left = (await run('list_conclusions', { peer_id: 'bot', target_peer_id: 'alice', include_superseded: true })).conclusions.map((x: { id: string }) => x.id);
+    for (const gone of preview.conclusions as { id: string }[]) expect(left).not.toContain(gone.id);
+
+    // the workspace's counts, as the route gives them
+    const statistics = await run('get_workspace_statistics', { hours: 48 });
+    expect(statistics).toEqual(await (await fetch(`${open.baseUrl}/v3/workspaces/${w}/statistics?hours=48`)).json());
+    expect(statistics).toMatchObject({ workspace_id: w, peers: 2, sessions: 1, messages: 2, model_usage: { hours: 48 } });
 
     fake.script.chat({ text: 'Alice enjoys hiking and green tea.' });
     const answer = await call(c, 'chat', { peer_id: 'bot', target_peer_id: 'alice', query: 'What does Alice enjoy?', session_id: 's1', reasoning_level: 'medium' });
@@ -309,6 +339,9 @@ describe('MCP authentication and scopes', () => {
       { tool: 'search', args: { query: 'secret', session_id: 's2' }, route: ['POST', '/sessions/s2/search', { query: 'secret' }] },
       { tool: 'set_metadata', args: { session_id: 's2', metadata: { x: 1 } }, route: ['PUT', '/sessions/s2', { metadata: { x: 1 } }] },
       { tool: 'get_queue_status', args: {}, route: ['GET', '/queue/status'] },
+      { tool: 'get_workspace_statistics', args: {}, route: ['GET', '/statistics'] },
+      { tool: 'forget', args: { target_peer_id: 'alice', query: 'tea' }, route: ['POST', '/forget', { observed: 'alice', query: 'tea' }] },
+      { tool: 'replace_conclusion', args: { peer_id: 'bot', target_peer_id: 'alice', conclusion_ids: ['x'], content: 'y' }, route: ['POST', '/conclusions', { conclusions: [{ content: 'y', observer_id: 'bot', observed_id: 'alice', supersedes: ['x'] }] }] },
     ];
     for (const claims of [{ workspaceId: w, peerId: 'alice' }, { workspaceId: w, sessionId: 's1' }]) {
       const headers = bearer(claims);

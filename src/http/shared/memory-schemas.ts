@@ -1,6 +1,7 @@
 import { scopeField } from './scope-schemas.js';
 import { conclusionTokenProblem } from '../../domain/memory/conclusions.js';
 import { DEFAULT_MAX_CONCLUSIONS } from '../../domain/memory/representation.js';
+import { FORGET_DEFAULT_LIMIT, FORGET_MAX_LIMIT } from '../../domain/memory/forget.js';
 import { invalidInput } from '../../domain/errors.js';
 import { pyRepr } from '../../domain/filters/python-format.js';
 import type { JsonObject } from '../../storage/store.js';
@@ -200,3 +201,17 @@ export function sessionAllowlist(filters: JsonObject | null | undefined, session
   }
   return sessions;
 }
+
+/** A forget (docs/forgetting.md): whose memory (`observed`, and `observer` or every observer), what (a query and/or filters), and the preview's token. */
+export const ForgetBody = model(
+  {
+    observed: required(str({ minLength: 1 })),
+    observer: optional(nullable(str({ minLength: 1 }))),
+    query: optional(nullable(str({ minLength: 1, maxLength: 10_000 }))),
+    filters: optional(nullable(dict())),
+    include_messages: optional(bool(), () => false),
+    limit: optional(int({ ge: 1, le: FORGET_MAX_LIMIT }), () => FORGET_DEFAULT_LIMIT),
+    token: optional(nullable(str({ minLength: 1, maxLength: 200 }))),
+  },
+  { title: 'ForgetRequest' },
+);

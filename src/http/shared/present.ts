@@ -1,5 +1,6 @@
 import type {
   ConclusionRecord,
+  ForgetRecord,
   MessageRecord,
   Page,
   PeerRecord,
@@ -9,6 +10,7 @@ import type {
   WorkspaceRecord,
 } from '../../storage/store.js';
 import { subMillisecondMicros } from '../../storage/precise-date.js';
+import type { WorkspaceStatistics } from '../../domain/workspaces/workspace-statistics.js';
 
 /*
  * Domain records -> wire JSON for the workspace generations (v2 and v3 share these shapes).
@@ -155,4 +157,43 @@ export function presentV2Representation(conclusions: ConclusionRecord[]) {
 /** A session summary (contract: `{content, message_id, summary_type, created_at, token_count}`); null stays null. */
 export function presentSummary(s: SessionSummaryRecord | null) {
   return s === null ? null : { content: s.content, message_id: s.messageId, summary_type: s.type, created_at: isoTime(s.createdAt), token_count: s.tokenCount };
+}
+
+/** A forget carried out (docs/forgetting.md): who, when, how many; never the content. */
+export function presentForgetRecord(record: ForgetRecord) {
+  return {
+    id: record.id,
+    workspace_id: record.workspaceId,
+    observed: record.observedId,
+    observer: record.observerId,
+    actor: record.actor,
+    conclusions_removed: record.conclusionsRemoved,
+    messages_removed: record.messagesRemoved,
+    created_at: isoTime(record.createdAt),
+  };
+}
+
+/** A workspace's statistics (docs/inspector.md, "Statistics") over `hours` hours of model usage. */
+export function presentStatistics(workspaceId: string, s: WorkspaceStatistics, hours: number) {
+  return {
+    workspace_id: workspaceId,
+    peers: s.counts.peers,
+    sessions: s.counts.sessions,
+    messages: s.counts.messages,
+    conclusions: s.counts.conclusions,
+    pending_work_units: s.pendingWorkUnits,
+    in_progress_work_units: s.inProgressWorkUnits,
+    model_usage: {
+      since: isoTime(s.usageSince),
+      hours,
+      modules: s.modelUsage.map((u) => ({
+        module: u.module,
+        model: u.model,
+        calls: u.calls,
+        failed_calls: u.failedCalls,
+        input_tokens: u.inputTokens,
+        output_tokens: u.outputTokens,
+      })),
+    },
+  };
 }

@@ -1,5 +1,6 @@
 import type { JsonObject } from '../../storage/store.js';
 import { MAX_MESSAGE_CHARS } from '../../domain/messages/file-upload.js';
+import { USAGE_HOURS } from '../../domain/workspaces/workspace-statistics.js';
 import { exceedsTokens } from '../../domain/text/token-count.js';
 import type { SessionPeerConfig } from '../../domain/sessions/sessions.js';
 import { metadata, optionalNullable, peerName, resourceId, cleanText, withinSize } from './fields.js';
@@ -250,3 +251,8 @@ export function checkPathId(generation: Generation, value: string, name: string)
   resourceId(generation).parse(value, ['path', name], errors);
   return errors.length > 0 ? { detail: errors } : undefined;
 }
+
+/** The query of a workspace's statistics: the hours of model usage counted. */
+export const statisticsQuery = {
+  hours: optional(int({ ge: USAGE_HOURS.min, le: USAGE_HOURS.max, description: 'Hours of model usage counted, the current one included' }), () => USAGE_HOURS.default),
+};

@@ -1,6 +1,7 @@
 import { scopeTools } from './scopes.js';
 import type { ToolSpec } from '../tool.js';
 import { conclusionTools, extraPeerTools, peerTools } from './peers.js';
+import { memoryTools } from './memory.js';
 import { sessionTools } from './sessions.js';
 import { systemTools, workspaceTools } from './workspace.js';
 
@@ -11,4 +12,4 @@ export const REFERENCE_TOOLS: readonly ToolSpec[] = [...workspaceTools, ...peerT
 const SCOPE_TOOLS: readonly ToolSpec[] = scopeTools;
 
 /** Every tool, in `tools/list` order: the reference's, then Engram's own (docs/mcp.md). */
-export const TOOLS: readonly ToolSpec[] = [...REFERENCE_TOOLS, ...extraPeerTools, ...SCOPE_TOOLS];
+export const TOOLS: readonly ToolSpec[] = [...REFERENCE_TOOLS, ...extraPeerTools, ...memoryTools, ...SCOPE_TOOLS];

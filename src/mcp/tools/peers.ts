@@ -178,8 +178,14 @@ export const conclusionTools: ToolSpec[] = [
   tool({
     name: 'list_conclusions',
     title: 'List conclusions',
-    description: 'Lists the conclusions peer_id holds about target_peer_id (itself by default), newest first (first 50, with the total).',
-    input: { ...workspaceId, peer_id: observer, target_peer_id: target },
+    description:
+      'Lists the conclusions peer_id holds about target_peer_id (itself by default), newest first (first 50, with the total). With include_superseded, also the ones a newer conclusion replaced (with superseded_at and superseded_by).',
+    input: {
+      ...workspaceId,
+      peer_id: observer,
+      target_peer_id: target,
+      include_superseded: z.boolean().optional().describe('Also the conclusions a newer one replaced (replace_conclusion)'),
+    },
     output: { conclusions: z.array(conclusionShape), ...pageFields },
     failure: 'Failed to list conclusions',
     annotations: { readOnlyHint: true },
@@ -188,7 +194,7 @@ export const conclusionTools: ToolSpec[] = [
       await api.ensureWorkspace(w);
       await api.ensurePeer(w, args.peer_id);
       const filters = { observer_id: args.peer_id, observed_id: args.target_peer_id ?? args.peer_id };
-      const page = await api.listConclusions(w, filters, FIRST_PAGE, PAGE_SIZE);
+      const page = await api.listConclusions(w, filters, FIRST_PAGE, PAGE_SIZE, args.include_superseded === true);
       const data = { conclusions: page.items.map(conclusion), ...pageOf(page, FIRST_PAGE, PAGE_SIZE) };
       return { text: json(data), data };
     },

@@ -31,6 +31,9 @@ export const conclusionShape = z.object({
   observed_id: z.string(),
   session_id: z.string().nullable(),
   created_at: z.string(),
+  // only on a conclusion a newer one replaced (list_conclusions with include_superseded)
+  superseded_at: z.string().optional(),
+  superseded_by: z.string().nullable().optional(),
 });
 
 export const summaryShape = z
@@ -55,6 +58,7 @@ export function conclusion(c: ConclusionRecord) {
     observed_id: c.observedId,
     session_id: c.sessionId,
     created_at: isoTime(c.createdAt),
+    ...(c.supersededAt === null || c.supersededAt === undefined ? {} : { superseded_at: isoTime(c.supersededAt), superseded_by: c.supersededBy ?? null }),
   };
 }
 

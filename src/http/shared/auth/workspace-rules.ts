@@ -142,3 +142,10 @@ export function checkContextPerspective(claims: Claims, peerTarget: string | und
   if (claims.isAdmin || claims.sessionId !== undefined || claims.peerId === undefined || peerTarget === undefined) return;
   if ((peerPerspective ?? peerTarget) !== claims.peerId) throw new AuthError(AUTH_DETAIL.notPermissioned);
 }
+
+/** Who asked, as a record of what they did keeps it (a forget's): the key's scope, never the key. */
+export function actorOf(claims: Claims): string {
+  if (claims.isAdmin) return 'admin';
+  if (claims.peerId !== undefined) return `peer:${claims.workspaceId ?? ''}/${claims.peerId}`;
+  return claims.workspaceId !== undefined ? `workspace:${claims.workspaceId}` : 'unknown';
+}

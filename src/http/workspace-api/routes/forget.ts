@@ -1,45 +1,9 @@
-import { FORGET_DEFAULT_LIMIT, FORGET_MAX_LIMIT, forget, listForgets } from '../../../domain/memory/forget.js';
-import type { Claims } from '../../shared/auth.js';
+import { forget, listForgets } from '../../../domain/memory/forget.js';
+import { actorOf } from '../../shared/auth/workspace-rules.js';
 import { paged } from '../../shared/fields.js';
-import { presentConclusion, presentMessage, presentPage } from '../../shared/present.js';
-import { isoTime } from '../../shared/present.js';
-import { bool, dict, int, model, nullable, optional, required, str } from '../../shared/validate.js';
-import type { ForgetRecord } from '../../../storage/store.js';
+import { ForgetBody } from '../../shared/memory-schemas.js';
+import { presentConclusion, presentForgetRecord, presentMessage, presentPage, isoTime } from '../../shared/present.js';
 import type { WorkspaceApi } from '../define-route.js';
-
-/** A forget: whose memory (`observed`, and `observer` or every observer), what (a query and/or filters), and the preview's token. */
-const ForgetBody = model(
-  {
-    observed: required(str({ minLength: 1 })),
-    observer: optional(nullable(str({ minLength: 1 }))),
-    query: optional(nullable(str({ minLength: 1, maxLength: 10_000 }))),
-    filters: optional(nullable(dict())),
-    include_messages: optional(bool(), () => false),
-    limit: optional(int({ ge: 1, le: FORGET_MAX_LIMIT }), () => FORGET_DEFAULT_LIMIT),
-    token: optional(nullable(str({ minLength: 1, maxLength: 200 }))),
-  },
-  { title: 'ForgetRequest' },
-);
-
-/** Who asked, as the record keeps it: the key's scope, never the key. */
-function actorOf(claims: Claims): string {
-  if (claims.isAdmin) return 'admin';
-  if (claims.peerId !== undefined) return `peer:${claims.workspaceId ?? ''}/${claims.peerId}`;
-  return claims.workspaceId !== undefined ? `workspace:${claims.workspaceId}` : 'unknown';
-}
-
-function presentRecord(record: ForgetRecord) {
-  return {
-    id: record.id,
-    workspace_id: record.workspaceId,
-    observed: record.observedId,
-    observer: record.observerId,
-    actor: record.actor,
-    conclusions_removed: record.conclusionsRemoved,
-    messages_removed: record.messagesRemoved,
-    created_at: isoTime(record.createdAt),
-  };
-}
 
 /** Forgetting chosen conclusions about a peer (docs/forgetting.md): additions to the reference's interface. */
 export function mountForgetRoutes({ route, g, deps: { ctx } }: WorkspaceApi): void {
@@ -70,7 +34,7 @@ export function mountForgetRoutes({ route, g, deps: { ctx } }: WorkspaceApi): vo
         actorOf(claims),
       );
       if (result.kind === 'forgotten') {
-        return { status: 200, body: { status: 'forgotten', record: presentRecord(result.record) } };
+        return { status: 200, body: { status: 'forgotten', record: presentForgetRecord(result.record) } };
       }
       return {
         status: 200,
@@ -95,7 +59,7 @@ export function mountForgetRoutes({ route, g, deps: { ctx } }: WorkspaceApi): vo
     query: paged,
     async handler({ params, query }) {
       const page = await listForgets(ctx, params.workspace_id, query.page, query.size);
-      return { status: 200, body: presentPage(page, query.page, query.size, presentRecord) };
+      return { status: 200, body: presentPage(page, query.page, query.size, presentForgetRecord) };
     },
   });
 }
