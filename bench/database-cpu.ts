@@ -73,7 +73,9 @@ export class DatabaseCpu {
     }
     for (const [pid, found] of now) {
       const known = this.live.get(pid);
-      this.live.set(pid, { kind: known?.kind ?? kindOf(pid), seconds: found.own });
+      // a process caught right after its fork still has the postmaster's title: named again later
+      const kind = known !== undefined && known.kind !== 'postmaster' ? known.kind : kindOf(pid);
+      this.live.set(pid, { kind, seconds: found.own });
       // the postmaster: the one process whose parent is not a postgres process
       if (!now.has(found.parent)) this.postmaster = { pid, children: found.children };
     }

@@ -316,6 +316,10 @@ console.log(
 );
 // on PostgreSQL, what its statements wait on (bench/database-waits.ts): a stall shows which lock
 let waits: WaitSampler | undefined;
+/** Connections the database had opened when the load started (pg_stat_database.sessions). */
+let sessionsAtStart = 0;
+const sessionsOpened = async (client: { query<R>(sql: string): Promise<{ rows: R[] }> }) =>
+  Number((await client.query<{ n: string }>('SELECT sessions AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0]?.n ?? 0);
 if (databaseUrl.startsWith('postgres')) {
   waits = await sampleDatabaseWaits(databaseUrl);
   // counted from here when the server preloads pg_stat_statements (see the end); else nothing
@@ -327,6 +331,7 @@ if (databaseUrl.startsWith('postgres')) {
     await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await client.query('SELECT pg_stat_statements_reset()');
   }
+  sessionsAtStart = await sessionsOpened(client);
   await client.end();
 }
 const started = Date.now();
@@ -479,6 +484,8 @@ if (databaseUrl.startsWith('postgres')) {
       }
     }
   }
+  // a connection opened costs the database a process, its caches and every named statement's parse
+  console.log(`soak: connections the database opened under load and drain: ${(await sessionsOpened(client)) - sessionsAtStart}`);
   await client.end();
   const again = rows.reduce((n, row) => n + Number(row.again), 0);
   console.log(`soak: jobs done: ${rows.map((row) => `${row.kind} ${row.jobs}`).join(', ')}; run more than once: ${again}`);

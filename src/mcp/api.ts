@@ -42,7 +42,7 @@ import {
   type ScopeIds,
 } from '../http/shared/auth.js';
 import { filtersBody, paged, pagedReversible, resourceId } from '../http/shared/fields.js';
-import { conclusionBatchV3, conclusionQuery, ForgetBody, peerCardSet, peerContextQueryV3, representationGetV3 } from '../http/shared/memory-schemas.js';
+import { conclusionBatchV3, conclusionQuery, ForgetBody, forgetRequestOf, peerCardSet, peerContextQueryV3, representationGetV3 } from '../http/shared/memory-schemas.js';
 import { messageSearch, peerIdList, statisticsQuery } from '../http/shared/resource-schemas.js';
 import { listQuery } from '../http/shared/route.js';
 import { INVALID, bool, int, model, optional, type Field, type Loc, type Schema, type ValidationItem } from '../http/shared/validate.js';
@@ -404,14 +404,7 @@ export class Api {
     return forget(
       this.ctx,
       workspaceId,
-      {
-        observedId: body.observed,
-        observerId: body.observer ?? undefined,
-        query: body.query ?? undefined,
-        filters: body.filters ?? undefined,
-        includeMessages: body.include_messages,
-        limit: body.limit,
-      },
+      forgetRequestOf(body),
       body.token ?? undefined,
       actorOf(this.claims),
     );

@@ -148,7 +148,7 @@ describe('MCP over Streamable HTTP', () => {
     expect((await run('list_conclusions', { peer_id: 'bot', target_peer_id: 'alice' })).conclusions.map((x: { content: string }) => x.content)).toEqual(['Alice drinks green tea']);
 
     // a fact that changed: the new one current, the old one kept as superseded, as the route shows it
-    const contents = (page: { conclusions: { content: string }[] }) => page.conclusions.map((x) => x.content);
+    const contents = (page: Record<string, unknown>) => (page.conclusions as { content: string }[]).map((x) => x.content);
     const [tea] = (await run('list_conclusions', { peer_id: 'bot', target_peer_id: 'alice' })).conclusions;
     const replaced = await run('replace_conclusion', { peer_id: 'bot', target_peer_id: 'alice', conclusion_ids: [tea.id], content: 'Alice drinks black coffee now' });
     expect(replaced).toMatchObject({ conclusion: { content: 'Alice drinks black coffee now', observer_id: 'bot', observed_id: 'alice', level: 'explicit' }, superseded: [tea.id] });

@@ -1,7 +1,7 @@
 import { scopeField } from './scope-schemas.js';
 import { conclusionTokenProblem } from '../../domain/memory/conclusions.js';
 import { DEFAULT_MAX_CONCLUSIONS } from '../../domain/memory/representation.js';
-import { FORGET_DEFAULT_LIMIT, FORGET_MAX_LIMIT } from '../../domain/memory/forget.js';
+import { FORGET_DEFAULT_LIMIT, FORGET_MAX_LIMIT, type ForgetRequest } from '../../domain/memory/forget.js';
 import { invalidInput } from '../../domain/errors.js';
 import { pyRepr } from '../../domain/filters/python-format.js';
 import type { JsonObject } from '../../storage/store.js';
@@ -20,6 +20,7 @@ import {
   required,
   str,
   transform,
+  type Infer,
 } from './validate.js';
 
 /*
@@ -215,3 +216,15 @@ export const ForgetBody = model(
   },
   { title: 'ForgetRequest' },
 );
+
+/** A forget's body as the domain takes it. */
+export function forgetRequestOf(body: Infer<typeof ForgetBody>): ForgetRequest {
+  return {
+    observedId: body.observed,
+    observerId: body.observer ?? undefined,
+    query: body.query ?? undefined,
+    filters: body.filters ?? undefined,
+    includeMessages: body.include_messages,
+    limit: body.limit,
+  };
+}

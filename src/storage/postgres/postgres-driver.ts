@@ -77,6 +77,9 @@ function statement(sql: string): Statement {
   return found;
 }
 
+/** How long a pooled connection stays open unused. */
+export const IDLE_CONNECTION_MS = 300_000;
+
 /**
  * Most statement texts a driver names. A named statement is parsed once on each connection that
  * runs it, then only bound and run, and after five runs PostgreSQL may keep a generic plan of it
@@ -363,6 +366,11 @@ export class PostgresDriver implements SqlDriver {
       connectionString,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      // an idle connection is kept for IDLE_CONNECTION_MS, not pg-pool's 10 s: under a load that
+      // comes and goes (two processes sharing a soak's clients) the pool closed and opened
+      // connections all along, and each new one costs the database a process, its caches and a
+      // parse of every named statement again
+      idleTimeoutMillis: IDLE_CONNECTION_MS,
       // a server that vanished without closing the socket is noticed instead of waited on forever
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,

@@ -1,7 +1,7 @@
 import { forget, listForgets } from '../../../domain/memory/forget.js';
 import { actorOf } from '../../shared/auth/workspace-rules.js';
 import { paged } from '../../shared/fields.js';
-import { ForgetBody } from '../../shared/memory-schemas.js';
+import { ForgetBody, forgetRequestOf } from '../../shared/memory-schemas.js';
 import { presentConclusion, presentForgetRecord, presentMessage, presentPage, isoTime } from '../../shared/present.js';
 import type { WorkspaceApi } from '../define-route.js';
 
@@ -22,14 +22,7 @@ export function mountForgetRoutes({ route, g, deps: { ctx } }: WorkspaceApi): vo
       const result = await forget(
         ctx,
         params.workspace_id,
-        {
-          observedId: body.observed,
-          observerId: body.observer ?? undefined,
-          query: body.query ?? undefined,
-          filters: body.filters ?? undefined,
-          includeMessages: body.include_messages,
-          limit: body.limit,
-        },
+        forgetRequestOf(body),
         body.token ?? undefined,
         actorOf(claims),
       );
