@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { json, tool, type ToolSpec } from '../tool.js';
 import { isoTime, presentForgetRecord, presentStatistics } from '../../http/shared/present.js';
 import type { JsonObject } from '../../storage/store.js';
+import { FORGET_TOKEN_TTL_MS } from '../../domain/memory/forget.js';
 import { conclusion, conclusionShape, message, messageShape, metadataShape, workspaceId } from './shapes.js';
 
 /*
@@ -51,8 +52,7 @@ export const memoryTools: ToolSpec[] = [
   tool({
     name: 'forget',
     title: 'Forget',
-    description:
-      'Removes chosen memory about a person for good, in two calls. First without token: a preview of the conclusions about target_peer_id that query and/or filters find (held by peer_id, or by every observer when peer_id is left out; with include_messages also the messages they were drawn from) and a token valid for 10 minutes. Show the user what will go; then call again with the same arguments and the token to remove exactly what was previewed. Cannot be undone.',
+    description: `Removes chosen memory about a person for good, in two calls. First without token: a preview of the conclusions about target_peer_id that query and/or filters find (held by peer_id, or by every observer when peer_id is left out; with include_messages also the messages they were drawn from) and a token valid for ${FORGET_TOKEN_TTL_MS / 60_000} minutes. Show the user what will go; then call again with the same arguments and the token to remove exactly what was previewed. Cannot be undone.`,
     input: {
       ...workspaceId,
       target_peer_id: z.string().describe('The peer whose memory is forgotten'),
