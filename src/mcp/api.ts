@@ -401,13 +401,7 @@ export class Api {
     await this.authorize(ROUTE_SCOPES.forget, { workspaceId });
     checkWorkspaceId(workspaceId);
     const body = valid(ForgetBody, defined(request));
-    return forget(
-      this.ctx,
-      workspaceId,
-      forgetRequestOf(body),
-      body.token ?? undefined,
-      actorOf(this.claims),
-    );
+    return forget(this.ctx, workspaceId, forgetRequestOf(body), body.token ?? undefined, actorOf(this.claims));
   }
 
   /** `GET /v3/workspaces/{w}/statistics`. */

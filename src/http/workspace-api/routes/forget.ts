@@ -19,13 +19,7 @@ export function mountForgetRoutes({ route, g, deps: { ctx } }: WorkspaceApi): vo
     tags,
     body: { schema: ForgetBody, required: true },
     async handler({ params, body, claims }) {
-      const result = await forget(
-        ctx,
-        params.workspace_id,
-        forgetRequestOf(body),
-        body.token ?? undefined,
-        actorOf(claims),
-      );
+      const result = await forget(ctx, params.workspace_id, forgetRequestOf(body), body.token ?? undefined, actorOf(claims));
       if (result.kind === 'forgotten') {
         return { status: 200, body: { status: 'forgotten', record: presentForgetRecord(result.record) } };
       }
