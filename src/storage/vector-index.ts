@@ -17,6 +17,13 @@ export interface VectorIndex {
    * calls it with EMBEDDING_VECTOR_DIMENSIONS); passes when none are stored yet.
    */
   checkDimensions(configured: number): Promise<void>;
+  /**
+   * Before a transaction that stores vectors of `size`: fixes the size if no vector is stored yet
+   * (PostgreSQL: the columns typed and indexed in a transaction of their own, which the first
+   * put would do inside the caller's), or throws VectorSizeError for another size. SQLite does
+   * nothing ahead: its put fixes the size as before.
+   */
+  fixDimensions(size: number): Promise<void>;
   /** Stores (or replaces) the vectors of live conclusions; fixes the size on the first call. */
   putConclusions(rows: ConclusionVector[]): Promise<void>;
   /**

@@ -267,6 +267,41 @@ describe(`vector index (${DIALECT})`, () => {
   });
 });
 
+describe.runIf(DIALECT === 'postgres')('the first vectors on PostgreSQL', () => {
+  /** The table locks of the transaction storing a message's first vector, read inside it: `<table> <mode>`. */
+  async function locksOfPut(store: Store, ws: string): Promise<string[]> {
+    return store.transaction(async (tx) => {
+      await tx.vectors.putMessageChunks([{ messageId: 'm1', chunk: 0, workspaceId: ws, sessionId: 's1', peerId: 'alice', vector: angle(0, 6) }]);
+      const db = (tx as unknown as { db: { all<T>(sql: string): Promise<T[]> } }).db;
+      const rows = await db.all<{ lock: string }>(
+        "SELECT c.relname || ' ' || l.mode AS lock FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE l.pid = pg_backend_pid() AND c.relkind IN ('r', 'p') ORDER BY 1",
+      );
+      return rows.map((row) => row.lock);
+    });
+  }
+
+  it('are given their size ahead (fixDimensions), so the transaction storing them locks no table against writers', async () => {
+    // Typing the columns inside the put's transaction holds the vector tables in ACCESS EXCLUSIVE
+    // mode to its commit while the put waits for the message rows: a purge that had deleted some
+    // of them waited for the table (background-locks.test.ts, a deadlock).
+    const strong = (locks: string[]) => locks.filter((lock) => !/ (AccessShareLock|RowShareLock|RowExclusiveLock)$/.test(lock));
+    for (const ahead of [false, true]) {
+      const store = await freshStore();
+      const ws = await workspace(store);
+      await store.messages.insert([{ id: 'm1', workspaceId: ws, sessionId: 's1', peerId: 'alice', content: 'text', metadata: {}, tokenCount: 1, createdAt: NOW }]);
+      if (ahead) {
+        await store.vectors.fixDimensions(6);
+        expect(await store.vectors.dimensions()).toBe(6);
+        await expect(store.vectors.fixDimensions(5)).rejects.toBeInstanceOf(VectorSizeError);
+      }
+      const locks = await locksOfPut(store, ws);
+      if (ahead) expect(strong(locks)).toEqual([]);
+      else expect(locks).toContain('message_vectors AccessExclusiveLock');
+      expect(await vectorRows(store, 'message_vectors')).toBe(1);
+    }
+  });
+});
+
 describe(`vector writes in batches (${DIALECT})`, () => {
   it('store a batch larger than one statement takes, skip rows whose message or conclusion is gone, and keep the last of a row named twice', async () => {
     const store = await freshStore();

@@ -162,6 +162,7 @@ export async function embedStoredMessages(ctx: DomainContext, payload: EmbedMess
     peerId: piece.message.peerId,
     vector: vectors[index],
   }));
+  await ctx.store.vectors.fixDimensions(rows[0].vector.length);
   await ctx.store.transaction((tx) => tx.vectors.putMessageChunks(rows));
   return { kind: 'done', chunks: rows.length };
 }
@@ -181,6 +182,7 @@ export async function embedStoredConclusions(ctx: DomainContext, payload: EmbedC
   if (found.length === 0) return { kind: 'skipped', reason: 'the conclusions were deleted' };
   const vectors = await embedForJob(ctx, embedder, found.map((c) => c.content), signal);
   if (!Array.isArray(vectors)) return vectors;
+  await ctx.store.vectors.fixDimensions(vectors[0].length);
   await ctx.store.transaction((tx) =>
     tx.vectors.putConclusions(
       found.map((c, index) => ({

@@ -44,6 +44,14 @@ const PUT_BATCH = 100;
 /** A peer's sessions up to this many are passed to a message search as a list, more by a subquery. */
 export const MEMBER_SESSIONS_LISTED = 1000;
 
+/** What a fixed size needs: the columns typed, the conclusions' HNSW index built. */
+async function typeColumns(db: SqlExecutor, size: number): Promise<void> {
+  const n = Math.trunc(size);
+  await db.run(`ALTER TABLE conclusion_vectors ALTER COLUMN embedding TYPE vector(${n})`);
+  await db.run(`ALTER TABLE message_vectors ALTER COLUMN embedding TYPE vector(${n})`);
+  await db.run(CONCLUSION_INDEX);
+}
+
 export class PostgresVectorIndex implements VectorIndex {
   private readonly sizes: VectorDimensions;
 
@@ -62,17 +70,18 @@ export class PostgresVectorIndex implements VectorIndex {
     const fills = driver !== undefined;
     this.parts = { ...PART_DEFAULTS, ...parts };
     // the size is fixed, the columns typed and indexed, by the first vector stored
-    this.sizes = new VectorDimensions(
-      db,
-      async (size) => {
-        const n = Math.trunc(size);
-        await this.db.run(`ALTER TABLE conclusion_vectors ALTER COLUMN embedding TYPE vector(${n})`);
-        await this.db.run(`ALTER TABLE message_vectors ALTER COLUMN embedding TYPE vector(${n})`);
-        await this.db.run(CONCLUSION_INDEX);
-      },
-      known,
-      fills,
-    );
+    this.sizes = new VectorDimensions(db, (size) => typeColumns(db, size), known, fills);
+  }
+
+  async fixDimensions(size: number): Promise<void> {
+    const driver = this.driver;
+    if (driver === undefined || (await this.sizes.stored()) !== undefined) return this.sizes.fix(size);
+    // The first vectors: the columns typed in a transaction of their own. Inside the caller's,
+    // ALTER TABLE locks the tables the vectors refer to (messages, conclusions) against every
+    // write until that commit, and then the put waits for the rows it refers to: a purge that
+    // had deleted some of them and goes on deleting waited for the table, a deadlock
+    // (background-locks.test.ts found it once in about a dozen runs).
+    await driver.transaction((tx) => new VectorDimensions(tx, (n) => typeColumns(tx, n)).fix(size));
   }
 
   dimensions(): Promise<number | undefined> {

@@ -285,6 +285,10 @@ export class SqliteVectorIndex implements VectorIndex {
     return this.sizes.check(configured);
   }
 
+  async fixDimensions(): Promise<void> {
+    // one writer at a time: the put fixes the size inside its transaction, as it always did
+  }
+
   async putConclusions(rows: ConclusionVector[]): Promise<void> {
     if (rows.length === 0) return;
     await this.sizes.fix(vectorSize(rows));
