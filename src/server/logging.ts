@@ -50,29 +50,30 @@ class BufferedLines {
     return true;
   }
 
-  /** The pending lines to the destination, in one write. */
-  private handOver(): void {
+  /** The pending lines as one text, taken out of the buffer (its timer stopped); undefined when none. */
+  private takePending(): string | undefined {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.pending.length === 0) return;
+    if (this.pending.length === 0) return undefined;
     const text = this.pending.join('');
     this.pending = [];
     this.bytes = 0;
-    this.out.write(text);
+    return text;
+  }
+
+  /** The pending lines to the destination, in one write. */
+  private handOver(): void {
+    const text = this.takePending();
+    if (text !== undefined) this.out.write(text);
   }
 
   flushSync(): void {
     if (this.closing !== undefined) return;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    const text = this.takePending();
     // what the destination holds first, then the pending lines, both written here and now: handed
     // to the destination while it writes, they would wait for its write in flight
     this.out.flushSync();
-    if (this.pending.length === 0) return;
-    const text = this.pending.join('');
-    this.pending = [];
-    this.bytes = 0;
-    writeAllSync(this.fd, text);
+    if (text !== undefined) writeAllSync(this.fd, text);
   }
 
   close(): Promise<void> {

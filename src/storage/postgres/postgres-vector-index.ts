@@ -77,10 +77,10 @@ export class PostgresVectorIndex implements VectorIndex {
     const driver = this.driver;
     if (driver === undefined || (await this.sizes.stored()) !== undefined) return this.sizes.fix(size);
     // The first vectors: the columns typed in a transaction of their own. Inside the caller's,
-    // ALTER TABLE locks the tables the vectors refer to (messages, conclusions) against every
-    // write until that commit, and then the put waits for the rows it refers to: a purge that
-    // had deleted some of them and goes on deleting waited for the table, a deadlock
-    // (background-locks.test.ts found it once in about a dozen runs).
+    // ALTER TABLE holds the vector tables ACCESS EXCLUSIVE until that commit while the put waits
+    // for the message rows it refers to: a purge that had deleted some of them and goes on
+    // deleting waited for the vector table, a deadlock (background-locks.test.ts found it once
+    // in about a dozen runs).
     await driver.transaction((tx) => new VectorDimensions(tx, (n) => typeColumns(tx, n)).fix(size));
   }
 
