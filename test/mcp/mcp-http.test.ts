@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { Ajv } from 'ajv';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../src/http/shared/auth.js';
+import { USAGE_WRITE_DELAY_MS } from '../../src/runtime/model-usage.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { databaseForProcesses, uniqueId } from '../support/test-app.js';
@@ -171,9 +173,17 @@ describe('MCP over Streamable HTTP', () => {
     const left = (await run('list_conclusions', { peer_id: 'bot', target_peer_id: 'alice', include_superseded: true })).conclusions.map((x: { id: string }) => x.id);
     for (const gone of preview.conclusions as { id: string }[]) expect(left).not.toContain(gone.id);
 
-    // the workspace's counts, as the route gives them
+    // the workspace's counts, as the route gives them, once the last model calls' usage is
+    // written (USAGE_WRITE_DELAY_MS after them; a message's embedding job may still be running)
+    const statisticsUrl = `${open.baseUrl}/v3/workspaces/${w}/statistics?hours=48`;
+    const onStatisticsRoute = async () => (await fetch(statisticsUrl)).json();
+    await expect.poll(async () => {
+      const before = await onStatisticsRoute();
+      await new Promise((resolve) => setTimeout(resolve, 2 * USAGE_WRITE_DELAY_MS));
+      return isDeepStrictEqual(before, await onStatisticsRoute());
+    }, { timeout: 15_000, interval: 0 }).toBe(true);
     const statistics = await run('get_workspace_statistics', { hours: 48 });
-    expect(statistics).toEqual(await (await fetch(`${open.baseUrl}/v3/workspaces/${w}/statistics?hours=48`)).json());
+    expect(statistics).toEqual(await onStatisticsRoute());
     expect(statistics).toMatchObject({ workspace_id: w, peers: 2, sessions: 1, messages: 2, model_usage: { hours: 48 } });
 
     fake.script.chat({ text: 'Alice enjoys hiking and green tea.' });

@@ -8,7 +8,7 @@ import { rankConclusions, type VectorRanking } from './conclusion-search.js';
 import { exceedsTokensOf, tokenCount } from '../text/token-count.js';
 import { saveConclusions } from './deduplicate.js';
 import { PeerDeletingError } from '../../storage/peer-deleting.js';
-import { embedderOf, embedForRequest } from '../search/embeddings.js';
+import { embedderOf, embedForRequest, fixVectorSize } from '../search/embeddings.js';
 
 /** Most tokens in one conclusion's content: the embedding model's input limit (contract §6). */
 export const MAX_CONCLUSION_TOKENS = 8192;
@@ -77,6 +77,7 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
     inputs.map((input) => input.content),
     'no conclusion was stored',
   );
+  await fixVectorSize(ctx, vectors);
   return inTransaction(ctx, async (ctx) => {
     const { store } = ctx;
     const now = ctx.now();

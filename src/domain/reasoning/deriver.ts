@@ -5,7 +5,7 @@ import { inTransaction, type DomainContext } from '../context.js';
 import { type RepresentPayload } from '../job-kinds.js';
 import { saveConclusions, type SavedConclusion } from '../memory/deduplicate.js';
 import { considerAutomaticDreams } from '../scheduling/dream-schedule.js';
-import { embedderOf, embedInBatches } from '../search/embeddings.js';
+import { embedderOf, embedInBatches, fixVectorSize } from '../search/embeddings.js';
 import { emitQueueEmpty } from './queue-empty.js';
 import { parseDerivedFacts, representationPrompt, REPRESENTATION_SCHEMA, type DerivedFact, type PromptMessage } from './representation-prompt.js';
 import type { ReasoningSettings } from '../reasoning-settings.js';
@@ -121,6 +121,7 @@ export async function processRepresentationUnit(ctx: DomainContext, unit: Repres
   // a fact holds from the time of the newest message it was drawn from
   const validFrom = (sourceItems.length > 0 ? sourceItems : batch).reduce<Date>((max, item) => (item.messageCreatedAt > max ? item.messageCreatedAt : max), new Date(0));
   const { replacements, ignored } = checkReplacements(derived, known);
+  await fixVectorSize(ctx, vectors);
   let written: (Awaited<ReturnType<typeof storeExplicitConclusions>> & { superseded: Awaited<ReturnType<typeof supersedeKnown>> }) | undefined;
   try {
     written = await inTransaction(ctx, async (ctx) => {

@@ -6,7 +6,7 @@ import { effectiveConfiguration } from '../scheduling/configuration.js';
 import { saveConclusions, type ConclusionDraft } from '../memory/deduplicate.js';
 import { dreamQueueKey } from '../scheduling/dream-schedule.js';
 import { emitQueueEmpty } from './queue-empty.js';
-import { embedderOf, embedInBatches } from '../search/embeddings.js';
+import { embedderOf, embedInBatches, fixVectorSize } from '../search/embeddings.js';
 import { applyCardUpdate, CARD_ENTRY_MAX_CHARS, CARD_MAX_ENTRIES } from './peer-card.js';
 import { runToolLoop, type Tool } from './tool-loop.js';
 import { type DreamPayload } from '../job-kinds.js';
@@ -95,6 +95,7 @@ function dreamTools(ctx: DomainContext, payload: DreamPayload, work: DreamWork, 
     if (accepted.length === 0) return report.join('\n') || 'nothing to create';
     const embedder = embedderOf(ctx);
     const vectors = embedder === undefined ? undefined : await embedInBatches(embedder, accepted.map((a) => a.item.content), signal, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
+    await fixVectorSize(ctx, vectors);
     const now = ctx.now();
     const drafts: ConclusionDraft[] = accepted.map(({ item, sources }, index) => {
       const newest = sources.reduce((a, b) => (b.createdAt > a.createdAt ? b : a));

@@ -86,6 +86,16 @@ export async function embedInBatches(embedder: Embedder, texts: string[], signal
 }
 
 /**
+ * Fixes the store's vector size from vectors about to be stored, before the transaction that
+ * stores them opens: the first vectors a store takes type its vector columns, which on PostgreSQL
+ * is done in a transaction of its own (VectorIndex.fixDimensions); inside the storing one it held
+ * the vector tables locked to its commit. Nothing to do for an empty list or a size already fixed.
+ */
+export async function fixVectorSize(ctx: DomainContext, vectors: readonly (readonly number[])[] | undefined): Promise<void> {
+  if (vectors !== undefined && vectors.length > 0) await ctx.store.vectors.fixDimensions(vectors[0].length);
+}
+
+/**
  * The vectors of new conclusions' contents for a request (manual `POST .../conclusions`), made
  * before its transaction; undefined when no embedding model is configured. A model failure is
  * the domain's `unavailable` (503) saying nothing was stored.
@@ -162,7 +172,7 @@ export async function embedStoredMessages(ctx: DomainContext, payload: EmbedMess
     peerId: piece.message.peerId,
     vector: vectors[index],
   }));
-  await ctx.store.vectors.fixDimensions(rows[0].vector.length);
+  await fixVectorSize(ctx, vectors);
   await ctx.store.transaction((tx) => tx.vectors.putMessageChunks(rows));
   return { kind: 'done', chunks: rows.length };
 }
@@ -182,7 +192,7 @@ export async function embedStoredConclusions(ctx: DomainContext, payload: EmbedC
   if (found.length === 0) return { kind: 'skipped', reason: 'the conclusions were deleted' };
   const vectors = await embedForJob(ctx, embedder, found.map((c) => c.content), signal);
   if (!Array.isArray(vectors)) return vectors;
-  await ctx.store.vectors.fixDimensions(vectors[0].length);
+  await fixVectorSize(ctx, vectors);
   await ctx.store.transaction((tx) =>
     tx.vectors.putConclusions(
       found.map((c, index) => ({

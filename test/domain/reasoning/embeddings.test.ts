@@ -101,6 +101,46 @@ describe('conclusions are embedded when created', () => {
     }
   });
 
+  it.runIf(TEST_DATABASE_URL.startsWith('postgres'))('the first conclusions a store embeds (deriver, manual POST) type the vector columns before the transaction storing them: it locks no table against writers', async () => {
+    // Typed inside the storing transaction, ALTER TABLE held the vector tables ACCESS EXCLUSIVE to
+    // its commit while the insert waited for rows other writers held (the embedding jobs'
+    // deadlock with a purge, background-locks.test.ts).
+    const weak = /^(AccessShareLock|RowShareLock|RowExclusiveLock)$/;
+    for (const by of ['deriver', 'POST'] as const) {
+      const s = await setup({ EMBED_MESSAGES: 'false' });
+      const { api, ws } = s;
+      const store = api.database.store;
+      const strong: string[] = [];
+      const transaction = store.transaction.bind(store);
+      vi.spyOn(store, 'transaction').mockImplementation((fn) =>
+        transaction(async (tx) => {
+          const result = await fn(tx);
+          const db = (tx as unknown as { db: { all<T>(sql: string): Promise<T[]> } }).db;
+          const locks = await db.all<{ relname: string; mode: string }>(
+            "SELECT c.relname, l.mode FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE l.pid = pg_backend_pid() AND c.relkind IN ('r', 'p')",
+          );
+          strong.push(...locks.filter((l) => !weak.test(l.mode)).map((l) => `${l.relname} ${l.mode}`));
+          return result;
+        }),
+      );
+      expect(await store.vectors.dimensions()).toBeUndefined();
+      if (by === 'deriver') {
+        fake.script.defaultChat(facts('alice keeps bees'));
+        await api.post(`/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'I keep bees' }] });
+        await drain(s);
+      } else {
+        await api.post(`/v3/workspaces/${ws}/peers`, { id: 'alice' });
+        const created = await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice keeps bees', observer_id: 'alice', observed_id: 'alice' }] });
+        expect(created.status, created.text).toBe(201);
+      }
+      expect(await store.vectors.dimensions(), by).toBe(fake.vector('alice keeps bees').length);
+      const [nearest] = await nearestConclusion(api, ws, 'alice', 'alice', fake.vector('alice keeps bees'));
+      expect(nearest, by).toBeDefined();
+      expect(strong, by).toEqual([]);
+      await apps.stopAll();
+    }
+  });
+
   it('answers 503 with a detail and stores nothing when the embedding model fails on a manual POST', async () => {
     const s = await setup();
     const { api, ws } = s;
