@@ -26,7 +26,7 @@
  * cases (default: a fresh SQLite file; on PostgreSQL a unique workspace, deleted at the end).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,6 +41,7 @@ import { Corpus } from './corpus.js';
 import { chatSenders, chatSessionId, loadMessages } from './dataset.js';
 import { forkServer, profileArgs } from './ipc.js';
 import { percentile } from './load.js';
+import { cpuSeconds } from './process-stat.js';
 
 export const CHAT_CASE = 'peer chat v3';
 
@@ -157,13 +158,7 @@ async function load(databaseUrl: string, workspaceId: string, options: ChatOptio
 
 /** CPU time (user + system) of another process, µs, from /proc (Linux); NaN elsewhere. */
 function processCpuUs(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return NaN;
-  }
+  return (cpuSeconds(pid) ?? NaN) * 1e6;
 }
 
 function cannon(base: string, connections: number, duration: number, next: () => { path: string; body: string }): autocannon.Options {

@@ -16,7 +16,7 @@
  * (base64, as from OpenAI's API; float for JSON numbers).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,7 @@ import { hashedVector } from '../test/support/fake-model-server.js';
 import { startServerProcess, type ServerProcess } from '../test/support/server-process.js';
 import { forkServer, profileArgs } from './ipc.js';
 import { percentile } from './load.js';
+import { cpuSeconds } from './process-stat.js';
 
 export const CONCLUSIONS_CASE = 'conclusions/query v3';
 
@@ -144,14 +145,7 @@ async function load(databaseUrl: string, workspaceId: string, options: Conclusio
 
 /** CPU time (user + system) of another process, µs, from /proc (Linux); NaN elsewhere. */
 function processCpuUs(pid: number | undefined): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of the line, in clock ticks (100 per second on Linux)
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return NaN;
-  }
+  return (cpuSeconds(pid) ?? NaN) * 1e6;
 }
 
 function cannon(base: string, connections: number, duration: number, next: () => { path: string; body: string }): autocannon.Options {

@@ -8,24 +8,7 @@
  * "ended unseen".
  */
 import { readdirSync, readFileSync } from 'node:fs';
-
-interface Stat {
-  parent: number;
-  /** utime + stime, seconds. */
-  own: number;
-  /** cutime + cstime: the ended children the process waited for, seconds. */
-  children: number;
-}
-
-function stat(pid: number): Stat | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    // after the name: state, ppid (fields[1]), ... utime, stime, cutime, cstime (fields[11] to [14]), in clock ticks
-    return { parent: Number(fields[1]), own: (Number(fields[11]) + Number(fields[12])) / 100, children: (Number(fields[13]) + Number(fields[14])) / 100 };
-  } catch {
-    return undefined;
-  }
-}
+import { readProcessStat, type ProcessStat } from './process-stat.js';
 
 /** A PostgreSQL process's kind from its title. */
 function kindOf(pid: number): string {
@@ -53,7 +36,7 @@ export class DatabaseCpu {
 
   /** Reads every `postgres` process's CPU so far; the ones gone since the last poll are put to their kind. */
   poll(): void {
-    const now = new Map<number, Stat>();
+    const now = new Map<number, ProcessStat>();
     for (const name of readdirSync('/proc')) {
       if (!/^\d+$/.test(name)) continue;
       let comm: string;
@@ -63,7 +46,7 @@ export class DatabaseCpu {
         continue;
       }
       if (comm !== 'postgres') continue;
-      const found = stat(Number(name));
+      const found = readProcessStat(Number(name));
       if (found !== undefined) now.set(Number(name), found);
     }
     for (const [pid, seen] of this.live) {
@@ -75,9 +58,9 @@ export class DatabaseCpu {
       const known = this.live.get(pid);
       // a process caught right after its fork still has the postmaster's title: named again later
       const kind = known !== undefined && known.kind !== 'postmaster' ? known.kind : kindOf(pid);
-      this.live.set(pid, { kind, seconds: found.own });
+      this.live.set(pid, { kind, seconds: found.user + found.system });
       // the postmaster: the one process whose parent is not a postgres process
-      if (!now.has(found.parent)) this.postmaster = { pid, children: found.children };
+      if (!now.has(found.parent)) this.postmaster = { pid, children: found.childrenUser + found.childrenSystem };
     }
   }
 

@@ -8,10 +8,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ChildServer } from './ipc.js';
+import { readProcessStat } from './process-stat.js';
 
 const ROOT_DIR = fileURLToPath(new URL('..', import.meta.url));
-
-const TICK_US = 10_000;
 
 export function childrenOf(pid: number): number[] {
   const children: number[] = [];
@@ -30,15 +29,11 @@ export function childrenOf(pid: number): number[] {
 export function treeCpu(pid: number): NodeJS.CpuUsage & { processes: number } {
   const usage = { user: 0, system: 0, processes: 0 };
   const visit = (p: number) => {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      usage.user += Number(fields[11]) * TICK_US;
-      usage.system += Number(fields[12]) * TICK_US;
-      usage.processes++;
-    } catch {
-      return;
-    }
+    const stat = readProcessStat(p);
+    if (stat === undefined) return;
+    usage.user += stat.user * 1e6;
+    usage.system += stat.system * 1e6;
+    usage.processes++;
     for (const child of childrenOf(p)) visit(child);
   };
   visit(pid);

@@ -19,8 +19,8 @@
  * Needs a PostgreSQL with pgvector on this machine: BENCH_DATABASE_URL or DATABASE_URL (its table
  * `hnsw_writers_bench` is replaced), e.g. `node scripts/with-postgres.mjs npx tsx bench/hnsw-writers.ts`.
  */
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { cpuSeconds } from './process-stat.js';
 import { median, seededUnitVectors } from './stats.js';
 
 const env = process.env;
@@ -42,10 +42,11 @@ if (!URL?.startsWith('postgres')) {
 const unitVector = seededUnitVectors(DIMENSIONS, 0x9e3779b9);
 const text = (v: number[]) => `[${v.join(',')}]`;
 
-/** CPU seconds (user and system) of a process so far. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+/** CPU seconds (user and system) of a writer's backend so far. */
+function backendCpu(pid: number): number {
+  const seconds = cpuSeconds(pid);
+  if (seconds === undefined) throw new Error(`hnsw-writers: no /proc/${pid}/stat (the backend ended, or this is not Linux)`);
+  return seconds;
 }
 
 interface Writer {
@@ -84,7 +85,7 @@ async function send(writer: Writer, rows: number[][], mode: Mode): Promise<void>
 
 /** Inserts `vectors` through `writers` in `mode`; wall and backend CPU µs a row. */
 async function insert(writers: Writer[], vectors: number[][], mode: Mode): Promise<{ wall: number; cpu: number }> {
-  const cpuBefore = writers.reduce((sum, w) => sum + cpuSeconds(w.pid), 0);
+  const cpuBefore = writers.reduce((sum, w) => sum + backendCpu(w.pid), 0);
   const started = process.hrtime.bigint();
   if (mode === 'rotating') {
     for (let at = 0, turn = 0; at < vectors.length; at += STATEMENT_ROWS, turn++) await send(writers[turn % writers.length], vectors.slice(at, at + STATEMENT_ROWS), mode);
@@ -98,7 +99,7 @@ async function insert(writers: Writer[], vectors: number[][], mode: Mode): Promi
     );
   }
   const wall = Number(process.hrtime.bigint() - started) / 1000 / vectors.length;
-  const cpu = ((writers.reduce((sum, w) => sum + cpuSeconds(w.pid), 0) - cpuBefore) * 1e6) / vectors.length;
+  const cpu = ((writers.reduce((sum, w) => sum + backendCpu(w.pid), 0) - cpuBefore) * 1e6) / vectors.length;
   return { wall, cpu };
 }
 

@@ -11,12 +11,13 @@
  * against the tool's schemas), and the get-or-create of the workspace (and of the session or peer)
  * the reference's tools also run before the route's call (docs/mcp.md).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServerProcess } from '../test/support/server-process.js';
 import { percentile } from './load.js';
 import { median } from './stats.js';
+import { cpuSeconds } from './process-stat.js';
 
 const ROUNDS = Number(process.env.BENCH_MCP_ROUNDS ?? 7);
 const CALLS = Number(process.env.BENCH_MCP_CALLS ?? 300);
@@ -30,9 +31,9 @@ interface Side {
 }
 
 function processCpuUs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  const seconds = cpuSeconds(pid);
+  if (seconds === undefined) throw new Error(`mcp: no /proc/${pid}/stat (the server ended, or this is not Linux)`);
+  return seconds * 1e6;
 }
 
 

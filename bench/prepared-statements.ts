@@ -16,6 +16,7 @@ import { nanoid } from 'nanoid';
 import { openDatabase, type Database } from '../src/runtime/database.js';
 import { Corpus } from './corpus.js';
 import { chatSessionId, loadDataset, loadMessages, peerId, sessionId } from './dataset.js';
+import { cpuSeconds } from './process-stat.js';
 
 const url = process.env.DATABASE_URL;
 if (url === undefined || !url.startsWith('postgres')) {
@@ -35,18 +36,16 @@ await unnamed.driver.run('ANALYZE');
 
 /** CPU milliseconds of every process whose command line starts with `postgres` (10 ms ticks). */
 function serverCpuMs(): number {
-  let ticks = 0;
+  let seconds = 0;
   for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
     try {
       if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('postgres')) continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
     } catch {
-      // a process that ended meanwhile
+      continue; // a process that ended meanwhile
     }
+    seconds += cpuSeconds(Number(pid)) ?? 0;
   }
-  return ticks * 10;
+  return seconds * 1000;
 }
 
 const page = { filter: null, page: 1, size: 50, reverse: false };

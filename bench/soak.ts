@@ -33,6 +33,7 @@ import { parseArgs } from 'node:util';
 import { startServerProcess, startWorkerProcess } from '../test/support/server-process.js';
 import { forkServer } from './ipc.js';
 import { DatabaseCpu } from './database-cpu.js';
+import { cpuSeconds } from './process-stat.js';
 import { formatWaits, sampleDatabaseWaits, type WaitSampler } from './database-waits.js';
 import type { ReceiverTally } from './webhook-receiver.js';
 
@@ -110,16 +111,8 @@ const server = servers[0];
 const worker = workersApart ? await startWorkerProcess({ ...serverEnv, LOG_LEVEL: 'info' }) : undefined;
 const pids = [...servers.map((s) => s.child.pid!), ...(worker === undefined ? [] : [worker.child.pid!])];
 
-/** CPU seconds (user and system) of a process so far, from /proc/<pid>/stat; 0 once it is gone. */
-function cpuSeconds(processId: number): number {
-  try {
-    const fields = readFileSync(`/proc/${processId}/stat`, 'utf8').split(') ')[1].split(' ');
-    // utime and stime, the 14th and 15th fields (12th and 13th after the name), in clock ticks
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
+/** CPU seconds (user and system) of a process so far; 0 once it is gone. */
+const cpuSecondsOf = (pid: number | undefined): number => cpuSeconds(pid) ?? 0;
 
 /** The database server's processes' CPU: PostgreSQL's (the ended ones too), none on SQLite. */
 const databaseCpu = databaseUrl.startsWith('postgres') ? new DatabaseCpu() : undefined;
@@ -128,11 +121,11 @@ const databaseCpu = databaseUrl.startsWith('postgres') ? new DatabaseCpu() : und
 function cpuParts(): Record<'servers' | 'database' | 'clients' | 'model' | 'receiver', number> {
   const usage = process.cpuUsage();
   return {
-    servers: pids.reduce((sum, p) => sum + cpuSeconds(p), 0),
+    servers: pids.reduce((sum, p) => sum + cpuSecondsOf(p), 0),
     database: databaseCpu?.total() ?? 0,
     clients: (usage.user + usage.system) / 1e6,
-    model: cpuSeconds(model.process.pid ?? 0),
-    receiver: cpuSeconds(receiver.process.pid ?? 0),
+    model: cpuSecondsOf(model.process.pid),
+    receiver: cpuSecondsOf(receiver.process.pid),
   };
 }
 

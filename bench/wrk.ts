@@ -12,6 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseProcessStat } from './process-stat.js';
 
 export interface WrkRequest {
   method: string;
@@ -124,9 +125,9 @@ export async function runWrk(options: {
     if (code !== 0 || line === undefined) throw new Error(`wrk failed (exit ${code}): ${err || out}`);
     const r = JSON.parse(line.slice('WRK_RESULT '.length)) as Record<string, number>;
     const statLine = out.trim().split('\n').at(-1) ?? '';
-    // fields after the command name: state is field 3; cutime and cstime are fields 16 and 17
-    const fields = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[13]) + Number(fields[14]);
+    // the shell's waited-for children: wrk
+    const { childrenUser, childrenSystem } = parseProcessStat(statLine);
+    const seconds = childrenUser + childrenSystem;
     return {
       requests: r.requests,
       durationS: r.duration_us / 1e6,
@@ -135,7 +136,7 @@ export async function runWrk(options: {
       non2xx: r.status,
       errors: r.errors,
       timeouts: r.timeouts,
-      cpuUs: Number.isFinite(ticks) ? ticks * 10_000 : NaN,
+      cpuUs: Number.isFinite(seconds) ? seconds * 1e6 : NaN,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
