@@ -2,7 +2,7 @@
  * `npm run soak`: a bounded long run of a mixed workload against a real `engram serve` process,
  * reporting over time what a slow leak or a stuck queue would show.
  *
- *   npm run soak -- [--minutes 10] [--clients 8] [--rate 100] [--sample-seconds 15] [--processes 1] [--workers-apart]
+ *   npm run soak -- [--minutes 10] [--clients 8] [--rate 100] [--sample-seconds 15] [--processes 1] [--workers-apart] [--endpoints 2]
  *
  * --rate is the requests per second all clients aim at together: a soak is a long run at a load
  * the server sustains (webhook deliveries included), not a measurement of its limit.
@@ -46,6 +46,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '100' },
     processes: { type: 'string', default: '1' },
     'workers-apart': { type: 'boolean', default: false },
+    endpoints: { type: 'string', default: '2' },
   },
 });
 const minutes = Number(values.minutes);
@@ -54,8 +55,10 @@ const sampleMs = Number(values['sample-seconds']) * 1000;
 const rate = Number(values.rate);
 const processes = Number(values.processes);
 const workersApart = values['workers-apart'] === true;
-if (!(minutes > 0 && minutes <= 240 && clients > 0 && clients <= 256 && sampleMs >= 1000 && rate > 0 && Number.isInteger(processes) && processes >= 1 && processes <= 8)) {
-  console.error('soak: --minutes 0..240, --clients 1..256, --sample-seconds >= 1, --rate > 0, --processes 1..8');
+/** Webhook endpoints of the workspace, each sent every message.created (0: what the deliveries cost, by difference). */
+const ENDPOINTS = Number(values.endpoints);
+if (!(minutes > 0 && minutes <= 240 && clients > 0 && clients <= 256 && sampleMs >= 1000 && rate > 0 && Number.isInteger(processes) && processes >= 1 && processes <= 8 && Number.isInteger(ENDPOINTS) && ENDPOINTS >= 0 && ENDPOINTS <= 10)) {
+  console.error('soak: --minutes 0..240, --clients 1..256, --sample-seconds >= 1, --rate > 0, --processes 1..8, --endpoints 0..10');
   process.exit(2);
 }
 
@@ -65,7 +68,6 @@ const MEMORY_SLACK_RATIO = 0.2;
 
 const WORDS = 'lisbon swimming weather garden violin chess coffee marathon painting hiking novel recipe tennis harbor museum concert river bakery puzzle kayak'.split(' ');
 const WEBHOOK_SECRET = 'soak-secret-of-reasonable-length';
-const ENDPOINTS = 2;
 
 const dir = mkdtempSync(join(tmpdir(), 'engram-soak-'));
 const databaseUrl = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : join(dir, 'soak.db');

@@ -51,15 +51,24 @@ export interface WebhookEvent {
   timestamp: string;
 }
 
-/**
- * One event for one endpoint; the job's queue key is `webhook:<endpoint id>`, so deliveries to it
- * run one at a time, in order.
- */
-export interface DeliverWebhookPayload extends JsonObject {
-  endpointId: string;
+/** One event to deliver. */
+export interface WebhookDelivery extends JsonObject {
   /** Same for every endpoint and every retry of one event: receivers drop duplicates by it. */
   eventId: string;
   event: WebhookEvent & JsonObject;
+}
+
+/** Most events one delivery job sends (one request each, in order): the events of one write to one endpoint, in jobs of this many. */
+export const WEBHOOK_EVENTS_PER_JOB = 20;
+
+/**
+ * Events for one endpoint, sent one request each, in order; the job's queue key is
+ * `webhook:<endpoint id>`, so deliveries to it run one at a time, in order. A job stored before
+ * events were grouped (`eventId` and `event` of one) is read as a group of one.
+ */
+export interface DeliverWebhookPayload extends JsonObject {
+  endpointId: string;
+  events: WebhookDelivery[];
 }
 
 export interface RepresentPayload extends JsonObject {
@@ -154,14 +163,27 @@ function readDream(payload: JsonObject): DreamPayload | undefined {
   return { workspaceId, observerId, observedId, dreamType, sessionId, rebuild };
 }
 
+function readDelivery({ eventId, event }: JsonObject): WebhookDelivery | undefined {
+  if (!isText(eventId) || !isObject(event)) return undefined;
+  const { type, data, timestamp } = event;
+  if (!WEBHOOK_EVENT_TYPES.includes(type as WebhookEventType) || !isObject(data) || !isText(timestamp)) return undefined;
+  return { eventId, event: { type: type as WebhookEventType, data, timestamp } };
+}
+
 /** Each kind's reader of a stored payload: the typed payload, or undefined when it does not fit. */
 export const PAYLOAD_READERS: { readonly [K in JobKind]: (payload: JsonObject) => JobPayloads[K] | undefined } = {
   [PURGE_SESSION]: ({ sessionId }) => (isText(sessionId) ? { sessionId } : undefined),
-  [DELIVER_WEBHOOK]: ({ endpointId, eventId, event }) => {
-    if (!isText(endpointId) || !isText(eventId) || !isObject(event)) return undefined;
-    const { type, data, timestamp } = event;
-    if (!WEBHOOK_EVENT_TYPES.includes(type as WebhookEventType) || !isObject(data) || !isText(timestamp)) return undefined;
-    return { endpointId, eventId, event: { type: type as WebhookEventType, data, timestamp } };
+  [DELIVER_WEBHOOK]: ({ endpointId, events, eventId, event }) => {
+    if (!isText(endpointId)) return undefined;
+    const stored = events === undefined ? [{ eventId, event }] : events;
+    if (!Array.isArray(stored) || stored.length === 0 || stored.length > WEBHOOK_EVENTS_PER_JOB) return undefined;
+    const read: WebhookDelivery[] = [];
+    for (const item of stored) {
+      const delivery = isObject(item) ? readDelivery(item) : undefined;
+      if (delivery === undefined) return undefined;
+      read.push(delivery);
+    }
+    return { endpointId, events: read };
   },
   [REPRESENT]: ({ workspaceId, sessionId, observedId }) => (isText(workspaceId) && isText(sessionId) && isText(observedId) ? { workspaceId, sessionId, observedId } : undefined),
   [SUMMARIZE]: ({ workspaceId, sessionId, messageId, messageSeq, kinds }) => {

@@ -1,6 +1,6 @@
 import type { DomainContext } from '../domain/context.js';
 import { purgeDeletedSession } from '../domain/follow-ups.js';
-import { DELIVER_WEBHOOK, JOB_KINDS, PAYLOAD_READERS, PURGE_SESSION, type JobKind, type JobPayloads } from '../domain/job-kinds.js';
+import { DELIVER_WEBHOOK, JOB_KINDS, PAYLOAD_READERS, PURGE_SESSION, WEBHOOK_EVENTS_PER_JOB, type JobKind, type JobPayloads } from '../domain/job-kinds.js';
 import type { JobRecord, JsonObject, Store } from '../storage/store.js';
 import { deliverWebhook, type WebhookDeliveryConfig } from './deliver-webhook.js';
 import { erasureHandlers } from './erasure-jobs.js';
@@ -11,7 +11,8 @@ import { scopeHandlers } from './scope-jobs.js';
 export type JobOutcome =
   | { kind: 'done' }
   | { kind: 'skipped'; reason: string }
-  | { kind: 'failed'; error: string; retryable: boolean };
+  /** `payload`: the job's payload from now on, when the run did part of it (what is left to do). */
+  | { kind: 'failed'; error: string; retryable: boolean; payload?: JsonObject };
 
 export interface JobHandler<P = unknown> {
   /**
@@ -84,9 +85,12 @@ export function buildJobCatalog(ctx: DomainContext, webhooks: WebhookDeliveryCon
 export function followUpHandlers(webhooks: WebhookDeliveryConfig, deliveries?: { concurrency: number }): HandlersOf<typeof DELIVER_WEBHOOK | typeof PURGE_SESSION> {
   return {
     [DELIVER_WEBHOOK]: {
-      run: (payload, _job, store) => deliverWebhook(payload, store, webhooks),
-      // the request timeout plus time to look up the endpoint and record the outcome
-      timeoutMs: webhooks.timeoutMs + 2_000,
+      run: (payload, _job, store, signal) => deliverWebhook(payload, store, webhooks, signal),
+      // a job's events one request after another, each within the request timeout, plus time to
+      // look up the endpoint and record the outcome; its lease is one request's, renewed while
+      // the run goes on, so a crashed worker's deliveries are taken over as soon as before
+      timeoutMs: WEBHOOK_EVENTS_PER_JOB * webhooks.timeoutMs + 2_000,
+      leaseMs: webhooks.timeoutMs + 2_000,
       concurrency: deliveries?.concurrency,
       ordered: webhooks.inOrder ?? true,
     },

@@ -14,31 +14,36 @@ export interface WebhookDeliveryConfig {
 }
 
 /**
- * Delivers one event to one endpoint. The body bytes are the same on every attempt, so the
- * signature and the `Idempotency-Key` (the event id) let receivers drop duplicates.
+ * Delivers a job's events to its endpoint, one request each, in order. The body bytes of an event
+ * are the same on every attempt, so the signature and the `Idempotency-Key` (the event id) let
+ * receivers drop duplicates. An event that fails ends the run: the events before it were
+ * delivered and are left out of the next attempt (the outcome's `payload`), so it starts with
+ * the one that failed. A run told to stop (`signal`) stops between two requests the same way.
  */
-export async function deliverWebhook(payload: DeliverWebhookPayload, store: Store, config: WebhookDeliveryConfig): Promise<JobOutcome> {
+export async function deliverWebhook(payload: DeliverWebhookPayload, store: Store, config: WebhookDeliveryConfig, signal?: AbortSignal): Promise<JobOutcome> {
   const endpoint = await store.webhooks.find(payload.endpointId);
   if (endpoint === undefined) return { kind: 'skipped', reason: 'endpoint deleted' };
   // as the reference: without a signing secret nothing is sent
   if (config.secret === '') return { kind: 'skipped', reason: 'WEBHOOK_SECRET is not set' };
-  const body = canonicalJson(payload.event);
-  const outcome = await safePost(endpoint.url, body, {
-    headers: {
-      'content-type': 'application/json',
-      'x-honcho-signature': signBody(body, config.secret),
-      'idempotency-key': payload.eventId,
-      'user-agent': 'Engram-Webhooks',
-    },
-    timeoutMs: config.timeoutMs,
-    allowPrivate: config.allowPrivate,
-  });
-  switch (outcome.kind) {
-    case 'delivered':
-      return { kind: 'done' };
-    case 'rejected':
-      return { kind: 'failed', error: `endpoint answered ${outcome.status}`, retryable: true };
-    case 'failed':
-      return { kind: 'failed', error: outcome.error, retryable: outcome.retryable };
+  const { events } = payload;
+  for (const [index, { eventId, event }] of events.entries()) {
+    const left = () => (index === 0 ? undefined : { ...payload, events: events.slice(index) });
+    if (signal?.aborted === true) return { kind: 'failed', error: `stopped before event ${index + 1} of ${events.length}: ${String(signal.reason)}`, retryable: true, payload: left() };
+    const body = canonicalJson(event);
+    const outcome = await safePost(endpoint.url, body, {
+      headers: {
+        'content-type': 'application/json',
+        'x-honcho-signature': signBody(body, config.secret),
+        'idempotency-key': eventId,
+        'user-agent': 'Engram-Webhooks',
+      },
+      timeoutMs: config.timeoutMs,
+      allowPrivate: config.allowPrivate,
+    });
+    if (outcome.kind === 'delivered') continue;
+    const error = outcome.kind === 'rejected' ? `endpoint answered ${outcome.status}` : outcome.error;
+    const retryable = outcome.kind === 'rejected' || outcome.retryable;
+    return { kind: 'failed', error: events.length === 1 ? error : `event ${index + 1} of ${events.length}: ${error}`, retryable, payload: left() };
   }
+  return { kind: 'done' };
 }

@@ -422,7 +422,8 @@ export class Worker {
     const lane = this.lanes.find((candidate) => candidate.kind === job.kind);
     const leaseLeft = (this.leaseEnds.get(next.id) ?? 0) - this.now().getTime();
     const wentWell = outcome.kind === 'done' || outcome.kind === 'skipped';
-    if (wentWell && !this.stopping && lane !== undefined && handler !== undefined && leaseLeft >= handler.timeoutMs) {
+    // a whole lease left: once it runs, a run longer than its lease has it renewed (keepLeased)
+    if (wentWell && !this.stopping && lane !== undefined && handler !== undefined && leaseLeft >= (handler.leaseMs ?? handler.timeoutMs)) {
       this.completeAside(job, outcome);
       this.leaseEnds.delete(job.id);
       lane.running.add(next.id);
@@ -490,12 +491,12 @@ export class Worker {
       return next;
     }
     if (attemptOutcome(job, outcome) === 'dead') {
-      await this.store.jobs.deadLetter(job.id, now, outcome.error);
+      await this.store.jobs.deadLetter(job.id, now, outcome.error, outcome.payload);
       this.options.logger.warn({ ...log, error: outcome.error }, 'job dead-lettered');
       return [];
     }
     const delay = retryDelay(job.attempts, this.options.retryBaseMs, this.options.retryMaxMs, this.random);
-    await this.store.jobs.retry(job.id, new Date(now.getTime() + delay), outcome.error);
+    await this.store.jobs.retry(job.id, new Date(now.getTime() + delay), outcome.error, outcome.payload);
     this.options.logger.info({ ...log, error: outcome.error, retryInMs: delay }, 'job will be retried');
     return [];
   }

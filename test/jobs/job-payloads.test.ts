@@ -7,7 +7,7 @@ import { Worker } from '../../src/jobs/worker.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-database.js';
 import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
-import { DELIVER_WEBHOOK, PAYLOAD_READERS, PURGE_SESSION } from '../../src/domain/job-kinds.js';
+import { DELIVER_WEBHOOK, PAYLOAD_READERS, PURGE_SESSION, WEBHOOK_EVENTS_PER_JOB } from '../../src/domain/job-kinds.js';
 
 const readDeliverWebhookPayload = PAYLOAD_READERS[DELIVER_WEBHOOK];
 const readPurgeSessionPayload = PAYLOAD_READERS[PURGE_SESSION];
@@ -33,8 +33,24 @@ const jobRow = (id: string) =>
 describe('payload readers', () => {
   const event = { type: 'test.event', data: { workspace_id: 'w' }, timestamp: '2026-11-24T08:00:00Z' };
 
-  it('accept a webhook delivery with its endpoint, event id and event, and nothing less', () => {
-    expect(readDeliverWebhookPayload({ endpointId: 'e1', eventId: 'ev', event })).toEqual({ endpointId: 'e1', eventId: 'ev', event });
+  it('accept a webhook delivery with its endpoint and 1 to WEBHOOK_EVENTS_PER_JOB events (each an id and an event), and nothing less', () => {
+    const second = { ...event, data: { n: 2 } };
+    expect(readDeliverWebhookPayload({ endpointId: 'e1', events: [{ eventId: 'ev', event }, { eventId: 'ev2', event: second }] })).toEqual({
+      endpointId: 'e1',
+      events: [
+        { eventId: 'ev', event },
+        { eventId: 'ev2', event: second },
+      ],
+    });
+    const many = Array.from({ length: WEBHOOK_EVENTS_PER_JOB }, (_, i) => ({ eventId: `ev${i}`, event }));
+    expect(readDeliverWebhookPayload({ endpointId: 'e1', events: many })?.events).toHaveLength(WEBHOOK_EVENTS_PER_JOB);
+    expect(readDeliverWebhookPayload({ endpointId: 'e1', events: [...many, { eventId: 'one-more', event }] })).toBeUndefined();
+    expect(readDeliverWebhookPayload({ endpointId: 'e1', events: [] })).toBeUndefined();
+    expect(readDeliverWebhookPayload({ endpointId: 'e1', events: [{ eventId: 'ev', event }, { eventId: 'ev2' }] })).toBeUndefined();
+    expect(readDeliverWebhookPayload({ endpointId: 'e1', events: { eventId: 'ev', event } })).toBeUndefined();
+    expect(readDeliverWebhookPayload({ events: [{ eventId: 'ev', event }] })).toBeUndefined();
+    // a job queued before events were grouped: one event, read as a group of one
+    expect(readDeliverWebhookPayload({ endpointId: 'e1', eventId: 'ev', event })).toEqual({ endpointId: 'e1', events: [{ eventId: 'ev', event }] });
     expect(readDeliverWebhookPayload({ eventId: 'ev', event })).toBeUndefined();
     expect(readDeliverWebhookPayload({ endpointId: 'e1', eventId: 'ev', event: { ...event, type: 'other' } })).toBeUndefined();
     expect(readDeliverWebhookPayload({ endpointId: 'e1', eventId: 'ev', event: { ...event, data: [] } })).toBeUndefined();
@@ -121,7 +137,7 @@ describe('the worker, on a payload that does not fit its kind', () => {
 });
 
 describe('webhook deliveries', () => {
-  it('carry their endpoint in the payload: one job per endpoint and event, in order', async () => {
+  it('carry their endpoint in the payload: one job per endpoint with its events in order, WEBHOOK_EVENTS_PER_JOB at most', async () => {
     const ws = uniqueId();
     const ctx = createDomainContext(database.store, LIMITS);
     const now = new Date();
@@ -131,20 +147,26 @@ describe('webhook deliveries', () => {
     const endpointIds = await database.store.webhooks.ids(ws);
     expect(endpointIds).toHaveLength(2);
 
-    const queued = await emitWebhookEvents(ctx, ws, [{ type: 'test.event', data: { n: 1 } }, { type: 'test.event', data: { n: 2 } }], now);
+    // one more event than a job takes: two jobs an endpoint
+    const count = WEBHOOK_EVENTS_PER_JOB + 1;
+    const queued = await emitWebhookEvents(ctx, ws, Array.from({ length: count }, (_, i) => ({ type: 'test.event' as const, data: { n: i + 1 } })), now);
     expect(queued).toBe(4);
     const rows = await database.driver.all<{ id: string; queue_key: string; payload: unknown }>(
       'SELECT id, queue_key, payload FROM jobs WHERE workspace_id = ? ORDER BY pk',
       [ws],
     );
     const payloads = rows.map((row) => (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload));
-    expect(rows.map((row) => row.queue_key)).toEqual([...endpointIds, ...endpointIds].map((id) => `webhook:${id}`));
-    expect(payloads.map((p) => p.endpointId)).toEqual([...endpointIds, ...endpointIds]);
-    expect(payloads.map((p) => p.event.data.n)).toEqual([1, 1, 2, 2]);
+    const [a, b] = endpointIds;
+    expect(rows.map((row) => row.queue_key)).toEqual([a, a, b, b].map((id) => `webhook:${id}`));
+    expect(payloads.map((p) => p.endpointId)).toEqual([a, a, b, b]);
+    const numbers = (p: { events: { event: { data: { n: number } } }[] }) => p.events.map((e) => e.event.data.n);
+    const all = Array.from({ length: count }, (_, i) => i + 1);
+    expect(payloads.map(numbers)).toEqual([all.slice(0, -1), [count], all.slice(0, -1), [count]]);
     // one event id per event, shared by its endpoints (receivers drop duplicates by it)
-    expect(payloads[0].eventId).toBe(payloads[1].eventId);
-    expect(payloads[0].eventId).not.toBe(payloads[2].eventId);
-    expect(rows[0].id).toBe(`${payloads[0].eventId}:${endpointIds[0]}`);
+    const ids = (p: { events: { eventId: string }[] }) => p.events.map((e) => e.eventId);
+    expect(ids(payloads[2])).toEqual(ids(payloads[0]));
+    expect(new Set([...ids(payloads[0]), ...ids(payloads[1])]).size).toBe(count);
+    expect(rows[0].id).toBe(`${payloads[0].events[0].eventId}:${a}`);
     expect(payloads.every((p) => readDeliverWebhookPayload(p) !== undefined)).toBe(true);
     // not left for other files' workers on a shared database (the endpoints never answer)
     await database.driver.run('DELETE FROM jobs WHERE workspace_id = ?', [ws]);
@@ -176,7 +198,7 @@ describe('migration 0014', () => {
         ]),
       );
       expect(payloads.old).toEqual({ ...old, endpointId: 'ep-1' });
-      expect(readDeliverWebhookPayload(payloads.old)).toEqual({ ...old, endpointId: 'ep-1' });
+      expect(readDeliverWebhookPayload(payloads.old)).toEqual({ endpointId: 'ep-1', events: [old] });
       expect(payloads.other).toEqual({ sessionId: 's' });
     } finally {
       await driver.discard();

@@ -89,6 +89,23 @@ describe('webhook delivery', () => {
     expect(sink.answers).toEqual([]);
   });
 
+  it('sends the events of one write in one job, and after a refusal in the middle goes on from the refused event, none sent twice', async () => {
+    const { api, sink, ws } = await setup();
+    // the first event is taken, the second refused: the retry starts with the second
+    sink.answers = [200, 500];
+    const created = await api.post(`/v3/workspaces/${ws}/sessions/s/messages`, { messages: ['one', 'two', 'three', 'four'].map((content) => ({ peer_id: 'alice', content })) });
+    expect(created.status).toBe(201);
+    await sink.waitFor(4);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const messageId = (r: { body: string }) => JSON.parse(r.body).data.message_id as string;
+    const ids = created.body.map((m: { id: string }) => m.id);
+    expect(sink.received.map(messageId)).toEqual(ids);
+    expect(sink.refused.map(messageId)).toEqual([ids[1]]);
+    const jobs = await api.database.driver.all<{ id: string; attempts: number; last_error: string | null }>("SELECT id, attempts, last_error FROM jobs WHERE kind = 'webhook.deliver' AND workspace_id = ?", [ws]);
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({ attempts: 2, last_error: 'event 2 of 4: endpoint answered 500' });
+  });
+
   it('keeps deliveries to one endpoint in order while it retries', async () => {
     const { api, sink, ws } = await setup();
     sink.answers = [500];

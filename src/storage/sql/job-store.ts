@@ -1,4 +1,4 @@
-import type { JobListing, JobListStatus, JobRecord, JobStore, NewJob, Page, WorkCounts } from '../store.js';
+import type { JobListing, JobListStatus, JobRecord, JobStore, JsonObject, NewJob, Page, WorkCounts } from '../store.js';
 import type { Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import type { SqlExecutor } from './driver.js';
@@ -343,20 +343,29 @@ export class SqlJobStore implements JobStore {
     await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ?`, [this.dialect.time(now), id]);
   }
 
-  async retry(id: string, runAfter: Date, error: string): Promise<void> {
-    await this.db.run(`UPDATE jobs SET status = 'pending', locked_until = NULL, run_after = ?, last_error = ? WHERE id = ?`, [
+  async retry(id: string, runAfter: Date, error: string, payload?: JsonObject): Promise<void> {
+    const [set, values] = this.newPayload(payload);
+    await this.db.run(`UPDATE jobs SET status = 'pending', locked_until = NULL, run_after = ?, last_error = ?${set} WHERE id = ?`, [
       this.dialect.time(runAfter),
       error,
+      ...values,
       id,
     ]);
   }
 
-  async deadLetter(id: string, now: Date, error: string): Promise<void> {
-    await this.db.run(`UPDATE jobs SET status = 'dead', locked_until = NULL, finished_at = ?, last_error = ? WHERE id = ?`, [
+  async deadLetter(id: string, now: Date, error: string, payload?: JsonObject): Promise<void> {
+    const [set, values] = this.newPayload(payload);
+    await this.db.run(`UPDATE jobs SET status = 'dead', locked_until = NULL, finished_at = ?, last_error = ?${set} WHERE id = ?`, [
       this.dialect.time(now),
       error,
+      ...values,
       id,
     ]);
+  }
+
+  /** The assignment of an outcome's new payload, if any, to add to a job's UPDATE. */
+  private newPayload(payload: JsonObject | undefined): [string, unknown[]] {
+    return payload === undefined ? ['', []] : [', payload = ?', [this.dialect.json(payload)]];
   }
 
   async release(id: string): Promise<void> {

@@ -82,8 +82,9 @@ export interface JobStore {
   /** Moves a running job's lease to `until` (a worker still at work on it). */
   extendLease(id: string, until: Date): Promise<void>;
   complete(id: string, now: Date): Promise<void>;
-  retry(id: string, runAfter: Date, error: string): Promise<void>;
-  deadLetter(id: string, now: Date, error: string): Promise<void>;
+  /** `payload`: the job's payload from now on (what is left of it), when given. */
+  retry(id: string, runAfter: Date, error: string, payload?: JsonObject): Promise<void>;
+  deadLetter(id: string, now: Date, error: string, payload?: JsonObject): Promise<void>;
   /** Gives a claimed job back (graceful stop) without counting the attempt. */
   release(id: string): Promise<void>;
   /** Deletes up to `limit` jobs done before `doneBefore` or dead-lettered before `deadBefore`, oldest first: how many. */
