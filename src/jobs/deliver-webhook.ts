@@ -18,7 +18,8 @@ export interface WebhookDeliveryConfig {
  * are the same on every attempt, so the signature and the `Idempotency-Key` (the event id) let
  * receivers drop duplicates. An event that fails ends the run: the events before it were
  * delivered and are left out of the next attempt (the outcome's `payload`), so it starts with
- * the one that failed. A run told to stop (`signal`) stops between two requests the same way.
+ * the one that failed. A run past its time (`signal`: the worker has recorded the timeout and
+ * will run the job again) sends nothing more.
  */
 export async function deliverWebhook(payload: DeliverWebhookPayload, store: Store, config: WebhookDeliveryConfig, signal?: AbortSignal): Promise<JobOutcome> {
   const endpoint = await store.webhooks.find(payload.endpointId);

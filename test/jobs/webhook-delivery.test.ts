@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/runtime/runtime.js';
 import { signBody } from '../../src/jobs/webhook-body.js';
+import { deliverWebhook } from '../../src/jobs/deliver-webhook.js';
+import type { Store } from '../../src/storage/store.js';
 import type { Worker } from '../../src/jobs/worker.js';
 import { buildTestApp, uniqueId, type TestApi } from '../support/test-app.js';
 import { startFakeModelServer } from '../support/fake-model-server.js';
@@ -104,6 +106,24 @@ describe('webhook delivery', () => {
     const jobs = await api.database.driver.all<{ id: string; attempts: number; last_error: string | null }>("SELECT id, attempts, last_error FROM jobs WHERE kind = 'webhook.deliver' AND workspace_id = ?", [ws]);
     expect(jobs).toHaveLength(1);
     expect(jobs[0]).toMatchObject({ attempts: 2, last_error: 'event 2 of 4: endpoint answered 500' });
+  });
+
+  it('a run past its time sends no more of its events, and leaves them for the next run', async () => {
+    const sink = await startWebhookSink();
+    cleanups.push(() => sink.close());
+    sink.delayMs = 150;
+    const store = { webhooks: { find: async () => ({ id: 'ep', workspaceId: 'w', url: sink.url, createdAt: new Date() }) } } as unknown as Store;
+    const event = (n: number) => ({ eventId: `ev${n}`, event: { type: 'test.event' as const, data: { n }, timestamp: '2026-12-04T12:00:00Z' } });
+    const payload = { endpointId: 'ep', events: [event(1), event(2), event(3)] };
+    const abort = new AbortController();
+    const running = deliverWebhook(payload, store, { secret: SECRET, timeoutMs: 5000, allowPrivate: true }, abort.signal);
+    // the first request is at the receiver, not answered yet: the run's time is up
+    while (sink.maxInFlight === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    abort.abort(new Error('timed out'));
+    const outcome = await running;
+    expect(outcome).toMatchObject({ kind: 'failed', retryable: true, payload: { endpointId: 'ep', events: [event(2), event(3)] } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sink.received.map((r) => JSON.parse(r.body).data.n)).toEqual([1]);
   });
 
   it('keeps deliveries to one endpoint in order while it retries', async () => {
