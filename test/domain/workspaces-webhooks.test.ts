@@ -105,8 +105,8 @@ describe('webhook endpoints', () => {
     const rows = await database.driver.all<{ payload: unknown }>("SELECT payload FROM jobs WHERE workspace_id = ? AND kind = 'webhook.deliver' ORDER BY pk", [ws]);
     const payloads = rows.map((row) => (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload));
     expect(payloads.map((p) => p.endpointId)).toEqual(ids);
-    expect(payloads.map((p) => p.event.type)).toEqual(['test.event', 'test.event']);
-    expect(payloads[0].event.data).toEqual({ workspace_id: ws });
+    expect(payloads.map((p) => p.events.map((e: { event: { type: string } }) => e.event.type))).toEqual([['test.event'], ['test.event']]);
+    expect(payloads[0].events[0].event.data).toEqual({ workspace_id: ws });
     // not left for other files' workers on a shared database (the endpoints never answer)
     await database.driver.run('DELETE FROM jobs WHERE workspace_id = ?', [ws]);
   });

@@ -53,7 +53,7 @@ describe('a message write', () => {
     expect(sent.filter((sql) => sql.includes('FROM session_peers m JOIN peers p'))).toHaveLength(1);
     // alice is a member: her peer is not looked up again
     expect(sent.filter((sql) => /FROM peers WHERE/.test(sql))).toEqual([]);
-    // the embedding job and the six deliveries in one statement (the unit's job is moved, not added)
+    // the embedding job and the deliveries (one job an endpoint) in one statement (the unit's job is moved, not added)
     expect(sent.filter((sql) => sql.startsWith('INSERT INTO jobs'))).toHaveLength(1);
     expect(sent.filter((sql) => sql.includes('FROM sessions s') && sql.includes('webhook_endpoints'))).toHaveLength(1);
 
@@ -70,11 +70,15 @@ describe('a message write', () => {
     expect(summaries.map((j) => (typeof j.payload === 'string' ? JSON.parse(j.payload) : j.payload))).toEqual([
       expect.objectContaining({ messageId: written[1].id, messageSeq: 10, kinds: ['short'] }),
     ]);
-    // each endpoint a delivery of each message, in the endpoints' order
-    const deliveries = await driver.all<{ id: string }>("SELECT id FROM jobs WHERE workspace_id = ? AND kind = 'webhook.deliver' ORDER BY pk", [ws]);
+    // each endpoint one delivery job a write, with an event for each message, in order
+    const deliveries = await driver.all<{ id: string; payload: unknown }>("SELECT id, payload FROM jobs WHERE workspace_id = ? AND kind = 'webhook.deliver' ORDER BY pk", [ws]);
     const endpoints = await driver.all<{ id: string }>('SELECT id FROM webhook_endpoints WHERE workspace_id = ? ORDER BY pk', [ws]);
-    expect(deliveries).toHaveLength(22);
-    expect(deliveries.slice(16).map((d) => d.id.split(':')[1])).toEqual([0, 1, 2].flatMap(() => endpoints.map((e) => e.id)));
+    expect(deliveries).toHaveLength(4);
+    expect(deliveries.slice(2).map((d) => d.id.split(':')[1])).toEqual(endpoints.map((e) => e.id));
+    for (const delivery of deliveries.slice(2)) {
+      const payload = typeof delivery.payload === 'string' ? JSON.parse(delivery.payload) : delivery.payload;
+      expect(payload.events.map((e: { event: { data: { message_id: string } } }) => e.event.data.message_id)).toEqual(written.map((m) => m.id));
+    }
     expect(Number((await driver.get<{ n: number | string }>('SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, EMBED_MESSAGES]))?.n)).toBe(2);
     expect(Number((await driver.get<{ n: number | string }>('SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, REPRESENT]))?.n)).toBe(1);
   });
