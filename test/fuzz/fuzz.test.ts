@@ -18,8 +18,13 @@ import { fuzzTokens } from './tokens.js';
  */
 const SEED = 20261124;
 const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? (DIALECT === 'postgres' ? 25 : 50));
-/** Requests of the concurrent run: 12,000 by default, 6,000 on PostgreSQL (where the workspace deletes among them once deadlocked with writers, some requests waiting past 10 s, before SqlWorkspaceStore.delete took its rows in order). */
-const CONCURRENT_REQUESTS = 240 * RUNS_PER_OPERATION;
+/**
+ * Requests of the concurrent run: 6,000 by default, 3,000 on PostgreSQL (where the workspace
+ * deletes among them once deadlocked with writers, some requests waiting past 10 s, before
+ * SqlWorkspaceStore.delete took its rows in order). Twice that took 42 s of the file's 91 in a CI
+ * run on SQLite; `npm run fuzz -- --concurrent 16 --processes 2` runs as many as asked.
+ */
+const CONCURRENT_REQUESTS = 120 * RUNS_PER_OPERATION;
 
 const SECRET = 'fuzz-secret-of-reasonable-length';
 
