@@ -118,6 +118,10 @@ async function environment(folder: string): Promise<Record<string, string>> {
     DERIVER_ENABLED: 'false',
     SUMMARY_ENABLED: 'false',
     DREAM_ENABLED: 'false',
+    // one server process where a block does not say how many: a process a core (the default)
+    // made each `npx engram serve` of the pass before the build three processes loading the
+    // sources through tsx; the process group is tested in test/process/process-group.test.ts
+    WEB_CONCURRENCY: '1',
   };
   if (DIALECT === 'postgres') {
     const own = await ownPostgresDatabase({ migrated: false });
