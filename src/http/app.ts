@@ -84,6 +84,8 @@ export async function buildApp(
   routes: RouteIndex;
   flushLog: () => void;
   closeLog: () => Promise<void>;
+  /** Writes the model usage counted and not written yet (the app's close does too; a worker sharing its models may count more after it). */
+  flushUsage: () => Promise<void>;
 }> {
   const { config } = deps;
   const log = deps.logger === undefined ? processLog(config.logLevel, deps.logDestination) : undefined;
@@ -234,5 +236,14 @@ export async function buildApp(
     return reply.code(status).send({ detail: error.message });
   });
 
-  return { app, ctx, models, jobMetrics, routes, flushLog: log?.flush ?? (() => undefined), closeLog: log?.close ?? (() => Promise.resolve()) };
+  return {
+    app,
+    ctx,
+    models,
+    jobMetrics,
+    routes,
+    flushLog: log?.flush ?? (() => undefined),
+    closeLog: log?.close ?? (() => Promise.resolve()),
+    flushUsage: () => usage?.flush() ?? Promise.resolve(),
+  };
 }

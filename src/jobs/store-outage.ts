@@ -1,5 +1,10 @@
 import type { StoreUnavailableError } from '../storage/store.js';
-import type { WorkerLogger } from './worker.js';
+
+/** What an outage logs to (the worker's logger). */
+export interface OutageLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
 
 /** Longest pause between attempts to reach a store that is unavailable. */
 const MAX_UNAVAILABLE_PAUSE_MS = 5000;
@@ -15,7 +20,7 @@ export class StoreOutage {
   private failures = 0;
 
   constructor(
-    private readonly logger: WorkerLogger,
+    private readonly logger: OutageLogger,
     private readonly now: () => Date,
   ) {}
 

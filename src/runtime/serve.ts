@@ -11,7 +11,7 @@ export async function serve(config: Config): Promise<void> {
   const database = await openDatabase(config.databaseUrl, databaseOptions(config));
   await checkVectorDimensions(config, database);
   // the workers are made below (they log through the app); /ready asks them only once listening
-  const { app, models, jobMetrics, flushLog, closeLog } = await buildApp({ config, database, workers: () => worker?.status() });
+  const { app, models, jobMetrics, flushLog, closeLog, flushUsage } = await buildApp({ config, database, workers: () => worker?.status() });
   for (const step of database.migrations.filter((s) => s.applied)) app.log.info({ migration: step.name }, 'migration applied');
   app.log.info(describeReasoning(config.models));
   for (const notice of config.settingNotices) app.log.warn(notice);
@@ -37,6 +37,8 @@ export async function serve(config: Config): Promise<void> {
       // in a process group the connections were handed over by the primary: the server's close() does not wait for them
       await Promise.all([app.close().then(() => handed?.drained()), worker?.stop(config.shutdownTimeoutMs / 2)]);
       clearInterval(sweep);
+      // the model calls of the jobs the worker finished after the app closed
+      await flushUsage();
       await database.driver.close();
       app.log.info('stopped');
       await closeLog();

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintToken } from '../../src/http/shared/auth.js';
+import { startFakeModelServer } from '../support/fake-model-server.js';
 import { ENGRAM, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { databaseForProcesses, uniqueId } from '../support/test-app.js';
 import { REFERENCE_TOOL_NAMES, fixture, httpClient, ok, refused } from './mcp-support.js';
@@ -78,6 +79,29 @@ describe('engram mcp (stdio)', () => {
     expect(stdio.errors).toEqual([]);
     // the logs went to stderr
     expect(stdio.stderr()).toContain('MCP server on stdio');
+  });
+
+  it('counts the model calls of its last moments in the workspace statistics when its host closes it', async () => {
+    const fake = await startFakeModelServer();
+    try {
+      const w = uniqueId('stdio-usage');
+      const stdio = await startStdio(['--workspace', w], { DATABASE_URL: databaseUrl(), ...fake.env({ LLM_MAX_RETRIES: '0' }) });
+      await fixture(stdio.client, w);
+      fake.script.chat({ text: 'Alice went hiking.' });
+      const answer = await stdio.client.callTool({ name: 'chat', arguments: { peer_id: 'bot', target_peer_id: 'alice', query: 'Where did Alice go?' } });
+      expect(answer.isError).toBeFalsy();
+      const chats = fake.requests('chat').length;
+      expect(chats).toBeGreaterThan(0);
+      // closed at once: the calls' usage is still waiting to be written (USAGE_WRITE_DELAY_MS)
+      await stdio.client.close();
+      opened.splice(opened.indexOf(stdio.client), 1);
+      const response = await fetch(`${server.baseUrl}/v3/workspaces/${w}/statistics?hours=1`, { headers: { authorization: `Bearer ${mintToken(SECRET, { isAdmin: true })}` } });
+      expect(response.status).toBe(200);
+      const usage = ((await response.json()) as { model_usage: { modules: { module: string; calls: number }[] } }).model_usage.modules;
+      expect(usage.filter((row) => row.module === 'dialectic').reduce((sum, row) => sum + row.calls, 0)).toBe(chats);
+    } finally {
+      await fake.close();
+    }
   });
 
   it('without --workspace asks for workspace_id', async () => {

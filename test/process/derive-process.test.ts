@@ -184,6 +184,42 @@ describe('a SIGKILL in the middle of a batch', { timeout: 120_000 }, () => {
   });
 });
 
+describe('a SIGTERM while the deriver waits on the model', { timeout: 120_000 }, () => {
+  it('finishes the batch, and the workspace statistics count its model call', async () => {
+    const ws = uniqueId();
+    fake.reset();
+    // the answer comes once the server is stopping: after the app's close wrote the usage it had
+    let answer!: () => void;
+    fake.script.chat({ ...facts('alice has a cat'), until: new Promise<void>((resolve) => (answer = resolve)) });
+    const server = await serve({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', LOG_LEVEL: 'info' });
+    let stopped: Promise<void> | undefined;
+    try {
+      expect((await call(server, 'POST', `/v3/workspaces/${ws}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'My cat sleeps all day' }] })).status).toBe(201);
+      await until('the model call', async () => (fake.requests('chat').length > 0 ? true : undefined));
+      stopped = stop(server, 'SIGTERM');
+      await until('the app to close', async () => (/shutting down/.test(server.output()) ? true : undefined));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      answer();
+      await stopped;
+    } finally {
+      answer();
+      await (stopped ?? stop(server, 'SIGTERM'));
+    }
+    expect(server.output()).toMatch(/"msg":"stopped"/);
+
+    const plain = await serve({});
+    try {
+      expect(await conclusions(plain, ws, 'alice', 'alice')).toEqual(['alice has a cat']);
+      const statistics = await call(plain, 'GET', `/v3/workspaces/${ws}/statistics?hours=1`);
+      expect(statistics.status).toBe(200);
+      const deriver = (statistics.body.model_usage.modules as { module: string; calls: number }[]).filter((row) => row.module === 'deriver');
+      expect(deriver.reduce((sum, row) => sum + row.calls, 0)).toBe(1);
+    } finally {
+      await stop(plain, 'SIGTERM');
+    }
+  });
+});
+
 describe('a rerun after the batch was written but before its job was marked done', () => {
   it('finds the items processed and asks and stores nothing again', async () => {
     fake.reset();

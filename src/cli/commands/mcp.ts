@@ -51,6 +51,8 @@ export async function runMcp(args: string[]): Promise<number> {
   stopOnEnd(async () => {
     await server.close();
     await worker?.stop(config.shutdownTimeoutMs);
+    // the model calls of the last moments, counted in memory for a short while (model-usage.ts)
+    await runtime.usage?.flush();
     await database.driver.close();
   });
   await server.connect(new StdioServerTransport());
