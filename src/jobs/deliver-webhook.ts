@@ -27,9 +27,10 @@ export async function deliverWebhook(payload: DeliverWebhookPayload, store: Stor
   // as the reference: without a signing secret nothing is sent
   if (config.secret === '') return { kind: 'skipped', reason: 'WEBHOOK_SECRET is not set' };
   const { events } = payload;
+  // the payload of the next attempt once `index` events went out (none changed before the first)
+  const left = (index: number) => (index === 0 ? undefined : { ...payload, events: events.slice(index) });
   for (const [index, { eventId, event }] of events.entries()) {
-    const left = () => (index === 0 ? undefined : { ...payload, events: events.slice(index) });
-    if (signal?.aborted === true) return { kind: 'failed', error: `stopped before event ${index + 1} of ${events.length}: ${String(signal.reason)}`, retryable: true, payload: left() };
+    if (signal?.aborted === true) return { kind: 'failed', error: `stopped before event ${index + 1} of ${events.length}: ${String(signal.reason)}`, retryable: true, payload: left(index) };
     const body = canonicalJson(event);
     const outcome = await safePost(endpoint.url, body, {
       headers: {
@@ -44,7 +45,7 @@ export async function deliverWebhook(payload: DeliverWebhookPayload, store: Stor
     if (outcome.kind === 'delivered') continue;
     const error = outcome.kind === 'rejected' ? `endpoint answered ${outcome.status}` : outcome.error;
     const retryable = outcome.kind === 'rejected' || outcome.retryable;
-    return { kind: 'failed', error: events.length === 1 ? error : `event ${index + 1} of ${events.length}: ${error}`, retryable, payload: left() };
+    return { kind: 'failed', error: events.length === 1 ? error : `event ${index + 1} of ${events.length}: ${error}`, retryable, payload: left(index) };
   }
   return { kind: 'done' };
 }

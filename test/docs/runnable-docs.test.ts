@@ -48,12 +48,8 @@ function namedInvocations(built: boolean): string[][] {
   return [...scripts, ...direct];
 }
 
-/**
- * How each command runs here: its arguments, and whether it keeps running (stopped once it is up).
- * `server` is the URL of the pass's running server, `model` the fake model's.
- */
-type Recipe = { args: string[] | ((urls: { server: string; model: string }) => string[]); env?: Record<string, string>; keepsRunning?: 'ready' | 'worker started' | 'MCP server on stdio' };
-const RECIPES: Record<string, Recipe> = {
+/** How each command runs here: its arguments, and whether it keeps running (stopped once it is up). */
+const RECIPES: Record<string, { args: string[]; env?: Record<string, string>; keepsRunning?: 'ready' | 'worker started' | 'MCP server on stdio' }> = {
   serve: { args: ['serve'], keepsRunning: 'ready' },
   worker: { args: ['worker'], keepsRunning: 'worker started' },
   migrate: { args: ['migrate'] },
@@ -67,10 +63,6 @@ const RECIPES: Record<string, Recipe> = {
   help: { args: ['help'] },
   // a stdio server: up once it says so (on stderr; stdout carries only protocol)
   mcp: { args: ['mcp', '--workspace', 'demo'], keepsRunning: 'MCP server on stdio' },
-  // the example dataset against the pass's server, the fake model judging
-  eval: {
-    args: ({ server, model }) => ['eval', 'examples/eval-sample.json', '--url', server, '--judge-model', 'judge', '--judge-base-url', `${model}/v1`, '--state', 'eval-named.state.json'],
-  },
 };
 
 let fake: FakeModelServer;
@@ -255,8 +247,7 @@ async function serveBlock(block: Runnable, folder: string, env: Record<string, s
  * Runs `npx engram <command>` for every command the documentation names that no block ran in this
  * pass, and its other ways of running them (npm scripts, node on the build), side by side.
  */
-async function runNamedCommands(folder: string, env: Record<string, string>, built: boolean, ranInBlocks: Set<string>, serverPort: number): Promise<string[]> {
-  const urls = { server: `http://127.0.0.1:${serverPort}`, model: fake.url };
+async function runNamedCommands(folder: string, env: Record<string, string>, built: boolean, ranInBlocks: Set<string>): Promise<string[]> {
   const invocations = [...namedCommands().map((name) => ['npx', 'engram', name]), ...namedInvocations(built)].filter(
     (invocation) => !(invocation[0] === 'npx' && ranInBlocks.has(invocation[2])),
   );
@@ -269,11 +260,10 @@ async function runNamedCommands(folder: string, env: Record<string, string>, bui
         return `the documentation names "${invocation.join(' ')}", which ${Object.hasOwn(COMMANDS, name) ? 'this test does not know how to run (add it to RECIPES)' : 'is no command of engram'}`;
       }
       const commandEnv = { ...env, ...recipe.env };
-      const recipeArgs = typeof recipe.args === 'function' ? recipe.args(urls) : recipe.args;
       if (recipe.keepsRunning !== undefined) {
         const port = await freePort();
         const ready = recipe.keepsRunning === 'ready' ? { port } : { line: recipe.keepsRunning };
-        const line = [...program, ...recipeArgs].join(' ');
+        const line = [...program, ...recipe.args].join(' ');
         const started = await startLongRunning(line, folder, { ...commandEnv, PORT: String(port), LOG_LEVEL: 'info', WEB_CONCURRENCY: '1' }, ready);
         const stopped = await started.stop();
         const failure = started.failure ?? stopped;
@@ -281,7 +271,7 @@ async function runNamedCommands(folder: string, env: Record<string, string>, bui
       }
       if (name === 'backup' && DIALECT === 'postgres') return undefined;
       // an npm script names the command itself
-      const args = program[0] === 'npm' ? [...program.slice(1), invocation.at(-1)!] : [...program.slice(1), ...recipeArgs];
+      const args = program[0] === 'npm' ? [...program.slice(1), invocation.at(-1)!] : [...program.slice(1), ...recipe.args];
       const result = await run(program[0], args, folder, commandEnv);
       return result.code === 0 ? undefined : `${[program[0], ...args].join(' ')}: exit code ${result.code}\n${result.stdout}${result.stderr}`;
     }),
@@ -314,7 +304,7 @@ async function pass(built: boolean): Promise<string[]> {
     for (const match of block.body.matchAll(/npx engram ([a-z]+)/g)) ranInBlocks.add(match[1]);
   }
   if (!built) rmSync(join(folder, 'dist'), { recursive: true, force: true });
-  problems.push(...(await runNamedCommands(folder, env, built, ranInBlocks, port)));
+  problems.push(...(await runNamedCommands(folder, env, built, ranInBlocks)));
   if (built !== existsSync(join(folder, 'dist', 'cli', 'main.js'))) problems.push(`dist/ ${built ? 'is gone' : 'was built'} during the pass`);
   const stopped = await server.stop();
   if (stopped !== undefined) problems.push(`the documentation's server: ${stopped}`);
