@@ -36,6 +36,21 @@ export interface JobHandler<P = unknown> {
    * run that ends well claims the next job of its queue as it is recorded (Worker.chainLane).
    */
   ordered?: boolean;
+  /**
+   * Jobs of this kind run several at a time: a claim takes up to `max` of them, the jobs of one
+   * workspace run as one call of `run` (one model request, one write for all of them), and each
+   * gets its own outcome. While its claims come back short of `max`, the kind is claimed again
+   * only `gatherMs` after the last one, so that under a steady flow of jobs each run takes the
+   * ones queued meanwhile; a queue idle until a job comes still runs that job at once.
+   */
+  batch?: JobBatch<P>;
+}
+
+export interface JobBatch<P = unknown> {
+  max: number;
+  gatherMs: number;
+  /** The outcomes of `items`' jobs, in their order (`signal` as for `run`). */
+  run(items: { payload: P; job: JobRecord }[], store: Store, signal: AbortSignal): Promise<JobOutcome[]>;
 }
 
 /** Job kind -> handler, for the worker (which runs any kinds it is given; tests give it their own). */

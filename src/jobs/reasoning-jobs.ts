@@ -2,7 +2,7 @@ import { within, type DomainContext } from '../domain/context.js';
 import { DREAM, DREAM_AUTO, EMBED_CONCLUSIONS, EMBED_MESSAGES, REPRESENT, SUMMARIZE } from '../domain/job-kinds.js';
 import { processRepresentationUnit } from '../domain/reasoning/deriver.js';
 import { runDream } from '../domain/reasoning/dreams.js';
-import { embedStoredConclusions, embedStoredMessages } from '../domain/search/embeddings.js';
+import { embedStoredConclusions, embedStoredMessageBatch, embedStoredMessages } from '../domain/search/embeddings.js';
 import { forWorkspace } from '../domain/model-usage.js';
 import { processSummary } from '../domain/reasoning/summaries.js';
 import type { JobOutcome, KindHandler, KindHandlers } from './catalog.js';
@@ -13,10 +13,21 @@ const REASONING_TIMEOUT_MS = 10 * 60_000;
 const REASONING_LEASE_MS = 60_000;
 /** Longest an embedding job may run: a request or two to the embedding model. */
 const EMBED_TIMEOUT_MS = 2 * 60_000;
+/** Message embedding jobs run together at most (JobHandler.batch): their texts share model requests. */
+export const EMBED_BATCH_JOBS = 16;
+/**
+ * While a claim of them comes back short, the next one waits this long, so that under a steady
+ * flow of writes each run takes the jobs queued meanwhile (one model request, one vector write,
+ * one completion for all of them); a job queued while none ran is claimed at once.
+ */
+export const EMBED_GATHER_MS = 250;
 
 /** A domain outcome as the job's: what `done` tells (counts) stays with the domain. */
 async function jobOutcome(outcome: Promise<JobOutcome>): Promise<JobOutcome> {
-  const ended = await outcome;
+  return asJobOutcome(await outcome);
+}
+
+function asJobOutcome(ended: JobOutcome): JobOutcome {
   return ended.kind === 'done' ? { kind: 'done' } : ended;
 }
 
@@ -48,6 +59,15 @@ export function reasoningHandlers(ctx: DomainContext, options: { concurrency: nu
     },
     [EMBED_MESSAGES]: {
       run: async (payload, job, store, signal) => jobOutcome(embedStoredMessages(jobCtx(store, job), payload, signal)),
+      // the worker's batches hold the jobs of one workspace, whose model usage they count
+      batch: {
+        max: EMBED_BATCH_JOBS,
+        gatherMs: EMBED_GATHER_MS,
+        run: async (items, store, signal) => {
+          const outcomes = await embedStoredMessageBatch(jobCtx(store, items[0].job), items.map((item) => item.payload), signal);
+          return outcomes.map(asJobOutcome);
+        },
+      },
       ...modelWork,
       timeoutMs: EMBED_TIMEOUT_MS,
     },

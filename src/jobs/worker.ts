@@ -1,5 +1,5 @@
 import { isStoreUnavailable, type JobRecord, type Store } from '../storage/store.js';
-import type { JobCatalog, JobHandler, JobOutcome } from './catalog.js';
+import type { JobBatch, JobCatalog, JobHandler, JobOutcome } from './catalog.js';
 import { attemptOutcome, readPayload, retryDelay, type AttemptOutcome, type RunOutcome, type UnrecordedOutcome } from './attempts.js';
 import { removeOldWork } from './cleanup.js';
 import { StoreOutage } from './store-outage.js';
@@ -51,6 +51,10 @@ interface Lane {
   running: Set<string>;
   quietUntil: number;
   woken: number;
+  /** Its handler's batch (JobHandler.batch), if it runs its jobs several at a time. */
+  batch: JobBatch | undefined;
+  /** A batch lane whose last claim came back short is not claimed again before this (gatherMs). */
+  gatherUntil: number;
 }
 
 /**
@@ -93,6 +97,8 @@ export class Worker {
   private readonly followers = new Set<string>();
   /** Completions written beside the next run (completeAside). */
   private readonly asides = new Set<Promise<void>>();
+  /** The jobs of each batch run under way, by the run's key in `active` (its first job's id). */
+  private readonly batches = new Map<string, JobRecord[]>();
 
   constructor(
     private readonly store: Store,
@@ -113,6 +119,8 @@ export class Worker {
       running: new Set<string>(),
       quietUntil: 0,
       woken: 0,
+      batch: catalog[kind].batch,
+      gatherUntil: 0,
     }));
   }
 
@@ -143,25 +151,30 @@ export class Worker {
     while (!this.stopping) {
       // a notify from here on (during the claim) cancels the next pause
       this.poked = false;
-      const claimed: JobRecord[] = [];
+      // the runs claimed this round: a job alone, or a batch lane's jobs of one workspace
+      const claimed: JobRecord[][] = [];
       const free = this.options.concurrency - this.active.size;
       if (free > 0) {
         try {
           const now = this.now();
           await this.recordLeftovers(now);
           // one statement tells which lanes with room have work; only those claim
-          const open = this.lanes.filter((lane) => lane.running.size < lane.concurrency && lane.quietUntil <= now.getTime()).map((lane) => lane.kind);
+          const open = this.lanes.filter((lane) => lane.running.size < lane.concurrency && lane.quietUntil <= now.getTime() && lane.gatherUntil <= now.getTime()).map((lane) => lane.kind);
           const ready = await this.store.jobs.claimableKinds(open, now);
           for (const lane of this.lanes) {
             const room = Math.min(lane.concurrency - lane.running.size, this.options.concurrency - this.active.size - claimed.length);
             if (room <= 0 || !ready.has(lane.kind) || this.stopping) continue;
             const woken = lane.woken;
-            const jobs = await this.store.jobs.claim(room, now, new Date(now.getTime() + lane.leaseMs), lane.kind);
+            const jobs = await this.store.jobs.claim(lane.batch?.max ?? room, now, new Date(now.getTime() + lane.leaseMs), lane.kind);
             if (jobs.length === 0 && lane.woken === woken) lane.quietUntil = now.getTime() + this.options.pollMs;
-            for (const job of jobs) {
-              this.leaseEnds.set(job.id, now.getTime() + lane.leaseMs);
-              lane.running.add(job.id);
-              claimed.push(job);
+            if (lane.batch !== undefined && jobs.length > 0 && jobs.length < lane.batch.max) lane.gatherUntil = now.getTime() + lane.batch.gatherMs;
+            for (const job of jobs) this.leaseEnds.set(job.id, now.getTime() + lane.leaseMs);
+            const runs = lane.batch === undefined ? jobs.map((job) => [job]) : byWorkspace(jobs);
+            // a batch of several workspaces' jobs is several runs: those past the lane's room go back
+            await this.giveBack(runs.splice(room).flat());
+            for (const run of runs) {
+              lane.running.add(run[0].id);
+              claimed.push(run);
             }
           }
           this.purgeNow(now);
@@ -177,12 +190,16 @@ export class Worker {
         }
         if (this.stopping) {
           // stop() began during this round: what it claimed is given back unrun
-          await this.giveBack(claimed);
+          await this.giveBack(claimed.flat());
           break;
         }
-        for (const job of claimed) this.launch(job);
+        for (const run of claimed) {
+          const handler = Object.hasOwn(this.catalog, run[0].kind) ? this.catalog[run[0].kind] : undefined;
+          if (handler?.batch === undefined) this.launch(run[0]);
+          else this.launchBatch(run, handler, handler.batch);
+        }
       }
-      if (claimed.length === 0 || this.active.size >= this.options.concurrency) await this.pause();
+      if (claimed.length === 0 || this.active.size >= this.options.concurrency) await this.pause(this.untilGathered());
     }
   }
 
@@ -230,6 +247,106 @@ export class Worker {
     if (handler?.ordered !== true || this.stopping || this.active.size >= this.options.concurrency) return undefined;
     const lane = this.lanes.find((candidate) => candidate.kind === job.kind);
     return lane !== undefined && lane.running.size < lane.concurrency ? lane : undefined;
+  }
+
+  /** The pause before the next round: the poll interval, or less when a batch lane's gathering ends sooner. */
+  private untilGathered(): number {
+    const now = this.now().getTime();
+    let ms = this.options.pollMs;
+    for (const lane of this.lanes) if (lane.gatherUntil > now) ms = Math.min(ms, lane.gatherUntil - now);
+    return ms;
+  }
+
+  /** Runs a batch lane's claimed jobs of one workspace as one run (counted in `active` by its first job). */
+  private launchBatch(jobs: JobRecord[], handler: JobHandler, batch: JobBatch): void {
+    const key = jobs[0].id;
+    this.batches.set(key, jobs);
+    const finish = () => {
+      this.active.delete(key);
+      this.batches.delete(key);
+      for (const lane of this.lanes) if (lane.running.delete(key)) this.wakeLane(lane);
+      this.poked = true;
+      this.wake?.();
+    };
+    this.active.set(key, this.runBatch(jobs, handler, batch).then(finish, finish));
+  }
+
+  /**
+   * Runs a batch: the jobs whose payload does not fit their kind are dead-lettered unrun, the
+   * others go to the batch's `run` together and are recorded by their own outcomes, those that
+   * ended well completed in one statement.
+   */
+  private async runBatch(jobs: JobRecord[], handler: JobHandler, batch: JobBatch): Promise<void> {
+    const items: { payload: unknown; job: JobRecord }[] = [];
+    for (const job of jobs) {
+      const payload: unknown = readPayload(handler, job);
+      if (payload !== undefined) {
+        items.push({ payload, job });
+        continue;
+      }
+      const outcome: RunOutcome = { kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false };
+      this.options.onAttempt?.({ kind: job.kind, outcome: attemptOutcome(job, outcome), durationMs: 0 });
+      await this.settle(job, outcome);
+    }
+    if (items.length === 0) return;
+    const started = performance.now();
+    const outcomes = await this.attempt(
+      handler,
+      items.map((item) => item.job),
+      (signal) => batch.run(items, this.store, signal),
+    );
+    const durationMs = performance.now() - started;
+    items.forEach(({ job }, index) => this.options.onAttempt?.({ kind: job.kind, outcome: attemptOutcome(job, outcomes[index]), durationMs }));
+    const wentWell = items.filter((_, index) => outcomes[index].kind === 'done' || outcomes[index].kind === 'skipped').map((item) => item.job);
+    if (wentWell.length > 0) {
+      try {
+        await this.store.jobs.completeMany(
+          wentWell.map((job) => job.id),
+          this.now(),
+        );
+      } catch (error) {
+        wentWell.forEach((job) => this.recordFailed(job, { kind: 'done' }, error));
+      } finally {
+        for (const job of wentWell) this.leaseEnds.delete(job.id);
+      }
+    }
+    for (const [index, { job }] of items.entries()) {
+      const outcome = outcomes[index];
+      if (outcome.kind === 'skipped') this.options.logger.info({ job: job.id, kind: job.kind, attempt: job.attempts, reason: outcome.reason }, 'job skipped');
+      else if (outcome.kind !== 'done') await this.settle(job, outcome);
+    }
+  }
+
+  /**
+   * Calls `call` for `jobs` within their handler's time, their leases renewed meanwhile: past
+   * it the call is told to stop (a model request is aborted) and every job failed, to be tried
+   * again. The store failing under the call says nothing about the jobs: their attempts are
+   * given back (interrupted); any other exception fails each of them.
+   */
+  private async attempt(handler: JobHandler, jobs: JobRecord[], call: (signal: AbortSignal) => Promise<JobOutcome[]>): Promise<RunOutcome[]> {
+    const every = (outcome: RunOutcome) => jobs.map(() => outcome);
+    let timer: NodeJS.Timeout | undefined;
+    const heartbeats = jobs.map((job) => this.keepLeased(job, handler));
+    const abort = new AbortController();
+    const timeout = new Promise<RunOutcome[]>((resolve) => {
+      timer = setTimeout(() => {
+        abort.abort(new Error(`timed out after ${handler.timeoutMs} ms`));
+        resolve(every({ kind: 'failed', error: `timed out after ${handler.timeoutMs} ms`, retryable: true }));
+      }, handler.timeoutMs);
+    });
+    try {
+      const outcomes = await Promise.race([call(abort.signal), timeout]);
+      return outcomes.length === jobs.length ? outcomes : every({ kind: 'failed', error: `the run told ${outcomes.length} outcomes for ${jobs.length} jobs`, retryable: true });
+    } catch (error) {
+      if (isStoreUnavailable(error)) {
+        this.outage.failed(error);
+        return every({ kind: 'interrupted' });
+      }
+      return every({ kind: 'failed', error: error instanceof Error ? error.message : String(error), retryable: true });
+    } finally {
+      clearTimeout(timer);
+      for (const heartbeat of heartbeats) clearInterval(heartbeat);
+    }
   }
 
   /** Ends a lane's quiet time (see `lanes`). */
@@ -344,31 +461,8 @@ export class Worker {
     } else if (payload === undefined) {
       outcome = { kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false };
     } else {
-      let timer: NodeJS.Timeout | undefined;
       started = performance.now();
-      const heartbeat = this.keepLeased(job, handler);
-      // past its time the run is abandoned and told to stop (a model call is aborted)
-      const abort = new AbortController();
-      const timeout = new Promise<JobOutcome>((resolve) => {
-        timer = setTimeout(() => {
-          abort.abort(new Error(`timed out after ${handler.timeoutMs} ms`));
-          resolve({ kind: 'failed', error: `timed out after ${handler.timeoutMs} ms`, retryable: true });
-        }, handler.timeoutMs);
-      });
-      try {
-        outcome = await Promise.race([handler.run(payload, job, this.store, abort.signal), timeout]);
-      } catch (error) {
-        // the store failing under the job says nothing about the job: its attempt is given back
-        if (isStoreUnavailable(error)) {
-          this.outage.failed(error);
-          outcome = { kind: 'interrupted' };
-        } else {
-          outcome = { kind: 'failed', error: error instanceof Error ? error.message : String(error), retryable: true };
-        }
-      } finally {
-        clearTimeout(timer);
-        clearInterval(heartbeat);
-      }
+      [outcome] = await this.attempt(handler, [job], async (signal) => [await handler.run(payload, job, this.store, signal)]);
     }
     this.options.onAttempt?.({ kind: job.kind, outcome: attemptOutcome(job, outcome), durationMs: started === undefined ? 0 : performance.now() - started });
     if (followers.length > 0) return this.goOn(job, outcome, followers, handler);
@@ -513,7 +607,7 @@ export class Worker {
     await this.purging;
     this.upkeeping?.abort.abort(new Error('the worker is stopping'));
     await this.upkeeping?.done;
-    const running = [...this.active.keys()];
+    const running = [...this.active.keys()].flatMap((key) => this.batches.get(key)?.map((job) => job.id) ?? [key]);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled([...this.active.values()]),
@@ -521,7 +615,20 @@ export class Worker {
     ]);
     clearTimeout(timer);
     // the runs still going, and what they claimed to run next and did not start, go back
-    for (const id of [...running, ...this.followers]) if (this.active.has(id) || this.followers.has(id)) await this.store.jobs.release(id).catch(() => undefined);
+    // (a batch's jobs while its run goes on: `release` leaves the ones already recorded alone)
+    const stillRunning = new Set([...this.active.keys()].flatMap((key) => this.batches.get(key)?.map((job) => job.id) ?? [key]));
+    for (const id of [...running, ...this.followers]) if (stillRunning.has(id) || this.followers.has(id)) await this.store.jobs.release(id).catch(() => undefined);
     await Promise.allSettled([...this.asides]);
   }
+}
+
+/** A batch lane's claimed jobs as runs, one a workspace (a model's usage is counted by workspace). */
+function byWorkspace(jobs: JobRecord[]): JobRecord[][] {
+  const runs = new Map<string | null, JobRecord[]>();
+  for (const job of jobs) {
+    const run = runs.get(job.workspaceId);
+    if (run === undefined) runs.set(job.workspaceId, [job]);
+    else run.push(job);
+  }
+  return [...runs.values()];
 }

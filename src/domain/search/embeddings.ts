@@ -151,19 +151,37 @@ async function embedForJob(ctx: DomainContext, embedder: Embedder, texts: string
  * same (message, chunk) vectors, so a retry stores nothing twice.
  */
 export async function embedStoredMessages(ctx: DomainContext, payload: EmbedMessagesPayload, signal?: AbortSignal): Promise<EmbedOutcome> {
+  const [outcome] = await embedStoredMessageBatch(ctx, [payload], signal);
+  return outcome;
+}
+
+/**
+ * Several embedding jobs of one workspace at once (the worker's batches of them): their messages
+ * read in one query, their chunks embedded in as few model requests as the request limits allow,
+ * their vectors stored in one transaction. Each job's outcome: done, skipped when none of its
+ * messages has text left to embed, or the model's failure (every job that had text shares it).
+ */
+export async function embedStoredMessageBatch(ctx: DomainContext, payloads: readonly EmbedMessagesPayload[], signal?: AbortSignal): Promise<EmbedOutcome[]> {
   const embedder = embedderOf(ctx);
-  if (embedder === undefined) return { kind: 'failed', error: 'no embedding model is configured', retryable: false };
+  if (embedder === undefined) return payloads.map(() => ({ kind: 'failed', error: 'no embedding model is configured', retryable: false }));
   const maxTokens = ctx.reasoning!.settings.embeddingMaxInputTokens;
-  const byId = new Map((await ctx.store.messages.byIds(payload.workspaceId, payload.messageIds)).map((m) => [m.id, m]));
-  const messages = payload.messageIds.flatMap((id) => byId.get(id) ?? []);
+  const workspaceId = payloads[0].workspaceId;
+  if (payloads.some((payload) => payload.workspaceId !== workspaceId)) throw new Error('an embedding batch holds the jobs of one workspace');
+  const byId = new Map((await ctx.store.messages.byIds(workspaceId, payloads.flatMap((payload) => payload.messageIds))).map((m) => [m.id, m]));
   const pieces: { message: MessageRecord; chunk: number; text: string }[] = [];
-  for (const message of messages) {
-    if (message.content.trim() === '') continue;
-    chunkText(message.content, maxTokens).forEach((text, chunk) => pieces.push({ message, chunk, text }));
-  }
-  if (pieces.length === 0) return { kind: 'skipped', reason: 'no message with text to embed' };
+  // each job's pieces: [first, end) of `pieces`
+  const spans = payloads.map((payload) => {
+    const first = pieces.length;
+    for (const message of payload.messageIds.flatMap((id) => byId.get(id) ?? [])) {
+      if (message.content.trim() === '') continue;
+      chunkText(message.content, maxTokens).forEach((text, chunk) => pieces.push({ message, chunk, text }));
+    }
+    return { first, end: pieces.length };
+  });
+  const skipped: EmbedOutcome = { kind: 'skipped', reason: 'no message with text to embed' };
+  if (pieces.length === 0) return payloads.map(() => skipped);
   const vectors = await embedForJob(ctx, embedder, pieces.map((p) => p.text), signal);
-  if (!Array.isArray(vectors)) return vectors;
+  if (!Array.isArray(vectors)) return spans.map((span) => (span.end > span.first ? vectors : skipped));
   const rows: MessageChunkVector[] = pieces.map((piece, index) => ({
     messageId: piece.message.id,
     chunk: piece.chunk,
@@ -174,7 +192,7 @@ export async function embedStoredMessages(ctx: DomainContext, payload: EmbedMess
   }));
   await fixVectorSize(ctx, vectors);
   await ctx.store.transaction((tx) => tx.vectors.putMessageChunks(rows));
-  return { kind: 'done', chunks: rows.length };
+  return spans.map((span) => (span.end > span.first ? { kind: 'done', chunks: span.end - span.first } : skipped));
 }
 
 /**

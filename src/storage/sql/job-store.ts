@@ -343,6 +343,17 @@ export class SqlJobStore implements JobStore {
     await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ?`, [this.dialect.time(now), id]);
   }
 
+  async completeMany(ids: readonly string[], now: Date): Promise<void> {
+    if (ids.length === 0) return;
+    const at = this.dialect.time(now);
+    // PostgreSQL: one statement text for any number of jobs (one prepared statement)
+    if (this.db.dialect === 'postgres') {
+      await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id = ANY (?::text[])`, [at, [...ids]]);
+    } else {
+      await this.db.run(`UPDATE jobs SET status = 'done', locked_until = NULL, finished_at = ? WHERE id IN (${ids.map(() => '?').join(', ')})`, [at, ...ids]);
+    }
+  }
+
   async retry(id: string, runAfter: Date, error: string, payload?: JsonObject): Promise<void> {
     const [set, values] = this.newPayload(payload);
     await this.db.run(`UPDATE jobs SET status = 'pending', locked_until = NULL, run_after = ?, last_error = ?${set} WHERE id = ?`, [

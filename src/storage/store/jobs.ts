@@ -82,6 +82,8 @@ export interface JobStore {
   /** Moves a running job's lease to `until` (a worker still at work on it). */
   extendLease(id: string, until: Date): Promise<void>;
   complete(id: string, now: Date): Promise<void>;
+  /** Completes the jobs `ids` in one statement (a batch's runs that ended well). */
+  completeMany(ids: readonly string[], now: Date): Promise<void>;
   /** `payload`: the job's payload from now on (what is left of it), when given. */
   retry(id: string, runAfter: Date, error: string, payload?: JsonObject): Promise<void>;
   deadLetter(id: string, now: Date, error: string, payload?: JsonObject): Promise<void>;

@@ -10,7 +10,7 @@ import { MAX_QUERY_TOKENS } from '../../../src/domain/search/scoring.js';
 import { checkVectorDimensions } from '../../../src/runtime/runtime.js';
 import { VectorSizeError, type ConclusionRecord } from '../../../src/storage/store.js';
 import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
-import { startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../../support/fake-model-server.js';
+import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../../support/fake-model-server.js';
 import { buildTestApp, ownPostgresDatabase, TEST_DATABASE_URL, uniqueId, type TestApi } from '../../support/test-app.js';
 
 /*
@@ -308,6 +308,39 @@ describe('messages are embedded in the background', () => {
     // the long one, over the limit by itself, alone
     expect(tokenCount(contents.at(-1)!)).toBeGreaterThan(40);
     expect(requests.at(-1)).toEqual([contents.at(-1)]);
+  });
+
+  it("several sessions' jobs queued while one ran: one request for all of them, each message's vectors stored", async () => {
+    // one job at a time, so the five jobs queued while the first one's request is held wait for it
+    const s = await setup({ DERIVER_ENABLED: 'false', WORKER_CONCURRENCY: '1' });
+    const { api, ws } = s;
+    const held = heldAnswer();
+    fake.script.embeddings({ until: held.until });
+    expect((await api.post(`/v3/workspaces/${ws}/sessions/s0/messages`, { messages: [{ peer_id: 'alice', content: 'the first words' }] })).status).toBe(201);
+    s.worker.start();
+    await vi.waitFor(() => expect(fake.requests('embeddings')).toHaveLength(1));
+    const sent: { id: string; content: string }[] = [];
+    for (let i = 1; i <= 5; i++) {
+      const contents = [`session ${i} talks about boats`, `session ${i} talks about trains`];
+      const reply = await api.post(`/v3/workspaces/${ws}/sessions/s${i}/messages`, { messages: contents.map((content) => ({ peer_id: 'alice', content })) });
+      expect(reply.status).toBe(201);
+      sent.push(...(reply.body as { id: string; content: string }[]));
+    }
+    const jobs = await api.database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = 'reasoning.embed_messages'", [ws]);
+    expect(Number(jobs?.n)).toBe(6);
+    held.release();
+    await drain(s);
+    const requests = fake.requests('embeddings').map(inputsOf);
+    expect(requests).toHaveLength(2);
+    expect(requests[0]).toEqual(['the first words']);
+    expect([...requests[1]].sort()).toEqual(sent.map((m) => m.content).sort());
+    for (const message of sent) {
+      const [nearest] = await api.database.store.vectors.nearestMessages({ workspaceId: ws, vector: fake.vector(message.content), k: 1 });
+      expect(nearest).toMatchObject({ messageId: message.id });
+      expect(nearest.distance).toBeLessThan(1e-4);
+    }
+    const done = await api.database.driver.get<{ n: number | string }>("SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = 'reasoning.embed_messages' AND status = 'done'", [ws]);
+    expect(Number(done?.n)).toBe(6);
   });
 
   it('not with EMBED_MESSAGES=false', async () => {

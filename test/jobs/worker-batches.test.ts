@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../../src/runtime/database.js';
+import type { JobCatalog, JobHandler, JobOutcome } from '../../src/jobs/catalog.js';
+import { Worker } from '../../src/jobs/worker.js';
+import type { JobRecord, JsonObject } from '../../src/storage/store.js';
+import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+
+/* A kind that runs its jobs several at a time (JobHandler.batch): claims, runs, outcomes, stop. */
+
+const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const options = { concurrency: 4, pollMs: 20, retryBaseMs: 10, retryMaxMs: 20, logger: silent };
+
+let database: Database;
+beforeAll(async () => {
+  database = await openDatabase(TEST_DATABASE_URL);
+});
+afterAll(() => database.driver.close());
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await sleep(20);
+  }
+}
+
+const row = (id: string) => database.driver.get<{ status: string; attempts: number; last_error: string | null }>('SELECT status, attempts, last_error FROM jobs WHERE id = ?', [id]);
+const statuses = async (ids: string[]) => Promise.all(ids.map(async (id) => (await row(id))?.status));
+
+/** Queues one job of `kind` for each id, each in a queue of its own (all of them heads). */
+async function enqueue(kind: string, ids: string[], workspaceId: (index: number) => string | null = () => null, payload: (id: string) => JsonObject = (id) => ({ id })): Promise<void> {
+  await database.store.jobs.enqueue(
+    ids.map((id, index) => ({ id, kind, workspaceId: workspaceId(index), queueKey: uniqueId('q'), payload: payload(id), maxAttempts: 1 })),
+    new Date(),
+  );
+}
+
+/** A batch kind whose runs are recorded (the jobs each got) and end with `outcome` of each job. */
+function batchKind(max: number, gatherMs: number, outcome: (job: JobRecord) => JobOutcome = () => ({ kind: 'done' })) {
+  const runs: JobRecord[][] = [];
+  const handler: JobHandler = {
+    readPayload: (payload) => (typeof payload.id === 'string' ? payload : undefined),
+    run: () => Promise.reject(new Error('a batch kind runs through its batch')),
+    timeoutMs: 10_000,
+    batch: {
+      max,
+      gatherMs,
+      async run(items) {
+        runs.push(items.map((item) => item.job));
+        return items.map((item) => outcome(item.job));
+      },
+    },
+  };
+  return { runs, handler };
+}
+
+const ids = (n: number) => Array.from({ length: n }, () => uniqueId('job'));
+
+describe('a batch kind', () => {
+  it('runs the due jobs several at a time, at most its max a run, each completed', async () => {
+    const kind = uniqueId('test.batch');
+    const { runs, handler } = batchKind(4, 1_000);
+    const jobs = ids(10);
+    await enqueue(kind, jobs);
+    const worker = new Worker(database.store, { [kind]: handler }, options);
+    worker.start();
+    try {
+      await waitFor(async () => (await statuses(jobs)).every((s) => s === 'done'));
+    } finally {
+      await worker.stop(2_000);
+    }
+    // ten due jobs: runs of 4, 4 and 2 (a full claim is followed by the next without gathering)
+    expect(runs.map((run) => run.length).sort()).toEqual([2, 4, 4]);
+    expect(new Set(runs.flat().map((job) => job.id))).toEqual(new Set(jobs));
+  });
+
+  it('records each job by its own outcome: done, skipped (done), failed for good (dead)', async () => {
+    const kind = uniqueId('test.batch');
+    const jobs = ids(3);
+    const { runs, handler } = batchKind(8, 1_000, (job) =>
+      job.id === jobs[1] ? { kind: 'skipped', reason: 'nothing to do' } : job.id === jobs[2] ? { kind: 'failed', error: 'this one broke', retryable: false } : { kind: 'done' },
+    );
+    await enqueue(kind, jobs);
+    const worker = new Worker(database.store, { [kind]: handler }, options);
+    worker.start();
+    try {
+      await waitFor(async () => (await statuses(jobs)).every((s) => s === 'done' || s === 'dead'));
+    } finally {
+      await worker.stop(2_000);
+    }
+    expect(runs).toHaveLength(1);
+    expect(await statuses(jobs)).toEqual(['done', 'done', 'dead']);
+    expect((await row(jobs[2]))?.last_error).toBe('this one broke');
+  });
+
+  it('dead-letters a job whose payload does not fit without running it, and runs the others', async () => {
+    const kind = uniqueId('test.batch');
+    const { runs, handler } = batchKind(8, 1_000);
+    const jobs = ids(3);
+    await enqueue(kind, jobs, () => null, (id) => (id === jobs[0] ? { other: 1 } : { id }));
+    const worker = new Worker(database.store, { [kind]: handler }, options);
+    worker.start();
+    try {
+      await waitFor(async () => (await statuses(jobs)).every((s) => s === 'done' || s === 'dead'));
+    } finally {
+      await worker.stop(2_000);
+    }
+    expect(await statuses(jobs)).toEqual(['dead', 'done', 'done']);
+    expect(runs.flat().map((job) => job.id).sort()).toEqual([jobs[1], jobs[2]].sort());
+    expect((await row(jobs[0]))?.last_error).toMatch(/^invalid test\.batch/);
+  });
+
+  it("runs one workspace's jobs a run", async () => {
+    const kind = uniqueId('test.batch');
+    const { runs, handler } = batchKind(8, 1_000);
+    const jobs = ids(6);
+    const workspaces = [uniqueId('ws'), uniqueId('ws')];
+    await enqueue(kind, jobs, (index) => workspaces[index % 2]);
+    const worker = new Worker(database.store, { [kind]: handler }, options);
+    worker.start();
+    try {
+      await waitFor(async () => (await statuses(jobs)).every((s) => s === 'done'));
+    } finally {
+      await worker.stop(2_000);
+    }
+    expect(runs).toHaveLength(2);
+    for (const run of runs) expect(new Set(run.map((job) => job.workspaceId)).size).toBe(1);
+  });
+
+  it('claims a job queued while none ran at once, and gathers the ones queued while the kind is busy', async () => {
+    const kind = uniqueId('test.batch');
+    const { runs, handler } = batchKind(16, 1_500);
+    const worker = new Worker(database.store, { [kind]: handler }, options);
+    worker.start();
+    try {
+      const [first, ...rest] = ids(6);
+      await enqueue(kind, [first]);
+      // far sooner than the gathering time: the idle kind's job did not wait for it
+      await waitFor(async () => (await row(first))?.status === 'done', 1_000);
+      // queued one by one within the gathering time the claim of the first started: one run
+      for (const id of rest) {
+        await enqueue(kind, [id]);
+        await sleep(20);
+      }
+      await waitFor(async () => (await statuses(rest)).every((s) => s === 'done'), 10_000);
+      expect(runs.map((run) => run.length)).toEqual([1, 5]);
+    } finally {
+      await worker.stop(2_000);
+    }
+  });
+
+  it("gives a batch's jobs back unrun when the worker stops while the run goes on", async () => {
+    const kind = uniqueId('test.batch');
+    let started = 0;
+    const handler: JobHandler = {
+      readPayload: (payload) => payload,
+      run: () => Promise.reject(new Error('a batch kind runs through its batch')),
+      timeoutMs: 10_000,
+      batch: {
+        max: 8,
+        gatherMs: 1_000,
+        async run(items, _store, signal) {
+          started = items.length;
+          await new Promise((resolve) => signal.addEventListener('abort', resolve));
+          return items.map(() => ({ kind: 'done' }));
+        },
+      },
+    };
+    const jobs = ids(3);
+    await enqueue(kind, jobs);
+    const worker = new Worker(database.store, { [kind]: handler }, options);
+    worker.start();
+    await waitFor(async () => started === 3);
+    expect(await statuses(jobs)).toEqual(['running', 'running', 'running']);
+    await worker.stop(100);
+    // pending again, the attempt not counted
+    for (const id of jobs) expect(await row(id)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+});
