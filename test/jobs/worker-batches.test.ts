@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/runtime/database.js';
-import type { JobCatalog, JobHandler, JobOutcome } from '../../src/jobs/catalog.js';
+import type { JobHandler, JobOutcome } from '../../src/jobs/catalog.js';
 import { Worker } from '../../src/jobs/worker.js';
 import type { JobRecord, JsonObject } from '../../src/storage/store.js';
 import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
