@@ -481,10 +481,17 @@ if (databaseUrl.startsWith('postgres')) {
   }
   // a connection opened costs the database a process, its caches and every named statement's parse
   console.log(`soak: connections the database opened under load and drain: ${(await sessionsOpened(client)) - sessionsAtStart}`);
-  await client.end();
   const again = rows.reduce((n, row) => n + Number(row.again), 0);
   console.log(`soak: jobs done: ${rows.map((row) => `${row.kind} ${row.jobs}`).join(', ')}; run more than once: ${again}`);
-  if (again > 0) problems.push(`${again} jobs ran more than once`);
+  if (again > 0) {
+    problems.push(`${again} jobs ran more than once (${rows.filter((row) => Number(row.again) > 0).map((row) => `${row.kind} ${row.again}`).join(', ')})`);
+    // a retry keeps the failed attempt's error; a job taken over after its lease ran out has none
+    const { rows: errors } = await client.query<{ kind: string; attempts: number; last_error: string | null; n: string }>(
+      `SELECT kind, attempts, last_error, COUNT(*) AS n FROM jobs WHERE status = 'done' AND attempts > 1 GROUP BY kind, attempts, last_error ORDER BY COUNT(*) DESC LIMIT 10`,
+    );
+    for (const row of errors) console.log(`soak:   ${row.n} ${row.kind} done at attempt ${row.attempts}, last error: ${row.last_error?.slice(0, 200) ?? 'none (its lease ran out)'}`);
+  }
+  await client.end();
 }
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 0.5);
 console.log(`soak: p50 ms by request, first and last fifth of the run (requests in each):`);

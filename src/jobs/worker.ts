@@ -284,7 +284,7 @@ export class Worker {
         items.push({ payload, job });
         continue;
       }
-      const outcome: RunOutcome = { kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false };
+      const outcome = invalidPayload(job);
       this.options.onAttempt?.({ kind: job.kind, outcome: attemptOutcome(job, outcome), durationMs: 0 });
       await this.settle(job, outcome);
     }
@@ -459,7 +459,7 @@ export class Worker {
     if (handler === undefined) {
       outcome = { kind: 'failed', error: `no handler for job kind ${job.kind}`, retryable: false };
     } else if (payload === undefined) {
-      outcome = { kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false };
+      outcome = invalidPayload(job);
     } else {
       started = performance.now();
       [outcome] = await this.attempt(handler, [job], async (signal) => [await handler.run(payload, job, this.store, signal)]);
@@ -620,6 +620,11 @@ export class Worker {
     for (const id of [...running, ...this.followers]) if (stillRunning.has(id) || this.followers.has(id)) await this.store.jobs.release(id).catch(() => undefined);
     await Promise.allSettled([...this.asides]);
   }
+}
+
+/** The outcome of a job whose payload does not fit its kind: it can never succeed. */
+function invalidPayload(job: JobRecord): RunOutcome {
+  return { kind: 'failed', error: `invalid ${job.kind} payload: ${JSON.stringify(job.payload).slice(0, 300)}`, retryable: false };
 }
 
 /** A batch lane's claimed jobs as runs, one a workspace (a model's usage is counted by workspace). */
