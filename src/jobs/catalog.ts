@@ -39,9 +39,10 @@ export interface JobHandler<P = unknown> {
   /**
    * Jobs of this kind run several at a time: a claim takes up to `max` of them, the jobs of one
    * workspace run as one call of `run` (one model request, one write for all of them), and each
-   * gets its own outcome. While its claims come back short of `max`, the kind is claimed again
-   * only `gatherMs` after the last one, so that under a steady flow of jobs each run takes the
-   * ones queued meanwhile; a queue idle until a job comes still runs that job at once.
+   * gets its own outcome. After a claim that came back short of `max`, while a run of the kind
+   * is still going on, the kind is claimed again only `gatherMs` after that claim (or once its
+   * runs have ended), so that a kind that does not keep up takes the jobs queued meanwhile
+   * together; a kind with no run going on claims a new job at once.
    */
   batch?: JobBatch<P>;
 }

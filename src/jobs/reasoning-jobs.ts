@@ -16,9 +16,9 @@ const EMBED_TIMEOUT_MS = 2 * 60_000;
 /** Message embedding jobs run together at most (JobHandler.batch): their texts share model requests. */
 export const EMBED_BATCH_JOBS = 16;
 /**
- * While a claim of them comes back short, the next one waits this long, so that under a steady
- * flow of writes each run takes the jobs queued meanwhile (one model request, one vector write,
- * one completion for all of them); a job queued while none ran is claimed at once.
+ * While one of their runs goes on after a claim that came back short, the next claim waits up to
+ * this long, so that the jobs queued meanwhile run together (one model request, one vector write,
+ * one completion for all of them); a job queued while none runs is claimed at once.
  */
 export const EMBED_GATHER_MS = 250;
 

@@ -159,7 +159,7 @@ export class Worker {
           const now = this.now();
           await this.recordLeftovers(now);
           // one statement tells which lanes with room have work; only those claim
-          const open = this.lanes.filter((lane) => lane.running.size < lane.concurrency && lane.quietUntil <= now.getTime() && lane.gatherUntil <= now.getTime()).map((lane) => lane.kind);
+          const open = this.lanes.filter((lane) => lane.running.size < lane.concurrency && lane.quietUntil <= now.getTime() && !this.gathering(lane, now.getTime())).map((lane) => lane.kind);
           const ready = await this.store.jobs.claimableKinds(open, now);
           for (const lane of this.lanes) {
             const room = Math.min(lane.concurrency - lane.running.size, this.options.concurrency - this.active.size - claimed.length);
@@ -249,11 +249,21 @@ export class Worker {
     return lane !== undefined && lane.running.size < lane.concurrency ? lane : undefined;
   }
 
+  /**
+   * A batch lane waiting for more jobs before its next claim: its last claim came back short
+   * less than `gatherMs` ago and a run of it is still going on. An idle lane claims at once, so
+   * waiting costs nothing while the kind keeps up; the jobs queued while a run goes on are taken
+   * together once the gathering time is over or the lane has become idle.
+   */
+  private gathering(lane: Lane, now: number): boolean {
+    return lane.gatherUntil > now && lane.running.size > 0;
+  }
+
   /** The pause before the next round: the poll interval, or less when a batch lane's gathering ends sooner. */
   private untilGathered(): number {
     const now = this.now().getTime();
     let ms = this.options.pollMs;
-    for (const lane of this.lanes) if (lane.gatherUntil > now) ms = Math.min(ms, lane.gatherUntil - now);
+    for (const lane of this.lanes) if (this.gathering(lane, now)) ms = Math.min(ms, lane.gatherUntil - now);
     return ms;
   }
 

@@ -128,23 +128,49 @@ describe('a batch kind', () => {
     for (const run of runs) expect(new Set(run.map((job) => job.workspaceId)).size).toBe(1);
   });
 
-  it('claims a job queued while none ran at once, and gathers the ones queued while the kind is busy', async () => {
+  it('claims at once while none of its runs goes on, and gathers the jobs queued while one does', async () => {
     const kind = uniqueId('test.batch');
-    const { runs, handler } = batchKind(16, 1_500);
+    const runs: string[][] = [];
+    let hold: Promise<void> | undefined;
+    const handler: JobHandler = {
+      readPayload: (payload) => payload,
+      run: () => Promise.reject(new Error('a batch kind runs through its batch')),
+      timeoutMs: 10_000,
+      batch: {
+        max: 16,
+        gatherMs: 1_500,
+        async run(items) {
+          runs.push(items.map((item) => item.job.id));
+          await hold;
+          return items.map(() => ({ kind: 'done' }));
+        },
+      },
+    };
     const worker = new Worker(database.store, { [kind]: handler }, options);
     worker.start();
     try {
-      const [first, ...rest] = ids(6);
-      await enqueue(kind, [first]);
-      // far sooner than the gathering time: the idle kind's job did not wait for it
-      await waitFor(async () => (await row(first))?.status === 'done', 1_000);
-      // queued one by one within the gathering time the claim of the first started: one run
+      const [first, second, held, ...rest] = ids(8);
+      // idle: each claimed at once, the second within the gathering time of the first's claim
+      for (const id of [first, second]) {
+        await enqueue(kind, [id]);
+        await waitFor(async () => (await row(id))?.status === 'done', 1_000);
+      }
+      // a run going on: the jobs queued meanwhile wait for each other
+      let release!: () => void;
+      hold = new Promise((resolve) => (release = resolve));
+      await enqueue(kind, [held]);
+      await waitFor(async () => runs.length === 3);
       for (const id of rest) {
         await enqueue(kind, [id]);
         await sleep(20);
       }
-      await waitFor(async () => (await statuses(rest)).every((s) => s === 'done'), 10_000);
-      expect(runs.map((run) => run.length)).toEqual([1, 5]);
+      await sleep(100);
+      expect(await statuses(rest)).toEqual(rest.map(() => 'pending'));
+      hold = undefined;
+      release();
+      await waitFor(async () => (await statuses(rest)).every((s) => s === 'done'));
+      expect(runs).toEqual([[first], [second], [held], expect.arrayContaining(rest)]);
+      expect(runs[3]).toHaveLength(rest.length);
     } finally {
       await worker.stop(2_000);
     }
