@@ -4,23 +4,14 @@ import type { JobCatalog, JobHandler } from '../../src/jobs/catalog.js';
 import { CHAIN_LENGTH, Worker } from '../../src/jobs/worker.js';
 import type { JobStore, Store } from '../../src/storage/store.js';
 import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { silent, sleep, waitFor } from '../support/polling.js';
 
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let database: Database;
 beforeAll(async () => {
   database = await openDatabase(TEST_DATABASE_URL);
 });
 afterAll(() => database.driver.close());
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await sleep(20);
-  }
-}
 
 const status = async (id: string) => (await database.driver.get<{ status: string }>('SELECT status FROM jobs WHERE id = ?', [id]))?.status;
 
