@@ -371,6 +371,40 @@ describe(`reads of a scope (${DIALECT})`, () => {
     }
   });
 
+  it("a search's candidates by their keys: conclusions and messages through the primary key, never by reading the table", async () => {
+    // as plain `IN (SELECT ...)` PostgreSQL took the keys for 100 rows and read a table of up to
+    // some 15,000 rows whole (keyIn in sql/dialect.ts)
+    const memory = new SqlMemoryStore(spy);
+    const messages = new SqlMessageStore(spy, DIALECTS[spy.dialect]);
+    const pksOf = async (table: string, ids: string[]) => {
+      const rows = await database.driver.all<{ pk: number | string; id: string }>(`SELECT pk, id FROM ${table} WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+      const byId = new Map(rows.map((row) => [row.id, Number(row.pk)]));
+      return ids.map((id) => byId.get(id)!);
+    };
+    const conclusionPks = await pksOf('conclusions', ['c40', 'c1', 'c2998']);
+    const messagePks = await pksOf('messages', ['m7', 'm2', 'm2999']);
+    // a key of no row and one of another workspace's row (none here: the workspace is checked on the rows read)
+    const asked = [...conclusionPks, 987_654_321];
+    expect((await memory.conclusionsByPks('w', asked)).map((found) => found.conclusion.id)).toEqual(['c40', 'c1', 'c2998']);
+    expect((await memory.conclusionContents('w', asked)).map((found) => found.content).sort()).toEqual(['fact 1', 'fact 2998', 'fact 40']);
+    expect(await memory.conclusionsByPks('elsewhere', asked)).toEqual([]);
+    expect((await messages.searchContents('w', [...messagePks, 987_654_321])).map((found) => found.id).sort()).toEqual(['m2', 'm2999', 'm7']);
+    for (const [read, table, alias] of [
+      [() => memory.conclusionsByPks('w', asked), 'conclusions', 'c'],
+      [() => memory.conclusionContents('w', asked), 'conclusions', 'c'],
+      [() => messages.searchContents('w', messagePks), 'messages', 'm'],
+    ] as const) {
+      const text = (await planOf(read)).join('\n');
+      if (DIALECT === 'postgres') {
+        expect(text).toMatch(new RegExp(`Index Scan using ${table}_pkey on ${table} ${alias}\\b`));
+        expect(text).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));
+      } else {
+        expect(text).toMatch(new RegExp(`SEARCH ${alias} USING INTEGER PRIMARY KEY \\(rowid=\\?\\)`));
+        expect(text).not.toMatch(new RegExp(`SCAN ${alias}\\b`));
+      }
+    }
+  });
+
   it('a session\'s messages in order, and a session\'s or a sender\'s search, through their own index, also when they hold most of the workspace\'s messages', async () => {
     // 'old' holds 3,000 messages, all older than 'new''s 2,000. Written as session_id = ?,
     // PostgreSQL expected the session's rows soon along the primary key and walked it (for

@@ -221,4 +221,14 @@ export interface Dialect {
   metadataContains(f: FilterContext, wanted: unknown): Sql;
 }
 
+/**
+ * `column` (a row key) is one of the keys of the JSON array bound as the next parameter: looked
+ * up through the primary key on PostgreSQL at any table size. As a plain `IN (SELECT ...)`
+ * PostgreSQL took the array for 100 rows and read a table of up to some 15,000 rows whole instead
+ * (5 conclusions' look-up among 10,000: 1.06 ms, against 0.14 ms so; bench/key-lookups.ts).
+ */
+export function keyIn(dialect: Pick<Dialect, 'inSubquery' | 'jsonArrayElements'>, column: string): string {
+  return dialect.inSubquery(column, `SELECT CAST(j.value AS BIGINT) FROM ${dialect.jsonArrayElements('?', 'j')}`);
+}
+
 export type { FilterInstant };

@@ -11,7 +11,7 @@ import type {
   Page,
   Supersession,
 } from '../store.js';
-import type { Dialect } from './dialect.js';
+import { keyIn, type Dialect } from './dialect.js';
 import { DIALECTS } from './dialects.js';
 import { filterCondition, type FilterColumns } from './compile-filter.js';
 import type { SqlExecutor } from './driver.js';
@@ -291,7 +291,7 @@ export class SqlMemoryStore implements MemoryStore {
     // by key alone, the workspace checked here: with it in the statement SQLite walked the
     // workspace's index instead of looking the keys up (85 ms for 44 keys among 140,000 rows)
     const rows = await this.db.all<{ pk: number | string; content: string; workspace_id: string }>(
-      `SELECT c.pk, c.content, c.workspace_id FROM conclusions c WHERE c.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.dialect.jsonArrayElements('?', 'j')}) AND ${visibleRows(includeSuperseded)}`,
+      `SELECT c.pk, c.content, c.workspace_id FROM conclusions c WHERE ${keyIn(this.dialect, 'c.pk')} AND ${visibleRows(includeSuperseded)}`,
       [jsonText([...pks])],
     );
     return rows.filter((row) => row.workspace_id === workspaceId).map((row) => ({ pk: Number(row.pk), content: row.content }));
@@ -300,7 +300,7 @@ export class SqlMemoryStore implements MemoryStore {
   async conclusionsByPks(workspaceId: string, pks: readonly number[], includeSuperseded?: boolean): Promise<{ pk: number; conclusion: ConclusionRecord }[]> {
     if (pks.length === 0) return [];
     const rows = await this.db.all<ConclusionRow & { pk: number | string }>(
-      `SELECT c.pk, ${COLUMNS} FROM conclusions c WHERE c.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.dialect.jsonArrayElements('?', 'j')}) AND ${visibleRows(includeSuperseded)}`,
+      `SELECT c.pk, ${COLUMNS} FROM conclusions c WHERE ${keyIn(this.dialect, 'c.pk')} AND ${visibleRows(includeSuperseded)}`,
       [jsonText([...pks])],
     );
     // the workspace checked here, as in conclusionContents

@@ -1,7 +1,7 @@
 import type { MessageRecord, MessageScope, MessageSearch, MessageStore, Page, SearchCandidate, SeqCandidate, MessageListQuery } from '../store.js';
 import type { FilterColumns } from './compile-filter.js';
 import { filterCondition } from './compile-filter.js';
-import type { Dialect, MatchKeys } from './dialect.js';
+import { keyIn, type Dialect, type MatchKeys } from './dialect.js';
 import { firstColumn, type SqlExecutor } from './driver.js';
 import { jsonText } from './json-text.js';
 import { countSessionMessages, countWorkspaceMessages } from './kept-counts.js';
@@ -381,7 +381,7 @@ export class SqlMessageStore implements MessageStore {
     // by row (the primary key) through one statement whatever the count: about half the time of
     // 1,000 look-ups through the id index. The workspace is checked on the rows read: named in
     // the statement, it would lead SQLite to walk the workspace's index instead.
-    const from = `FROM (SELECT m.pk AS seq, m.id, m.content, m.workspace_id FROM messages m WHERE m.pk IN (SELECT CAST(j.value AS BIGINT) FROM ${this.d.jsonArrayElements('?', 'j')})) found`;
+    const from = `FROM (SELECT m.pk AS seq, m.id, m.content, m.workspace_id FROM messages m WHERE ${keyIn(this.d, 'm.pk')}) found`;
     if (this.d.arrayOf !== undefined) return this.candidateArrays(this.d.arrayOf, from, [JSON.stringify(seqs)], { where: 'workspace_id = ?', value: workspaceId });
     const rows = await this.db.all<SearchCandidate & { seq: number | string; workspace_id: string }>(`SELECT seq, id, content, workspace_id ${from}`, [JSON.stringify(seqs)]);
     return rows.filter((row) => row.workspace_id === workspaceId).map((row) => ({ seq: Number(row.seq), id: row.id, content: row.content }));
