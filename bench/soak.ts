@@ -23,7 +23,9 @@
  * background work; its CPU and memory count with the servers'. Every sample also prints the CPU
  * of the servers and of the database's processes (a share of one core), and the end the CPU
  * seconds of each part of the run; on PostgreSQL also its statements running at an average
- * moment by what they waited on (bench/database-waits.ts).
+ * moment by what they waited on (bench/database-waits.ts); with pg_stat_statements preloaded
+ * (WITH_POSTGRES_OPTIONS='-c shared_preload_libraries=pg_stat_statements'), the statements by the
+ * database time they took, and the first fifth of the run beside the last (bench/statement-windows.ts).
  */
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,6 +38,7 @@ import { DatabaseCpu } from './database-cpu.js';
 import { cpuSeconds } from './process-stat.js';
 import { formatWaits, sampleDatabaseWaits, type WaitSampler } from './database-waits.js';
 import type { ReceiverTally } from './webhook-receiver.js';
+import { compareWindows, readStatementCounters, type StatementCounters } from './statement-windows.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({
@@ -311,6 +314,8 @@ console.log(
 );
 // on PostgreSQL, what its statements wait on (bench/database-waits.ts): a stall shows which lock
 let waits: WaitSampler | undefined;
+/** A connection that reads pg_stat_statements during the run, when the server preloads it. */
+let statementsClient: { query<R>(sql: string): Promise<{ rows: R[] }>; end(): Promise<void> } | undefined;
 /** Connections the database had opened when the load started (pg_stat_database.sessions). */
 let sessionsAtStart = 0;
 const sessionsOpened = async (client: { query<R>(sql: string): Promise<{ rows: R[] }> }) =>
@@ -325,14 +330,24 @@ if (databaseUrl.startsWith('postgres')) {
   if (rows[0].shared_preload_libraries.split(',').some((name) => name.trim() === 'pg_stat_statements')) {
     await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await client.query('SELECT pg_stat_statements_reset()');
+    statementsClient = client;
   }
   sessionsAtStart = await sessionsOpened(client);
-  await client.end();
+  if (statementsClient === undefined) await client.end();
 }
 const started = Date.now();
 const until = started + minutes * 60_000;
 runWindow.start = started;
 runWindow.end = until;
+// the statements' counters at the start, at the end of the first fifth and at the start and end
+// of the last (the end's once the clients are done): what grew with the data, printed at the end
+const statementReadings: Promise<StatementCounters | undefined>[] = [];
+const readStatements = () => {
+  const client = statementsClient;
+  statementReadings.push(client === undefined ? Promise.resolve(undefined) : readStatementCounters(client).catch(() => undefined));
+};
+readStatements();
+const fifthTimers = [setTimeout(readStatements, (until - started) / 5), setTimeout(readStatements, ((until - started) * 4) / 5)];
 const samples: Sample[] = [];
 const cpuAtStart = cpuParts();
 const databaseKindsAtStart = databaseCpu?.byKind();
@@ -370,6 +385,8 @@ const perMinute = setInterval(() => {
 }, 60_000);
 
 await Promise.all(Array.from({ length: clients }, (_, i) => client(i, until)));
+readStatements();
+for (const timer of fifthTimers) clearTimeout(timer);
 clearInterval(sampler);
 clearInterval(perMinute);
 const cpuUnderLoad = cpuParts();
@@ -458,6 +475,11 @@ if (databaseUrl.startsWith('postgres')) {
     for (const row of statements.rows) {
       console.log(`  ${(row.total / 1000).toFixed(1).padStart(7)} ${row.calls.padStart(8)} ${row.mean.toFixed(2).padStart(7)}  ${row.query.replace(/\s+/g, ' ').slice(0, 150)}`);
     }
+    const readings = await Promise.all(statementReadings);
+    if (readings.length === 4 && readings.every((reading) => reading !== undefined)) {
+      console.log('soak: statements by their time in the last fifth of the run, beside the first (total, calls, mean):');
+      for (const line of compareWindows([readings[0]!, readings[1]!], [readings[2]!, readings[3]!])) console.log(`  ${line}`);
+    }
     // how many round trips the run made: each costs both sides CPU and, on a busy machine, a wait
     // for a core, whatever the statement does
     const counted = await client.query<{ calls: string; query: string; total: string }>(
@@ -492,6 +514,7 @@ if (databaseUrl.startsWith('postgres')) {
     for (const row of errors) console.log(`soak:   ${row.n} ${row.kind} done at attempt ${row.attempts}, last error: ${row.last_error?.slice(0, 200) ?? 'none (its lease ran out)'}`);
   }
   await client.end();
+  await statementsClient?.end();
 }
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 0.5);
 console.log(`soak: p50 ms by request, first and last fifth of the run (requests in each):`);
