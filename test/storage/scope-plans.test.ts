@@ -383,7 +383,7 @@ describe(`reads of a scope (${DIALECT})`, () => {
     };
     const conclusionPks = await pksOf('conclusions', ['c40', 'c1', 'c2998']);
     const messagePks = await pksOf('messages', ['m7', 'm2', 'm2999']);
-    // a key of no row and one of another workspace's row (none here: the workspace is checked on the rows read)
+    // 987,654,321 is the key of no row; asked for another workspace, the rows are left out (checked on the rows read)
     const asked = [...conclusionPks, 987_654_321];
     expect((await memory.conclusionsByPks('w', asked)).map((found) => found.conclusion.id)).toEqual(['c40', 'c1', 'c2998']);
     expect((await memory.conclusionContents('w', asked)).map((found) => found.content).sort()).toEqual(['fact 1', 'fact 2998', 'fact 40']);
