@@ -2,11 +2,13 @@ import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/runtime/runtime.js';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startFakeModelServer, type FakeModelServer, type ScriptedAnswer } from './fake-model-server.js';
+import { silent } from './polling.js';
 import { buildTestApp, uniqueId, type TestApi } from './test-app.js';
 
 /** What the reasoning tests share: an app on the fake model server, its worker, and a drain. */
 
-export const silentLogger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+/** A logger that says nothing (test/support/polling.ts). */
+export const silentLogger = silent;
 
 /** The deriver's answer holding these facts. */
 export const facts = (...contents: string[]): ScriptedAnswer => ({ json: { explicit: contents.map((content) => ({ content })) } });
