@@ -226,9 +226,21 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     await writer;
     f.put.set('m30', new Map([[0, vectorOf(30)]]));
 
-    // cancelled while it builds
+    // cancelled while it builds, the cancel slow to get a connection (a busy pool)
     const abort = new AbortController();
-    const cancelling = new PostgresVectorIndex(f.driver, undefined, f.driver, {
+    const slowCancels = new Proxy(f.driver, {
+      get(target, key) {
+        if (key === 'run') {
+          return async (sql: string, params?: readonly unknown[]) => {
+            if (sql.includes('pg_cancel_backend')) await new Promise((resolve) => setTimeout(resolve, 150));
+            return target.run(sql, params);
+          };
+        }
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const cancelling = new PostgresVectorIndex(f.driver, undefined, slowCancels, {
       sealAt: 20,
       mergeWidth: 2,
       lockWaitMs: 150,
@@ -237,6 +249,9 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
       },
     });
     await expect(cancelling.upkeep(abort.signal)).rejects.toThrow();
+    // the cancel was sent before the step's connection went back to the pool: the statements
+    // run next on the pool's connections (the step's first) are not the ones cancelled
+    await Promise.all(range(0, 3).map(() => f.driver.get('SELECT pg_sleep(0.3)')));
     expect(await messageVectorParts(f.driver)).toEqual([]);
     expect(await strayParts(f.driver)).toEqual([]);
     expect((await attached(f.driver)).get('message_vectors_open')?.rows).toBe(25);

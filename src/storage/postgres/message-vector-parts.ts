@@ -199,13 +199,16 @@ async function lockSoon(tx: SqlExecutor, lock: string, waitMs: number, signal: A
 
 /**
  * Runs `work` with `tx`, cancelled by `signal`: a statement under way is cancelled from another
- * connection, and no statement starts after the abort.
+ * connection, and no statement starts after the abort. Ends only once the cancel was sent.
  */
 async function withCancel<T>(tx: SqlExecutor, driver: SqlDriver, signal: AbortSignal | undefined, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
   if (signal === undefined) return work(tx);
   signal.throwIfAborted();
   const backend = await tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-  const cancel = () => void driver.run('SELECT pg_cancel_backend(?)', [backend?.pid]).catch(() => undefined);
+  let cancelling: Promise<unknown> | undefined;
+  const cancel = () => {
+    cancelling = driver.run('SELECT pg_cancel_backend(?)', [backend?.pid]).catch(() => undefined);
+  };
   signal.addEventListener('abort', cancel, { once: true });
   const checked: SqlExecutor = {
     dialect: tx.dialect,
@@ -217,5 +220,8 @@ async function withCancel<T>(tx: SqlExecutor, driver: SqlDriver, signal: AbortSi
     return await work(checked);
   } finally {
     signal.removeEventListener('abort', cancel);
+    // the cancel reaches the backend before its connection goes back to the pool: a late one
+    // would cancel whatever statement the pool's next user runs on it
+    await cancelling;
   }
 }
