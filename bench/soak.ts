@@ -32,6 +32,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { serverExecArgv } from '../src/server/server-flags.js';
 import { startServerProcess, startWorkerProcess } from '../test/support/server-process.js';
 import { forkServer } from './ipc.js';
 import { DatabaseCpu } from './database-cpu.js';
@@ -102,11 +103,13 @@ const serverEnv = {
   // `WEBHOOK_ORDERED=false npm run soak`: deliveries to an endpoint side by side
   ...(process.env.WEBHOOK_ORDERED === undefined ? {} : { WEBHOOK_ORDERED: process.env.WEBHOOK_ORDERED }),
 };
-const nodeOptions = [
+// the server runs with the V8 flags `npm start` gives it (decision 0025), those of
+// SOAK_NODE_OPTIONS first (a flag there, e.g. another --max-semi-space-size, wins)
+const nodeOptions = serverExecArgv([
   ...(process.env.SOAK_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SOAK_CPU_PROF}`] : []),
   // e.g. --perf-basic-prof-only-functions, for `perf record -p <server pid>`
   ...(process.env.SOAK_NODE_OPTIONS ?? '').split(' ').filter((option) => option !== ''),
-];
+]);
 // one after the other: the first applies the migrations
 const serveEnv = workersApart ? { ...serverEnv, RUN_WORKERS: 'false' } : serverEnv;
 const servers = [await startServerProcess(serveEnv, [], nodeOptions)];
@@ -246,6 +249,8 @@ async function client(index: number, until: number): Promise<void> {
 
 interface Sample {
   at: number;
+  /** The first server's garbage collection so far by kind (major, minor, incremental, weakcb): seconds paused and collections. */
+  gc: Map<string, { seconds: number; count: number }>;
   rssAnon: number;
   rssFile: number;
   heapUsed: number;
@@ -294,6 +299,12 @@ async function sample(started: number): Promise<Sample> {
       .map((m): [string, number] => [m[1], Number(m[2])])
       .sort((a, b) => b[1] - a[1]),
     conflicts: (metric('engram_store_conflicts_total', '{outcome="retried"}') || 0) + (metric('engram_store_conflicts_total', '{outcome="failed"}') || 0),
+    gc: new Map(
+      [...metrics.matchAll(/^engram_nodejs_gc_duration_seconds_sum\{kind="([^"]+)"\} ([0-9.e+-]+)$/gm)].map((m) => [
+        m[1],
+        { seconds: Number(m[2]), count: metric('engram_nodejs_gc_duration_seconds_count', `{kind="${m[1]}"}`) },
+      ]),
+    ),
   };
 }
 
@@ -447,6 +458,13 @@ const cpuLine = (Object.keys(cpuUnderLoad) as (keyof typeof cpuUnderLoad)[])
   .map((part) => `${part} ${(cpuUnderLoad[part] - cpuAtStart[part]).toFixed(1)} s (${((cpuUnderLoad[part] - cpuAtStart[part]) / loadSeconds).toFixed(2)} of a core)`)
   .join(', ');
 console.log(`soak: CPU under load: ${cpuLine}`);
+const firstSample = samples[0] ?? last;
+const gcLine = [...last.gc]
+  .map(([kind, at]): [string, number, number] => [kind, at.seconds - (firstSample.gc.get(kind)?.seconds ?? 0), at.count - (firstSample.gc.get(kind)?.count ?? 0)])
+  .filter(([, seconds]) => seconds >= 0.05)
+  .map(([kind, seconds, count]) => `${kind} ${seconds.toFixed(1)} s (${count}, ${((seconds / Math.max(1, count)) * 1000).toFixed(2)} ms each)`)
+  .join(', ');
+console.log(`soak: the ${processes === 1 ? "server's" : "first server's"} garbage collection from the first sample to the last: ${gcLine || 'none'}`);
 if (databaseKindsAtStart !== undefined && databaseKindsUnderLoad !== undefined) {
   const kinds = Object.entries(databaseKindsUnderLoad)
     .map(([kind, seconds]): [string, number] => [kind, seconds - (databaseKindsAtStart[kind] ?? 0)])
