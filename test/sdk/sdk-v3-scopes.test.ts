@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Honcho, NotFoundError } from '@honcho-ai/sdk';
 import type { Worker } from '../../src/jobs/worker.js';
 import { createWorker } from '../../src/runtime/runtime.js';
+import { silent } from '../support/polling.js';
 import { expectAllOk, routesCalled, startSdkServer, type SdkServer } from '../support/sdk-server.js';
 import { uniqueId } from '../support/test-app.js';
 
@@ -15,7 +16,7 @@ let server: SdkServer;
 let worker: Worker;
 beforeAll(async () => {
   server = await startSdkServer({ WORKER_POLL_MS: '20' }, { ownDatabase: true });
-  worker = createWorker(server.config, server.database, { info: () => undefined, warn: () => undefined, error: () => undefined });
+  worker = createWorker(server.config, server.database, silent);
   worker.start();
 });
 afterAll(async () => {

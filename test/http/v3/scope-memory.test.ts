@@ -4,6 +4,7 @@ import { createWorker } from '../../../src/runtime/runtime.js';
 import { runScopeBackfill } from '../../../src/domain/scopes/scope-work.js';
 import { createDomainContext } from '../../../src/domain/context.js';
 import type { ConclusionRecord } from '../../../src/storage/store.js';
+import { silent } from '../../support/polling.js';
 import { buildTestApp, uniqueId, type TestApi } from '../../support/test-app.js';
 import { type ScopeWorkPayload } from '../../../src/domain/job-kinds.js';
 
@@ -14,7 +15,6 @@ import { type ScopeWorkPayload } from '../../../src/domain/job-kinds.js';
  * No model is configured: backfills and removals need none.
  */
 
-const silent = { info: () => undefined, warn: () => undefined, error: () => undefined };
 let api: TestApi;
 let authApi: TestApi;
 let worker: Worker;
