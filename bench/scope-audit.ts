@@ -28,7 +28,8 @@ import { createWorker } from '../src/runtime/runtime.js';
 import { SqliteDriver } from '../src/storage/sqlite/sqlite-driver.js';
 import type { ConclusionRecord, MessageRecord } from '../src/storage/store.js';
 import { hashedVector, startFakeModelServer } from '../test/support/fake-model-server.js';
-import { facts, silentLogger } from '../test/support/reasoning-harness.js';
+import { silent } from '../test/support/polling.js';
+import { facts } from '../test/support/reasoning-harness.js';
 import { buildTestApp, DIALECT } from '../test/support/test-app.js';
 
 const SMALL = Number(process.env.BENCH_SCOPE_SMALL ?? 1_000);
@@ -149,7 +150,7 @@ async function measure(size: number): Promise<Map<string, Timing>> {
     request.body.response_format ? facts('alice likes tea', 'alice lives in Porto') : request.body.tools ? { text: 'done' } : { text: 'a summary' },
   );
   const api = await buildTestApp({ ...fake.env(), EMBEDDING_VECTOR_DIMENSIONS: String(DIMENSIONS), DERIVER_FLUSH_ENABLED: 'true', WORKER_POLL_MS: '20' }, { ownDatabase: true });
-  const worker = createWorker(api.config, api.database, silentLogger);
+  const worker = createWorker(api.config, api.database, silent);
   try {
     const store = api.database.store;
     const base = Date.now() - 86_400_000;

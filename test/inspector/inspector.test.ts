@@ -9,7 +9,8 @@ import { createWorker } from '../../src/runtime/runtime.js';
 import type { Worker } from '../../src/jobs/worker.js';
 import { chromiumPath, launchChromium, NO_CHROMIUM, seriousAxeViolations } from '../support/browser.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
-import { drainWorkspace, facts, REASONING_TEST_ENV, silentLogger } from '../support/reasoning-harness.js';
+import { drainWorkspace, facts, REASONING_TEST_ENV } from '../support/reasoning-harness.js';
+import { silent } from '../support/polling.js';
 import { buildTestApp, DIALECT, uniqueId, type TestApi } from '../support/test-app.js';
 
 /*
@@ -42,7 +43,7 @@ async function serve(env: Record<string, string> = {}): Promise<Served> {
   const api = await buildTestApp({ ...fake.env(), ...REASONING_TEST_ENV, ...env }, { ownDatabase: true, inspectorAssets: assets });
   await api.app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = api.app.server.address() as AddressInfo;
-  const served = { api, worker: createWorker(api.config, api.database, silentLogger), base: `http://127.0.0.1:${port}`, ws: uniqueId() };
+  const served = { api, worker: createWorker(api.config, api.database, silent), base: `http://127.0.0.1:${port}`, ws: uniqueId() };
   open.push(served);
   return served;
 }

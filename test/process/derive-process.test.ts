@@ -13,7 +13,8 @@ import { createWorker } from '../../src/runtime/runtime.js';
 import { startFakeModelServer, type FakeModelServer } from '../support/fake-model-server.js';
 import { runCli, startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { buildTestApp, databaseForProcesses, uniqueId } from '../support/test-app.js';
-import { facts, silentLogger } from '../support/reasoning-harness.js';
+import { facts } from '../support/reasoning-harness.js';
+import { silent } from '../support/polling.js';
 import { REPRESENT } from '../../src/domain/job-kinds.js';
 
 /*
@@ -225,7 +226,7 @@ describe('a rerun after the batch was written but before its job was marked done
     fake.reset();
     fake.script.defaultChat(facts('alice has a dog'));
     const api = await buildTestApp({ ...fake.env(), DERIVER_FLUSH_ENABLED: 'true', WORKER_POLL_MS: '20' }, { ownDatabase: true });
-    const worker = createWorker(api.config, api.database, silentLogger);
+    const worker = createWorker(api.config, api.database, silent);
     const ws = uniqueId();
     try {
       const store = api.database.store;

@@ -7,9 +7,6 @@ import { buildTestApp, uniqueId, type TestApi } from './test-app.js';
 
 /** What the reasoning tests share: an app on the fake model server, its worker, and a drain. */
 
-/** A logger that says nothing (test/support/polling.ts). */
-export const silentLogger = silent;
-
 /** The deriver's answer holding these facts. */
 export const facts = (...contents: string[]): ScriptedAnswer => ({ json: { explicit: contents.map((content) => ({ content })) } });
 
@@ -32,7 +29,7 @@ export function reasoningApps(fake: () => FakeModelServer) {
     async start(env: Record<string, string> = {}): Promise<ReasoningSetup> {
       fake().reset();
       const api = await buildTestApp({ ...fake().env(), ...REASONING_TEST_ENV, ...env }, { ownDatabase: true });
-      const made = { api, worker: createWorker(api.config, api.database, silentLogger), ws: uniqueId() };
+      const made = { api, worker: createWorker(api.config, api.database, silent), ws: uniqueId() };
       open.push(made);
       return made;
     },

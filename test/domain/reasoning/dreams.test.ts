@@ -6,7 +6,8 @@ import { dreamQueueKey } from '../../../src/domain/scheduling/dream-schedule.js'
 import type { Worker } from '../../../src/jobs/worker.js';
 import { createWorker } from '../../../src/runtime/runtime.js';
 import { heldAnswer, startFakeModelServer, type FakeModelServer, type RecordedRequest } from '../../support/fake-model-server.js';
-import { facts, silentLogger } from '../../support/reasoning-harness.js';
+import { facts } from '../../support/reasoning-harness.js';
+import { silent } from '../../support/polling.js';
 import { startWebhookSink, type WebhookSink } from '../../support/webhook-sink.js';
 import { buildTestApp, DIALECT, ownPostgresDatabase, uniqueId, type TestApi } from '../../support/test-app.js';
 import { DREAM, DREAM_AUTO } from '../../../src/domain/job-kinds.js';
@@ -43,7 +44,7 @@ const BASE_ENV = { DERIVER_FLUSH_ENABLED: 'true', JOB_MAX_ATTEMPTS: '2', JOB_RET
 
 async function setup(env: Record<string, string> = {}, ws = uniqueId()): Promise<Setup> {
   const api = await buildTestApp({ ...fake.env(), ...BASE_ENV, ...env }, { ownDatabase: true });
-  const worker = createWorker(api.config, api.database, silentLogger);
+  const worker = createWorker(api.config, api.database, silent);
   const made = { api, worker, ws };
   open.push(made);
   return made;

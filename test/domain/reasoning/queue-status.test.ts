@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { heldAnswer, startFakeModelServer, type FakeModelServer } from '../../support/fake-model-server.js';
 import { createWorker } from '../../../src/runtime/runtime.js';
-import { drainWorkspace, facts, reasoningApps, silentLogger, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { drainWorkspace, facts, reasoningApps, type ReasoningSetup } from '../../support/reasoning-harness.js';
+import { silent } from '../../support/polling.js';
 import { uniqueId, type TestApi } from '../../support/test-app.js';
 import { startWebhookSink, type WebhookSink } from '../../support/webhook-sink.js';
 
@@ -275,7 +276,7 @@ describe('queue status', () => {
     await age('representation_counters', 25, 's2');
     expect(await counters()).toBe(4);
     await s.worker.stop(1000);
-    const worker = createWorker(api.config, api.database, silentLogger);
+    const worker = createWorker(api.config, api.database, silent);
     worker.start();
     const deadline = Date.now() + 5_000;
     while ((await counters()) > 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));

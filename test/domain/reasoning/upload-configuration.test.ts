@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from '../../../src/jobs/worker.js';
 import { createWorker } from '../../../src/runtime/runtime.js';
 import { multipartBody, type FormPart } from '../../support/multipart.js';
-import { drainWorkspace, facts, REASONING_TEST_ENV, silentLogger, type ReasoningSetup, reasoningSuite } from '../../support/reasoning-harness.js';
+import { drainWorkspace, facts, REASONING_TEST_ENV, type ReasoningSetup, reasoningSuite } from '../../support/reasoning-harness.js';
+import { silent } from '../../support/polling.js';
 import { startSdkServer, type SdkServer } from '../../support/sdk-server.js';
 import { uniqueId, type TestApi } from '../../support/test-app.js';
 
@@ -100,7 +101,7 @@ describe('upload configuration through @honcho-ai/sdk', () => {
   beforeAll(async () => {
     const env = { ...suite.fake().env(), ...REASONING_TEST_ENV, EMBED_MESSAGES: 'false' };
     server = await startSdkServer(env, { ownDatabase: true });
-    worker = createWorker(server.config, server.database, silentLogger);
+    worker = createWorker(server.config, server.database, silent);
   });
   afterAll(async () => {
     await worker?.stop(1000);

@@ -3,7 +3,7 @@ import { domainLimits } from '../../../src/runtime/runtime.js';
 import { createDomainContext } from '../../../src/domain/context.js';
 import { purgeDeletedPeer } from '../../../src/domain/peers/peer-deletion.js';
 import { createWorker } from '../../../src/runtime/runtime.js';
-import { silentLogger } from '../../support/reasoning-harness.js';
+import { silent } from '../../support/polling.js';
 import { buildTestApp, uniqueId, type TestApi } from '../../support/test-app.js';
 import { startWebhookSink } from '../../support/webhook-sink.js';
 import { PAYLOAD_READERS, PURGE_PEER, type PurgePeerPayload } from '../../../src/domain/job-kinds.js';
@@ -241,7 +241,7 @@ describe('deleting a peer', () => {
     expect(part.messages).toBeGreaterThan(0);
     expect(part.messages).toBeLessThan(7);
 
-    const worker = createWorker(own.config, own.database, silentLogger);
+    const worker = createWorker(own.config, own.database, silent);
     worker.start();
     cleanups.unshift(() => worker.stop(1000));
     await vi.waitFor(async () => expect((await stored(own, ws, 'alice')).row).toBe(0), { timeout: 10_000 });
