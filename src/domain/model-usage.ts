@@ -9,6 +9,9 @@ import type { DomainContext } from './context.js';
  * and hour and writes them a moment later, many calls to a statement.
  */
 
+const UNTAGGED = Symbol('the embedder without the workspace');
+type Tagged = { [UNTAGGED]: Embedder };
+
 /** The same models, each call naming `workspaceId` (its usage is counted there). */
 export function modelsFor(models: Models, workspaceId: string): Models {
   const chats = new Map<string, ChatModel | undefined>();
@@ -19,6 +22,12 @@ export function modelsFor(models: Models, workspaceId: string): Models {
     stream: (request) => model.stream({ ...request, workspaceId }),
   });
   const embedder = models.embedder;
+  const taggedEmbedder: (Embedder & Tagged) | undefined = embedder && {
+    name: embedder.name,
+    dimensions: () => embedder.dimensions(),
+    embed: (texts: string[], signal?: AbortSignal) => embedder.embed(texts, signal, workspaceId),
+    [UNTAGGED]: processEmbedder(embedder),
+  };
   return {
     chat(module, level) {
       const key = `${module} ${level ?? ''}`;
@@ -28,11 +37,13 @@ export function modelsFor(models: Models, workspaceId: string): Models {
       }
       return chats.get(key);
     },
-    embedder:
-      embedder === undefined
-        ? undefined
-        : { name: embedder.name, dimensions: () => embedder.dimensions(), embed: (texts, signal) => embedder.embed(texts, signal, workspaceId) } satisfies Embedder,
+    embedder: taggedEmbedder,
   };
+}
+
+/** The process's embedder behind one `modelsFor` made (itself when it is the process's). */
+export function processEmbedder(embedder: Embedder): Embedder {
+  return (embedder as Partial<Tagged>)[UNTAGGED] ?? embedder;
 }
 
 /** The context with its models' calls counted for `workspaceId` (unchanged without reasoning or a workspace). */

@@ -8,7 +8,7 @@ import { rankConclusions, type VectorRanking } from './conclusion-search.js';
 import { exceedsTokensOf, tokenCount } from '../text/token-count.js';
 import { saveConclusions } from './deduplicate.js';
 import { PeerDeletingError } from '../../storage/peer-deleting.js';
-import { embedderOf, embedForRequest, fixVectorSize } from '../search/embeddings.js';
+import { embedderOf, embedForRequest, embedQueryForRequest, fixVectorSize } from '../search/embeddings.js';
 
 /** Most tokens in one conclusion's content: the embedding model's input limit (contract §6). */
 export const MAX_CONCLUSION_TOKENS = 8192;
@@ -200,14 +200,14 @@ export async function nearestConclusions(
   ctx: DomainContext,
   scope: ConclusionScope,
   query: string,
-  options: { topK: number; maxDistance?: number; filters: unknown; rules: ReadRules; excludeIds?: readonly string[]; vector?: number[] },
+  options: { topK: number; maxDistance?: number; filters: unknown; rules: ReadRules; excludeIds?: readonly string[]; vector?: readonly number[] },
 ): Promise<ConclusionRecord[] | undefined> {
   if (embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
   if (query.trim() === '') return [];
   // a malformed filter is its 422 before any model call
   const filter = documentFilter(ctx.store, options.filters, options.rules);
   // `vector`: the query embedded already (a caller searching several times with one query)
-  const [vector] = options.vector !== undefined ? [options.vector] : (await embedForRequest(ctx, scope.workspaceId, [query], 'the search could not run'))!;
+  const vector = options.vector ?? (await embedQueryForRequest(ctx, scope.workspaceId, query, 'the search could not run'))!;
   const filters = options.filters;
   // a level filter is applied by the vector search itself; other filters beyond the scope narrow
   const levels = levelsOf(filters);
@@ -281,7 +281,7 @@ export async function vectorHalf(
   ctx: DomainContext,
   scope: ConclusionScope,
   query: string,
-  options: { maxDistance?: number; filters: unknown; rules: ReadRules; vector?: number[] },
+  options: { maxDistance?: number; filters: unknown; rules: ReadRules; vector?: readonly number[] },
 ): Promise<VectorRanking | undefined> {
   if (embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
   return (topK) => nearestConclusions(ctx, scope, query, { ...options, topK });

@@ -4,7 +4,7 @@ import { vectorHalf } from './conclusions.js';
 import { conclusionTerms, rankConclusions } from './conclusion-search.js';
 import { getPeerCard } from './peer-cards.js';
 import { DomainError } from '../errors.js';
-import { embedderOf, embedForRequest } from '../search/embeddings.js';
+import { embedderOf, embedQueryForRequest } from '../search/embeddings.js';
 import { isoSeconds } from '../iso-seconds.js';
 import { CURRENT_RULES } from '../filters/filters.js';
 
@@ -95,10 +95,10 @@ export async function selectConclusions(
  * there is something to search: 'failed' when the model failed (told to `onEmbeddingFailure`).
  * undefined otherwise: nearestConclusions embeds it, or finds there is nothing to search.
  */
-async function embeddedQuery(ctx: DomainContext, workspaceId: string, query: string, onEmbeddingFailure: ((error: DomainError) => void) | undefined): Promise<number[] | 'failed' | undefined> {
+async function embeddedQuery(ctx: DomainContext, workspaceId: string, query: string, onEmbeddingFailure: ((error: DomainError) => void) | undefined): Promise<readonly number[] | 'failed' | undefined> {
   if (onEmbeddingFailure === undefined || embedderOf(ctx) === undefined || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
   try {
-    return (await embedForRequest(ctx, workspaceId, [query], 'the search could not run'))?.[0];
+    return await embedQueryForRequest(ctx, workspaceId, query, 'the search could not run');
   } catch (error) {
     if (!(error instanceof DomainError) || error.code !== 'unavailable') throw error;
     onEmbeddingFailure(error);

@@ -2,8 +2,7 @@ import { ModelError } from '../../llm/provider.js';
 import { MAX_NEIGHBOURS } from '../../storage/store.js';
 import { messageFilter } from '../filters/filters.js';
 import type { DomainContext } from '../context.js';
-import { embedderOf } from '../search/embeddings.js';
-import { forWorkspace } from '../model-usage.js';
+import { embedderOf, embedQuery } from '../search/embeddings.js';
 import { narrowSearchFilters, sessionsOf, type MessageSearchOptions, type SearchScope } from './search-filters.js';
 
 /**
@@ -11,12 +10,10 @@ import { narrowSearchFilters, sessionsOf, type MessageSearchOptions, type Search
  * embedding model, no vector stored yet, an empty query, the model failing). Asked for before
  * the full-text ranking runs, it is under way while that reads the database.
  */
-export async function queryEmbedding(ctx: DomainContext, scope: SearchScope, query: string): Promise<number[] | undefined> {
-  const embedder = embedderOf(forWorkspace(ctx, scope.workspaceId));
-  if (embedder === undefined || query.trim() === '' || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
+export async function queryEmbedding(ctx: DomainContext, scope: SearchScope, query: string): Promise<readonly number[] | undefined> {
+  if (embedderOf(ctx) === undefined || query.trim() === '' || (await ctx.store.vectors.dimensions()) === undefined) return undefined;
   try {
-    const [vector] = await embedder.embed([query]);
-    return vector;
+    return await embedQuery(ctx, scope.workspaceId, query);
   } catch (error) {
     if (error instanceof ModelError) return undefined;
     throw error;
@@ -36,7 +33,7 @@ export async function rankMessagesByVector(
   ctx: DomainContext,
   scope: SearchScope,
   options: MessageSearchOptions,
-  embedding: Promise<number[] | undefined> = queryEmbedding(ctx, scope, options.query),
+  embedding: Promise<readonly number[] | undefined> = queryEmbedding(ctx, scope, options.query),
 ): Promise<string[] | undefined> {
   const vector = await embedding;
   if (vector === undefined) return undefined;

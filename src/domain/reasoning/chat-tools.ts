@@ -63,7 +63,7 @@ async function workspaceSessions(scope: ChatScope): Promise<string[]> {
 }
 
 /** The observer's conclusions about the target that best answer `query` (conclusion-search.ts: full text, fused with vectors when on). */
-export async function searchConclusionsFor(scope: ChatScope, query: string, limit: number, levels?: string[], vector?: number[]): Promise<ConclusionRecord[]> {
+export async function searchConclusionsFor(scope: ChatScope, query: string, limit: number, levels?: string[], vector?: readonly number[]): Promise<ConclusionRecord[]> {
   if (scope.conclusions === undefined) return [];
   const filters = levels !== undefined ? { level: levels.length === 1 ? levels[0] : { in: levels } } : scope.explicitOnly ? { level: 'explicit' } : null;
   return rankConclusions(

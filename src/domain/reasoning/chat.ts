@@ -10,7 +10,7 @@ import { tokenCount } from '../text/token-count.js';
 import { cardOf } from '../memory/recall.js';
 import { chatTools, renderConclusion, renderMessage, searchConclusionsFor, type ChatScope } from './chat-tools.js';
 import { effectiveConfiguration } from '../scheduling/configuration.js';
-import { embedForRequest, embedderOf } from '../search/embeddings.js';
+import { embedQueryForRequest, embedderOf } from '../search/embeddings.js';
 import { DEFAULT_REASONING_SETTINGS } from '../reasoning-settings.js';
 import { FinalAnswerError, runToolLoop } from './tool-loop.js';
 import type { ChatReport, ReasoningLevel } from '../chat-report.js';
@@ -237,7 +237,7 @@ export async function prepareChat(given: DomainContext, workspaceId: string, req
   const prefetchSize = minimal ? 10 : 25;
   // the query is embedded once for both searches (when semantic search can run)
   const canEmbed = scope.conclusions !== undefined && embedderOf(ctx) !== undefined && (await store.vectors.dimensions()) !== undefined && request.query.trim() !== '';
-  const vector = canEmbed ? (await embedForRequest(ctx, workspaceId, [request.query], 'the chat could not search its memory'))![0] : undefined;
+  const vector = canEmbed ? await embedQueryForRequest(ctx, workspaceId, request.query, 'the chat could not search its memory') : undefined;
   const explicit = await searchConclusionsFor(scope, request.query, prefetchSize, ['explicit'], vector);
   const derived: ConclusionRecord[] = scope.explicitOnly ? [] : await searchConclusionsFor(scope, request.query, prefetchSize, ['deductive', 'inductive', 'contradiction'], vector);
   const observations =

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { ModelError, type Embedder } from '../../llm/provider.js';
 import type { ConclusionRecord, MessageChunkVector, MessageRecord, NewJob } from '../../storage/store.js';
 import type { DomainContext } from '../context.js';
@@ -5,7 +6,7 @@ import { unavailable } from '../errors.js';
 import { EMBED_CONCLUSIONS, EMBED_MESSAGES, MESSAGES_PER_EMBED_JOB, newJob, type EmbedConclusionsPayload, type EmbedMessagesPayload } from '../job-kinds.js';
 import { tokenCount } from '../text/token-count.js';
 import { DEFAULT_EMBEDDING_TOKENS_PER_REQUEST } from '../reasoning-settings.js';
-import { forWorkspace } from '../model-usage.js';
+import { forWorkspace, processEmbedder } from '../model-usage.js';
 
 /*
  * Embeddings (reasoning.md R7): conclusions are embedded when they are created (the caller
@@ -108,6 +109,52 @@ export async function embedForRequest(ctx: DomainContext, workspaceId: string, t
   } catch (error) {
     if (!(error instanceof ModelError)) throw error;
     throw unavailable(`The embedding model (${embedder.name}) failed, so ${what}: ${error.message}. Try again later.`);
+  }
+}
+
+/** Most bytes of query vectors a process keeps: about 680 queries at 1,536 dimensions, 16,000 at 64. */
+export const QUERY_VECTOR_CACHE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The vectors of recent queries, by the process's embedder (a new set of models starts empty),
+ * then by workspace and query text: a query asked again in a workspace is not embedded again.
+ * Keyed by workspace too, so that how fast one workspace's search answers never tells whether
+ * another workspace asked the same.
+ */
+const queryVectors = new WeakMap<Embedder, LRUCache<string, readonly number[]>>();
+
+/**
+ * A query's vector for a search (messages, conclusions, a chat's memory, a representation):
+ * the one made for the same query of the workspace a moment ago when the process still holds
+ * it, else the embedding model's answer (a ModelError when it fails; nothing is kept then).
+ * undefined when no embedding model is configured. The vector is frozen: it may be shared.
+ */
+export async function embedQuery(ctx: DomainContext, workspaceId: string, query: string): Promise<readonly number[] | undefined> {
+  const tagged = embedderOf(ctx);
+  if (tagged === undefined) return undefined;
+  // the process's embedder, as `ctx` may have its calls counted for a workspace already
+  const embedder = processEmbedder(tagged);
+  let cache = queryVectors.get(embedder);
+  if (cache === undefined) {
+    cache = new LRUCache({ maxSize: QUERY_VECTOR_CACHE_BYTES, sizeCalculation: (vector, key) => vector.length * 8 + key.length * 2 });
+    queryVectors.set(embedder, cache);
+  }
+  const key = `${workspaceId}\u0000${query}`;
+  const kept = cache.get(key);
+  if (kept !== undefined) return kept;
+  const [vector] = await embedInBatches(embedderOf(forWorkspace(ctx, workspaceId))!, [query], undefined, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
+  Object.freeze(vector);
+  cache.set(key, vector);
+  return vector;
+}
+
+/** embedQuery for a request: a model failure is the domain's `unavailable` (503) saying `what`. */
+export async function embedQueryForRequest(ctx: DomainContext, workspaceId: string, query: string, what: string): Promise<readonly number[] | undefined> {
+  try {
+    return await embedQuery(ctx, workspaceId, query);
+  } catch (error) {
+    if (!(error instanceof ModelError)) throw error;
+    throw unavailable(`The embedding model (${embedderOf(ctx)!.name}) failed, so ${what}: ${error.message}. Try again later.`);
   }
 }
 

@@ -513,6 +513,50 @@ describe('semantic search', () => {
     expect(embeddings()).toBe(before + 1);
   });
 
+  it('a query asked again in a workspace is not embedded again; another workspace, another query or a failed embedding is', async () => {
+    const s = await setup({ DERIVER_ENABLED: 'false' });
+    const { api, ws } = s;
+    const other = uniqueId('ws');
+    for (const workspace of [ws, other]) {
+      expect((await api.post(`/v3/workspaces/${workspace}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'We had pasta for lunch' }] })).status).toBe(201);
+    }
+    await drain(s);
+    await api.post(`/v3/workspaces/${ws}/conclusions`, { conclusions: [{ content: 'alice likes pasta', observer_id: 'alice', observed_id: 'alice' }] });
+    /** The texts embedded by the requests made while `run` ran. */
+    const embeddedDuring = async (run: () => Promise<void>): Promise<string[]> => {
+      const before = fake.requests('embeddings').length;
+      await run();
+      return fake.requests('embeddings').slice(before).flatMap(inputsOf);
+    };
+    const search = async (workspace: string, url: string, body: Record<string, unknown>) => {
+      const response = await api.post(`/v3/workspaces/${workspace}${url}`, body);
+      expect(response.status, response.text).toBe(200);
+      return response.body;
+    };
+    const contentsOf = (items: { content: string }[]) => items.map((item) => item.content);
+
+    expect(await embeddedDuring(async () => void (await search(ws, '/search', { query: 'lunch pasta' })))).toEqual(['lunch pasta']);
+    // again, and from a session's search, a peer's search, a conclusion query, a representation and a chat of the workspace
+    const again = await embeddedDuring(async () => {
+      expect(contentsOf(await search(ws, '/search', { query: 'lunch pasta' }))).toEqual(['We had pasta for lunch']);
+      expect(contentsOf(await search(ws, '/sessions/s1/search', { query: 'lunch pasta' }))).toEqual(['We had pasta for lunch']);
+      expect(contentsOf(await search(ws, '/peers/alice/search', { query: 'lunch pasta' }))).toEqual(['We had pasta for lunch']);
+      expect(contentsOf(await search(ws, '/conclusions/query', { query: 'lunch pasta', filters: { observer_id: 'alice', observed_id: 'alice' } }))).toEqual(['alice likes pasta']);
+      expect((await search(ws, '/peers/alice/representation', { search_query: 'lunch pasta' })).representation).toContain('alice likes pasta');
+      fake.script.chat({ text: 'pasta, it seems' });
+      expect((await search(ws, '/peers/alice/chat', { query: 'lunch pasta' })).content).toBe('pasta, it seems');
+    });
+    expect(again).toEqual([]);
+    // another workspace asks its own model call; so does another query
+    expect(await embeddedDuring(async () => void (await search(other, '/search', { query: 'lunch pasta' })))).toEqual(['lunch pasta']);
+    expect(await embeddedDuring(async () => void (await search(ws, '/search', { query: 'pasta lunch' })))).toEqual(['pasta lunch']);
+    // a failed embedding is not kept: the next search asks again, and its vector is kept then
+    fake.script.embeddings({ status: 400, errorBody: { error: { message: 'bad' } } });
+    expect(await embeddedDuring(async () => void (await search(ws, '/search', { query: 'pasta dinner' })))).toEqual(['pasta dinner']);
+    expect(await embeddedDuring(async () => void (await search(ws, '/search', { query: 'pasta dinner' })))).toEqual(['pasta dinner']);
+    expect(await embeddedDuring(async () => void (await search(ws, '/search', { query: 'pasta dinner' })))).toEqual([]);
+  });
+
   it('conclusion search is hybrid: found by meaning alone, by words alone, and a number or a name of the question first', async () => {
     const s = await setup({ DERIVER_ENABLED: 'false' });
     const { api, ws } = s;
