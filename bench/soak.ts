@@ -441,7 +441,7 @@ if (last.handles > middle.handles + 20) problems.push(`active handles grew from 
 if (last.fds > middle.fds + 20) problems.push(`open file descriptors grew from ${middle.fds} to ${last.fds}`);
 if (drained.dead > 0) problems.push(`${drained.dead} background jobs were dead-lettered`);
 
-console.log(`\nsoak: ${totalRequests} requests, ${totalErrors} errors, ${messagesCreated} messages, ${createdDelivered}/${expected} message.created webhook deliveries${otherEvents.map(([type, n]) => `, ${n} ${type}`).join('')} (${tally.duplicates} repeated), ${modelCalls} model calls by the background work`);
+console.log(`\nsoak: ${totalRequests} requests, ${totalErrors} errors, ${messagesCreated} messages, ${createdDelivered}/${expected} message.created webhook deliveries${otherEvents.map(([type, n]) => `, ${n} ${type}`).join('')} (${tally.duplicates} repeated), ${modelCalls} model calls (the background work, and the query embeddings a search did not find held)`);
 console.log(
   `soak: at ${middle.at.toFixed(0)} s anon ${mb(middle.rssAnon)} MB, heap ${mb(middle.heapUsed)} MB, fds ${middle.fds}, handles ${middle.handles}; ` +
     `at ${last.at.toFixed(0)} s anon ${mb(last.rssAnon)} MB, heap ${mb(last.heapUsed)} MB, fds ${last.fds}, handles ${last.handles}; file-backed ${mb(last.rssFile)} MB (the database's pages)`,

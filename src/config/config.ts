@@ -17,6 +17,7 @@ export interface Config {
   databaseUrl: SettingValue<'DATABASE_URL'>;
   databaseConnectTimeoutMs: SettingValue<'DATABASE_CONNECT_TIMEOUT_MS'>;
   databasePreparedStatements: SettingValue<'DATABASE_PREPARED_STATEMENTS'>;
+  vectorBuildMemoryMb: SettingValue<'VECTOR_BUILD_MEMORY_MB'>;
   /** storage/filter-time-limit.ts */
   filterTimeLimitMs: SettingValue<'FILTER_TIME_LIMIT_MS'>;
   /** Empty (`none`): no cross-origin calls; `*`: any. */
@@ -111,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     databaseUrl,
     databaseConnectTimeoutMs: get('DATABASE_CONNECT_TIMEOUT_MS'),
     databasePreparedStatements: get('DATABASE_PREPARED_STATEMENTS'),
+    vectorBuildMemoryMb: get('VECTOR_BUILD_MEMORY_MB'),
     filterTimeLimitMs: get('FILTER_TIME_LIMIT_MS'),
     corsOrigins,
     useAuth,

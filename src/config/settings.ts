@@ -111,6 +111,14 @@ export const SETTINGS = {
     default: true,
     help: 'PostgreSQL: frequent statements prepared by name; false behind a pooler that does not keep them (PgBouncer in transaction mode)',
   },
+  VECTOR_BUILD_MEMORY_MB: {
+    group: 'database',
+    kind: 'integer',
+    default: 512,
+    min: 0,
+    max: 1_048_576,
+    help: "PostgreSQL: most memory one build of a message vector part's HNSW index may take (MiB; maintenance_work_mem raised for that build to what the part needs, never lowered); 0 leaves the role's setting",
+  },
   FILTER_TIME_LIMIT_MS: {
     group: 'database',
     kind: 'integer',

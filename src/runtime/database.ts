@@ -18,6 +18,8 @@ export interface DatabaseOptions {
   filterTimeLimitMs?: number;
   /** PostgreSQL: frequent statements prepared by name (DATABASE_PREPARED_STATEMENTS). */
   preparedStatements?: boolean;
+  /** PostgreSQL: most memory a vector part's index build may take (VECTOR_BUILD_MEMORY_MB). */
+  vectorBuildMemoryMb?: number;
 }
 
 /** The connection settings of `config`, for openDatabase. */
@@ -27,6 +29,7 @@ export function databaseOptions(config: Config): DatabaseOptions {
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     filterTimeLimitMs: config.filterTimeLimitMs,
     preparedStatements: config.databasePreparedStatements,
+    vectorBuildMemoryMb: config.vectorBuildMemoryMb,
   };
 }
 
@@ -36,7 +39,9 @@ export async function openDatabase(
   options: DatabaseOptions = {},
 ): Promise<Database> {
   const driver: SqlDriver = isPostgresUrl(databaseUrl)
-    ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs, filterTimeLimitMs: options.filterTimeLimitMs, preparedStatements: options.preparedStatements })
+    ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs, filterTimeLimitMs: options.filterTimeLimitMs, preparedStatements: options.preparedStatements,
+        vectorBuildMemoryMb: options.vectorBuildMemoryMb,
+      })
     : new SqliteDriver(databaseUrl, { ...options.sqlite, filterTimeLimitMs: options.filterTimeLimitMs });
   try {
     const migrations = await migrate(driver);

@@ -10,14 +10,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mountMetrics } from '../../src/http/shared/metrics.js';
 import { UPKEEP_KIND, Worker } from '../../src/jobs/worker.js';
 import { migrate } from '../../src/storage/migrate.js';
-import { levelOf, MERGE_WIDTH, messageVectorParts, SEAL_AT, type PartOptions } from '../../src/storage/postgres/message-vector-parts.js';
+import { graphBytes, levelOf, MERGE_WIDTH, messageVectorParts, SEAL_AT, type PartOptions } from '../../src/storage/postgres/message-vector-parts.js';
+import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import { PostgresVectorIndex } from '../../src/storage/postgres/postgres-vector-index.js';
 import type { SqlDriver } from '../../src/storage/sql/driver.js';
 import { SqlStore } from '../../src/storage/sql/sql-store.js';
 import type { MessageChunkVector, Store } from '../../src/storage/store.js';
 import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-database.js';
 import { cosineDistance } from '../support/cosine.js';
-import { DIALECT } from '../support/test-app.js';
+import { DIALECT, TEST_DATABASE_URL } from '../support/test-app.js';
 
 const NOW = new Date('2025-01-02T03:04:05.000Z');
 const DIMENSIONS = 8;
@@ -259,6 +260,46 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     // and then done
     expect(await f.index.upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 25 } });
     await checkSearch(f, vectorOf(30));
+  });
+
+  it("gives a part's HNSW build the memory its graph needs, at most VECTOR_BUILD_MEMORY_MB, never less than the role's", async () => {
+    const f = await fixture(1100);
+    await f.putVectors(range(0, 1100));
+    // connections whose maintenance_work_mem is 1 MB (PostgreSQL's least): 1,100 vectors of 8 dimensions need more
+    const needKb = Math.ceil(graphBytes(1100, DIMENSIONS) / 1024);
+    expect(needKb).toBeGreaterThan(1024);
+    const { db } = (await f.driver.get<{ db: string }>('SELECT current_database() AS db'))!;
+    const url = new URL(TEST_DATABASE_URL);
+    url.pathname = `/${db}`;
+    url.searchParams.set('options', '-c maintenance_work_mem=1MB');
+    const small = new PostgresDriver(url.toString(), { maxConnections: 3 });
+    opened.push(small);
+    const setting = async (tx: SqlDriver | Parameters<NonNullable<PartOptions['beforeLock']>>[0]) =>
+      Number((await tx.get<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'maintenance_work_mem'"))!.setting);
+    /** maintenance_work_mem (kB) while a seal's index was built with `buildMemoryMb`; the step then rolled back. */
+    const during = async (buildMemoryMb: number): Promise<number> => {
+      let seen = NaN;
+      const index = new PostgresVectorIndex(small, undefined, small, {
+        sealAt: 1000,
+        buildMemoryMb,
+        async beforeLock(tx) {
+          seen = await setting(tx);
+          throw new Error('looked');
+        },
+      });
+      await expect(index.upkeep()).rejects.toThrow('looked');
+      return seen;
+    };
+    expect(await during(512)).toBe(needKb);
+    // capped below the need: the role's setting is not lowered
+    expect(await during(1)).toBe(1024);
+    expect(await during(0)).toBe(1024);
+    // set for the step's transaction alone: the pool's connections are at 1 MB again
+    expect(await Promise.all(range(0, 3).map(() => small.transaction(async (tx) => (await tx.get('SELECT pg_sleep(0.05)'), setting(tx)))))).toEqual([1024, 1024, 1024]);
+    // and the step goes through
+    expect(await new PostgresVectorIndex(small, undefined, small, { sealAt: 1000 }).upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 1100 } });
+    // found through the new part's index (approximate over 1,100 vectors: the message itself, not the exact ten)
+    expect((await f.index.nearestMessages({ workspaceId: f.ws, vector: vectorOf(500), k: 1 }))[0].messageId).toBe('m500');
   });
 
   it('tells its layout, and /metrics shows it: parts by level, vectors sealed and open', async () => {

@@ -8,6 +8,7 @@ import { orderBy } from '../sql/session-messages.js';
 import { bind, raw, sql, type Sql } from '../sql/sql.js';
 import { epochMicros, PreciseDate } from '../precise-date.js';
 import { PostgresVectorIndex } from './postgres-vector-index.js';
+import { PostgresDriver } from './postgres-driver.js';
 
 // Any constant works; it only has to be the same in every Engram process on one database.
 const MIGRATION_LOCK_KEY = 0x656e6772;
@@ -125,7 +126,8 @@ export const postgresDialect: Dialect = {
     where: sql`to_tsvector('engram_porter', c.content) @@ plainto_tsquery('engram_porter', ${bind(word)})`,
     newestFirst: 'c.pk DESC',
   }),
-  vectorIndex: (db: SqlExecutor, known?: VectorSizeMemo, driver?: SqlDriver) => new PostgresVectorIndex(db, known, driver),
+  vectorIndex: (db: SqlExecutor, known?: VectorSizeMemo, driver?: SqlDriver) =>
+    new PostgresVectorIndex(db, known, driver, driver instanceof PostgresDriver && driver.vectorBuildMemoryMb !== undefined ? { buildMemoryMb: driver.vectorBuildMemoryMb } : undefined),
 
   likePatternBytes: Infinity,
   // no test in the statement: the driver runs it under statement_timeout (storage/filter-time-limit.ts)

@@ -338,6 +338,11 @@ export interface PostgresOptions {
    * mode before 1.21, or without max_prepared_statements).
    */
   preparedStatements?: boolean;
+  /**
+   * VECTOR_BUILD_MEMORY_MB (512): most memory one HNSW build of a message vector part may take
+   * (message-vector-parts.ts); 0 leaves the role's maintenance_work_mem.
+   */
+  vectorBuildMemoryMb?: number;
 }
 
 /**
@@ -357,8 +362,11 @@ export class PostgresDriver implements SqlDriver {
   /** Undefined: DATABASE_PREPARED_STATEMENTS off. */
   private readonly names: StatementNames | undefined;
   readonly preparedStatements: Readonly<{ named: number; dropped: number }> | undefined;
+  /** VECTOR_BUILD_MEMORY_MB, for the vector parts' upkeep. */
+  readonly vectorBuildMemoryMb: number | undefined;
 
   constructor(connectionString: string, options: PostgresOptions = {}) {
+    this.vectorBuildMemoryMb = options.vectorBuildMemoryMb;
     this.filterTimeLimitMs = options.filterTimeLimitMs ?? DEFAULT_FILTER_TIME_LIMIT_MS;
     this.names = (options.preparedStatements ?? true) ? new StatementNames() : undefined;
     this.preparedStatements = this.names?.counts;
