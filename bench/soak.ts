@@ -116,7 +116,7 @@ const servers = [await startServerProcess(serveEnv, [], nodeOptions)];
 while (servers.length < processes) servers.push(await startServerProcess(serveEnv, [], nodeOptions));
 const server = servers[0];
 // the worker logs at info only the line that says it started
-const worker = workersApart ? await startWorkerProcess({ ...serverEnv, LOG_LEVEL: 'info' }) : undefined;
+const worker = workersApart ? await startWorkerProcess({ ...serverEnv, LOG_LEVEL: 'info' }, nodeOptions) : undefined;
 const pids = [...servers.map((s) => s.child.pid!), ...(worker === undefined ? [] : [worker.child.pid!])];
 
 /** CPU seconds (user and system) of a process so far; 0 once it is gone. */

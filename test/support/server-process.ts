@@ -78,9 +78,12 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: 
   });
 }
 
-/** Starts `engram worker` from the sources in a child process; resolves once it logs that it started. */
-export async function startWorkerProcess(env: Record<string, string>): Promise<{ child: ChildProcess; output(): string; exited: Promise<number | null> }> {
-  const started = spawnEngram([...ENGRAM, 'worker'], env);
+/** Starts `engram worker` from the sources in a child process (`nodeOptions`: node flags before the command); resolves once it logs that it started. */
+export async function startWorkerProcess(
+  env: Record<string, string>,
+  nodeOptions: string[] = [],
+): Promise<{ child: ChildProcess; output(): string; exited: Promise<number | null> }> {
+  const started = spawnEngram([...nodeOptions, ...ENGRAM, 'worker'], env);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker did not start:\n${started.output()}`)), 30_000);
     const poll = setInterval(() => {
