@@ -123,6 +123,9 @@ export const QUERY_VECTOR_CACHE_BYTES = 8 * 1024 * 1024;
  */
 const queryVectors = new WeakMap<Embedder, LRUCache<string, readonly number[]>>();
 
+/** Query vectors taken so far in this process: kept (no model call) or embedded (/metrics). */
+export const queryVectorCounts = { kept: 0, embedded: 0 };
+
 /**
  * A query's vector for a search (messages, conclusions, a chat's memory, a representation):
  * the one made for the same query of the workspace a moment ago when the process still holds
@@ -141,10 +144,14 @@ export async function embedQuery(ctx: DomainContext, workspaceId: string, query:
   }
   const key = `${workspaceId}\u0000${query}`;
   const kept = cache.get(key);
-  if (kept !== undefined) return kept;
+  if (kept !== undefined) {
+    queryVectorCounts.kept++;
+    return kept;
+  }
   const [vector] = await embedInBatches(embedderOf(forWorkspace(ctx, workspaceId))!, [query], undefined, ctx.reasoning?.settings.embeddingMaxTokensPerRequest);
   Object.freeze(vector);
   cache.set(key, vector);
+  queryVectorCounts.embedded++;
   return vector;
 }
 

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, Gauge, collectDefaultMetrics } from 'prom-client';
 import { eventLoopTurns } from '../../domain/turns.js';
+import { queryVectorCounts } from '../../domain/search/embeddings.js';
 import type { ChatReport } from '../../domain/chat-report.js';
 import type { Store } from '../../storage/store.js';
 import type { SqlDriver } from '../../storage/sql/driver.js';
@@ -193,6 +194,11 @@ export function mountMetrics(
     'engram_store_conflicts_total',
     'Writes PostgreSQL ended to resolve a deadlock or serialization failure, by outcome: retried (run again) or failed (the request got a 503)',
     () => driver.conflicts,
+  );
+  outcomeCounter(
+    'engram_query_vectors_total',
+    "Query vectors the process's searches took, by outcome: kept (the workspace asked the same query before, no model call) or embedded (a model call)",
+    () => queryVectorCounts,
   );
   outcomeCounter(
     'engram_postgres_prepared_statements_total',

@@ -514,9 +514,15 @@ describe('semantic search', () => {
   });
 
   it('a query asked again in a workspace is not embedded again; another workspace, another query or a failed embedding is', async () => {
-    const s = await setup({ DERIVER_ENABLED: 'false' });
+    const s = await setup({ DERIVER_ENABLED: 'false', METRICS_ENABLED: 'true' });
     const { api, ws } = s;
     const other = uniqueId('ws');
+    /** engram_query_vectors_total by outcome (the process's: the tests of a file run one at a time). */
+    const vectorsTaken = async () => {
+      const text = (await api.get('/metrics')).text;
+      const of = (outcome: string) => Number(new RegExp(`^engram_query_vectors_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+      return { kept: of('kept'), embedded: of('embedded') };
+    };
     for (const workspace of [ws, other]) {
       expect((await api.post(`/v3/workspaces/${workspace}/sessions/s1/messages`, { messages: [{ peer_id: 'alice', content: 'We had pasta for lunch' }] })).status).toBe(201);
     }
@@ -536,6 +542,7 @@ describe('semantic search', () => {
     const contentsOf = (items: { content: string }[]) => items.map((item) => item.content);
 
     expect(await embeddedDuring(async () => void (await search(ws, '/search', { query: 'lunch pasta' })))).toEqual(['lunch pasta']);
+    const before = await vectorsTaken();
     // again, and from a session's search, a peer's search, a conclusion query, a representation and a chat of the workspace
     const again = await embeddedDuring(async () => {
       expect(contentsOf(await search(ws, '/search', { query: 'lunch pasta' }))).toEqual(['We had pasta for lunch']);
@@ -547,6 +554,8 @@ describe('semantic search', () => {
       expect((await search(ws, '/peers/alice/chat', { query: 'lunch pasta' })).content).toBe('pasta, it seems');
     });
     expect(again).toEqual([]);
+    // /metrics counts them kept (the chat embeds its question once for both of its searches)
+    expect(await vectorsTaken()).toEqual({ kept: before.kept + 6, embedded: before.embedded });
     // another workspace asks its own model call; so does another query
     expect(await embeddedDuring(async () => void (await search(other, '/search', { query: 'lunch pasta' })))).toEqual(['lunch pasta']);
     expect(await embeddedDuring(async () => void (await search(ws, '/search', { query: 'pasta lunch' })))).toEqual(['pasta lunch']);
