@@ -39,7 +39,10 @@ export async function openDatabase(
   options: DatabaseOptions = {},
 ): Promise<Database> {
   const driver: SqlDriver = isPostgresUrl(databaseUrl)
-    ? new PostgresDriver(databaseUrl, { connectTimeoutMs: options.connectTimeoutMs, filterTimeLimitMs: options.filterTimeLimitMs, preparedStatements: options.preparedStatements,
+    ? new PostgresDriver(databaseUrl, {
+        connectTimeoutMs: options.connectTimeoutMs,
+        filterTimeLimitMs: options.filterTimeLimitMs,
+        preparedStatements: options.preparedStatements,
         vectorBuildMemoryMb: options.vectorBuildMemoryMb,
       })
     : new SqliteDriver(databaseUrl, { ...options.sqlite, filterTimeLimitMs: options.filterTimeLimitMs });

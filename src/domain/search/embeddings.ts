@@ -128,8 +128,8 @@ export const queryVectorCounts = { kept: 0, embedded: 0 };
 
 /**
  * A query's vector for a search (messages, conclusions, a chat's memory, a representation):
- * the one made for the same query of the workspace a moment ago when the process still holds
- * it, else the embedding model's answer (a ModelError when it fails; nothing is kept then).
+ * the one made for the same query of the workspace before, when the process still holds it,
+ * else the embedding model's answer (a ModelError when it fails; nothing is kept then).
  * undefined when no embedding model is configured. The vector is frozen: it may be shared.
  */
 export async function embedQuery(ctx: DomainContext, workspaceId: string, query: string): Promise<readonly number[] | undefined> {

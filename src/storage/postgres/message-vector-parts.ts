@@ -49,7 +49,7 @@ export const PART_DEFAULTS: PartOptions = { sealAt: SEAL_AT, mergeWidth: MERGE_W
 /**
  * Bytes an HNSW graph (m 16) holds in memory while it is built, a vector of `dimensions`: the
  * vector (4 bytes a dimension and its header) and about 800 bytes of element and neighbour lists,
- * rounded up to 1 KiB. pgvector said a graph of 1,536 dimensions no longer fit 64 MB after 9,665
+ * taken as 1 KiB. pgvector said a graph of 1,536 dimensions no longer fit 64 MB after 9,665
  * vectors: 6,944 bytes each, where this gives 7,176.
  */
 export function graphBytes(vectors: number, dimensions: number): number {
