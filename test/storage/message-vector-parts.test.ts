@@ -9,6 +9,8 @@ import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mountMetrics } from '../../src/http/shared/metrics.js';
 import { UPKEEP_KIND, Worker } from '../../src/jobs/worker.js';
+import { loadConfig } from '../../src/config/config.js';
+import { databaseOptions, openDatabase } from '../../src/runtime/database.js';
 import { migrate } from '../../src/storage/migrate.js';
 import { graphBytes, levelOf, MERGE_WIDTH, messageVectorParts, SEAL_AT, type PartOptions } from '../../src/storage/postgres/message-vector-parts.js';
 import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
@@ -300,6 +302,46 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     expect(await new PostgresVectorIndex(small, undefined, small, { sealAt: 1000 }).upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 1100 } });
     // found through the new part's index (approximate over 1,100 vectors: the message itself, not the exact ten)
     expect((await f.index.nearestMessages({ workspaceId: f.ws, vector: vectorOf(500), k: 1 }))[0].messageId).toBe('m500');
+  });
+
+  it('takes VECTOR_BUILD_MEMORY_MB from the settings, through openDatabase to the upkeep', async () => {
+    // a seal at the store's own threshold
+    const f = await fixture(SEAL_AT);
+    await f.putVectors(range(0, SEAL_AT));
+    const { db } = (await f.driver.get<{ db: string }>('SELECT current_database() AS db'))!;
+    const url = new URL(TEST_DATABASE_URL);
+    url.pathname = `/${db}`;
+    url.searchParams.set('options', '-c maintenance_work_mem=1MB');
+    /** The maintenance_work_mem statements of a seal with the setting at `mb`, stopped at its HNSW build (rolled back). */
+    const setBy = async (mb: string): Promise<string[]> => {
+      const config = loadConfig({ DATABASE_URL: url.toString(), VECTOR_BUILD_MEMORY_MB: mb }, '/nonexistent/.env');
+      const database = await openDatabase(config.databaseUrl, databaseOptions(config));
+      opened.push(database.driver);
+      const seen: string[] = [];
+      const transaction = database.driver.transaction.bind(database.driver);
+      database.driver.transaction = (fn) =>
+        transaction((tx) =>
+          fn(
+            new Proxy(tx, {
+              get(target, key) {
+                if (key !== 'run') {
+                  const value: unknown = Reflect.get(target, key);
+                  return typeof value === 'function' ? value.bind(target) : value;
+                }
+                return async (sql: string, params?: readonly unknown[]) => {
+                  if (sql.includes('maintenance_work_mem')) seen.push(sql);
+                  if (sql.includes('USING hnsw')) throw new Error('stopped at the build');
+                  return target.run(sql, params);
+                };
+              },
+            }),
+          ),
+        );
+      await expect(database.store.vectors.upkeep!()).rejects.toThrow('stopped at the build');
+      return seen;
+    };
+    expect(await setBy('512')).toEqual([`SET LOCAL maintenance_work_mem = '${Math.ceil(graphBytes(SEAL_AT, DIMENSIONS) / 1024)}kB'`]);
+    expect(await setBy('0')).toEqual([]);
   });
 
   it('tells its layout, and /metrics shows it: parts by level, vectors sealed and open', async () => {
