@@ -15,7 +15,7 @@ import { migrate } from '../../src/storage/migrate.js';
 import { graphBytes, levelOf, MERGE_WIDTH, messageVectorParts, SEAL_AT, type PartOptions } from '../../src/storage/postgres/message-vector-parts.js';
 import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import { PostgresVectorIndex } from '../../src/storage/postgres/postgres-vector-index.js';
-import type { SqlDriver } from '../../src/storage/sql/driver.js';
+import type { SqlDriver, SqlExecutor } from '../../src/storage/sql/driver.js';
 import { SqlStore } from '../../src/storage/sql/sql-store.js';
 import type { MessageChunkVector, Store } from '../../src/storage/store.js';
 import { openFreshDatabase, openUnmigratedDriver } from '../support/fresh-database.js';
@@ -68,6 +68,26 @@ async function fixture(messages: number, parts: Partial<PartOptions> = {}): Prom
 }
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
+/** `executor` with its `run` replaced by `run` (given the real one), its other methods its own. */
+function withRun<T extends SqlExecutor>(executor: T, run: (sql: string, params: readonly unknown[] | undefined, real: SqlExecutor['run']) => Promise<number>): T {
+  return new Proxy(executor, {
+    get(target, key) {
+      if (key === 'run') return (sql: string, params?: readonly unknown[]) => run(sql, params, (sql, params) => target.run(sql, params));
+      const value: unknown = Reflect.get(target, key);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** The URL of the fixture's database on connections whose maintenance_work_mem is 1 MB (PostgreSQL's least). */
+async function smallMemoryUrl(f: Fixture): Promise<string> {
+  const { db } = (await f.driver.get<{ db: string }>('SELECT current_database() AS db'))!;
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${db}`;
+  url.searchParams.set('options', '-c maintenance_work_mem=1MB');
+  return url.toString();
+}
 
 /** The k nearest messages by the vectors put, each at its nearest chunk. */
 function expectedNearest(put: Fixture['put'], query: number[], k: number): { messageId: string; distance: number }[] {
@@ -231,17 +251,9 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
 
     // cancelled while it builds, the cancel slow to get a connection (a busy pool)
     const abort = new AbortController();
-    const slowCancels = new Proxy(f.driver, {
-      get(target, key) {
-        if (key === 'run') {
-          return async (sql: string, params?: readonly unknown[]) => {
-            if (sql.includes('pg_cancel_backend')) await new Promise((resolve) => setTimeout(resolve, 150));
-            return target.run(sql, params);
-          };
-        }
-        const value: unknown = Reflect.get(target, key);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const slowCancels = withRun(f.driver, async (sql, params, run) => {
+      if (sql.includes('pg_cancel_backend')) await new Promise((resolve) => setTimeout(resolve, 150));
+      return run(sql, params);
     });
     const cancelling = new PostgresVectorIndex(f.driver, undefined, slowCancels, {
       sealAt: 20,
@@ -270,13 +282,9 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     // connections whose maintenance_work_mem is 1 MB (PostgreSQL's least): 1,100 vectors of 8 dimensions need more
     const needKb = Math.ceil(graphBytes(1100, DIMENSIONS) / 1024);
     expect(needKb).toBeGreaterThan(1024);
-    const { db } = (await f.driver.get<{ db: string }>('SELECT current_database() AS db'))!;
-    const url = new URL(TEST_DATABASE_URL);
-    url.pathname = `/${db}`;
-    url.searchParams.set('options', '-c maintenance_work_mem=1MB');
-    const small = new PostgresDriver(url.toString(), { maxConnections: 3 });
+    const small = new PostgresDriver(await smallMemoryUrl(f), { maxConnections: 3 });
     opened.push(small);
-    const setting = async (tx: SqlDriver | Parameters<NonNullable<PartOptions['beforeLock']>>[0]) =>
+    const setting = async (tx: SqlExecutor) =>
       Number((await tx.get<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'maintenance_work_mem'"))!.setting);
     /** maintenance_work_mem (kB) while a seal's index was built with `buildMemoryMb`; the step then rolled back. */
     const during = async (buildMemoryMb: number): Promise<number> => {
@@ -308,13 +316,10 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     // a seal at the store's own threshold
     const f = await fixture(SEAL_AT);
     await f.putVectors(range(0, SEAL_AT));
-    const { db } = (await f.driver.get<{ db: string }>('SELECT current_database() AS db'))!;
-    const url = new URL(TEST_DATABASE_URL);
-    url.pathname = `/${db}`;
-    url.searchParams.set('options', '-c maintenance_work_mem=1MB');
+    const url = await smallMemoryUrl(f);
     /** The maintenance_work_mem statements of a seal with the setting at `mb`, stopped at its HNSW build (rolled back). */
     const setBy = async (mb: string): Promise<string[]> => {
-      const config = loadConfig({ DATABASE_URL: url.toString(), VECTOR_BUILD_MEMORY_MB: mb }, '/nonexistent/.env');
+      const config = loadConfig({ DATABASE_URL: url, VECTOR_BUILD_MEMORY_MB: mb }, '/nonexistent/.env');
       const database = await openDatabase(config.databaseUrl, databaseOptions(config));
       opened.push(database.driver);
       const seen: string[] = [];
@@ -322,18 +327,10 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
       database.driver.transaction = (fn) =>
         transaction((tx) =>
           fn(
-            new Proxy(tx, {
-              get(target, key) {
-                if (key !== 'run') {
-                  const value: unknown = Reflect.get(target, key);
-                  return typeof value === 'function' ? value.bind(target) : value;
-                }
-                return async (sql: string, params?: readonly unknown[]) => {
-                  if (sql.includes('maintenance_work_mem')) seen.push(sql);
-                  if (sql.includes('USING hnsw')) throw new Error('stopped at the build');
-                  return target.run(sql, params);
-                };
-              },
+            withRun(tx, async (sql, params, run) => {
+              if (sql.includes('maintenance_work_mem')) seen.push(sql);
+              if (sql.includes('USING hnsw')) throw new Error('stopped at the build');
+              return run(sql, params);
             }),
           ),
         );

@@ -117,20 +117,20 @@ export async function upkeepMessageVectors(driver: SqlDriver, options: PartOptio
 
 /**
  * Raises maintenance_work_mem for the rest of the step's transaction to what the graph of part
- * `name` needs, at most `capMb` MiB, never below the role's setting. Built within it, the graph
+ * `name` (`vectors` copied into it) needs, at most `capMb` MiB, never below the role's setting. Built within it, the graph
  * stays in memory; past it, pgvector goes on building on disk, several times slower (a level-1
  * part of 20,000 vectors of 1,536 dimensions: 88 and 169 s with PostgreSQL's default 64 MB, 34
  * and 42 s with 256, one core each).
  */
-async function giveBuildMemory(tx: SqlExecutor, name: string, capMb: number): Promise<void> {
+async function giveBuildMemory(tx: SqlExecutor, name: string, vectors: number, capMb: number): Promise<void> {
   if (capMb <= 0) return;
   // the size from one vector: each of the part's is the store's size
-  const row = await tx.get<{ vectors: string; dimensions: number | null; kb: string }>(
-    `SELECT (SELECT count(*) FROM ${name}) AS vectors, (SELECT vector_dims(embedding) FROM ${name} LIMIT 1) AS dimensions,
+  const row = await tx.get<{ dimensions: number | null; kb: string }>(
+    `SELECT (SELECT vector_dims(embedding) FROM ${name} LIMIT 1) AS dimensions,
        (SELECT setting FROM pg_settings WHERE name = 'maintenance_work_mem') AS kb`,
   );
   if (row === undefined || row.dimensions === null) return;
-  const neededKb = Math.ceil(graphBytes(Number(row.vectors), row.dimensions) / 1024);
+  const neededKb = Math.ceil(graphBytes(vectors, row.dimensions) / 1024);
   const kb = Math.min(neededKb, capMb * 1024);
   if (kb > Number(row.kb)) await tx.run(`SET LOCAL maintenance_work_mem = '${kb}kB'`);
 }
@@ -157,7 +157,7 @@ async function runStep(tx: SqlExecutor, plan: Plan, options: PartOptions, signal
   await tx.run(`ALTER TABLE ${name} ADD PRIMARY KEY (message_pk, chunk)`);
   await tx.run(`CREATE INDEX ${name}_session ON ${name} (workspace_id, session_id)`);
   await tx.run(`CREATE INDEX ${name}_peer ON ${name} (workspace_id, peer_id)`);
-  await giveBuildMemory(tx, name, options.buildMemoryMb);
+  await giveBuildMemory(tx, name, copied, options.buildMemoryMb);
   await tx.run(`CREATE INDEX ${name}_hnsw ON ${name} USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)`);
   // the range as a check, so that the attach need not scan the rows for it
   await tx.run(`ALTER TABLE ${name} ADD CONSTRAINT ${name}_range CHECK (${range})`);
