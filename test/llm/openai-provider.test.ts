@@ -347,20 +347,23 @@ describe('openai transport: failures', () => {
   });
 
   it('keeps at most EMBEDDING_MAX_CONCURRENT_EMBEDDINGS embedding calls in flight, within the endpoint\'s limit', async () => {
+    // long enough that every call is sent while the first is answered, on a loaded machine too
+    // (at 80 ms a CI run saw 6 of 8 in flight)
+    const DELAY_MS = 300;
     const { models } = setup({ EMBEDDING_MAX_CONCURRENT_EMBEDDINGS: '1' });
-    fake.script.defaultChat({ text: 'ok', delayMs: 80 });
-    fake.script.defaultEmbeddings({ delayMs: 80 });
+    fake.script.defaultChat({ text: 'ok', delayMs: DELAY_MS });
+    fake.script.defaultEmbeddings({ delayMs: DELAY_MS });
     await Promise.all(Array.from({ length: 4 }, (_, i) => models.embedder!.embed([`text ${i}`])));
     expect(fake.maxInFlight).toBe(1);
     // chat calls on the same endpoint are not held by it
     fake.reset();
-    fake.script.defaultChat({ text: 'ok', delayMs: 80 });
-    fake.script.defaultEmbeddings({ delayMs: 80 });
+    fake.script.defaultChat({ text: 'ok', delayMs: DELAY_MS });
+    fake.script.defaultEmbeddings({ delayMs: DELAY_MS });
     await Promise.all([...Array.from({ length: 3 }, (_, i) => models.embedder!.embed([`again ${i}`])), models.chat('deriver')!.complete(ask('x'))]);
     expect(fake.maxInFlight).toBe(2);
     // the default, 10, within LLM_MAX_CONCURRENT_CALLS (8)
     fake.reset();
-    fake.script.defaultEmbeddings({ delayMs: 80 });
+    fake.script.defaultEmbeddings({ delayMs: DELAY_MS });
     const defaults = setup().models;
     await Promise.all(Array.from({ length: 12 }, (_, i) => defaults.embedder!.embed([`more ${i}`])));
     expect(fake.maxInFlight).toBe(8);
