@@ -158,6 +158,22 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     expect(await strayParts(f.driver)).toEqual([]);
   });
 
+  it('vacuums the open part after a seal, so searches do not read the rows it sealed', async () => {
+    const f = await fixture(40);
+    const openPages = async () => Number((await f.driver.get<{ pages: string }>("SELECT pg_relation_size('message_vectors_open') / current_setting('block_size')::int AS pages"))?.pages);
+    const deadRows = async () => Number((await f.driver.get<{ n: string }>("SELECT n_dead_tup AS n FROM pg_stat_user_tables WHERE relname = 'message_vectors_open'"))?.n);
+    await f.putVectors(range(0, 30));
+    expect(await openPages()).toBeGreaterThan(0);
+    expect(await f.index.upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 30 } });
+    // every row was sealed: the vacuum freed the pages and gave them back (the table's end is empty)
+    expect(await openPages()).toBe(0);
+    expect(await deadRows()).toBe(0);
+    // new vectors land in the open part again, and are found with the sealed ones
+    await f.putVectors(range(30, 40));
+    expect(await openPages()).toBeGreaterThan(0);
+    await checkSearch(f, vectorOf(35, 1));
+  });
+
   it('gives a part sealed large at once the level of its size, so small parts merge among themselves', async () => {
     const f = await fixture(300);
     // vectors that came in while no worker ran: one seal of 90 (four and a half seals' worth)

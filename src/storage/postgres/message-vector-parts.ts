@@ -93,7 +93,7 @@ export async function messageVectorParts(db: SqlExecutor): Promise<MessageVector
  * another process's upkeep holds the lock. `signal` cancels a step under way (rolled back).
  */
 export async function upkeepMessageVectors(driver: SqlDriver, options: PartOptions, signal?: AbortSignal): Promise<PartStep | undefined> {
-  return driver.transaction(async (tx) => {
+  const step = await driver.transaction(async (tx) => {
     const locked = await tx.get<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(?) AS ok', [UPKEEP_LOCK]);
     if (locked?.ok !== true) return undefined;
     const parts = await messageVectorParts(tx);
@@ -113,6 +113,12 @@ export async function upkeepMessageVectors(driver: SqlDriver, options: PartOptio
     const chosen = plan;
     return withCancel(tx, driver, signal, (checked) => runStep(checked, chosen, options, signal));
   });
+  // A seal leaves the open part a seal's worth of dead rows, which every search read until
+  // autovacuum came (a minute or more): its scan of the open part visited 2,640 pages for 1,000
+  // rows instead of 41, 2.5 against 0.3 ms, half of a workspace search at 66,000 vectors. Not in
+  // the step's transaction (VACUUM cannot be); SKIP_LOCKED: never waits for another vacuum.
+  if (step?.kind === 'sealed') await driver.run(`VACUUM (SKIP_LOCKED) ${OPEN}`);
+  return step;
 }
 
 /**
