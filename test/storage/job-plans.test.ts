@@ -34,12 +34,14 @@ describe.skipIf(DIALECT === 'postgres')('job queue statements', () => {
     await jobs.schedule(job('d', 'k', 'q1'), at(5), at(1));
     await jobs.schedule(job('e', 'k', 'q3'), at(5), at(1));
     // a message write's units, several keys at once
-    expect((await jobs.scheduleMany([{ job: job('f', 'k', 'q1'), runAfter: at(4) }, { job: job('g', 'k', 'q4'), runAfter: at(4) }], at(1))).map((j) => j.id)).toEqual(['g']);
+    await jobs.enqueue([{ ...job('f', 'k', 'q1'), runAfter: at(4), scheduled: true }, { ...job('g', 'k', 'q4'), runAfter: at(4), scheduled: true }, { ...job('h', 'other', 'q5'), runAfter: at(100) }], at(1));
+    expect((await jobs.openJobs('q1')).map((j) => j.id)).toEqual(['a', 'b']);
+    expect((await jobs.openJobs('q4')).map((j) => j.id)).toEqual(['g']);
     // an automatic dream moved on by new activity
     await jobs.reschedulePending('q2', 'other', at(60));
     expect([...(await jobs.claimableKinds(['k', 'other', 'none'], at(10)))]).toEqual(['k']);
     const claimed = await jobs.claim(8, at(10), at(70), 'k');
-    expect(claimed.map((j) => j.id).sort()).toEqual(['a', 'e']);
+    expect(claimed.map((j) => j.id).sort()).toEqual(['a', 'e', 'g']);
     await jobs.extendLease('a', at(80));
     // the worker's next delivery of an ordered queue, claimed as the one before is completed
     expect((await jobs.completeAndClaimNext({ id: 'a', queueKey: 'q1', kind: 'k' }, at(11), at(70), 16)).map((j) => j.id)).toEqual(['b']);

@@ -1,13 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';
+import { SqlJobStore } from '../../src/storage/sql/job-store.js';
+import { recordingExecutor } from '../support/recording-executor.js';
 import type { NewJob, NewRepresentationItem } from '../../src/storage/store.js';
 import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
 /*
  * What a message write queues for the deriver, in fewer round trips on PostgreSQL: the items
- * with their units' totals (addItemsWithTotals) and the units' jobs moved for all units at once
- * (scheduleMany). Each is checked against the statements it stands for.
+ * with their units' totals (addItemsWithTotals) and the units' jobs moved for all units at once,
+ * in the statement that queues the write's other jobs (enqueue's `scheduled` jobs). Each is
+ * checked against the statements it stands for.
  */
 
 let database: Database;
@@ -81,45 +84,45 @@ describe("a message write's reasoning work", () => {
     expect(first.totals.get('bob')?.items).toBe(1);
   });
 
-  it("moves each key's pending job forward, never later, and gives back the jobs of keys with none pending", async () => {
+  it("moves each scheduled key's pending job forward, never later, and queues the others, with the plain jobs, in one statement on PostgreSQL", async () => {
     const { store, driver } = database;
     const c = DIALECTS[driver.dialect];
     const now = new Date();
     const at = (seconds: number) => new Date(now.getTime() + seconds * 1000);
-    const job = (queueKey: string, runAfter?: Date): NewJob => ({ id: uniqueId('job'), kind: 'test.unit', workspaceId: null, queueKey, payload: { queueKey }, maxAttempts: 1, runAfter });
+    const job = (queueKey: string, runAfter?: Date, scheduled?: boolean): NewJob => ({ id: uniqueId('job'), kind: 'test.unit', workspaceId: null, queueKey, payload: { queueKey }, maxAttempts: 1, runAfter, scheduled });
     const [later, sooner, running, none] = ['later', 'sooner', 'running', 'none'].map((name) => uniqueId(name));
     const queued = [job(later, at(60)), job(sooner, at(-10)), job(running, at(-10))];
     await store.jobs.enqueue(queued, now);
     await driver.run(`UPDATE jobs SET status = 'running', locked_until = ? WHERE id = ?`, [c.time(at(60)), queued[2].id]);
 
+    const { executor, issued } = recordingExecutor(driver);
     const told: number[] = [];
-    const unlisten = store.onJobsQueued(() => told.push(1));
-    let back: NewJob[];
-    try {
-      back = await store.jobs.scheduleMany(
-        [
-          { job: job(later), runAfter: now },
-          { job: job(sooner), runAfter: at(30) },
-          { job: job(running), runAfter: at(5) },
-          { job: job(none), runAfter: at(7) },
-        ],
-        now,
-      );
-    } finally {
-      unlisten();
-    }
+    const jobs = new SqlJobStore(executor, () => told.push(1));
+    // a plain job of a key with a pending job is queued all the same (a delivery, a summary)
+    const plain = job(later, at(3));
+    const given = [job(later, now, true), plain, job(sooner, at(30), true), job(running, at(5), true), job(none, at(7), true)];
+    await jobs.enqueue(given, now);
+    expect(issued.length).toBe(driver.dialect === 'postgres' ? 1 : 5);
+
     const runAfter = async (id: string) => c.readTime((await driver.get<{ run_after: unknown }>('SELECT run_after FROM jobs WHERE id = ?', [id]))!.run_after).getTime();
     expect(await runAfter(queued[0].id)).toBe(now.getTime());
     expect(await runAfter(queued[1].id)).toBe(at(-10).getTime());
-    // a running job is not enough (it may have read its work): its key and the empty one come back, not inserted
-    expect(back.map((j) => [j.queueKey, j.runAfter?.getTime()])).toEqual([
-      [running, at(5).getTime()],
-      [none, at(7).getTime()],
+    // a running job is not enough (it may have read its work): its key and the empty one get
+    // their jobs, after the plain one as given, at their own times
+    const rows = await driver.all<{ id: string; run_after: unknown }>(
+      `SELECT id, run_after FROM jobs WHERE queue_key IN (?, ?, ?, ?) AND id NOT IN (?, ?, ?) ORDER BY pk`,
+      [later, sooner, running, none, ...queued.map((j) => j.id)],
+    );
+    expect(rows.map((row) => [row.id, c.readTime(row.run_after).getTime()])).toEqual([
+      [plain.id, at(3).getTime()],
+      [given[3].id, at(5).getTime()],
+      [given[4].id, at(7).getTime()],
     ]);
-    const rows = await driver.all<{ queue_key: string }>(`SELECT queue_key FROM jobs WHERE queue_key IN (?, ?, ?, ?)`, [later, sooner, running, none]);
-    expect(rows.map((r) => r.queue_key).sort()).toEqual([later, sooner, running].sort());
-    // a job brought due now wakes the workers
+    // the workers are woken
     expect(told).toEqual([1]);
-    expect(await store.jobs.scheduleMany([], now)).toEqual([]);
+    // scheduled jobs only, every key with a pending job: nothing inserted
+    await jobs.enqueue([job(none, at(1), true)], now);
+    expect(await runAfter(given[4].id)).toBe(at(1).getTime());
+    expect((await driver.all(`SELECT id FROM jobs WHERE queue_key = ?`, [none])).length).toBe(1);
   });
 });

@@ -30,9 +30,10 @@ export interface QueueOptions {
   /** The queue keys of the workspace's automatic dreams waiting to run, read in this transaction: only those are postponed (postponeAutomaticDreams). */
   waitingDreams?: ReadonlySet<string>;
   /**
-   * The embedding and summary jobs are added here for the caller to queue with its own, in its
-   * transaction (one statement for all); left out, they are queued at once. The units' jobs and
-   * the dreams' are scheduled apart either way (they move jobs already queued).
+   * The units', embedding and summary jobs are added here for the caller to queue with its own,
+   * in its transaction (one statement for all, the units' as `scheduled`: a unit's pending job is
+   * moved instead); left out, they are queued at once. The dreams' are scheduled apart either
+   * way (they move jobs already queued).
    */
   jobs?: NewJob[];
 }
@@ -59,7 +60,7 @@ export async function scheduleUnit(ctx: DomainContext, settings: ReasoningSettin
   return totals.items;
 }
 
-/** A new job of the unit (queued only when none is pending: schedule, scheduleMany). */
+/** A new job of the unit (queued only when none is pending: schedule, or enqueue's `scheduled`). */
 function unitJob(ctx: DomainContext, unit: RepresentPayload): NewJob {
   return newJob({ id: ctx.newId(), kind: REPRESENT, workspaceId: unit.workspaceId, queueKey: unitKey(unit), payload: unit, maxAttempts: ctx.limits.jobMaxAttempts });
 }
@@ -138,8 +139,8 @@ export async function queueReasoning(
 }
 
 /**
- * Adds the items and schedules their units' jobs: a unit's pending job is brought forward, and
- * the job of a unit with none pending is added to `jobs` for the caller to queue with its own.
+ * Adds the items and adds their units' jobs to `jobs` as `scheduled`, for the caller to queue
+ * with its own: a unit's pending job is brought forward, the job of a unit with none is queued.
  */
 async function queueItems(ctx: DomainContext, reasoning: ReasoningRuntime, items: NewRepresentationItem[], now: Date, jobs: NewJob[]): Promise<number> {
   const { store } = ctx;
@@ -157,12 +158,11 @@ async function queueItems(ctx: DomainContext, reasoning: ReasoningRuntime, items
     const { workspaceId, sessionId } = sessionItems[0];
     const queued = await store.reasoning.addItemsWithTotals(sessionItems, now);
     added += queued.added;
-    const entries = [...new Set(sessionItems.map((item) => item.observedId))].flatMap((observedId) => {
+    for (const observedId of new Set(sessionItems.map((item) => item.observedId))) {
       const totals = queued.totals.get(observedId);
-      if (totals === undefined || totals.items === 0) return [];
-      return [{ job: unitJob(ctx, { workspaceId, sessionId, observedId }), runAfter: unitDue(reasoning.settings, totals, now) }];
-    });
-    jobs.push(...(await store.jobs.scheduleMany(entries, now)));
+      if (totals === undefined || totals.items === 0) continue;
+      jobs.push({ ...unitJob(ctx, { workspaceId, sessionId, observedId }), runAfter: unitDue(reasoning.settings, totals, now), scheduled: true });
+    }
   }
   return added;
 }

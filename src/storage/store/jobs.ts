@@ -12,6 +12,11 @@ export interface NewJob {
   maxAttempts: number;
   /** When it may run first (default: at once). */
   runAfter?: Date;
+  /**
+   * Queued only when its queue has no pending job; a pending one is brought forward to
+   * `runAfter` instead, never later (JobStore.schedule's rule, for a deriver unit's job).
+   */
+  scheduled?: boolean;
 }
 
 export interface JobRecord {
@@ -48,6 +53,11 @@ export interface WorkCounts {
 /** Which representation work units a count reads (queue status filters). */
 /** The durable work queue. */
 export interface JobStore {
+  /**
+   * Queues the jobs in their order, in one statement (on PostgreSQL the `scheduled` ones'
+   * pending jobs are moved in it too): a message write's units, embeddings, summaries and
+   * deliveries in one round trip.
+   */
   enqueue(jobs: NewJob[], now: Date): Promise<void>;
   /**
    * Leases up to `limit` runnable jobs: pending and due, or running with an expired lease;
@@ -72,13 +82,6 @@ export interface JobStore {
    * enough: it may have read its work already).
    */
   schedule(job: NewJob, runAfter: Date, now: Date): Promise<void>;
-  /**
-   * `schedule` for several queue keys at once (one statement on PostgreSQL), each key at most
-   * once: brings each key's pending job forward; the jobs of the keys with none pending are not
-   * inserted but returned, `runAfter` set, for the caller to enqueue (with its own jobs, in its
-   * transaction).
-   */
-  scheduleMany(entries: readonly { job: NewJob; runAfter: Date }[], now: Date): Promise<NewJob[]>;
   /** Moves a running job's lease to `until` (a worker still at work on it). */
   extendLease(id: string, until: Date): Promise<void>;
   complete(id: string, now: Date): Promise<void>;

@@ -54,7 +54,7 @@ describe('a message write', () => {
     // alice is a member: her peer is not looked up again
     expect(sent.filter((sql) => /FROM peers WHERE/.test(sql))).toEqual([]);
     // the embedding job and the deliveries (one job an endpoint) in one statement (the unit's job is moved, not added)
-    expect(sent.filter((sql) => sql.startsWith('INSERT INTO jobs'))).toHaveLength(1);
+    expect(sent.filter((sql) => sql.includes('INSERT INTO jobs'))).toHaveLength(1);
     expect(sent.filter((sql) => sql.includes('FROM sessions s') && sql.includes('webhook_endpoints'))).toHaveLength(1);
 
     // the items name these messages by their pks
@@ -83,7 +83,7 @@ describe('a message write', () => {
     expect(Number((await driver.get<{ n: number | string }>('SELECT count(*) AS n FROM jobs WHERE workspace_id = ? AND kind = ?', [ws, REPRESENT]))?.n)).toBe(1);
   });
 
-  it("adds its items with their units' totals, and moves every unit's job, in a statement each on PostgreSQL", async () => {
+  it("adds its items with their units' totals in a statement, and moves every unit's job in the one that queues its jobs, on PostgreSQL", async () => {
     const { api, ctx, issued, ws } = await recordedWrites();
     const driver = api.database.driver;
     expect((await api.post(`/v3/workspaces/${ws}/sessions`, { id: 's1', peers: { alice: {}, bob: { observe_others: true } } })).status).toBe(201);
@@ -93,10 +93,13 @@ describe('a message write', () => {
     await createMessages(ctx, ws, 's1', [...messages('alice', 1, 3), ...messages('bob', 1, 3)]);
     const sent = issued.map((s) => s.sql.replace(/\s+/g, ' '));
     const itemStatements = sent.filter((sql) => sql.includes('representation_items'));
-    const moves = sent.filter((sql) => /^UPDATE jobs (j )?SET run_after = CASE/.test(sql));
+    const moves = sent.filter((sql) => /UPDATE jobs (j )?SET run_after = CASE/.test(sql));
     // SQLite's statements are calls, not round trips: there they stay apart
     expect([itemStatements.length, moves.length]).toEqual(driver.dialect === 'postgres' ? [1, 1] : [2, 2]);
-    if (driver.dialect === 'postgres') expect(sent).toHaveLength(6);
+    if (driver.dialect === 'postgres') {
+      expect(moves[0]).toContain('INSERT INTO jobs');
+      expect(sent).toHaveLength(5);
+    }
     // the same work: a job a unit, every message an item
     const units = await driver.all<{ queue_key: string }>('SELECT queue_key FROM jobs WHERE workspace_id = ? AND kind = ? ORDER BY queue_key', [ws, REPRESENT]);
     expect(units.map((u) => u.queue_key.split(':').at(-1))).toEqual(['alice', 'bob']);
