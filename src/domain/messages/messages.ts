@@ -1,4 +1,4 @@
-import type { JsonObject, MessageRecord, NewJob, Page } from '../../storage/store.js';
+import type { JsonObject, MessageRecord, Page } from '../../storage/store.js';
 import { messageFilter, type ListRequest } from '../filters/filters.js';
 import { inTransaction, type DomainContext } from '../context.js';
 import { notFound } from '../errors.js';
@@ -73,8 +73,12 @@ export async function createMessages(
     }));
     const countBefore = ctx.reasoning === undefined ? 0 : (target?.messageCount ?? (await store.reasoning.sessionMessageCount(workspaceId, sessionId)));
     const pks = await store.messages.insert(records);
+    const events = records.map((m) => ({
+      type: 'message.created' as const,
+      data: { workspace_id: workspaceId, session_id: sessionId, message_id: m.id, peer_id: m.peerId },
+    }));
     // the reasoning's new jobs and the deliveries go in one statement
-    const jobs: NewJob[] = [];
+    const deliveries = webhookEventJobs(ctx, workspaceId, events, target?.webhookEndpointIds ?? (await store.webhooks.ids(workspaceId)), now);
     await queueReasoning(
       ctx,
       session,
@@ -86,15 +90,9 @@ export async function createMessages(
         // the members as read, unless a sender joined since
         members: joining.length === 0 ? memberships : undefined,
         waitingDreams: target === undefined ? undefined : new Set(target.waitingKeys),
-        jobs,
+        jobs: deliveries,
       },
     );
-    const events = records.map((m) => ({
-      type: 'message.created' as const,
-      data: { workspace_id: workspaceId, session_id: sessionId, message_id: m.id, peer_id: m.peerId },
-    }));
-    jobs.push(...webhookEventJobs(ctx, workspaceId, events, target?.webhookEndpointIds ?? (await store.webhooks.ids(workspaceId)), now));
-    await store.jobs.enqueue(jobs, now);
     return records;
   });
 }

@@ -30,12 +30,12 @@ export interface QueueOptions {
   /** The queue keys of the workspace's automatic dreams waiting to run, read in this transaction: only those are postponed (postponeAutomaticDreams). */
   waitingDreams?: ReadonlySet<string>;
   /**
-   * The units', embedding and summary jobs are added here for the caller to queue with its own,
-   * in its transaction (one statement for all, the units' as `scheduled`: a unit's pending job is
-   * moved instead); left out, they are queued at once. The dreams' are scheduled apart either
-   * way (they move jobs already queued).
+   * The caller's own jobs (a write's deliveries), queued in the statement that queues the
+   * reasoning's (its units' jobs as `scheduled`: a unit's pending job is moved instead), reasoning
+   * on or off. The waiting dreams are postponed after it: a unit's job, then dreams, the lock
+   * order of decision 0019.
    */
-  jobs?: NewJob[];
+  jobs?: readonly NewJob[];
 }
 
 /** A session's summary unit: its jobs run one at a time, in order. */
@@ -87,8 +87,12 @@ export async function queueReasoning(
 ): Promise<void> {
   const { store } = ctx;
   const reasoning = ctx.reasoning;
-  if (reasoning === undefined || messages.length === 0) return;
+  if (reasoning === undefined || messages.length === 0) {
+    await store.jobs.enqueue([...(options.jobs ?? [])], now);
+    return;
+  }
   const jobs = messageEmbeddingJobs(ctx, messages.map((m) => m.record));
+  const collections: { workspaceId: string; observerId: string; observedId: string }[] = [];
   const canDerive = reasoning.models.chat('deriver') !== undefined;
   const canSummarize = reasoning.models.chat('summary') !== undefined;
   if (canDerive || canSummarize) {
@@ -126,16 +130,11 @@ export async function queueReasoning(
       }
     });
     await queueItems(ctx, reasoning, items, now, jobs);
-    // new messages are activity in their collections: a waiting automatic dream waits longer
-    await postponeAutomaticDreams(
-      ctx,
-      items.flatMap((item) => item.observers.map((observerId) => ({ workspaceId, observerId, observedId: item.observedId }))),
-      now,
-      options.waitingDreams,
-    );
+    for (const item of items) for (const observerId of item.observers) collections.push({ workspaceId, observerId, observedId: item.observedId });
   }
-  if (options.jobs !== undefined) options.jobs.push(...jobs);
-  else await store.jobs.enqueue(jobs, now);
+  await store.jobs.enqueue([...jobs, ...(options.jobs ?? [])], now);
+  // new messages are activity in their collections: a waiting automatic dream waits longer
+  if (collections.length > 0) await postponeAutomaticDreams(ctx, collections, now, options.waitingDreams);
 }
 
 /**

@@ -146,6 +146,11 @@ describe('a message write', () => {
     issued.length = 0;
     await createMessages(ctx, ws, 's1', messages('alice', 1, 3));
     expect(postponing()).toHaveLength(1);
+    // the lock order of decision 0019: the unit's job (moved with the write's new jobs), then dreams
+    const sent = issued.map((st) => st.sql.replace(/\s+/g, ' '));
+    const unitMove = sent.findLastIndex((sql) => /UPDATE jobs (j )?SET run_after = CASE/.test(sql));
+    expect(unitMove).toBeGreaterThanOrEqual(0);
+    expect(sent.findIndex((sql) => /^UPDATE jobs SET run_after = \?, kind = \?/.test(sql))).toBeGreaterThan(unitMove);
     const dream = await driver.get<{ run_after: unknown }>('SELECT run_after FROM jobs WHERE id = ?', [`dream-${ws}`]);
     expect(DIALECTS[driver.dialect].readTime(dream!.run_after).getTime()).toBeGreaterThan(Date.now() + 60_000);
   });
