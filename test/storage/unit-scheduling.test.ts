@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/runtime/database.js';
 import { DIALECTS } from '../../src/storage/sql/dialects.js';
 import { SqlJobStore } from '../../src/storage/sql/job-store.js';
-import { recordingExecutor } from '../support/recording-executor.js';
+import { planLines, recordingExecutor } from '../support/recording-executor.js';
 import type { NewJob, NewRepresentationItem } from '../../src/storage/store.js';
 import { TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 
@@ -124,5 +124,33 @@ describe("a message write's reasoning work", () => {
     await jobs.enqueue([job(none, at(1), true)], now);
     expect(await runAfter(given[4].id)).toBe(at(1).getTime());
     expect((await driver.all(`SELECT id FROM jobs WHERE queue_key = ?`, [none])).length).toBe(1);
+  });
+
+  it('moves the pending jobs of several keys in one statement on PostgreSQL, locking them in key order', async () => {
+    const { driver } = database;
+    const c = DIALECTS[driver.dialect];
+    const now = new Date();
+    const at = (seconds: number) => new Date(now.getTime() + seconds * 1000);
+    const job = (queueKey: string, kind = 'test.dream'): NewJob => ({ id: uniqueId('job'), kind, workspaceId: null, queueKey, payload: {}, maxAttempts: 1, runAfter: at(10) });
+    const [b, a, other, idle] = ['b', 'a', 'other', 'idle'].map((name) => uniqueId(name));
+    // a and b wait; b has a job of another kind too; the running one and idle's are not moved
+    const queued = [job(b), job(a), job(b, 'test.else'), job(other), job(idle)];
+    const { executor, issued } = recordingExecutor(driver);
+    const jobs = new SqlJobStore(executor);
+    await jobs.enqueue(queued, now);
+    await driver.run(`UPDATE jobs SET status = 'running', locked_until = ? WHERE id = ?`, [c.time(at(60)), queued[3].id]);
+    issued.length = 0;
+    expect(await jobs.reschedulePendingOf([b, a, other, b], 'test.dream', at(600))).toBe(2);
+    expect(issued.length).toBe(driver.dialect === 'postgres' ? 1 : 3);
+    const runAfter = async (id: string) => c.readTime((await driver.get<{ run_after: unknown }>('SELECT run_after FROM jobs WHERE id = ?', [id]))!.run_after).getTime();
+    expect(await Promise.all(queued.map((j) => runAfter(j.id)))).toEqual([at(600), at(600), at(10), at(10), at(10)].map((d) => d.getTime()));
+    expect(await jobs.reschedulePendingOf([], 'test.dream', at(600))).toBe(0);
+    if (driver.dialect === 'postgres') {
+      // the rows are locked as the sorted subquery returns them (LockRows above the Sort)
+      const plan = await planLines(driver, issued[0]);
+      const lockRows = plan.findIndex((line) => line.includes('LockRows'));
+      expect(lockRows).toBeGreaterThanOrEqual(0);
+      expect(plan.findIndex((line) => /Sort\b/.test(line))).toBeGreaterThan(lockRows);
+    }
   });
 });

@@ -105,7 +105,7 @@ export async function postponeAutomaticDreams(
   if (reasoning === undefined || !dreamsAvailable(ctx)) return;
   // in key order, as considerAutomaticDreams takes them (a deriver's batch beside a message write)
   const keys = [...new Set(collections.map(dreamQueueKey))].filter((key) => waiting === undefined || waiting.has(key)).sort();
-  for (const key of keys) await store.jobs.reschedulePending(key, DREAM_AUTO, idleUntil(reasoning.settings, now), DREAM_AUTO);
+  await store.jobs.reschedulePendingOf(keys, DREAM_AUTO, idleUntil(reasoning.settings, now));
 }
 
 /**

@@ -362,6 +362,25 @@ export class SqlJobStore implements JobStore {
     return moved;
   }
 
+  async reschedulePendingOf(queueKeys: readonly string[], kind: string, runAfter: Date): Promise<number> {
+    const keys = [...new Set(queueKeys)].sort();
+    if (keys.length === 0) return 0;
+    let moved = 0;
+    if (this.db.dialect === 'postgres' && keys.length > 1) {
+      // the rows locked as the sorted subquery returns them: in key order, as one key at a time did
+      moved = await this.db.run(
+        `UPDATE jobs SET run_after = ? WHERE pk IN (
+           SELECT pk FROM jobs WHERE queue_key = ANY (?::text[]) AND kind = ? AND status IN ('pending', 'running') AND status = 'pending'
+           ORDER BY queue_key, pk FOR NO KEY UPDATE)`,
+        [this.dialect.time(runAfter), keys, kind],
+      );
+      if (moved > 0) this.onQueued();
+    } else {
+      for (const key of keys) moved += await this.reschedulePending(key, kind, runAfter);
+    }
+    return moved;
+  }
+
   async extendLease(id: string, until: Date): Promise<void> {
     await this.db.run(`UPDATE jobs SET locked_until = ? WHERE id = ? AND status = 'running'`, [this.dialect.time(until), id]);
   }

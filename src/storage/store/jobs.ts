@@ -114,6 +114,11 @@ export interface JobStore {
   openJobs(queueKey: string): Promise<{ id: string; kind: string; status: 'pending' | 'running'; runAfter: Date; payload: JsonObject }[]>;
   /** Sets the due time (and, when given, the kind) of the queue key's pending jobs of `kind`; returns how many. */
   reschedulePending(queueKey: string, kind: string, runAfter: Date, newKind?: string): Promise<number>;
+  /**
+   * reschedulePending for several queue keys (their pending jobs of `kind` to `runAfter`), the
+   * rows locked in key order: one statement on PostgreSQL. Returns how many moved.
+   */
+  reschedulePendingOf(queueKeys: readonly string[], kind: string, runAfter: Date): Promise<number>;
   /** Pending and running jobs of a queue key (a running job counts itself). */
   openInQueue(queueKey: string): Promise<number>;
   /** Jobs of every workspace by status: pending, running and dead (not the finished ones kept, a day's worth). */
