@@ -146,11 +146,14 @@ describe("a message write's reasoning work", () => {
     expect(await Promise.all(queued.map((j) => runAfter(j.id)))).toEqual([at(600), at(600), at(10), at(10), at(10)].map((d) => d.getTime()));
     expect(await jobs.reschedulePendingOf([], 'test.dream', at(600))).toBe(0);
     if (driver.dialect === 'postgres') {
-      // the rows are locked as the sorted subquery returns them (LockRows above the Sort)
+      // the rows are locked as the sorted subquery returns them (LockRows above the Sort), in the
+      // order of the keys as given (their ordinality), not by the database's collation
       const plan = await planLines(driver, issued[0]);
       const lockRows = plan.findIndex((line) => line.includes('LockRows'));
       expect(lockRows).toBeGreaterThanOrEqual(0);
-      expect(plan.findIndex((line) => /Sort\b/.test(line))).toBeGreaterThan(lockRows);
+      const sort = plan.findIndex((line) => /Sort\b/.test(line));
+      expect(sort).toBeGreaterThan(lockRows);
+      expect(plan.find((line) => line.includes('Sort Key'))).toMatch(/Sort Key: k\.at\b/);
     }
   });
 });

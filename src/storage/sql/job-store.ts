@@ -367,11 +367,14 @@ export class SqlJobStore implements JobStore {
     if (keys.length === 0) return 0;
     let moved = 0;
     if (this.db.dialect === 'postgres' && keys.length > 1) {
-      // the rows locked as the sorted subquery returns them: in key order, as one key at a time did
+      // the rows locked as the sorted subquery returns them: in the keys' order here (not the
+      // database's collation), as one key at a time took them
       moved = await this.db.run(
         `UPDATE jobs SET run_after = ? WHERE pk IN (
-           SELECT pk FROM jobs WHERE queue_key = ANY (?::text[]) AND kind = ? AND status IN ('pending', 'running') AND status = 'pending'
-           ORDER BY queue_key, pk FOR NO KEY UPDATE)`,
+           SELECT j.pk FROM unnest(?::text[]) WITH ORDINALITY AS k (queue_key, at)
+           JOIN jobs j ON j.queue_key = k.queue_key
+           WHERE j.kind = ? AND j.status IN ('pending', 'running') AND j.status = 'pending'
+           ORDER BY k.at, j.pk FOR NO KEY UPDATE OF j)`,
         [this.dialect.time(runAfter), keys, kind],
       );
       if (moved > 0) this.onQueued();
