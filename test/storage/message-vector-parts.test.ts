@@ -322,10 +322,13 @@ describe.runIf(DIALECT === 'postgres')('message vectors in parts (PostgreSQL)', 
     expect(await during(0)).toBe(1024);
     // set for the step's transaction alone: the pool's connections are at 1 MB again
     expect(await Promise.all(range(0, 3).map(() => small.transaction(async (tx) => (await tx.get('SELECT pg_sleep(0.05)'), setting(tx)))))).toEqual([1024, 1024, 1024]);
-    // and the step goes through
-    expect(await new PostgresVectorIndex(small, undefined, small, { sealAt: 1000 }).upkeep()).toMatchObject({ kind: 'sealed', part: { rows: 1100 } });
-    // found through the new part's index (approximate over 1,100 vectors: the message itself, not the exact ten)
-    expect((await f.index.nearestMessages({ workspaceId: f.ws, vector: vectorOf(500), k: 1 }))[0].messageId).toBe('m500');
+    // and the step goes through: the part attached with its HNSW index (whether an approximate
+    // search over 1,100 of these vectors finds a given one depends on the graph's random levels:
+    // one CI run in several missed it, so the search is not what this checks)
+    const step = await new PostgresVectorIndex(small, undefined, small, { sealAt: 1000 }).upkeep();
+    expect(step).toMatchObject({ kind: 'sealed', part: { rows: 1100 } });
+    expect((await attached(f.driver)).get((step as { part: { name: string } }).part.name)).toEqual({ rows: 1100, hnsw: true });
+    expect((await f.index.nearestMessages({ workspaceId: f.ws, vector: vectorOf(500), k: 10 })).length).toBe(10);
   });
 
   it('takes VECTOR_BUILD_MEMORY_MB from the settings, through openDatabase to the upkeep', async () => {
