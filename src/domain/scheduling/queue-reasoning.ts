@@ -88,7 +88,7 @@ export async function queueReasoning(
   const { store } = ctx;
   const reasoning = ctx.reasoning;
   if (reasoning === undefined || messages.length === 0) {
-    await store.jobs.enqueue([...(options.jobs ?? [])], now);
+    await store.jobs.enqueue(options.jobs ?? [], now);
     return;
   }
   const jobs = messageEmbeddingJobs(ctx, messages.map((m) => m.record));

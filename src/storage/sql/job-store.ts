@@ -94,7 +94,7 @@ export class SqlJobStore implements JobStore {
     };
   }
 
-  async enqueue(jobs: NewJob[], now: Date): Promise<void> {
+  async enqueue(jobs: readonly NewJob[], now: Date): Promise<void> {
     if (jobs.length === 0) return;
     const c = this.dialect;
     let queued = jobs;
@@ -105,8 +105,9 @@ export class SqlJobStore implements JobStore {
         return;
       }
       // SQLite's statements cost no round trip: schedule's update a key at a time
-      queued = [];
-      for (const job of jobs) if (job.scheduled !== true || (await this.movePending(job.queueKey, job.runAfter ?? now)) === 0) queued.push(job);
+      const unmoved: NewJob[] = [];
+      for (const job of jobs) if (job.scheduled !== true || (await this.movePending(job.queueKey, job.runAfter ?? now)) === 0) unmoved.push(job);
+      queued = unmoved;
       if (queued.length === 0) {
         this.onQueued();
         return;
@@ -126,7 +127,7 @@ export class SqlJobStore implements JobStore {
    * one probe of jobs_open a scheduled key. A round trip less on every message write than the
    * UPDATE and the INSERT apart.
    */
-  private async enqueueScheduling(jobs: NewJob[], now: Date): Promise<void> {
+  private async enqueueScheduling(jobs: readonly NewJob[], now: Date): Promise<void> {
     const c = this.dialect;
     await this.db.run(
       `WITH v AS (

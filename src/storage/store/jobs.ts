@@ -58,7 +58,7 @@ export interface JobStore {
    * pending jobs are moved in it too): a message write's units, embeddings, summaries and
    * deliveries in one round trip.
    */
-  enqueue(jobs: NewJob[], now: Date): Promise<void>;
+  enqueue(jobs: readonly NewJob[], now: Date): Promise<void>;
   /**
    * Leases up to `limit` runnable jobs: pending and due, or running with an expired lease;
    * only of kind `kind` when it is given.
