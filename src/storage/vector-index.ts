@@ -36,6 +36,12 @@ export interface VectorIndex {
   /** Stores (or replaces) the vectors of message chunks; fixes the size on the first call. */
   putMessageChunks(rows: MessageChunkVector[]): Promise<void>;
   /**
+   * The most chunks putMessageChunks stores in one statement, atomic without a transaction
+   * around it (PostgreSQL, once fixDimensions has run); 0 where a put is several statements
+   * (SQLite), which belong in a transaction.
+   */
+  readonly chunksInOneStatement: number;
+  /**
    * Nearest messages of a session (or of the workspace when `sessionId` is undefined), nearest
    * first; a message with several chunks appears once, at the distance of its nearest chunk.
    */

@@ -245,7 +245,10 @@ export async function embedStoredMessageBatch(ctx: DomainContext, payloads: read
     vector: vectors[index],
   }));
   await fixVectorSize(ctx, vectors);
-  await ctx.store.transaction((tx) => tx.vectors.putMessageChunks(rows));
+  // a put of one statement is atomic by itself: a transaction around it would only add its
+  // BEGIN and COMMIT, two of the run's round trips (on PostgreSQL most runs' chunks fit one)
+  if (rows.length <= ctx.store.vectors.chunksInOneStatement) await ctx.store.vectors.putMessageChunks(rows);
+  else await ctx.store.transaction((tx) => tx.vectors.putMessageChunks(rows));
   return spans.map((span) => (span.end > span.first ? { kind: 'done', chunks: span.end - span.first } : skipped));
 }
 

@@ -53,6 +53,9 @@ async function typeColumns(db: SqlExecutor, size: number): Promise<void> {
 }
 
 export class PostgresVectorIndex implements VectorIndex {
+  /** A put of up to PUT_BATCH chunks is one INSERT. */
+  readonly chunksInOneStatement = PUT_BATCH;
+
   private readonly sizes: VectorDimensions;
 
   private readonly parts: PartOptions;

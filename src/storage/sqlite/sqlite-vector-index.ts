@@ -214,6 +214,9 @@ async function insertChunk(db: SqlExecutor, rowid: bigint, place: ChunkPlace, fl
 }
 
 export class SqliteVectorIndex implements VectorIndex {
+  /** A put reads the messages, deletes and inserts: always several statements. */
+  readonly chunksInOneStatement = 0;
+
   private readonly sizes: VectorDimensions;
 
   constructor(
