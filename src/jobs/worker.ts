@@ -153,6 +153,8 @@ export class Worker {
       this.poked = false;
       // the runs claimed this round: a job alone, or a batch lane's jobs of one workspace
       const claimed: JobRecord[][] = [];
+      // a lane's claim came back with all it asked for: more of its jobs may be due at once
+      let more = false;
       const free = this.options.concurrency - this.active.size;
       if (free > 0) {
         try {
@@ -165,7 +167,9 @@ export class Worker {
             const room = Math.min(lane.concurrency - lane.running.size, this.options.concurrency - this.active.size - claimed.length);
             if (room <= 0 || !ready.has(lane.kind) || this.stopping) continue;
             const woken = lane.woken;
-            const jobs = await this.store.jobs.claim(lane.batch?.max ?? room, now, new Date(now.getTime() + lane.leaseMs), lane.kind);
+            const asked = lane.batch?.max ?? room;
+            const jobs = await this.store.jobs.claim(asked, now, new Date(now.getTime() + lane.leaseMs), lane.kind);
+            if (jobs.length >= asked) more = true;
             if (jobs.length === 0 && lane.woken === woken) lane.quietUntil = now.getTime() + this.options.pollMs;
             if (lane.batch !== undefined && jobs.length > 0 && jobs.length < lane.batch.max) lane.gatherUntil = now.getTime() + lane.batch.gatherMs;
             for (const job of jobs) this.leaseEnds.set(job.id, now.getTime() + lane.leaseMs);
@@ -199,7 +203,12 @@ export class Worker {
           else this.launchBatch(run, handler, handler.batch);
         }
       }
-      if (claimed.length === 0 || this.active.size >= this.options.concurrency) await this.pause(this.untilGathered());
+      // Another round at once only when a claim may have left due jobs behind (it came back
+      // full). After short claims every due job was taken: what comes due next is a job queued
+      // here or one ending (each cuts the pause short, also when it came during this round) or
+      // another process's job, found at the poll. An immediate round would find nothing but
+      // cost a probe of the lanes, often a walk of a lane's queues too
+      if (claimed.length === 0 || !more || this.active.size >= this.options.concurrency) await this.pause(this.untilGathered());
     }
   }
 

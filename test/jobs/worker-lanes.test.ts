@@ -240,6 +240,42 @@ describe('the worker', () => {
     expect(claimsUntilDone).toBeLessThanOrEqual(4);
   });
 
+  it('after a round whose claims took every due job, waits to be woken instead of probing again at once', async () => {
+    const kind = uniqueId('test.one');
+    const catalog: JobCatalog = { [kind]: sleeper(5) };
+    // the worker's probes of its lanes, counted
+    let probes = 0;
+    const jobs = new Proxy(database.store.jobs, {
+      get(target, key, receiver) {
+        if (key !== 'claimableKinds') return Reflect.get(target, key, receiver) as unknown;
+        return (...args: Parameters<JobStore['claimableKinds']>) => {
+          probes++;
+          return target.claimableKinds(...args);
+        };
+      },
+    });
+    const store = new Proxy(database.store, { get: (target, key, receiver) => (key === 'jobs' ? jobs : (Reflect.get(target, key, receiver) as unknown)) });
+    // a poll interval longer than the test: every round is set off by a job queued or ended
+    const worker = new Worker(store, catalog, { concurrency: 4, pollMs: 10_000, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
+    worker.start();
+    const JOBS = 10;
+    try {
+      for (let i = 0; i < JOBS; i++) {
+        const id = uniqueId('job');
+        await database.store.jobs.enqueue([{ id, kind, workspaceId: null, queueKey: uniqueId('q'), payload: {}, maxAttempts: 1 }], new Date());
+        await waitFor(async () => (await status(id)) === 'done', 5_000);
+      }
+      await sleep(50);
+    } finally {
+      await worker.stop(2_000);
+    }
+    // the first round, then for each job the round its queuing sets off (a claim of one job
+    // where four had room) and the round its end sets off; another round right after each
+    // claim (a third probe a job, 30 in all when measured) found nothing
+    expect(probes).toBeGreaterThanOrEqual(JOBS);
+    expect(probes).toBeLessThanOrEqual(2 * JOBS + 2);
+  });
+
   it('claims again at once when its head ends while an empty claim of its lane is in flight', async () => {
     // The empty claim's answer reaches the worker after the head's end has cleared the lane's
     // quiet time: the lane must not then go quiet for a poll interval, or the job behind waits
@@ -260,7 +296,18 @@ describe('the worker', () => {
     });
     const worker = new Worker(store, catalog, { concurrency: 2, pollMs: 10_000, retryBaseMs: 10, retryMaxMs: 20, logger: silent });
     await enqueueInOneQueue(slow, [head, behind]);
-    const ms = await msUntilDone(worker, behind);
+    const started = Date.now();
+    worker.start();
+    let ms: number;
+    try {
+      // a round while the head runs (set off by other work, as under load): the lane's claim is empty
+      await waitFor(async () => (await status(head)) === 'running');
+      worker.notify();
+      await waitFor(async () => (await status(behind)) === 'done', 15_000);
+      ms = Date.now() - started;
+    } finally {
+      await worker.stop(2_000);
+    }
     expect(delayed).toBeGreaterThan(0);
     // 300 + 300 ms of runs, not the 10 s poll interval
     expect(ms).toBeLessThan(5_000);
