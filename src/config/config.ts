@@ -15,6 +15,7 @@ export interface Config {
   host: SettingValue<'HOST'>;
   /** `postgres://...` selects PostgreSQL; anything else is a SQLite file path (`:memory:` allowed). */
   databaseUrl: SettingValue<'DATABASE_URL'>;
+  databasePoolSize: SettingValue<'DATABASE_POOL_SIZE'>;
   databaseConnectTimeoutMs: SettingValue<'DATABASE_CONNECT_TIMEOUT_MS'>;
   databasePreparedStatements: SettingValue<'DATABASE_PREPARED_STATEMENTS'>;
   vectorBuildMemoryMb: SettingValue<'VECTOR_BUILD_MEMORY_MB'>;
@@ -110,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.
     port: get('PORT'),
     host: get('HOST'),
     databaseUrl,
+    databasePoolSize: get('DATABASE_POOL_SIZE'),
     databaseConnectTimeoutMs: get('DATABASE_CONNECT_TIMEOUT_MS'),
     databasePreparedStatements: get('DATABASE_PREPARED_STATEMENTS'),
     vectorBuildMemoryMb: get('VECTOR_BUILD_MEMORY_MB'),

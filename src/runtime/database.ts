@@ -14,6 +14,8 @@ export interface Database {
 
 export interface DatabaseOptions {
   sqlite?: SqliteOptions;
+  /** PostgreSQL: most connections of the pool (DATABASE_POOL_SIZE). */
+  poolSize?: number;
   connectTimeoutMs?: number;
   filterTimeLimitMs?: number;
   /** PostgreSQL: frequent statements prepared by name (DATABASE_PREPARED_STATEMENTS). */
@@ -26,6 +28,7 @@ export interface DatabaseOptions {
 export function databaseOptions(config: Config): DatabaseOptions {
   return {
     sqlite: { synchronous: config.sqliteSynchronous, cacheMb: config.sqliteCacheMb, mmapMb: config.sqliteMmapMb, checkpoints: config.sqliteCheckpoints, vectorScans: config.sqliteVectorScans },
+    poolSize: config.databasePoolSize,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     filterTimeLimitMs: config.filterTimeLimitMs,
     preparedStatements: config.databasePreparedStatements,
@@ -40,6 +43,7 @@ export async function openDatabase(
 ): Promise<Database> {
   const driver: SqlDriver = isPostgresUrl(databaseUrl)
     ? new PostgresDriver(databaseUrl, {
+        maxConnections: options.poolSize,
         connectTimeoutMs: options.connectTimeoutMs,
         filterTimeLimitMs: options.filterTimeLimitMs,
         preparedStatements: options.preparedStatements,
