@@ -107,9 +107,9 @@ export const SETTINGS = {
   DATABASE_POOL_SIZE: {
     group: 'database',
     kind: 'integer',
-    default: 10,
     min: 2,
     max: 1000,
+    defaultText: 'two per core and one, at most 10',
     help: "PostgreSQL: most connections of a process's pool (filtered lists and searches take up to 4 more): the server's max_connections must allow processes x (this + 4)",
   },
   DATABASE_CONNECT_TIMEOUT_MS: { group: 'database', kind: 'integer', default: 5000, min: 100, max: 600_000, help: 'PostgreSQL: longest wait for a connection before a request answers 503 (ms)' },

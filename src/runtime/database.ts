@@ -14,7 +14,7 @@ export interface Database {
 
 export interface DatabaseOptions {
   sqlite?: SqliteOptions;
-  /** PostgreSQL: most connections of the pool (DATABASE_POOL_SIZE). */
+  /** PostgreSQL: most connections of the pool (DATABASE_POOL_SIZE; undefined: sized to the machine). */
   poolSize?: number;
   connectTimeoutMs?: number;
   filterTimeLimitMs?: number;

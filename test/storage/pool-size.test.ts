@@ -1,11 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { databaseOptions, openDatabase, type Database } from '../../src/runtime/database.js';
+import { defaultPoolSize } from '../../src/storage/postgres/postgres-driver.js';
 import { DIALECT, TEST_DATABASE_URL } from '../support/test-app.js';
 
 /*
  * DATABASE_POOL_SIZE: the most connections a process opens to PostgreSQL for its pool, so that
- * processes x (pool + the filters' 4) fits the server's max_connections.
+ * processes x (pool + the filters' 4) fits the server's max_connections; unset, sized to the
+ * machine's cores.
  */
 describe.skipIf(DIALECT !== 'postgres')('DATABASE_POOL_SIZE on PostgreSQL', () => {
   const opened: Database[] = [];
@@ -22,10 +24,11 @@ describe.skipIf(DIALECT !== 'postgres')('DATABASE_POOL_SIZE on PostgreSQL', () =
     return new Set(rows.map((row) => row?.pid)).size;
   }
 
-  it('opens at most that many connections, and 10 when unset; below 2 is refused at start-up', async () => {
+  it("opens at most that many connections, and the machine's default when unset; below 2 is refused at start-up", async () => {
     // a statement waiting for a connection runs on one of those open once one is free
     expect(await connectionsUsed({ DATABASE_POOL_SIZE: '3' }, 8)).toBe(3);
-    expect(await connectionsUsed({}, 12)).toBe(10);
+    // unset: two a core and one, at most 10 (5 on two cores)
+    expect(await connectionsUsed({}, 12)).toBe(defaultPoolSize());
     // a transaction may need a second connection (a cancel of its statement): one is too few
     expect(() => loadConfig({ DATABASE_URL: TEST_DATABASE_URL, DATABASE_POOL_SIZE: '1' })).toThrow(/DATABASE_POOL_SIZE/);
   });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import pg from 'pg';
 import { DEFAULT_FILTER_TIME_LIMIT_MS, FilterTimeLimitError, TIME_LIMITED } from '../filter-time-limit.js';
 import { RowVanishedError, type ConflictCounts, type SqlDriver, type SqlExecutor } from '../sql/driver.js';
@@ -320,10 +321,22 @@ function transactionRun(client: pg.PoolClient, limitMs: number): Run {
 /** pgvector's `hnsw.ef_search` on every connection (see the pool's options). */
 export const HNSW_EF_SEARCH = 40;
 
+/**
+ * The pool's size unless DATABASE_POOL_SIZE says otherwise: two connections a core and one, at
+ * most 10. Where the server and PostgreSQL share a small machine, more statements at once than
+ * the cores can run only make the database's processes take turns: on two cores the soak's
+ * database used 0.62 and 0.65 of a core with 5 connections against 0.71 to 0.76 with 10, and its
+ * p50 fell from 16.5 to 27.0 ms to 12.4 and 14.8 (docs/operations.md, 5 December 2026).
+ */
+export function defaultPoolSize(): number {
+  return Math.min(10, 2 * availableParallelism() + 1);
+}
+
 /** Connections of the pool for time-limited statements, at most (see PostgresDriver). */
 const TIME_LIMITED_CONNECTIONS = 4;
 
 export interface PostgresOptions {
+  /** DATABASE_POOL_SIZE; undefined: defaultPoolSize(). */
   maxConnections?: number;
   /**
    * Longest wait for a connection, new or from the pool; past it the request fails as
@@ -372,7 +385,7 @@ export class PostgresDriver implements SqlDriver {
     this.preparedStatements = this.names?.counts;
     const config: pg.PoolConfig = {
       connectionString,
-      max: options.maxConnections ?? 10,
+      max: options.maxConnections ?? defaultPoolSize(),
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       // an idle connection is kept for IDLE_CONNECTION_MS, not pg-pool's 10 s: under a load that
       // comes and goes (two processes sharing a soak's clients) the pool closed and opened
@@ -394,7 +407,7 @@ export class PostgresDriver implements SqlDriver {
     const setLimit = `SET statement_timeout = ${Math.round(this.filterTimeLimitMs)}`;
     this.limitedPool = new pg.Pool({
       ...config,
-      max: Math.min(config.max ?? 10, TIME_LIMITED_CONNECTIONS),
+      max: Math.min(config.max ?? defaultPoolSize(), TIME_LIMITED_CONNECTIONS),
       // pg-pool awaits it before the new connection is used; a failure fails that use
       onConnect: async (client) => {
         await client.query(setLimit);
