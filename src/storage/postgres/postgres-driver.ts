@@ -325,8 +325,8 @@ export const HNSW_EF_SEARCH = 40;
  * The pool's size unless DATABASE_POOL_SIZE says otherwise: two connections a core and one, at
  * most 10. Where the server and PostgreSQL share a small machine, more statements at once than
  * the cores can run only make the database's processes take turns: on two cores the soak's
- * database used 0.62 and 0.65 of a core with 5 connections against 0.71 and 0.76 with 10, and its
- * p50 was 12.4 and 14.8 ms against 16.5 and 27.0 (docs/operations.md, 5 December 2026).
+ * database used 0.62 to 0.68 of a core with 5 connections against 0.71 and 0.76 with 10, and its
+ * p50 was 12.4, 14.8 and 18.3 ms against 16.5 and 27.0 (docs/operations.md, 5 December 2026).
  */
 export function defaultPoolSize(): number {
   return Math.min(10, 2 * availableParallelism() + 1);
