@@ -36,7 +36,13 @@ export async function createMessages(
     // locked first: a delete committed while this request waited is seen, and the session's row
     // comes before the workspace's and the senders' rows, as in the session's delete; with it
     // what the write reads of the session and its workspace (undefined: a new session, read apart)
-    const target = await store.sessions.findForMessages(workspaceId, sessionId, DREAM_AUTO);
+    // The members are asked for in the same breath: on PostgreSQL the two statements go out
+    // together (one wait) and the members' read starts once the lock is held, so it sees what
+    // the request it waited for committed. A session just created is read again.
+    const [target, membersAsFound] = await Promise.all([
+      store.sessions.findForMessages(workspaceId, sessionId, DREAM_AUTO),
+      store.sessions.memberships(workspaceId, sessionId),
+    ]);
     let session = target?.session;
     if (session === undefined) {
       await store.workspaces.createIfAbsent({ id: workspaceId, metadata: {}, configuration: {} }, now);
@@ -45,7 +51,7 @@ export async function createMessages(
     if (!session.isActive) throw notFound(`Session ${sessionId} not found in workspace ${workspaceId}`);
 
     const senders = [...new Set(inputs.map((m) => m.peerId))];
-    const memberships = await store.sessions.memberships(workspaceId, sessionId);
+    const memberships = target === undefined ? await store.sessions.memberships(workspaceId, sessionId) : membersAsFound;
     const members = new Map(memberships.map((m) => [m.peerId, m]));
     // a member's peer is there and not being deleted (memberships reads only those): the other
     // senders' peers are made sure of

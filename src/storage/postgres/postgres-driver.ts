@@ -311,10 +311,17 @@ function executor(
 function transactionRun(client: pg.PoolClient, limitMs: number): Run {
   return async (query, limited) => {
     if (!limited) return client.query(query);
-    await client.query(`SET LOCAL statement_timeout = ${Math.round(limitMs)}`);
-    const result = await client.query(query);
-    await client.query('SET LOCAL statement_timeout TO DEFAULT');
-    return result;
+    // the three go out together (the connection pipelines): one wait, not three. After a failed
+    // statement the setting's reset fails too (the transaction is aborted): the statement's error is the one told
+    const set = client.query(`SET LOCAL statement_timeout = ${Math.round(limitMs)}`);
+    const result = client.query(query);
+    const reset = client.query('SET LOCAL statement_timeout TO DEFAULT');
+    set.catch(() => undefined);
+    reset.catch(() => undefined);
+    await set;
+    const rows = await result;
+    await reset;
+    return rows;
   };
 }
 
@@ -395,6 +402,10 @@ export class PostgresDriver implements SqlDriver {
       // a server that vanished without closing the socket is noticed instead of waited on forever
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
+      // statements sent on a connection before the answer to the one before it: a transaction's
+      // BEGIN with its first statement, reads that do not wait on each other side by side
+      // (one wait for both); the server runs them in order, each with its own result or error
+      pipeline: true,
       // pgvector: a filtered HNSW search (one collection) goes on scanning the index until it has
       // its k rows, in distance order, instead of stopping after ef_search candidates. Each of
       // the message vectors' parts is searched from ef_search candidates of its own: 40
@@ -490,11 +501,16 @@ export class PostgresDriver implements SqlDriver {
 
   private async transactionOnce<T>(fn: (tx: SqlExecutor) => Promise<T>, heard: { onConflict: (error: unknown) => void; onStale: () => void }): Promise<T> {
     return withClient(this.pool, async (client, broke) => {
-      await guarded(() => client.query('BEGIN'));
+      // BEGIN is not waited for: it goes out with the transaction's first statement (the pool's
+      // connections pipeline), one round trip a transaction less. On a connection at rest BEGIN
+      // fails only with the connection, which takes the statements sent behind it along.
+      const begun = guarded(() => client.query('BEGIN'));
+      begun.catch(() => undefined);
       try {
         const result = await fn(
           executor(transactionRun(client, this.filterTimeLimitMs), { filterTimeLimitMs: this.filterTimeLimitMs, names: this.names, inTransaction: true, ...heard }),
         );
+        await begun;
         // A COMMIT lost with its connection may or may not have been applied; either way it was
         // never acknowledged, so the request fails and nothing the client was told of is lost.
         await guarded(() => client.query('COMMIT'));
