@@ -83,17 +83,22 @@ export async function createConclusions(ctx: DomainContext, workspaceId: string,
     const now = ctx.now();
     // the peers named, in one statement, kept to the commit (before the count rows saveConclusions
     // takes: the lock order): a peer being deleted is not among them, and cannot be marked until then
-    const livePeers = await store.peers.keepLivePeers(
-      workspaceId,
-      inputs.flatMap((input) => [input.observerId, input.observedId]),
-    );
-    const knownSessions = new Set<string>();
+    // the sessions named are read with it (on PostgreSQL the statements go out together: one
+    // wait), and checked below in request order
+    const sessionIds = [...new Set(inputs.flatMap((input) => input.sessionId ?? []))];
+    const [livePeers, sessions] = await Promise.all([
+      store.peers.keepLivePeers(
+        workspaceId,
+        inputs.flatMap((input) => [input.observerId, input.observedId]),
+      ),
+      Promise.all(sessionIds.map((sessionId) => store.sessions.find(workspaceId, sessionId))),
+    ]);
+    const sessionsFound = new Map(sessionIds.map((sessionId, index) => [sessionId, sessions[index]]));
     for (const input of inputs) {
       const sessionId = input.sessionId ?? null;
-      if (sessionId !== null && !knownSessions.has(sessionId)) {
-        const session = await store.sessions.find(workspaceId, sessionId);
+      if (sessionId !== null) {
+        const session = sessionsFound.get(sessionId);
         if (session === undefined || !session.isActive) throw notFound(`Session ${sessionId} not found in workspace ${workspaceId}`);
-        knownSessions.add(sessionId);
       }
       for (const peerId of [input.observerId, input.observedId]) {
         if (!livePeers.has(peerId)) throw notFound(`Peer ${peerId} not found in workspace ${workspaceId}`);

@@ -71,8 +71,9 @@ async function joinPeers(
 ): Promise<void> {
   const { store } = ctx;
   if (peers.size === 0) return;
-  await store.peers.ensure(workspaceId, [...peers.keys()], now);
-  const existing = new Map((await store.sessions.memberships(workspaceId, sessionId)).map((m) => [m.peerId, m]));
+  // side by side (on PostgreSQL one wait for both): a peer new to the workspace has no membership to read
+  const [, members] = await Promise.all([store.peers.ensure(workspaceId, [...peers.keys()], now), store.sessions.memberships(workspaceId, sessionId)]);
+  const existing = new Map(members.map((m) => [m.peerId, m]));
   const bodyObservers = countObservers(peers);
   if (bodyObservers > 0) {
     let others = 0;

@@ -308,8 +308,9 @@ function executor(
  * Time-limited statements in a transaction: statement_timeout set for the statement and put back
  * after it (a statement that fails aborts the transaction, which undoes the setting).
  */
-function transactionRun(client: pg.PoolClient, limitMs: number): Run {
+function transactionRun(client: pg.PoolClient, limitMs: number, together: () => void): Run {
   return async (query, limited) => {
+    together();
     if (!limited) return client.query(query);
     // the three go out together (the connection pipelines): one wait, not three. After a failed
     // statement the setting's reset fails too (the transaction is aborted): the statement's error is the one told
@@ -322,6 +323,27 @@ function transactionRun(client: pg.PoolClient, limitMs: number): Run {
     const rows = await result;
     await reset;
     return rows;
+  };
+}
+
+/**
+ * For a transaction's connection: call before sending a statement, and the statements sent in the
+ * same turn of the event loop (before its next tick) leave in one write. On a machine whose cores
+ * are busy, each write that wakes the database's backend may hand it the core at once (the
+ * writer is preempted inside the write): statements pipelined in separate writes would still
+ * wake it once each.
+ */
+function writesTogether(client: pg.PoolClient): () => void {
+  const stream = client.connection.stream;
+  let corked = false;
+  return () => {
+    if (corked) return;
+    corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      corked = false;
+      stream.uncork();
+    });
   };
 }
 
@@ -504,11 +526,13 @@ export class PostgresDriver implements SqlDriver {
       // BEGIN is not waited for: it goes out with the transaction's first statement (the pool's
       // connections pipeline), one round trip a transaction less. On a connection at rest BEGIN
       // fails only with the connection, which takes the statements sent behind it along.
+      const together = writesTogether(client);
+      together();
       const begun = guarded(() => client.query('BEGIN'));
       begun.catch(() => undefined);
       try {
         const result = await fn(
-          executor(transactionRun(client, this.filterTimeLimitMs), { filterTimeLimitMs: this.filterTimeLimitMs, names: this.names, inTransaction: true, ...heard }),
+          executor(transactionRun(client, this.filterTimeLimitMs, together), { filterTimeLimitMs: this.filterTimeLimitMs, names: this.names, inTransaction: true, ...heard }),
         );
         await begun;
         // A COMMIT lost with its connection may or may not have been applied; either way it was
