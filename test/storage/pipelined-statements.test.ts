@@ -5,7 +5,7 @@ import { TIME_LIMITED } from '../../src/storage/filter-time-limit.js';
 import { PostgresDriver } from '../../src/storage/postgres/postgres-driver.js';
 import { SqlStore } from '../../src/storage/sql/sql-store.js';
 import { holdingProxy, type HoldingProxy } from '../support/holding-proxy.js';
-import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
+import { DIALECT, ownPostgresDatabase, uniqueId } from '../support/test-app.js';
 
 /*
  * The pool's connections pipeline: statements that do not need the answer to the one before
@@ -16,15 +16,20 @@ import { DIALECT, TEST_DATABASE_URL, uniqueId } from '../support/test-app.js';
 describe.skipIf(DIALECT !== 'postgres')('statements sent without waiting, on PostgreSQL', () => {
   let proxy: HoldingProxy | undefined;
   let driver: PostgresDriver | undefined;
+  let drop: (() => Promise<void>) | undefined;
   afterEach(async () => {
     proxy?.release();
     await driver?.close();
     await proxy?.close();
-    proxy = driver = undefined;
+    await drop?.();
+    proxy = driver = drop = undefined;
   });
 
+  /** A driver through the proxy, to a migrated database of the test's own. */
   async function proxied(): Promise<{ proxy: HoldingProxy; driver: PostgresDriver }> {
-    proxy = await holdingProxy(TEST_DATABASE_URL);
+    const own = await ownPostgresDatabase();
+    drop = own.drop;
+    proxy = await holdingProxy(own.url);
     driver = new PostgresDriver(proxy.url, { maxConnections: 2, preparedStatements: false });
     // a connection open and at rest before the answers are held
     await driver.get('SELECT 1 AS one');

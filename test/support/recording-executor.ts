@@ -7,11 +7,10 @@ export interface IssuedStatement {
 }
 
 /**
- * An executor that runs every statement on `inner` and records it in `issued` (in order), for
- * tests that read the plans of the statements a store sends.
+ * An executor that runs every statement on `inner` and records it in `issued` (in order; a new
+ * list unless one is given), for tests that read the plans of the statements a store sends.
  */
-export function recordingExecutor(inner: SqlExecutor): { executor: SqlExecutor; issued: IssuedStatement[] } {
-  const issued: IssuedStatement[] = [];
+export function recordingExecutor(inner: SqlExecutor, issued: IssuedStatement[] = []): { executor: SqlExecutor; issued: IssuedStatement[] } {
   const executor: SqlExecutor = {
     dialect: inner.dialect,
     all: (sql, params = []) => (issued.push({ sql, params }), inner.all(sql, params)),

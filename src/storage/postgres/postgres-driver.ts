@@ -412,9 +412,10 @@ export class PostgresDriver implements SqlDriver {
     this.filterTimeLimitMs = options.filterTimeLimitMs ?? DEFAULT_FILTER_TIME_LIMIT_MS;
     this.names = (options.preparedStatements ?? true) ? new StatementNames() : undefined;
     this.preparedStatements = this.names?.counts;
+    const size = options.maxConnections ?? defaultPoolSize();
     const config: pg.PoolConfig = {
       connectionString,
-      max: options.maxConnections ?? defaultPoolSize(),
+      max: size,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
       // an idle connection is kept for IDLE_CONNECTION_MS, not pg-pool's 10 s: under a load that
       // comes and goes (two processes sharing a soak's clients) the pool closed and opened
@@ -440,7 +441,7 @@ export class PostgresDriver implements SqlDriver {
     const setLimit = `SET statement_timeout = ${Math.round(this.filterTimeLimitMs)}`;
     this.limitedPool = new pg.Pool({
       ...config,
-      max: Math.min(config.max ?? defaultPoolSize(), TIME_LIMITED_CONNECTIONS),
+      max: Math.min(size, TIME_LIMITED_CONNECTIONS),
       // pg-pool awaits it before the new connection is used; a failure fails that use
       onConnect: async (client) => {
         await client.query(setLimit);

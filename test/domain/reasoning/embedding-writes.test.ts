@@ -7,6 +7,7 @@ import { reasoningRuntime } from '../../../src/runtime/runtime.js';
 import type { SqlDriver } from '../../../src/storage/sql/driver.js';
 import { SqlStore } from '../../../src/storage/sql/sql-store.js';
 import { reasoningSuite } from '../../support/reasoning-harness.js';
+import { recordingExecutor, type IssuedStatement } from '../../support/recording-executor.js';
 
 /*
  * What an embedding run writes: its vectors, in one transaction where the put is several
@@ -18,21 +19,16 @@ import { reasoningSuite } from '../../support/reasoning-harness.js';
 const { apps } = reasoningSuite();
 
 /** The driver, with every statement and every transaction it is given written down in order. */
-function recordingDriver(inner: SqlDriver): { driver: SqlDriver; sent: string[] } {
-  const sent: string[] = [];
-  const record = (executor: { all: SqlDriver['all']; get: SqlDriver['get']; run: SqlDriver['run'] }) => ({
-    all: ((sql: string, params?: readonly unknown[]) => (sent.push(sql.replace(/\s+/g, ' ')), executor.all(sql, params))) as SqlDriver['all'],
-    get: ((sql: string, params?: readonly unknown[]) => (sent.push(sql.replace(/\s+/g, ' ')), executor.get(sql, params))) as SqlDriver['get'],
-    run: ((sql: string, params?: readonly unknown[]) => (sent.push(sql.replace(/\s+/g, ' ')), executor.run(sql, params))) as SqlDriver['run'],
-  });
+function recordingDriver(inner: SqlDriver): { driver: SqlDriver; sent: IssuedStatement[] } {
+  const sent: IssuedStatement[] = [];
   const driver = new Proxy(inner, {
     get(target, name) {
-      if (name === 'all' || name === 'get' || name === 'run') return record(target)[name];
+      if (name === 'all' || name === 'get' || name === 'run') return recordingExecutor(target, sent).executor[name];
       if (name === 'transaction') {
         return async <T>(fn: (tx: SqlDriver) => Promise<T>) => {
-          sent.push('BEGIN');
-          const result = await target.transaction((tx) => fn({ ...tx, dialect: tx.dialect, ...record(tx) } as SqlDriver));
-          sent.push('COMMIT');
+          sent.push({ sql: 'BEGIN', params: [] });
+          const result = await target.transaction((tx) => fn({ ...tx, ...recordingExecutor(tx, sent).executor } as SqlDriver));
+          sent.push({ sql: 'COMMIT', params: [] });
           return result;
         };
       }
@@ -61,7 +57,7 @@ describe('an embedding run', () => {
     expect([first, ...payloads].map((p) => p.messageIds.length)).toEqual([1, 60, 60]);
     // the database is the test's own: every vector in it is of these messages
     const stored = async () => Number((await inner.get<{ n: number | string }>(`SELECT count(*) AS n FROM ${inner.dialect === 'postgres' ? 'message_vectors' : 'message_embeddings'}`))?.n);
-    const writes = () => sent.filter((sql) => sql === 'BEGIN' || sql === 'COMMIT' || /^INSERT INTO message_(vectors|embeddings)|^DELETE FROM message_embeddings/.test(sql));
+    const writes = () => sent.map((statement) => statement.sql.replace(/\s+/g, ' ')).filter((sql) => sql === 'BEGIN' || sql === 'COMMIT' || /^INSERT INTO message_(vectors|embeddings)|^DELETE FROM message_embeddings/.test(sql));
     // the first vectors fix the size (on PostgreSQL the columns typed in a transaction of their own)
     expect(await embedStoredMessageBatch(ctx, [first])).toEqual([{ kind: 'done', chunks: 1 }]);
     expect(await stored()).toBe(1);
