@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVER_V8_FLAGS } from '../src/server/server-flags.js';
-import { buildServer, processMemory, startEngramGroup } from './engram-group.js';
+import { buildServer, processMemory, startEngramGroup, storePeers } from './engram-group.js';
 import { freePort } from '../test/support/free-port.js';
 import type { ChildServer } from './ipc.js';
 import { measureLoad, type LoadOptions, type LoadRun } from './load.js';
@@ -48,11 +48,6 @@ interface IdleRun {
 export interface IdleResult {
   options: IdleOptions;
   runs: IdleRun[];
-}
-
-async function post(base: string, path: string, body: unknown): Promise<void> {
-  const response = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (response.status !== 200 && response.status !== 201) throw new Error(`POST ${path} answered ${response.status}: ${await response.text()}`);
 }
 
 /** `children` collects the processes so the caller can stop them on failure. */
@@ -89,8 +84,7 @@ export async function runIdleBench(options: IdleOptions, children: ChildServer[]
 
     // the store, written by a server of its own, so both measured ones start alike
     const seeder = await start(variants[0]);
-    await post(seeder.base, '/v3/workspaces', { id: WORKSPACE });
-    for (let i = 0; i < options.peers; i++) await post(seeder.base, `/v3/workspaces/${WORKSPACE}/peers`, { id: `peer-${String(i).padStart(6, '0')}` });
+    await storePeers(seeder.base, WORKSPACE, options.peers);
     await seeder.server.stop();
 
     // fresh: each variant started and measured at once

@@ -111,6 +111,19 @@ export async function startEngramGroup(options: {
   };
 }
 
+/**
+ * A workspace of `peers` peers (`peer-000000` ...), written through a server's HTTP API: the store
+ * the cases that start servers of their own measure peers/list on.
+ */
+export async function storePeers(base: string, workspace: string, peers: number): Promise<void> {
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (response.status !== 200 && response.status !== 201) throw new Error(`POST ${path} answered ${response.status}: ${await response.text()}`);
+  };
+  await post('/v3/workspaces', { id: workspace });
+  for (let i = 0; i < peers; i++) await post(`/v3/workspaces/${workspace}/peers`, { id: `peer-${String(i).padStart(6, '0')}` });
+}
+
 /** Resident memory of one process, from /proc (bytes). */
 export interface ProcessMemory {
   rss: number;

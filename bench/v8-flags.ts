@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVER_V8_FLAGS } from '../src/server/server-flags.js';
 import { freePort } from '../test/support/free-port.js';
-import { buildServer, startEngramGroup } from './engram-group.js';
+import { buildServer, startEngramGroup, storePeers } from './engram-group.js';
 import { measureLoad, type LoadRun } from './load.js';
 import { median } from './stats.js';
 import { wrkAvailable } from './wrk.js';
@@ -38,11 +38,6 @@ if (!(PEERS >= 50 && ROUNDS >= 1 && options.connections >= 1 && options.duration
   process.exit(2);
 }
 
-async function post(base: string, path: string, body: unknown): Promise<void> {
-  const response = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (response.status !== 200 && response.status !== 201) throw new Error(`POST ${path} answered ${response.status}: ${await response.text()}`);
-}
-
 buildServer();
 const dir = mkdtempSync(join(tmpdir(), 'engram-v8-flags-'));
 const databaseUrl = join(dir, 'bench.db');
@@ -55,8 +50,8 @@ const started: Awaited<ReturnType<typeof start>>[] = [];
 try {
   // the store, written by a server of its own, so both measured ones start alike
   const seeder = await start(A);
-  await post(seeder.base, '/v3/workspaces', { id: WORKSPACE });
-  for (let i = 0; i < PEERS; i++) await post(seeder.base, `/v3/workspaces/${WORKSPACE}/peers`, { id: `peer-${String(i).padStart(6, '0')}` });
+  started.push(seeder);
+  await storePeers(seeder.base, WORKSPACE, PEERS);
   await seeder.server.stop();
 
   console.log(
