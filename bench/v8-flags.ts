@@ -9,8 +9,9 @@
  *   npx tsx bench/v8-flags.ts
  *   BENCH_FLAGS_A="..." BENCH_FLAGS_B="..." npx tsx bench/v8-flags.ts
  *
- * A defaults to the server's flags (src/server/server-flags.ts), B to them with
- * `--heap-growing-percent=100` (decision 0025, "Not taken").
+ * A defaults to the server's flags (src/server/server-flags.ts), B to them without the two that
+ * bound the old generation (`--heap-growing-percent`, `--initial-old-space-size`): V8's own
+ * growing factor (decision 0025, "The old generation's growth").
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,11 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const env = process.env;
 const flagsOf = (text: string | undefined, fallback: readonly string[]) => (text === undefined ? [...fallback] : text.split(' ').filter((flag) => flag !== ''));
 const A = flagsOf(env.BENCH_FLAGS_A, SERVER_V8_FLAGS);
-const B = flagsOf(env.BENCH_FLAGS_B, [...SERVER_V8_FLAGS, '--heap-growing-percent=100']);
+const HEAP_BOUNDS = ['--heap-growing-percent', '--initial-old-space-size'];
+const B = flagsOf(
+  env.BENCH_FLAGS_B,
+  SERVER_V8_FLAGS.filter((flag) => !HEAP_BOUNDS.includes(flag.split('=')[0])),
+);
 const PEERS = Number(env.BENCH_FLAGS_PEERS ?? 1000);
 const ROUNDS = Number(env.BENCH_FLAGS_ROUNDS ?? 6);
 const options = { connections: Number(env.BENCH_CONNECTIONS ?? 16), warmupS: Number(env.BENCH_WARMUP ?? 2), durationS: Number(env.BENCH_DURATION ?? 8) };

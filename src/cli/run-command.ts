@@ -102,7 +102,7 @@ export async function runCommand(line: { command: string; options: Record<string
         if (missing.length > 0) {
           logger.info(
             { missing },
-            `node runs without the server's V8 flags (${missing.join(' ')}): a process that waits idle for its first requests serves them slower; npm start passes them (README, "More cores")`,
+            `node runs without the server's V8 flags (${missing.join(' ')}): a process that waits idle for its first requests serves them slower, and one under steady load holds more heap than it uses; npm start passes them (README, "More cores")`,
           );
         }
         await serve(config);

@@ -687,8 +687,10 @@ describe('the server V8 flags', () => {
   });
 
   it('serverExecArgv keeps a flag the command line sets itself, either way or with another value', () => {
-    const own = ['--memory-reducer', '--max_semi_space_size=32', '--no-expose-gc'];
+    const own = ['--memory-reducer', '--max_semi_space_size=32', '--heap_growing_percent=50', '--initial-old-space-size=64', '--no-expose-gc'];
     expect(serverExecArgv(own)).toEqual(own);
+    // one of them set: the others are added
+    expect(serverExecArgv(['--heap-growing-percent=0'])).toEqual(['--heap-growing-percent=0', ...SERVER_V8_FLAGS.filter((flag) => !flag.startsWith('--heap-growing-percent'))]);
   });
 
   it('are the flags npm start passes', () => {
