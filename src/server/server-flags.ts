@@ -11,7 +11,7 @@
  *   collection the old generation may grow to twice what it kept, but never less than 128 MB,
  *   before the next. V8's own factor let it grow to four and more times what it kept under a
  *   steady load, and without the reducer the pages a peak took stayed: a process held 245 to
- *   330 MB of heap for 60 to 80 MB of live objects. The floor keeps a small heap's collections
+ *   292 MB of heap for 60 to 80 MB of live objects. The floor keeps a small heap's collections
  *   as rare as V8's factor made them (peers/list at saturation served as many requests).
  * - `--expose-gc`: lets the SQLite driver ask for a full collection once the prepared statements
  *   its cache dropped add up to a cache's worth: V8 does not see their native memory, and they
