@@ -11,7 +11,7 @@
  *
  * A defaults to the server's flags (src/server/server-flags.ts), B to them without the two that
  * bound the old generation (`--heap-growing-percent`, `--initial-old-space-size`): V8's own
- * growing factor (decision 0025, "The old generation's growth").
+ * growing factor (decision 0025, "`--heap-growing-percent=100` with `--initial-old-space-size=128`").
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
